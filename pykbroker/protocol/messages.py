@@ -1,0 +1,89 @@
+"""Message types by name and by API key: their classes, and their per-version codecs.
+
+    from pykbroker.protocol import messages
+    Metadata = messages.response(ApiKey.METADATA)
+    body = Metadata.cls(throttle_time_ms=0, brokers=[...])
+    parts = Metadata.encode(body, version=12)          # list of bytes (and file regions)
+    request, end = messages.request(ApiKey.METADATA).decode(frame, pos, version=12)
+
+Codecs are compiled on first use of a (message, version) and cached.
+"""
+from __future__ import annotations
+
+from functools import lru_cache
+
+from .codegen import DecodeError, build_classes, compile_version
+from .schema import load_message, message_index
+
+
+class MessageType:
+    """One message (e.g. MetadataResponse): its classes and its codec for each valid version."""
+
+    def __init__(self, name: str) -> None:
+        self.spec = load_message(name)
+        self.name = name
+        self.classes = build_classes(self.spec)
+        self.cls = self.classes[self.spec.root.name]
+        self._codecs: dict[int, tuple] = {}
+
+    @property
+    def api_key(self) -> int | None:
+        return self.spec.api_key
+
+    @property
+    def versions(self) -> range:
+        v = self.spec.valid_versions
+        return range(v.low, v.high + 1)
+
+    def is_flexible(self, version: int) -> bool:
+        return version in self.spec.flexible_versions
+
+    def codec(self, version: int) -> tuple:
+        codec = self._codecs.get(version)
+        if codec is None:
+            if version not in self.spec.valid_versions:
+                raise ValueError(f"{self.name} has no version {version}")
+            codec = self._codecs[version] = compile_version(self.spec, version, self.classes)
+        return codec
+
+    def decode(self, buf: bytes, pos: int = 0, *, version: int) -> tuple[object, int]:
+        """Decode one message at `pos`; returns (object, end position). Raises DecodeError."""
+        decoder = self.codec(version)[0]
+        try:
+            obj, end = decoder(buf, pos)
+        except DecodeError:
+            raise
+        except (IndexError, ValueError, TypeError, OverflowError, UnicodeDecodeError) as exc:
+            raise DecodeError(f"malformed {self.name} v{version}: {exc}") from exc
+        except Exception as exc:  # struct.error and friends
+            raise DecodeError(f"malformed {self.name} v{version}: {exc}") from exc
+        if end > len(buf):
+            raise DecodeError(f"truncated {self.name} v{version}")
+        return obj, end
+
+    def encode(self, obj: object, *, version: int) -> list:
+        """Encode into a list of pieces: bytes, or file regions carried by `records` fields."""
+        return self.codec(version)[1](obj, [])
+
+    def encode_bytes(self, obj: object, *, version: int) -> bytes:
+        return b"".join(self.encode(obj, version=version))
+
+    def source(self, version: int) -> str:
+        """The generated Python source of this version's codec (for the curious and for tests)."""
+        return self.codec(version)[2]
+
+    def __repr__(self) -> str:
+        return f"<MessageType {self.name}>"
+
+
+@lru_cache(maxsize=None)
+def by_name(name: str) -> MessageType:
+    return MessageType(name)
+
+
+def request(api_key: int) -> MessageType:
+    return by_name(message_index()[(int(api_key), "request")])
+
+
+def response(api_key: int) -> MessageType:
+    return by_name(message_index()[(int(api_key), "response")])
