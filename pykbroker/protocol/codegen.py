@@ -141,12 +141,12 @@ def _build_class(spec: StructSpec, namespace: dict) -> type:
             lines.append(f"    self.{f.attr} = {f.attr}")
     if not spec.fields:
         lines.append("    pass")
+    comparisons = "".join(f" and self.{a} == other.{a}" for a in attrs)
+    lines.append("def __eq__(self, other):")
+    lines.append(f"    return type(self) is type(other){comparisons}")
     exec("\n".join(lines), namespace)  # noqa: S102 - source built from schema names only
     init = namespace.pop("__init__")
-
-    def __eq__(self, other):  # noqa: N807
-        return type(self) is type(other) and all(
-            getattr(self, a) == getattr(other, a) for a in attrs)
+    __eq__ = namespace.pop("__eq__")  # noqa: N806
 
     def __repr__(self):  # noqa: N807
         body = ", ".join(f"{a}={getattr(self, a)!r}" for a in attrs)
@@ -336,8 +336,9 @@ class VersionCodegen:
             value = f"buf[{pos}:{pos} + {n}]"
             if type_name == "string":
                 value = f"str({value}, 'utf-8')"
-            else:
+            elif type_name == "bytes":
                 value = f"bytes({value})"
+            # records stay a slice of the frame: a bytearray frame gives a mutable batch buffer
             w.emit(indent + 1, f"if {pos} + {n} > len(buf): raise DecodeError('truncated')")
             w.emit(indent + 1, f"{target} = {value}")
             w.emit(indent + 1, f"{pos} += {n}")
@@ -397,6 +398,8 @@ class VersionCodegen:
             return f"{value}"
         if default == "None":
             return f"{value} is not None"
+        if f.struct is not None:  # compare with one shared default instance, built once
+            return f"{value} is not None and {value} != _DEFAULTS[{f.struct.name!r}]"
         return f"{value} != {default}"
 
     def _write_length(self, indent: int, n: str, compact: bool, width: str) -> None:
@@ -492,6 +495,7 @@ def compile_version(message: MessageSpec, version: int, classes: dict[str, type]
     source = "\n".join(gen.w.lines)
     namespace = dict(_HELPERS)
     namespace.update(classes)
+    namespace["_DEFAULTS"] = {name: cls() for name, cls in classes.items()}
     code = compile(source, f"<{message.name} v{version}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated from the schemas
     return namespace["d_" + message.root.name], namespace["e_" + message.root.name], source

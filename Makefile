@@ -1,0 +1,39 @@
+# `make run` starts one broker on 127.0.0.1:9092; `make test` runs the whole suite.
+# Both set up everything they need on a fresh machine (.venv, Python packages, system packages).
+
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+TEST_STAMP := $(VENV)/.test-installed
+
+.PHONY: run test system-deps bench codec-bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e .
+	touch $@
+
+$(TEST_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+run: $(STAMP)
+	$(VENV)/bin/pykbroker config/server.properties
+
+# Debian packages the tests use: kcat (a librdkafka client) and ZooKeeper (cluster mode).
+system-deps:
+	@bash .ci/install-system-deps
+
+test: $(TEST_STAMP) system-deps
+	$(PY) -m pytest -q
+
+codec-bench: $(STAMP)
+	$(PY) bench/codec_bench.py
+
+bench: $(TEST_STAMP)
+	$(PY) bench/codec_bench.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info data

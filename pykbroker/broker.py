@@ -1,0 +1,107 @@
+"""One broker wired together from its config: listeners, stores, services and the socket server.
+
+    broker = Broker(BrokerConfig.from_file(...))
+    anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
+
+Nothing imports this module except the CLI and the tests; services reach each other through the
+attributes set here, and handlers reach them through `ctx.broker`.
+"""
+from __future__ import annotations
+
+import logging
+import signal
+import time
+
+import anyio
+
+from .cluster.embedded import EmbeddedMetadataStore
+from .cluster.model import BrokerInfo
+from .cluster.topic_creation import TopicCreator
+from .handlers.registry import build_registry, default_modules
+from .server.dispatcher import Dispatcher
+from .server.socket_server import BoundListener, SocketServer, bind_listener
+
+log = logging.getLogger(__name__)
+
+
+class Broker:
+    def __init__(self, config) -> None:
+        self.config = config
+        self.broker_id: int = config.broker_id
+        self.listeners: list[BoundListener] = []
+        self.registry = build_registry(default_modules())
+        self.api_versions = sorted((key, e.min_version, e.max_version)
+                                   for key, e in self.registry.items())
+        self.metadata = None
+        self.topic_creator = None
+        self._cancel_scope: anyio.CancelScope | None = None
+        self.started = False
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def open(self) -> None:
+        """Bind the listeners and open the stores (everything that can fail before serving)."""
+        started_at = time.monotonic()
+        self.listeners = [bind_listener(name, host, port)
+                          for name, host, port in self.config.listeners()]
+        self.metadata = EmbeddedMetadataStore(self.config.log_dirs(), self._advertised_self())
+        self.topic_creator = TopicCreator(self.metadata, self.config)
+        log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
+                 (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+
+    async def run(self, *, handle_signals: bool = True) -> None:
+        """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
+        if not self.listeners:
+            self.open()
+        dispatcher = Dispatcher(self.registry, self)
+        server = SocketServer(self.listeners, dispatcher,
+                              self.config["socket.request.max.bytes"],
+                              self.config["socket.send.buffer.bytes"],
+                              self.config["socket.receive.buffer.bytes"])
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._cancel_scope = tasks.cancel_scope
+                if handle_signals:
+                    tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
+                tasks.start_soon(server.serve)
+                self.started = True
+                for listener in self.listeners:
+                    log.info("pykbroker started: listening on %s://%s:%d", listener.name,
+                             listener.host, listener.port)
+        finally:
+            self.close()
+
+    def shutdown(self) -> None:
+        """Ask a running broker to stop (from its own event loop)."""
+        if self._cancel_scope is not None:
+            self._cancel_scope.cancel()
+
+    def close(self) -> None:
+        for listener in self.listeners:
+            listener.sock.close()
+        log.info("Broker %d stopped", self.broker_id)
+
+    async def _stop_on_signal(self, scope: anyio.CancelScope) -> None:
+        with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            async for signum in signals:
+                log.info("Received %s, shutting down", signal.Signals(signum).name)
+                scope.cancel()
+                return
+
+    # -- what handlers ask of the broker -----------------------------------------------
+    def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
+        """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
+        return [self._advertised_self(listener_name)]
+
+    def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
+        advertised = self.config.advertised_listeners()
+        bound = {listener.name: listener for listener in self.listeners}
+        for name, host, port in advertised:
+            if listener_name is None or name == listener_name:
+                if port == 0 and name in bound:
+                    port = bound[name].port
+                if not host and name in bound:
+                    host = bound[name].host
+                return BrokerInfo(self.broker_id, host or "localhost", port,
+                                  self.config.get("broker.rack"))
+        first = self.listeners[0]
+        return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))

@@ -1,0 +1,71 @@
+"""The `pykbroker` command: start a broker from a server.properties file and overrides.
+
+    pykbroker [server.properties] [--override key=value ...]
+
+Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply), and every
+`--override` wins over the file.
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+
+import anyio
+
+from . import __version__
+from .config import BrokerConfig, ConfigError
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="pykbroker", description="A Kafka broker in Python.")
+    parser.add_argument("config", nargs="?", help="a server.properties file")
+    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
+                        help="a config setting that wins over the file (repeatable)")
+    parser.add_argument("--log-level", default="INFO",
+                        choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--version", action="version", version=f"pykbroker {__version__}")
+    return parser.parse_args(argv)
+
+
+def parse_overrides(pairs: list[str]) -> dict[str, str]:
+    overrides = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--override expects key=value, got {pair!r}")
+        overrides[key.strip()] = value.strip()
+    return overrides
+
+
+def configure_logging(level: str) -> None:
+    logging.basicConfig(
+        level=getattr(logging, level),
+        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
+        stream=sys.stderr,
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    configure_logging(args.log_level)
+    from .broker import Broker  # after logging is set up, so import-time logs are formatted
+
+    try:
+        overrides = parse_overrides(args.override)
+        config = (BrokerConfig.from_file(args.config, overrides) if args.config
+                  else BrokerConfig(overrides))
+        broker = Broker(config)
+        broker.open()
+    except ConfigError as exc:
+        logging.getLogger("pykbroker").error("Invalid configuration: %s", exc)
+        return 2
+    except OSError as exc:
+        logging.getLogger("pykbroker").error("Cannot start: %s", exc)
+        return 1
+    anyio.run(broker.run)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

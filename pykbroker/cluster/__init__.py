@@ -1,0 +1,1 @@
+"""The cluster's state: brokers, topics, partition assignments, leaders, ISRs and configs."""

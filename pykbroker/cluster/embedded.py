@@ -1,0 +1,164 @@
+"""The single-broker metadata store: cluster state kept in a JSON file in the first log dir.
+
+Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
+look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
+"""
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+
+from ..protocol.errors import ErrorCode, KafkaError
+from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
+    validate_topic_name
+from .store import MetadataStore
+
+STATE_FILE = "pykbroker-metadata.json"
+META_PROPERTIES = "meta.properties"
+
+
+class EmbeddedMetadataStore(MetadataStore):
+    def __init__(self, log_dirs: list[str], broker: BrokerInfo) -> None:
+        super().__init__()
+        self.log_dirs = [Path(d) for d in log_dirs]
+        self.broker = broker
+        self.controller_id = broker.broker_id
+        self._topics: dict[str, TopicInfo] = {}
+        for d in self.log_dirs:
+            d.mkdir(parents=True, exist_ok=True)
+        self.cluster_id = self._load_or_create_cluster_id()
+        self._load_state()
+
+    # -- reading -----------------------------------------------------------------------
+    def brokers(self) -> list[BrokerInfo]:
+        return [self.broker]
+
+    def topics(self) -> dict[str, TopicInfo]:
+        return self._topics
+
+    # -- writing -----------------------------------------------------------------------
+    def create_topic(self, name: str, num_partitions: int, replication_factor: int,
+                     configs: dict[str, str] | None = None,
+                     assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+        validate_topic_name(name)
+        if name in self._topics:
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
+        assignments = assignments or self._assign(num_partitions, replication_factor)
+        partitions = {
+            index: PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
+            for index, replicas in assignments.items()
+        }
+        info = TopicInfo(name, new_topic_id(), partitions, dict(configs or {}))
+        self._topics[name] = info
+        self._save_state()
+        self._notify_topic(name, info)
+        return info
+
+    def delete_topic(self, name: str) -> None:
+        if self._topics.pop(name, None) is None:
+            raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        self._save_state()
+        self._notify_topic(name, None)
+
+    def add_partitions(self, name: str, new_total: int,
+                       assignments: list[list[int]] | None = None) -> TopicInfo:
+        info = self._topics[name]
+        first_new = len(info.partitions)
+        for offset, index in enumerate(range(first_new, new_total)):
+            replicas = assignments[offset] if assignments else [self.broker.broker_id]
+            info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0],
+                                                    isr=list(replicas))
+        self._save_state()
+        self._notify_topic(name, info)
+        return info
+
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        self._topics[name].configs = dict(configs)
+        self._save_state()
+        self._notify_topic(name, self._topics[name])
+
+    def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
+        if num_partitions <= 0:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             "Number of partitions must be larger than 0.")
+        if replication_factor <= 0:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0.")
+        if replication_factor > 1:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             f"Unable to replicate the partition {replication_factor} time(s): "
+                             "The target replication factor of "
+                             f"{replication_factor} cannot be reached because only 1 broker(s) "
+                             "are registered.")
+        return {index: [self.broker.broker_id] for index in range(num_partitions)}
+
+    # -- persistence -------------------------------------------------------------------
+    def _load_or_create_cluster_id(self) -> str:
+        for d in self.log_dirs:
+            props = _read_properties(d / META_PROPERTIES)
+            if "cluster.id" in props:
+                cluster_id = props["cluster.id"]
+                break
+        else:
+            cluster_id = new_cluster_id()
+        for d in self.log_dirs:
+            _write_properties(d / META_PROPERTIES, {
+                "version": "0", "broker.id": str(self.broker.broker_id), "cluster.id": cluster_id})
+        return cluster_id
+
+    def _state_path(self) -> Path:
+        return self.log_dirs[0] / STATE_FILE
+
+    def _load_state(self) -> None:
+        path = self._state_path()
+        if not path.exists():
+            return
+        raw = json.loads(path.read_text())
+        for t in raw["topics"]:
+            partitions = {
+                int(p["partition"]): PartitionState(
+                    int(p["partition"]), p["replicas"], p["leader"], p["leader_epoch"], p["isr"],
+                    p.get("partition_epoch", 0))
+                for p in t["partitions"]
+            }
+            self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions,
+                                                t.get("configs", {}))
+
+    def _save_state(self) -> None:
+        raw = {"version": 1, "topics": [
+            {"name": t.name, "topic_id": str(t.topic_id), "configs": t.configs,
+             "partitions": [
+                 {"partition": p.partition, "replicas": p.replicas, "leader": p.leader,
+                  "leader_epoch": p.leader_epoch, "isr": p.isr,
+                  "partition_epoch": p.partition_epoch}
+                 for p in t.partitions.values()]}
+            for t in self._topics.values()]}
+        _write_atomically(self._state_path(), json.dumps(raw, indent=1))
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def _read_properties(path: Path) -> dict[str, str]:
+    if not path.exists():
+        return {}
+    props = {}
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#") and "=" in line:
+            key, value = line.split("=", 1)
+            props[key.strip()] = value.strip()
+    return props
+
+
+def _write_properties(path: Path, props: dict[str, str]) -> None:
+    text = "#\n" + "".join(f"{k}={v}\n" for k, v in props.items())
+    _write_atomically(path, text)

@@ -1,0 +1,51 @@
+"""Creating topics on request or automatically, with the broker's defaults.
+
+Shared by the Metadata handler (auto-creation), CreateTopics and the coordinators' internal topics.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..protocol.errors import ErrorCode, KafkaError
+from .model import TopicInfo, validate_topic_name
+from .store import MetadataStore
+
+log = logging.getLogger(__name__)
+
+
+class TopicCreator:
+    def __init__(self, store: MetadataStore, config) -> None:
+        self.store = store
+        self.config = config
+
+    @property
+    def auto_create_enabled(self) -> bool:
+        return bool(self.config["auto.create.topics.enable"])
+
+    def auto_create(self, name: str) -> TopicInfo:
+        """Create `name` with num.partitions and default.replication.factor (Kafka's auto-creation)."""
+        validate_topic_name(name)
+        existing = self.store.topic(name)
+        if existing is not None:
+            return existing
+        info = self.create(name, self.config["num.partitions"],
+                           self.config["default.replication.factor"])
+        log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))
+        return info
+
+    def create(self, name: str, num_partitions: int, replication_factor: int,
+               configs: dict[str, str] | None = None,
+               assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+        if num_partitions == -1:
+            num_partitions = self.config["num.partitions"]
+        if replication_factor == -1:
+            replication_factor = self.config["default.replication.factor"]
+        if num_partitions <= 0 and not assignments:
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                             "Number of partitions was set to an invalid non-positive value.")
+        if replication_factor <= 0 and not assignments:
+            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                             "Replication factor must be larger than 0, or -1 to use the default "
+                             "value.")
+        return self.store.create_topic(name, num_partitions, replication_factor, configs,
+                                       assignments)

@@ -1,0 +1,1 @@
+"""Request handlers: one module per Kafka API, each translating a request into service calls."""

@@ -1,0 +1,32 @@
+"""ApiVersions (key 18), versions 0-3.
+
+Lists every API and version range the broker fully handles (taken from the handler registry).
+v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
+A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
+"""
+import re
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+
+API_KEY = ApiKey.API_VERSIONS
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+Response = messages.response(API_KEY).cls
+_SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
+
+
+async def handle(request, ctx):
+    if ctx.api_version >= 3 and not _valid_client_software(request):
+        return Response(error_code=ErrorCode.INVALID_REQUEST)
+    return Response(error_code=ErrorCode.NONE, api_keys=[
+        Response.ApiVersion(api_key=key, min_version=low, max_version=high)
+        for key, low, high in ctx.broker.api_versions
+    ])
+
+
+def _valid_client_software(request) -> bool:
+    return all(_SOFTWARE_NAME_OR_VERSION.match(value or "") for value in
+               (request.client_software_name, request.client_software_version))

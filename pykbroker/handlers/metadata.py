@@ -1,0 +1,115 @@
+"""Metadata (key 3), versions 0-12.
+
+Brokers, cluster id and controller id (v1+), and for each requested topic its id (v10+) and
+partitions with leader, leader epoch (v7+), replicas, ISR and offline replicas (v5+).
+
+Which topics: v0 treats an empty list as "all topics"; v1+ uses null for "all" and an empty list
+for none. v12 may name topics by id alone. Missing topics are created when the broker allows
+auto-creation and the request does too (always before v4); otherwise UNKNOWN_TOPIC_OR_PARTITION.
+Authorized operations are reported when asked for (v8+).
+"""
+import uuid
+
+from ..authorizer import cluster_authorized_operations, topic_authorized_operations
+from ..cluster.model import TopicInfo
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import ZERO_UUID
+from ..protocol.errors import ErrorCode, KafkaError
+
+API_KEY = ApiKey.METADATA
+MIN_VERSION = 0
+MAX_VERSION = 12
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    broker = ctx.broker
+    store = broker.metadata
+    response = Response(
+        brokers=[_broker_entry(b) for b in broker.live_brokers(ctx.listener_name)],
+        cluster_id=store.cluster_id,
+        controller_id=store.controller_id,
+        cluster_authorized_operations=cluster_authorized_operations(
+            ctx.api_version in range(8, 11) and request.include_cluster_authorized_operations),
+    )
+    include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
+    response.topics = [
+        _describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx)
+    ]
+    return response
+
+
+def _broker_entry(b) -> object:
+    return Response.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port,
+                                           rack=b.rack)
+
+
+def _wants_all_topics(request, version: int) -> bool:
+    if version == 0:
+        return not request.topics
+    return request.topics is None
+
+
+def _resolve_topics(request, ctx):
+    """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others."""
+    store = ctx.broker.metadata
+    if _wants_all_topics(request, ctx.api_version):
+        yield from sorted(store.topics().values(), key=lambda t: t.name)
+        return
+    allow_auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
+    for wanted in request.topics:
+        if wanted.name is None:
+            yield _lookup_by_id(store, wanted.topic_id)
+            continue
+        info = store.topic(wanted.name)
+        if info is not None:
+            yield info
+        elif allow_auto_create and ctx.broker.topic_creator.auto_create_enabled:
+            yield _auto_create(ctx, wanted.name)
+        else:
+            yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+
+
+def _lookup_by_id(store, topic_id: uuid.UUID):
+    info = store.topic_by_id(topic_id)
+    if info is None:
+        return (None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
+    return info
+
+
+def _auto_create(ctx, name: str):
+    try:
+        return ctx.broker.topic_creator.auto_create(name)
+    except KafkaError as exc:
+        return (name, ZERO_UUID, exc.code)
+
+
+def _describe_topic(entry, include_ops: bool):
+    if not isinstance(entry, TopicInfo):
+        name, topic_id, error = entry
+        return Response.MetadataResponseTopic(
+            error_code=error, name=name, topic_id=topic_id,
+            topic_authorized_operations=topic_authorized_operations(include_ops))
+    return Response.MetadataResponseTopic(
+        error_code=ErrorCode.NONE,
+        name=entry.name,
+        topic_id=entry.topic_id,
+        is_internal=entry.is_internal,
+        partitions=[_describe_partition(p) for p in
+                    sorted(entry.partitions.values(), key=lambda p: p.partition)],
+        topic_authorized_operations=topic_authorized_operations(include_ops),
+    )
+
+
+def _describe_partition(state):
+    return Response.MetadataResponsePartition(
+        error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader < 0 else ErrorCode.NONE,
+        partition_index=state.partition,
+        leader_id=state.leader,
+        leader_epoch=state.leader_epoch,
+        replica_nodes=list(state.replicas),
+        isr_nodes=list(state.isr),
+        offline_replicas=list(state.offline_replicas),
+    )

@@ -1,0 +1,72 @@
+"""From a request frame to response pieces: header, version checks, handler call, encoding.
+
+A request whose API or version is not served closes its connection (as Kafka does), except
+ApiVersions, which answers UNSUPPORTED_VERSION with the v0 body listing what is supported so that
+clients can fall back.
+"""
+from __future__ import annotations
+
+import logging
+
+from ..handlers.context import RequestContext
+from ..handlers.registry import HandlerEntry
+from ..protocol import headers, messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import DecodeError
+from ..protocol.errors import ErrorCode
+
+log = logging.getLogger(__name__)
+
+
+class CloseConnection(Exception):
+    """The request cannot be answered; the connection is closed after one log line."""
+
+
+class Dispatcher:
+    def __init__(self, registry: dict[int, HandlerEntry], broker: object) -> None:
+        self.registry = registry
+        self.broker = broker
+
+    async def dispatch(self, frame: bytearray, client_host: str, listener_name: str) -> list | None:
+        """Response pieces (size prefix not included), or None when no response is due."""
+        try:
+            prefix = headers.read_request_prefix(frame)
+        except DecodeError as exc:
+            raise CloseConnection(str(exc)) from exc
+        entry = self.registry.get(prefix.api_key)
+        if entry is None:
+            raise CloseConnection(f"unknown or unsupported API key {prefix.api_key}")
+        if not entry.supports(prefix.api_version):
+            if prefix.api_key == ApiKey.API_VERSIONS:
+                return self.unsupported_api_versions_response(prefix.correlation_id)
+            raise CloseConnection(
+                f"unsupported version {prefix.api_version} of API {ApiKey(prefix.api_key).name}")
+        try:
+            header, pos = headers.decode_request_header(frame, prefix.api_key, prefix.api_version)
+            request, _ = entry.request_type.decode(frame, pos, version=prefix.api_version)
+        except DecodeError as exc:
+            raise CloseConnection(
+                f"malformed {ApiKey(prefix.api_key).name} v{prefix.api_version} request: {exc}"
+            ) from exc
+        ctx = RequestContext(prefix.api_key, prefix.api_version, prefix.correlation_id,
+                             header.client_id, client_host, listener_name, self.broker, len(frame))
+        response = await entry.handle(request, ctx)
+        if response is None:
+            return None
+        body = entry.response_type.encode(response, version=prefix.api_version)
+        head = headers.encode_response_header(prefix.api_key, prefix.api_version,
+                                              prefix.correlation_id)
+        return [head, *body]
+
+    def supported_versions(self) -> list[tuple[int, int, int]]:
+        return sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
+
+    def unsupported_api_versions_response(self, correlation_id: int) -> list:
+        response_type = messages.response(ApiKey.API_VERSIONS)
+        cls = response_type.cls
+        body = cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
+            cls.ApiVersion(api_key=key, min_version=low, max_version=high)
+            for key, low, high in self.supported_versions()
+        ])
+        head = headers.encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
+        return [head, *response_type.encode(body, version=0)]

@@ -1,0 +1,133 @@
+"""Non-blocking socket reads and writes on anyio's event loop, with zero-copy file sends.
+
+The broker drives its sockets itself (rather than through stream transports) so that a response
+can be written as bytes followed by file regions handed to `os.sendfile`, and so that a large
+request frame is received straight into one buffer without intermediate copies.
+"""
+from __future__ import annotations
+
+import os
+import socket
+import struct
+
+import anyio
+
+_SIZE = struct.Struct(">i")
+_READ_CHUNK = 256 * 1024
+
+
+class FrameTooLarge(Exception):
+    def __init__(self, size: int) -> None:
+        super().__init__(f"request size {size} exceeds socket.request.max.bytes")
+        self.size = size
+
+
+class InvalidFrameSize(Exception):
+    pass
+
+
+class SocketIO:
+    """Size-prefixed frames in, byte and file-region pieces out, on one connected socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        self.sock = sock
+        self._buffer = bytearray()  # bytes received but not yet consumed
+        self._scratch = bytearray(_READ_CHUNK)
+
+    async def _receive_some(self) -> bool:
+        """Append what the socket has to the buffer; False at end of stream."""
+        view = memoryview(self._scratch)
+        while True:
+            try:
+                count = self.sock.recv_into(view)
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_readable(self.sock)
+                continue
+            if count == 0:
+                return False
+            self._buffer += view[:count]
+            return True
+
+    async def _receive_into(self, target: memoryview) -> None:
+        """Fill `target` completely from the socket."""
+        filled = 0
+        while filled < len(target):
+            try:
+                count = self.sock.recv_into(target[filled:])
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_readable(self.sock)
+                continue
+            if count == 0:
+                raise EOFError("connection closed in the middle of a request")
+            filled += count
+
+    async def read_frame(self, max_size: int) -> bytearray | None:
+        """The next request frame (without its size prefix), or None at a clean end of stream."""
+        while len(self._buffer) < 4:
+            if not await self._receive_some():
+                if self._buffer:
+                    raise EOFError("connection closed in the middle of a size prefix")
+                return None
+        (size,) = _SIZE.unpack_from(self._buffer, 0)
+        if size < 0:
+            raise InvalidFrameSize(f"negative request size {size}")
+        if size > max_size:
+            raise FrameTooLarge(size)
+        available = len(self._buffer) - 4
+        if available >= size:
+            frame = self._buffer[4:4 + size]
+            del self._buffer[:4 + size]
+            return frame
+        frame = bytearray(size)
+        frame[:available] = self._buffer[4:]
+        self._buffer.clear()
+        await self._receive_into(memoryview(frame)[available:])
+        return frame
+
+    async def send_all(self, data) -> None:
+        view = memoryview(data)
+        while view:
+            try:
+                sent = self.sock.send(view)
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_writable(self.sock)
+                continue
+            view = view[sent:]
+
+    async def send_file_region(self, fd: int, position: int, length: int) -> None:
+        out = self.sock.fileno()
+        while length > 0:
+            try:
+                sent = os.sendfile(out, fd, position, length)
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_writable(self.sock)
+                continue
+            if sent == 0:
+                raise EOFError("file region ended before its length")
+            position += sent
+            length -= sent
+
+    async def send_pieces(self, pieces: list) -> None:
+        """Write byte pieces and file regions (objects with fd, position, length) in order."""
+        pending: list = []
+        for piece in pieces:
+            if isinstance(piece, (bytes, bytearray, memoryview)):
+                pending.append(piece)
+                continue
+            if pending:
+                await self.send_all(b"".join(pending))
+                pending = []
+            await self.send_file_region(piece.fd, piece.position, piece.length)
+        if pending:
+            await self.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
+
+    def close(self) -> None:
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def size_prefix(pieces: list) -> bytes:
+    return _SIZE.pack(sum(len(p) for p in pieces))

@@ -1,0 +1,80 @@
+"""Listening sockets and the accept loop: one task per client connection, on one event loop."""
+from __future__ import annotations
+
+import logging
+import socket
+from dataclasses import dataclass
+
+import anyio
+
+from .connection import serve_connection
+from .dispatcher import Dispatcher
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BoundListener:
+    name: str
+    sock: socket.socket
+
+    @property
+    def host(self) -> str:
+        return self.sock.getsockname()[0]
+
+    @property
+    def port(self) -> int:
+        return self.sock.getsockname()[1]
+
+
+def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundListener:
+    """Bind now (so the port is known before serving); host "" means every interface."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind((host, port))
+    sock.listen(backlog)
+    sock.setblocking(False)
+    return BoundListener(name, sock)
+
+
+class SocketServer:
+    def __init__(self, listeners: list[BoundListener], dispatcher: Dispatcher,
+                 max_request_size: int, send_buffer_bytes: int = -1,
+                 receive_buffer_bytes: int = -1) -> None:
+        self.listeners = listeners
+        self.dispatcher = dispatcher
+        self.max_request_size = max_request_size
+        self.send_buffer_bytes = send_buffer_bytes
+        self.receive_buffer_bytes = receive_buffer_bytes
+
+    async def serve(self) -> None:
+        """Accept and serve until cancelled; every connection is closed on the way out."""
+        async with anyio.create_task_group() as tasks:
+            for listener in self.listeners:
+                tasks.start_soon(self._accept_loop, listener, tasks)
+
+    async def _accept_loop(self, listener: BoundListener, tasks) -> None:
+        try:
+            while True:
+                await anyio.wait_readable(listener.sock)
+                try:
+                    conn, _ = listener.sock.accept()
+                except (BlockingIOError, InterruptedError):
+                    continue
+                except OSError as exc:  # e.g. out of file descriptors: keep serving the others
+                    log.warning("accept on %s failed: %s", listener.name, exc)
+                    await anyio.sleep(0.1)
+                    continue
+                self._tune(conn)
+                tasks.start_soon(serve_connection, conn, self.dispatcher, listener.name,
+                                 self.max_request_size)
+        finally:
+            listener.sock.close()
+
+    def _tune(self, conn: socket.socket) -> None:
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if self.send_buffer_bytes > 0:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
+        if self.receive_buffer_bytes > 0:
+            conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer_bytes)
