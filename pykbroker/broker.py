@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import signal
+import socket
 import time
 
 import anyio
@@ -42,8 +43,8 @@ class Broker:
         """Bind the listeners and open the stores (everything that can fail before serving)."""
         started_at = time.monotonic()
         self.listeners = [bind_listener(name, host, port)
-                          for name, host, port in self.config.listeners()]
-        self.metadata = EmbeddedMetadataStore(self.config.log_dirs(), self._advertised_self())
+                          for name, host, port in self.config.listeners]
+        self.metadata = EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
         self.topic_creator = TopicCreator(self.metadata, self.config)
         log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
                  (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
@@ -93,15 +94,15 @@ class Broker:
         return [self._advertised_self(listener_name)]
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
-        advertised = self.config.advertised_listeners()
+        advertised = self.config.advertised_listeners
         bound = {listener.name: listener for listener in self.listeners}
         for name, host, port in advertised:
             if listener_name is None or name == listener_name:
                 if port == 0 and name in bound:
                     port = bound[name].port
-                if not host and name in bound:
-                    host = bound[name].host
-                return BrokerInfo(self.broker_id, host or "localhost", port,
+                if host in ("", "0.0.0.0", "::"):
+                    host = socket.getfqdn()  # Kafka advertises the canonical host name
+                return BrokerInfo(self.broker_id, host, port,
                                   self.config.get("broker.rack"))
         first = self.listeners[0]
         return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))

@@ -27,7 +27,7 @@ def test_kafka_python_admin_client_describes_the_cluster(broker):
     admin = KafkaAdminClient(bootstrap_servers=broker.bootstrap, client_id="kp-test")
     try:
         cluster = admin.describe_cluster()
-        assert [b["node_id"] for b in cluster["brokers"]] == [0]
+        assert [b["broker_id"] for b in cluster["brokers"]] == [0]
         assert cluster["controller_id"] == 0
         assert cluster["cluster_id"]
         assert "kp-topic" in admin.list_topics()
