@@ -166,6 +166,16 @@ def iter_headers(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[in
         pos += header.size
 
 
+def encode_header(header: BatchHeader) -> bytes:
+    """The 61 header bytes of `header`, its CRC field written as given (see `write_crc`)."""
+    return _HEADER.pack(*header)
+
+
+def write_crc(buf: bytearray, pos: int, header: BatchHeader) -> None:
+    """Compute the CRC32C of the batch at `pos` and store it in its CRC field."""
+    _UINT32.pack_into(buf, pos + CRC_OFFSET, compute_crc(buf, pos, header))
+
+
 def set_base_offset(buf: bytearray, pos: int, base_offset: int) -> None:
     """Assign the batch's base offset in place (outside the CRC, so the CRC stays valid)."""
     _INT64.pack_into(buf, pos, base_offset)
@@ -181,5 +191,4 @@ def set_log_append_time(buf: bytearray, pos: int, header: BatchHeader, timestamp
     attributes = header.attributes | TIMESTAMP_TYPE_MASK
     struct.pack_into(">h", buf, pos + ATTRIBUTES_OFFSET, attributes)
     _INT64.pack_into(buf, pos + MAX_TIMESTAMP_OFFSET, timestamp)
-    crc = _crc32c.crc32c(memoryview(buf)[pos + ATTRIBUTES_OFFSET:pos + header.size])
-    _UINT32.pack_into(buf, pos + CRC_OFFSET, crc)
+    write_crc(buf, pos, header)
