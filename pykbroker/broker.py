@@ -18,7 +18,13 @@ import anyio
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
+from .config import topic_config_values
+from .coordinator.producer_ids import FileBlockStore, ProducerIdManager
 from .handlers.registry import build_registry, default_modules
+from .log.manager import LogManager
+from .maintenance import run_maintenance
+from .replication.fetch_session import FetchSessionCache
+from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
 from .server.socket_server import BoundListener, SocketServer, bind_listener
 
@@ -35,6 +41,11 @@ class Broker:
                                    for key, e in self.registry.items())
         self.metadata = None
         self.topic_creator = None
+        self.log_manager = None
+        self.replica_manager = None
+        self.producer_ids = None
+        self.fetch_sessions = FetchSessionCache(
+            config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
 
@@ -46,6 +57,14 @@ class Broker:
                           for name, host, port in self.config.listeners]
         self.metadata = EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
         self.topic_creator = TopicCreator(self.metadata, self.config)
+        self.log_manager = LogManager(
+            self.config.log_dirs, topic_config_values({}, self.config),
+            fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
+            topic_configs=self._topic_log_config)
+        self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
+                                              self.metadata)
+        self.replica_manager.startup()
+        self.producer_ids = ProducerIdManager(FileBlockStore(self.config.log_dirs[0]))
         log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
                  (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
 
@@ -64,6 +83,7 @@ class Broker:
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
+                tasks.start_soon(run_maintenance, self)
                 self.started = True
                 for listener in self.listeners:
                     log.info("pykbroker started: listening on %s://%s:%d", listener.name,
@@ -79,6 +99,9 @@ class Broker:
     def close(self) -> None:
         for listener in self.listeners:
             listener.sock.close()
+        if self.replica_manager is not None:
+            self.replica_manager.shutdown()
+            self.replica_manager = None
         log.info("Broker %d stopped", self.broker_id)
 
     async def _stop_on_signal(self, scope: anyio.CancelScope) -> None:
@@ -88,7 +111,14 @@ class Broker:
                 scope.cancel()
                 return
 
+    def _topic_log_config(self, topic: str) -> dict:
+        info = self.metadata.topic(topic) if self.metadata is not None else None
+        return topic_config_values(info.configs if info else {}, self.config)
+
     # -- what handlers ask of the broker -----------------------------------------------
+    def topic_names_by_id(self) -> dict:
+        return {info.topic_id: name for name, info in self.metadata.topics().items()}
+
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
         return [self._advertised_self(listener_name)]

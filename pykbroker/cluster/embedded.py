@@ -1,5 +1,8 @@
 """The single-broker metadata store: cluster state kept in a JSON file in the first log dir.
 
+The state is the topics (ids, partitions, config overrides) and the dynamic broker configs (per
+broker id, and the cluster-wide default under Kafka's entity name `<default>`).
+
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
 """
@@ -13,10 +16,11 @@ from pathlib import Path
 from ..protocol.errors import ErrorCode, KafkaError
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
     validate_topic_name
-from .store import MetadataStore
+from .store import BrokerEntity, MetadataStore
 
 STATE_FILE = "pykbroker-metadata.json"
 META_PROPERTIES = "meta.properties"
+DEFAULT_BROKER_ENTITY = "<default>"  # Kafka's name for the cluster-wide dynamic broker configs
 
 
 class EmbeddedMetadataStore(MetadataStore):
@@ -26,6 +30,7 @@ class EmbeddedMetadataStore(MetadataStore):
         self.broker = broker
         self.controller_id = broker.broker_id
         self._topics: dict[str, TopicInfo] = {}
+        self._broker_configs: dict[str, dict[str, str]] = {}
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = self._load_or_create_cluster_id()
@@ -79,6 +84,19 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_topic(name, self._topics[name])
 
+    # -- dynamic broker configs --------------------------------------------------------
+    def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
+        return dict(self._broker_configs.get(_entity_key(entity), {}))
+
+    def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
+        key = _entity_key(entity)
+        if configs:
+            self._broker_configs[key] = dict(configs)
+        else:
+            self._broker_configs.pop(key, None)
+        self._save_state()
+        self._notify_broker_configs(entity, configs)
+
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
         if num_partitions <= 0:
             raise KafkaError(ErrorCode.INVALID_PARTITIONS,
@@ -125,6 +143,8 @@ class EmbeddedMetadataStore(MetadataStore):
             }
             self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions,
                                                 t.get("configs", {}))
+        self._broker_configs = {entity: dict(configs)
+                                for entity, configs in raw.get("broker_configs", {}).items()}
 
     def _save_state(self) -> None:
         raw = {"version": 1, "topics": [
@@ -134,8 +154,13 @@ class EmbeddedMetadataStore(MetadataStore):
                   "leader_epoch": p.leader_epoch, "isr": p.isr,
                   "partition_epoch": p.partition_epoch}
                  for p in t.partitions.values()]}
-            for t in self._topics.values()]}
+            for t in self._topics.values()],
+            "broker_configs": self._broker_configs}
         _write_atomically(self._state_path(), json.dumps(raw, indent=1))
+
+
+def _entity_key(entity: BrokerEntity) -> str:
+    return DEFAULT_BROKER_ENTITY if entity is None else str(entity)
 
 
 def _write_atomically(path: Path, text: str) -> None:

@@ -3,15 +3,22 @@
 Two stores implement it: `EmbeddedMetadataStore` (one broker, state in a local file) and, in
 cluster mode, the ZooKeeper store. Readers get consistent snapshots of plain records; writers go
 through the store's methods, which validate, persist and then tell the listeners.
+
+Besides topics, a store keeps the dynamic broker configs (Kafka's KIP-226 layers): one set of
+overrides per broker id, and one cluster-wide default set (entity `None`). They are raw strings,
+already validated by whoever wrote them; `BrokerConfig.with_dynamic` layers them over the static
+config.
 """
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from typing import Callable, Optional
 
 from .model import BrokerInfo, TopicInfo
 
 TopicListener = Callable[[str, "TopicInfo | None"], None]  # (name, new state or None if deleted)
+BrokerEntity = Optional[int]  # a broker id, or None for the cluster-wide default
+BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
 
 
 class MetadataStore(ABC):
@@ -20,6 +27,7 @@ class MetadataStore(ABC):
 
     def __init__(self) -> None:
         self._topic_listeners: list[TopicListener] = []
+        self._broker_config_listeners: list[BrokerConfigListener] = []
 
     # -- reading -----------------------------------------------------------------------
     @abstractmethod
@@ -50,6 +58,24 @@ class MetadataStore(ABC):
     def delete_topic(self, name: str) -> None:
         """Delete a topic; raises KafkaError UNKNOWN_TOPIC_OR_PARTITION if absent."""
 
+    @abstractmethod
+    def add_partitions(self, name: str, new_total: int,
+                       assignments: list[list[int]] | None = None) -> TopicInfo:
+        """Grow a topic to `new_total` partitions (replicas of each new one, or the default)."""
+
+    @abstractmethod
+    def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
+        """Replace a topic's config overrides."""
+
+    # -- dynamic broker configs --------------------------------------------------------
+    @abstractmethod
+    def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
+        """The dynamic config overrides of one broker, or the cluster-wide defaults (None)."""
+
+    @abstractmethod
+    def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
+        """Replace the dynamic config overrides of one broker or of the cluster default."""
+
     # -- change notification -----------------------------------------------------------
     def add_topic_listener(self, listener: TopicListener) -> None:
         self._topic_listeners.append(listener)
@@ -57,3 +83,10 @@ class MetadataStore(ABC):
     def _notify_topic(self, name: str, info: TopicInfo | None) -> None:
         for listener in self._topic_listeners:
             listener(name, info)
+
+    def add_broker_config_listener(self, listener: BrokerConfigListener) -> None:
+        self._broker_config_listeners.append(listener)
+
+    def _notify_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
+        for listener in self._broker_config_listeners:
+            listener(entity, dict(configs))

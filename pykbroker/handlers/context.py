@@ -8,6 +8,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+class CloseConnection(Exception):
+    """Raised (by the server or a handler) when a request cannot be answered: the connection is
+    closed after one log line. A produce with acks=0 that failed uses it to make the client
+    refresh its metadata, as Kafka does."""
+
+
 @dataclass
 class RequestContext:
     api_key: int

@@ -41,6 +41,14 @@ def build_registry(modules: list[ModuleType]) -> dict[int, HandlerEntry]:
 
 
 def default_modules() -> list[ModuleType]:
-    """Every handler module the broker serves."""
-    from . import api_versions, metadata
-    return [api_versions, metadata]
+    """Every handler module of this package: each module that declares an API_KEY."""
+    import importlib
+    import pkgutil
+
+    package = importlib.import_module(__package__)
+    modules = []
+    for info in pkgutil.iter_modules(package.__path__):
+        module = importlib.import_module(f"{__package__}.{info.name}")
+        if hasattr(module, "API_KEY"):
+            modules.append(module)
+    return modules

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from ..handlers.context import RequestContext
+from ..handlers.context import CloseConnection, RequestContext
 from ..handlers.registry import HandlerEntry
 from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
@@ -16,10 +16,6 @@ from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 
 log = logging.getLogger(__name__)
-
-
-class CloseConnection(Exception):
-    """The request cannot be answered; the connection is closed after one log line."""
 
 
 class Dispatcher:

@@ -1,0 +1,1 @@
+"""Coordinators: producer ids now; the group and transaction coordinators live here too."""

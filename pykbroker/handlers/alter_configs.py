@@ -1,0 +1,83 @@
+"""AlterConfigs (key 33), versions 0-2.
+
+Replaces the whole set of overrides of a resource, as Kafka's (deprecated) AlterConfigs does:
+keys the request leaves out go back to their defaults.
+
+* Topics (resource type 2): the overrides must be valid topic configs (INVALID_CONFIG) of an
+  existing topic (UNKNOWN_TOPIC_OR_PARTITION); they are kept in the metadata store.
+* This broker (4, named by its id) or the cluster-wide default (the empty name): the keys must be
+  dynamically updatable broker configs with valid values (INVALID_REQUEST with Kafka's message
+  otherwise); they become the dynamic broker configs kept in the metadata store.
+
+Before that, every resource is checked as Kafka's broker checks it: each resource at most once,
+no config named twice, no null value, and a resource type AlterConfigs handles (INVALID_REQUEST
+otherwise; BROKER_LOGGER needs IncrementalAlterConfigs). With `validate_only` nothing changes.
+"""
+from __future__ import annotations
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from .config_admin import (ConfigResourceType, check_config_entries, check_dynamic_broker_configs,
+                           check_topic_name_for_configs, check_topic_overrides, duplicated_resources,
+                           parse_node_id, resource_type_name, topic_missing)
+
+API_KEY = ApiKey.ALTER_CONFIGS
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+Response = messages.response(API_KEY).cls
+Result = Response.AlterConfigsResourceResponse
+
+NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
+
+
+async def handle(request, ctx):
+    twice = duplicated_resources(request.resources)
+    return Response(responses=[_result(resource, _error(resource, twice, request.validate_only, ctx))
+                               for resource in request.resources])
+
+
+def _result(resource, error: KafkaError | None):
+    return Result(error_code=error.code if error else ErrorCode.NONE, error_message=error.message if error else None,
+                  resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+
+def _error(resource, twice: set, validate_only: bool, ctx) -> KafkaError | None:
+    try:
+        _alter(resource, twice, validate_only, ctx)
+    except KafkaError as exc:
+        return exc
+    return None
+
+
+def _alter(resource, twice: set, validate_only: bool, ctx) -> None:
+    if (resource.resource_type, resource.resource_name) in twice:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+    check_config_entries(resource.configs, value_required=lambda entry: True)
+    proposed = {entry.name: entry.value for entry in resource.configs}
+    if resource.resource_type == ConfigResourceType.BROKER:
+        _alter_broker(resource.resource_name, proposed, validate_only, ctx)
+    elif resource.resource_type == ConfigResourceType.TOPIC:
+        _alter_topic(resource.resource_name, proposed, validate_only, ctx)
+    elif resource.resource_type in NOT_ALTERED_HERE:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected resource type {resource_type_name(resource.resource_type)}.")
+    else:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
+
+
+def _alter_broker(name: str, proposed: dict[str, str], validate_only: bool, ctx) -> None:
+    node_id = parse_node_id(name, ctx.broker.broker_id) if name else None
+    check_dynamic_broker_configs(ctx.broker, node_id, proposed)
+    if not validate_only:
+        ctx.broker.metadata.set_broker_configs(node_id, proposed)
+
+
+def _alter_topic(name: str, proposed: dict[str, str], validate_only: bool, ctx) -> None:
+    check_topic_name_for_configs(name)
+    check_topic_overrides(proposed)
+    if ctx.broker.metadata.topic(name) is None:
+        raise topic_missing(name)
+    if not validate_only:
+        ctx.broker.metadata.set_topic_configs(name, proposed)

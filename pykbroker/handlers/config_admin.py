@@ -1,0 +1,275 @@
+"""Config resources and the rules for changing them, shared by DescribeConfigs, AlterConfigs and
+IncrementalAlterConfigs (not a handler itself).
+
+Owns:
+
+* `ConfigResourceType`: Kafka's resource type ids;
+* the broker's effective config: the static config with the dynamic layers kept in the metadata
+  store (`effective_broker_config`);
+* validation of a topic's overrides as Kafka's controller does it (`check_topic_overrides`);
+* validation of dynamic broker configs as Kafka's broker does it before accepting a change
+  (`check_dynamic_broker_configs`);
+* the incremental operations SET, DELETE, APPEND and SUBTRACT (`apply_operations`);
+* the checks every alter request makes of its resources before anything else
+  (`preprocessing_error`, `parse_node_id`).
+
+All checks raise KafkaError with Kafka's code and message.
+"""
+from __future__ import annotations
+
+import re
+from enum import IntEnum
+from typing import Callable, Iterable, Mapping
+
+from ..cluster.model import validate_topic_name
+from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
+from ..protocol.errors import ErrorCode, KafkaError
+
+
+class ConfigResourceType(IntEnum):
+    UNKNOWN = 0
+    TOPIC = 2
+    BROKER = 4
+    BROKER_LOGGER = 8
+    CLIENT_METRICS = 16
+    GROUP = 32
+
+
+class OpType(IntEnum):
+    """IncrementalAlterConfigs' operations."""
+
+    SET = 0
+    DELETE = 1
+    APPEND = 2
+    SUBTRACT = 3
+
+
+def resource_type_name(type_id: int) -> str:
+    try:
+        return ConfigResourceType(type_id).name
+    except ValueError:
+        return ConfigResourceType.UNKNOWN.name
+
+
+# --------------------------------------------------------------------------------------------
+# The broker's effective config
+
+def effective_broker_config(broker):
+    """The broker's static config under the dynamic layers the metadata store holds."""
+    store = broker.metadata
+    return broker.config.with_dynamic(store.broker_configs(broker.broker_id),
+                                      store.broker_configs(None))
+
+
+_INT32 = re.compile(r"[+-]?[0-9]+")
+
+
+def parse_int32(text: str | None) -> int | None:
+    """`text` as Java's Integer.parseInt reads it, or None if it is not such a number."""
+    if text is None or not _INT32.fullmatch(text):
+        return None
+    value = int(text)
+    return value if -(2**31) <= value < 2**31 else None
+
+
+def parse_node_id(name: str, broker_id: int) -> int:
+    """A broker resource's name that must be this broker's id (as alter requests check it)."""
+    node_id = parse_int32(name)
+    if node_id is None:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+    if node_id != broker_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {broker_id}, but received {name}")
+    return node_id
+
+
+# --------------------------------------------------------------------------------------------
+# Checks every alter request makes first (duplicates, nulls)
+
+def duplicated_resources(resources) -> set[tuple[int, str]]:
+    seen: set[tuple[int, str]] = set()
+    twice: set[tuple[int, str]] = set()
+    for resource in resources:
+        key = (resource.resource_type, resource.resource_name)
+        (twice if key in seen else seen).add(key)
+    return twice
+
+
+def check_config_entries(entries, value_required: Callable[[object], bool]) -> None:
+    """No config named twice, and no null value where one is required."""
+    names = [entry.name for entry in entries]
+    if len(names) != len(set(names)):
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Error due to duplicate config keys")
+    nulls = [entry.name for entry in entries if entry.value is None and value_required(entry)]
+    if nulls:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {', '.join(nulls)}")
+
+
+# --------------------------------------------------------------------------------------------
+# Topic overrides
+
+TIERED_STORAGE_DISABLED = ("Tiered Storage functionality is disabled in the broker. "
+                           "Topic cannot be configured with remote log storage.")
+
+
+def check_topic_name_for_configs(name: str) -> None:
+    """The controller's check of a topic resource's name before its configs."""
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default topic resources are not allowed.")
+    validate_topic_name(name)
+
+
+def check_topic_overrides(overrides: Mapping[str, str]) -> None:
+    """A topic's complete set of overrides: no nulls, known names, valid and consistent values.
+
+    ConfigError (INVALID_CONFIG) with Kafka's message. This broker has no remote log storage,
+    so a topic may not enable it.
+    """
+    nulls = [key for key, value in overrides.items() if value is None]
+    if nulls:
+        raise ConfigError(nulls[0], f"Null value not supported for topic configs: {','.join(nulls)}")
+    for key in overrides:
+        if key not in TOPIC_CONFIGS:
+            raise ConfigError(key, f"Unknown topic config name: {key}")
+    typed = validate_topic_configs(overrides)
+    if typed.get("remote.storage.enable"):
+        raise ConfigError("remote.storage.enable", TIERED_STORAGE_DISABLED)
+
+
+def topic_missing(name: str) -> KafkaError:
+    return KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{name}' does not exist.")
+
+
+# --------------------------------------------------------------------------------------------
+# Incremental operations
+
+def apply_operations(current: Mapping[str, str], operations: Iterable[tuple[str, int, str | None]],
+                     list_default: Callable[[str], str | None],
+                     not_a_list: Callable[[str, OpType], KafkaError]) -> dict[str, str]:
+    """`current` after each (name, operation, value) in turn.
+
+    APPEND adds the listed values not already there, SUBTRACT removes them, both starting from
+    the default when the key is not set. `list_default(name)` is the default of a LIST config
+    and raises for any other; `not_a_list` makes the error for APPEND/SUBTRACT on such a key.
+    """
+    result = dict(current)
+    for name, op, value in operations:
+        op = OpType(op)
+        if op is OpType.SET:
+            result[name] = value
+        elif op is OpType.DELETE:
+            result.pop(name, None)
+        else:
+            try:
+                base = result[name] if name in result else list_default(name)
+            except KeyError:
+                raise not_a_list(name, op) from None
+            result[name] = _combine(_list_parts(base), value.split(","), op)
+    return result
+
+
+def _list_parts(value: str | None) -> list[str]:
+    return [part for part in (value or "").split(",") if part]
+
+
+def _combine(parts: list[str], values: list[str], op: OpType) -> str:
+    if op is OpType.APPEND:
+        parts += [value for value in values if value not in parts]
+    else:
+        for value in values:
+            if value in parts:
+                parts.remove(value)
+    return ",".join(parts)
+
+
+def check_operation(op: int) -> None:
+    if op not in OpType._value2member_map_:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown operations type {op}")
+
+
+def topic_list_default(name: str) -> str | None:
+    """The default of a topic config of type LIST; KeyError for any other key."""
+    definition = TOPIC_CONFIGS[name]
+    if definition.type is not ConfigType.LIST:
+        raise KeyError(name)
+    return definition.format(definition.default)
+
+
+def broker_list_default(name: str) -> str | None:
+    """The default of a broker config of type LIST; KeyError for any other key."""
+    definition = BROKER_CONFIGS[name]
+    if definition.type is not ConfigType.LIST:
+        raise KeyError(name)
+    return definition.format(definition.default)
+
+
+# --------------------------------------------------------------------------------------------
+# Dynamic broker configs
+
+# SSL settings a running broker can take only per listener ("listener.name.<l>.ssl...."),
+# which this broker does not support; Kafka refuses them without the prefix.
+SSL_PER_LISTENER = frozenset({"ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+                              "ssl.truststore.location", "ssl.truststore.password"})
+# Settings of a broker's listeners: per broker only, never cluster-wide.
+PER_BROKER_ONLY = SSL_PER_LISTENER | {"listeners", "advertised.listeners", "listener.security.protocol.map",
+                                      "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol"}
+# Thread pools a running broker resizes: at most halved or doubled in one change.
+THREAD_POOLS = ("num.io.threads", "num.network.threads", "num.replica.fetchers",
+                "num.recovery.threads.per.data.dir", "background.threads")
+
+
+def scala_set(names: Iterable[str]) -> str:
+    """A set of names as Kafka's messages print it."""
+    return f"Set({', '.join(names)})"
+
+
+def check_dynamic_broker_configs(broker, node_id: int | None, proposed: Mapping[str, str]) -> None:
+    """Whether `proposed` may become the dynamic configs of this broker (`node_id`) or of the
+    cluster default (None). INVALID_REQUEST with Kafka's message when not."""
+    _refuse(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically",
+            [key for key in proposed if not _dynamically_updatable(key)])
+    _refuse(ErrorCode.INVALID_REQUEST,
+            "These security configs can be dynamically updated only per-listener using the listener prefix",
+            [key for key in proposed if key in SSL_PER_LISTENER])
+    for key, value in proposed.items():
+        _parse_broker_value(key, value)
+    if node_id is None:
+        _refuse(ErrorCode.INVALID_REQUEST,
+                "Cannot update these configs at default cluster level, broker id must be specified",
+                [key for key in proposed if key in PER_BROKER_ONLY])
+    current = effective_broker_config(broker)
+    _check_thread_pools(current, _config_with(broker, node_id, proposed))
+
+
+def _refuse(code: ErrorCode, reason: str, keys: list[str]) -> None:
+    if keys:
+        raise KafkaError(code, f"{reason}: {scala_set(keys)}")
+
+
+def _dynamically_updatable(key: str) -> bool:
+    definition = BROKER_CONFIGS.get(key)
+    return definition is not None and definition.kafka and definition.dynamic
+
+
+def _parse_broker_value(key: str, value: str) -> None:
+    try:
+        BROKER_CONFIGS[key].parse(value)
+    except ConfigError as exc:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
+
+
+def _config_with(broker, node_id: int | None, proposed: Mapping[str, str]):
+    store = broker.metadata
+    per_broker = store.broker_configs(broker.broker_id) if node_id is None else proposed
+    cluster_default = proposed if node_id is None else store.broker_configs(None)
+    try:
+        return broker.config.with_dynamic(per_broker, cluster_default)
+    except ConfigError as exc:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
+
+
+def _check_thread_pools(current, proposed) -> None:
+    for key in THREAD_POOLS:
+        old, new = current[key], proposed[key]
+        if new != old and (new < old // 2 or new > old * 2):
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid dynamic configuration")

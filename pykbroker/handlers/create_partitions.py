@@ -1,0 +1,74 @@
+"""CreatePartitions (key 37), versions 0-3.
+
+Grows topics to a new partition count, with replicas chosen by the client (one list per new
+partition) or placed on the brokers with the topic's replication factor, answering as Kafka
+3.9's controller does:
+
+* a name given twice: INVALID_REQUEST "Duplicate topic name.";
+* a non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller_rules);
+* an unknown topic: UNKNOWN_TOPIC_OR_PARTITION (no message);
+* the same count: INVALID_PARTITIONS "Topic already has N partition(s).", a lower one:
+  INVALID_PARTITIONS "The topic T currently has N partition(s); C would not be an increase.";
+* as many assignments as new partitions, each valid (INVALID_REPLICA_ASSIGNMENT otherwise).
+
+With `validate_only` nothing changes.
+"""
+from __future__ import annotations
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from .controller_rules import (check_manual_assignment, deadline_passed, duplicated, place_replicas,
+                               registered_brokers)
+
+API_KEY = ApiKey.CREATE_PARTITIONS
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+Response = messages.response(API_KEY).cls
+Result = Response.CreatePartitionsTopicResult
+
+
+async def handle(request, ctx):
+    names = [topic.name for topic in request.topics]
+    twice = duplicated(names)
+    accepted = [topic for topic in request.topics if topic.name not in twice]
+    if accepted and deadline_passed(request.timeout_ms):
+        return Response(results=[Result(name=name, error_code=ErrorCode.REQUEST_TIMED_OUT) for name in names])
+    results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+               for name in dict.fromkeys(names) if name in twice]
+    results += [_grow(topic, request.validate_only, ctx) for topic in accepted]
+    return Response(results=results)
+
+
+def _grow(topic, validate_only: bool, ctx):
+    try:
+        new_replicas = _new_partitions(topic, ctx)
+    except KafkaError as exc:
+        return Result(name=topic.name, error_code=exc.code, error_message=exc.message)
+    if not validate_only:
+        ctx.broker.metadata.add_partitions(topic.name, topic.count, new_replicas)
+    return Result(name=topic.name, error_code=ErrorCode.NONE)
+
+
+def _new_partitions(topic, ctx) -> list[list[int]]:
+    """The replicas of each partition to add, once the request passes Kafka's checks."""
+    info = ctx.broker.metadata.topic(topic.name)
+    if info is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    current = len(info.partitions)
+    if topic.count == current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+    if topic.count < current:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} "
+                                                       f"partition(s); {topic.count} would not be an increase.")
+    added = topic.count - current
+    if topic.assignments is None:
+        return place_replicas(sorted(registered_brokers(ctx)), added, info.replication_factor, current)
+    if len(topic.assignments) != added:
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {added} additional "
+                         f"partition(s), but only {len(topic.assignments)} assignment(s) were specified.")
+    registered = registered_brokers(ctx)
+    for assignment in topic.assignments:
+        check_manual_assignment(assignment.broker_ids, registered, info.replication_factor)
+    return [list(assignment.broker_ids) for assignment in topic.assignments]

@@ -1,0 +1,150 @@
+"""CreateTopics (key 19), versions 0-7.
+
+Creates topics with a partition count and replication factor (-1 takes num.partitions and
+default.replication.factor) or with replica assignments chosen by the client, and with config
+overrides, answering as Kafka 3.9's controller does. Checks, in order, for each topic:
+
+1. it does not exist yet (TOPIC_ALREADY_EXISTS), its name is legal and does not collide with an
+   existing topic's (INVALID_TOPIC_EXCEPTION);
+2. its configs: no null values, known names, valid values (INVALID_CONFIG);
+3. its assignments (INVALID_REQUEST when a count was given too, INVALID_REPLICA_ASSIGNMENT), or
+   its replication factor (INVALID_REPLICATION_FACTOR) and partition count (INVALID_PARTITIONS).
+
+Names given twice fail with INVALID_REQUEST, `__cluster_metadata` with TOPIC_AUTHORIZATION_FAILED.
+A non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller_rules). With
+`validate_only` (v1+) nothing is created. Error messages go out from v1; from v5 a created topic's
+partition count, replication factor and effective configs, from v7 its id (a fresh random id for
+`validate_only`, as Kafka's controller answers).
+"""
+from __future__ import annotations
+
+import uuid
+
+from ..cluster.model import new_topic_id
+from ..config import describe_topic_configs
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import ZERO_UUID
+from ..protocol.errors import ErrorCode, KafkaError
+from .config_admin import check_topic_overrides, effective_broker_config
+from .controller_rules import (CLUSTER_METADATA_TOPIC, check_manual_assignment, check_new_topic_name,
+                               deadline_passed, duplicated, place_replicas, registered_brokers)
+
+API_KEY = ApiKey.CREATE_TOPICS
+MIN_VERSION = 0
+MAX_VERSION = 7
+
+Response = messages.response(API_KEY).cls
+Result = Response.CreatableTopicResult
+
+
+async def handle(request, ctx):
+    names = [topic.name for topic in request.topics]
+    twice = duplicated(names)
+    accepted = [topic for topic in request.topics
+                if topic.name not in twice and topic.name != CLUSTER_METADATA_TOPIC]
+    if accepted and deadline_passed(request.timeout_ms):
+        return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
+    existing = set(ctx.broker.metadata.topics())
+    results = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
+    results += [_failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+                for name in dict.fromkeys(names) if name in twice]
+    if CLUSTER_METADATA_TOPIC in names and CLUSTER_METADATA_TOPIC not in twice:
+        results.append(_failure(CLUSTER_METADATA_TOPIC,
+                                KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")))
+    return Response(topics=results)
+
+
+def _create(topic, existing: set[str], validate_only: bool, ctx):
+    try:
+        overrides = _checked_topic(topic, existing)
+        assignments = _replica_assignments(topic, ctx)
+    except KafkaError as exc:
+        return _failure(topic.name, exc)
+    if validate_only:
+        topic_id = new_topic_id()
+    else:
+        topic_id = ctx.broker.topic_creator.create(
+            topic.name, len(assignments), len(assignments[0]), overrides, assignments).topic_id
+    return _success(topic.name, topic_id, assignments, overrides, ctx)
+
+
+def _checked_topic(topic, existing: set[str]) -> dict[str, str]:
+    """The topic's config overrides, once its name and configs pass Kafka's checks."""
+    if topic.name in existing:
+        raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
+    check_new_topic_name(topic.name, existing)
+    overrides = {config.name: config.value for config in topic.configs}
+    check_topic_overrides(overrides)
+    return overrides
+
+
+# --------------------------------------------------------------------------------------------
+# Replica assignments
+
+def _replica_assignments(topic, ctx) -> dict[int, list[int]]:
+    """{partition: replicas}, chosen by the client or placed on the brokers."""
+    if topic.assignments:
+        return _manual_assignments(topic, registered_brokers(ctx))
+    if topic.replication_factor < -1 or topic.replication_factor == 0:
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         "Replication factor must be larger than 0, or -1 to use the default value.")
+    if topic.num_partitions < -1 or topic.num_partitions == 0:
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
+                         "Number of partitions was set to an invalid non-positive value.")
+    return _placed_assignments(topic, ctx)
+
+
+def _manual_assignments(topic, registered: set[int]) -> dict[int, list[int]]:
+    if topic.replication_factor != -1:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                                                    "but replication factor was not set to -1.")
+    if topic.num_partitions != -1:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
+                                                    "but numPartitions was not set to -1.")
+    replicas_by_partition: dict[int, list[int]] = {}
+    replication_factor = None
+    for assignment in topic.assignments:
+        if assignment.partition_index in replicas_by_partition:
+            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
+                             f"assignments for partition {assignment.partition_index}")
+        check_manual_assignment(assignment.broker_ids, registered, replication_factor)
+        replication_factor = len(assignment.broker_ids)
+        replicas_by_partition[assignment.partition_index] = list(assignment.broker_ids)
+    if set(replicas_by_partition) != set(range(len(replicas_by_partition))):
+        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                         "partitions should be a consecutive 0-based integer sequence")
+    return dict(sorted(replicas_by_partition.items()))
+
+
+def _placed_assignments(topic, ctx) -> dict[int, list[int]]:
+    config = ctx.broker.config
+    num_partitions = config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
+    replication_factor = (config["default.replication.factor"] if topic.replication_factor == -1
+                          else topic.replication_factor)
+    try:
+        placed = place_replicas(sorted(registered_brokers(ctx)), num_partitions, replication_factor)
+    except KafkaError as exc:
+        raise KafkaError(exc.code, f"Unable to replicate the partition {replication_factor} time(s): "
+                                   f"{exc.message}") from None
+    return dict(enumerate(placed))
+
+
+# --------------------------------------------------------------------------------------------
+# Results
+
+def _success(name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]],
+             overrides: dict[str, str], ctx):
+    return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
+                  num_partitions=len(assignments), replication_factor=len(assignments[0]),
+                  configs=_effective_configs(overrides, ctx))
+
+
+def _effective_configs(overrides: dict[str, str], ctx) -> list:
+    return [Result.CreatableTopicConfigs(name=entry.name, value=entry.value, read_only=entry.read_only,
+                                         config_source=entry.source, is_sensitive=entry.is_sensitive)
+            for entry in describe_topic_configs(overrides, effective_broker_config(ctx.broker))]
+
+
+def _failure(name: str, error: KafkaError):
+    return Result(name=name, topic_id=ZERO_UUID, error_code=error.code, error_message=error.message)

@@ -1,0 +1,117 @@
+"""DeleteTopics (key 20), versions 0-6.
+
+Deletes topics named in `topic_names` (v0-5) or in `topics` by name or by id (v6), answering as
+Kafka 3.9's controller does:
+
+* `delete.topic.enable=false` fails every topic: INVALID_REQUEST before v3, TOPIC_DELETION_DISABLED
+  from v3;
+* a non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller_rules);
+* an entry with neither or both of name and id, a name or id given twice, or a name that maps to
+  an id given too, fails with INVALID_REQUEST and its reason;
+* an unknown name fails with UNKNOWN_TOPIC_OR_PARTITION, an unknown id with UNKNOWN_TOPIC_ID.
+
+Internal topics are deleted like any other, as Kafka does. Every result carries the topic's id
+(v6); errors carry a message from v5. Whole-request failures carry none.
+"""
+from __future__ import annotations
+
+import uuid
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import ZERO_UUID
+from ..protocol.errors import ErrorCode
+from .controller_rules import deadline_passed, duplicated
+
+API_KEY = ApiKey.DELETE_TOPICS
+MIN_VERSION = 0
+MAX_VERSION = 6
+
+Response = messages.response(API_KEY).cls
+Result = Response.DeletableTopicResult
+
+
+async def handle(request, ctx):
+    entries = _requested(request, ctx.api_version)
+    refusal = _whole_request_refusal(request, entries, ctx)
+    if refusal is not None:
+        return Response(responses=[Result(name=name, topic_id=topic_id, error_code=refusal)
+                                   for name, topic_id in entries])
+    return Response(responses=_delete(entries, ctx))
+
+
+def _requested(request, version: int) -> list[tuple[str | None, uuid.UUID]]:
+    """(name, id) of each entry, in request order; a zero id stands for 'by name'."""
+    if version < 6:
+        return [(name, ZERO_UUID) for name in request.topic_names]
+    return [(topic.name, topic.topic_id) for topic in request.topics]
+
+
+def _whole_request_refusal(request, entries, ctx) -> ErrorCode | None:
+    if not ctx.broker.config["delete.topic.enable"]:
+        return ErrorCode.INVALID_REQUEST if ctx.api_version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
+    if deadline_passed(request.timeout_ms) and _lookups(entries):
+        return ErrorCode.REQUEST_TIMED_OUT
+    return None
+
+
+def _lookups(entries) -> list:
+    """The entries that name a topic one way (by name or by id), the only ones looked up."""
+    return [(name, topic_id) for name, topic_id in entries if (name is None) != (topic_id == ZERO_UUID)]
+
+
+def _delete(entries, ctx) -> list:
+    results = [_failure(name, topic_id, ErrorCode.INVALID_REQUEST, reason)
+               for name, topic_id, reason in _malformed(entries)]
+    by_name = [name for name, topic_id in entries if name is not None and topic_id == ZERO_UUID]
+    by_id = [topic_id for name, topic_id in entries if name is None and topic_id != ZERO_UUID]
+    twice_named, twice_id = duplicated(by_name), duplicated(by_id)
+    results += [_failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+                for name in dict.fromkeys(by_name) if name in twice_named]
+    results += [_failure(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+                for topic_id in dict.fromkeys(by_id) if topic_id in twice_id]
+    to_delete, lookup_failures = _resolve(
+        [n for n in dict.fromkeys(by_name) if n not in twice_named],
+        [i for i in dict.fromkeys(by_id) if i not in twice_id], twice_id, ctx)
+    results += lookup_failures
+    for topic_id, name in to_delete.items():
+        ctx.broker.metadata.delete_topic(name)
+        results.append(Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE))
+    return results
+
+
+def _malformed(entries):
+    for name, topic_id in entries:
+        if name is None and topic_id == ZERO_UUID:
+            yield None, ZERO_UUID, "Neither topic name nor id were specified."
+        elif name is not None and topic_id != ZERO_UUID:
+            yield name, topic_id, "You may not specify both topic name and topic id."
+
+
+def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx):
+    """({id: name} of the topics to delete, failures of the names and ids that are not found)."""
+    store = ctx.broker.metadata
+    to_delete: dict[uuid.UUID, str] = {}
+    failures = []
+    for topic_id in ids:
+        info = store.topic_by_id(topic_id)
+        if info is None:
+            failures.append(_failure(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message))
+        else:
+            to_delete[topic_id] = info.name
+    for name in names:
+        info = store.topic(name)
+        if info is None:
+            failures.append(_failure(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+                                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message))
+        elif info.topic_id in to_delete or info.topic_id in twice_id:
+            to_delete.pop(info.topic_id, None)
+            failures.append(_failure(name, info.topic_id, ErrorCode.INVALID_REQUEST,
+                                     "The provided topic name maps to an ID that was already supplied."))
+        else:
+            to_delete[info.topic_id] = name
+    return to_delete, failures
+
+
+def _failure(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None):
+    return Result(name=name, topic_id=topic_id, error_code=code, error_message=message)

@@ -1,0 +1,137 @@
+"""DescribeConfigs (key 32), versions 0-4.
+
+Describes the configs of topics (resource type 2), of this broker (4, named by its id; the empty
+name describes the cluster-wide dynamic defaults), of its loggers (8) and of client metrics
+subscriptions (16; this broker keeps none, so they have no configs). Each entry has its value
+(null for sensitive configs), whether it is read-only, its source (v1+; `is_default` in v0),
+its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
+this project has none).
+
+`configuration_keys` null or empty asks for every config. Failures are per resource, as in Kafka:
+an illegal topic name (INVALID_TOPIC_EXCEPTION), an unknown topic (UNKNOWN_TOPIC_OR_PARTITION),
+another broker's id or a name that is not a number (INVALID_REQUEST). A resource type Kafka does
+not describe fails the whole request: every resource gets INVALID_REQUEST.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..cluster.model import validate_topic_name
+from ..config import (BROKER_CONFIGS, TOPIC_CONFIGS, ConfigEntry, ConfigSource, describe_broker_configs,
+                      describe_topic_configs)
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from .broker_loggers import logger_levels
+from .config_admin import ConfigResourceType, effective_broker_config, parse_int32
+
+API_KEY = ApiKey.DESCRIBE_CONFIGS
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+Response = messages.response(API_KEY).cls
+Result = Response.DescribeConfigsResult
+Entry = Response.DescribeConfigsResourceResult
+Synonym = Response.DescribeConfigsSynonym
+
+DESCRIBABLE = {ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
+               ConfigResourceType.CLIENT_METRICS}
+
+
+@dataclass(frozen=True)
+class Options:
+    include_synonyms: bool
+    include_documentation: bool
+
+
+async def handle(request, ctx):
+    if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
+        return Response(results=[_failure(resource, KafkaError(ErrorCode.INVALID_REQUEST,
+                                                               ErrorCode.INVALID_REQUEST.message))
+                                 for resource in request.resources])
+    options = Options(include_synonyms=ctx.api_version >= 1 and request.include_synonyms,
+                      include_documentation=ctx.api_version >= 3 and request.include_documentation)
+    return Response(results=[_describe(resource, options, ctx) for resource in request.resources])
+
+
+def _describe(resource, options: Options, ctx):
+    try:
+        entries = _entries(resource, options, ctx)
+    except KafkaError as exc:
+        return _failure(resource, exc)
+    wanted = resource.configuration_keys
+    if wanted:
+        entries = [entry for entry in entries if entry.name in wanted]
+    return Result(error_code=ErrorCode.NONE, resource_type=resource.resource_type,
+                  resource_name=resource.resource_name, configs=entries)
+
+
+def _failure(resource, error: KafkaError):
+    return Result(error_code=error.code, error_message=error.message, resource_type=resource.resource_type,
+                  resource_name=resource.resource_name, configs=[])
+
+
+def _entries(resource, options: Options, ctx) -> list:
+    kind = ConfigResourceType(resource.resource_type)
+    if kind is ConfigResourceType.TOPIC:
+        return _topic_entries(resource.resource_name, options, ctx)
+    if kind is ConfigResourceType.BROKER:
+        return _broker_entries(resource.resource_name, options, ctx)
+    if kind is ConfigResourceType.BROKER_LOGGER:
+        return _logger_entries(resource.resource_name, ctx.broker.broker_id)
+    return _client_metrics_entries(resource.resource_name)
+
+
+def _topic_entries(name: str, options: Options, ctx) -> list:
+    validate_topic_name(name)
+    info = ctx.broker.metadata.topic(name)
+    if info is None:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka leaves the message empty
+    entries = describe_topic_configs(info.configs, effective_broker_config(ctx.broker))
+    return [_entry(entry, options, TOPIC_CONFIGS[entry.name].doc) for entry in entries]
+
+
+def _broker_entries(name: str, options: Options, ctx) -> list:
+    broker_id = ctx.broker.broker_id
+    if name:
+        node_id = parse_int32(name)
+        if node_id is None:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+        if node_id != broker_id:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} or "
+                                                        f"empty string, but received {name}")
+    entries = describe_broker_configs(effective_broker_config(ctx.broker), per_broker=bool(name))
+    return [_entry(entry, options, _broker_doc(entry.name)) for entry in entries]
+
+
+def _broker_doc(name: str) -> str:
+    definition = BROKER_CONFIGS.get(name)
+    return definition.doc if definition is not None else ""
+
+
+def _logger_entries(name: str, broker_id: int) -> list:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
+    node_id = parse_int32(name)
+    if node_id is None:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
+    if node_id != broker_id:
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected broker id, expected {broker_id} but received {name}")
+    return [Entry(name=logger, value=level, read_only=False, is_sensitive=False, synonyms=[],
+                  config_source=ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
+            for logger, level in logger_levels().items()]
+
+
+def _client_metrics_entries(name: str) -> list:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
+    return []
+
+
+def _entry(entry: ConfigEntry, options: Options, documentation: str):
+    synonyms = [Synonym(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
+    return Entry(name=entry.name, value=entry.value, read_only=entry.read_only, is_default=entry.is_default,
+                 config_source=entry.source, is_sensitive=entry.is_sensitive,
+                 synonyms=synonyms if options.include_synonyms else [], config_type=entry.type,
+                 documentation=(documentation or None) if options.include_documentation else None)

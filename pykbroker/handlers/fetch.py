@@ -1,0 +1,138 @@
+"""Fetch (key 1), versions 0-17.
+
+Reads stored batches and sends them as they lie on disk (file regions handed to `sendfile`), with
+long polling: the response goes out as soon as `min_bytes` are readable, or after `max_wait_ms`.
+Per-partition `partition_max_bytes` and the response-wide `max_bytes` (v3+) limit the size, except
+that the first batch is always returned whole so that a consumer can make progress.
+
+- v0-v3 clients read only magic 0/1 message sets: their data is down-converted (v0-v1 to magic
+  0, v2-v3 to magic 1) in memory.
+- v4+ carry the last stable offset and, for read_committed (isolation level 1), the aborted
+  transactions (none while the broker has no transactions).
+- v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
+  preferred read replica (always -1: read from the leader); v13+ name topics by id.
+- A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
+  fetch offset tells the leader how far it has replicated.
+"""
+from __future__ import annotations
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import ZERO_UUID
+from ..protocol.errors import ErrorCode
+from ..records import batch, legacy
+from ..records.errors import UnsupportedCompressionError
+from ..replication.fetch_session import PartitionFetchRequest, PartitionFetchResult, \
+    TopicIdPartition
+from ..replication.replica_manager import FetchRequestPartition, now_ms
+
+API_KEY = ApiKey.FETCH
+MIN_VERSION = 0
+MAX_VERSION = 17
+
+Response = messages.response(API_KEY).cls
+READ_COMMITTED = 1
+
+
+async def handle(request, ctx):
+    version = ctx.api_version
+    broker = ctx.broker
+    replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
+    session = broker.fetch_sessions.new_context(
+        version=version,
+        session_id=request.session_id if version >= 7 else 0,
+        session_epoch=request.session_epoch if version >= 7 else -1,
+        fetch_data={_key(t, p.partition, version): _partition_request(p, version)
+                    for t in request.topics for p in t.partitions},
+        forgotten=[_key(t, p, version) for t in _forgotten_topics(request, version)
+                   for p in t.partitions],
+        is_follower=replica_id >= 0,
+        now_ms=now_ms(),
+        topic_names=broker.topic_names_by_id() if version >= 13 else None,
+    )
+    to_read = session.partitions_to_read()
+    read = await broker.replica_manager.fetch_records(
+        [(key.topic_partition, _as_read(p)) for key, p in to_read],
+        replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
+        max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF)
+    results = {key: _as_session_result(read[key.topic_partition], version) for key, _ in to_read}
+    error, session_id, included = session.build_response(results, now_ms=now_ms())
+    isolation = request.isolation_level if version >= 4 else 0
+    return Response(error_code=error, session_id=session_id,
+                    responses=_topic_responses(included, version, isolation))
+
+
+def _key(topic, partition: int, version: int) -> TopicIdPartition:
+    if version >= 13:
+        return TopicIdPartition(topic.topic_id, None, partition)
+    return TopicIdPartition(ZERO_UUID, topic.topic, partition)
+
+
+def _forgotten_topics(request, version: int) -> list:
+    return request.forgotten_topics_data if version >= 7 else []
+
+
+def _partition_request(p, version: int) -> PartitionFetchRequest:
+    return PartitionFetchRequest(
+        fetch_offset=p.fetch_offset,
+        log_start_offset=p.log_start_offset if version >= 5 else -1,
+        max_bytes=p.partition_max_bytes,
+        current_leader_epoch=p.current_leader_epoch if version >= 9 else -1,
+        last_fetched_epoch=p.last_fetched_epoch if version >= 12 else -1)
+
+
+def _as_read(p: PartitionFetchRequest) -> FetchRequestPartition:
+    return FetchRequestPartition(p.fetch_offset, p.max_bytes, p.current_leader_epoch,
+                                 p.log_start_offset)
+
+
+def _as_session_result(result, version: int) -> PartitionFetchResult:
+    error = result.error
+    try:
+        records = _records_for_version(result.records, version)
+    except UnsupportedCompressionError:  # zstd data cannot be down-converted for v0-v3
+        error, records = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, b""
+    return PartitionFetchResult(error_code=error, high_watermark=result.high_watermark,
+                                last_stable_offset=result.last_stable_offset,
+                                log_start_offset=result.log_start_offset,
+                                records_size=len(records), records=records)
+
+
+def _topic_responses(entries, version: int, isolation: int) -> list:
+    topics: dict = {}
+    for key, result in entries:
+        topic = topics.get((key.topic, key.topic_id))
+        if topic is None:
+            topic = topics[(key.topic, key.topic_id)] = Response.FetchableTopicResponse(
+                topic=key.topic, topic_id=key.topic_id, partitions=[])
+        topic.partitions.append(_partition_response(key.partition, result, version, isolation))
+    return list(topics.values())
+
+
+def _partition_response(index: int, result: PartitionFetchResult, version: int, isolation: int):
+    return Response.PartitionData(
+        partition_index=index,
+        error_code=result.error_code,
+        high_watermark=result.high_watermark,
+        last_stable_offset=result.last_stable_offset,
+        log_start_offset=result.log_start_offset,
+        aborted_transactions=[] if isolation == READ_COMMITTED else None,
+        records=result.records if result.records is not None else b"",
+    )
+
+
+def _records_for_version(regions: list, version: int):
+    if not regions:
+        return b""
+    if version >= 4:
+        return regions[0] if len(regions) == 1 else b"".join(r.read_bytes() for r in regions)
+    data = b"".join(r.read_bytes() for r in regions)
+    return _down_convert(data, magic=0 if version <= 1 else 1)
+
+
+def _down_convert(data: bytes, magic: int) -> bytes:
+    """Whole batches only (a fetch may end in a partial one), as a legacy message set."""
+    end = 0
+    for pos, header in batch.iter_headers(data):
+        end = pos + header.size
+    return legacy.downconvert(data[:end], magic) if end else b""

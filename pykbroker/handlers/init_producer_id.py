@@ -1,0 +1,24 @@
+"""InitProducerId (key 22), versions 0-5: producer ids for idempotent producers.
+
+Without a transactional id the broker hands out a fresh producer id with epoch 0, as Kafka does
+(also when a v3+ client passes its current id and epoch to bump it after an error: an idempotent
+producer simply gets a new id). Transactional ids need the transaction coordinator, which this
+broker does not have yet: such requests get COORDINATOR_NOT_AVAILABLE, as from a Kafka cluster
+whose transaction coordinator is unavailable.
+"""
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+
+API_KEY = ApiKey.INIT_PRODUCER_ID
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    if request.transactional_id is not None:
+        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+    producer_id = ctx.broker.producer_ids.generate_producer_id()
+    return Response(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -1,0 +1,76 @@
+"""ListOffsets (key 2), versions 0-9.
+
+Per partition, the offset for a timestamp: -2 earliest (the log start offset), -1 latest (the high
+watermark, or the last stable offset for read_committed), -3 the record with the largest timestamp
+(v7+), -4 earliest local (v8+, the log start offset here), -5 latest tiered (v9+, nothing is
+tiered: -1). For a real timestamp, the earliest offset whose record timestamp is at or after it,
+which may lie inside a batch; -1 when there is none below the high watermark.
+
+v0 answers with a list of offsets (`old_style_offsets`); v1+ with one offset and its timestamp;
+v4+ with the leader epoch of that offset and fencing by `current_leader_epoch`. A partition named
+twice in one request gets INVALID_REQUEST (v1+).
+"""
+from collections import Counter
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+
+API_KEY = ApiKey.LIST_OFFSETS
+MIN_VERSION = 0
+MAX_VERSION = 9
+
+Response = messages.response(API_KEY).cls
+LATEST = -1
+MAX_TIMESTAMP = -3
+CONSUMER_REPLICA_ID = -1
+READ_COMMITTED = 1
+
+
+async def handle(request, ctx):
+    version = ctx.api_version
+    named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
+    isolation = request.isolation_level if version >= 2 else 0
+    topics = []
+    for topic in request.topics:
+        partitions = []
+        for p in topic.partitions:
+            if version >= 1 and named[(topic.name, p.partition_index)] > 1:
+                partitions.append(_error(p.partition_index, ErrorCode.INVALID_REQUEST))
+                continue
+            partitions.append(_lookup(ctx, request.replica_id, isolation, topic.name, p, version))
+        topics.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+    return Response(topics=topics)
+
+
+def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
+    try:
+        partition = ctx.broker.replica_manager.leader_partition(topic, p.partition_index)
+        if version >= 4:
+            partition.check_leader_epoch(p.current_leader_epoch)
+    except KafkaError as exc:
+        return _error(p.partition_index, exc.code)
+    fetchable = (partition.last_stable_offset if isolation == READ_COMMITTED
+                 else partition.high_watermark)
+    if p.timestamp == LATEST:
+        found = partition.log.latest()._replace(offset=fetchable)
+    else:
+        found = partition.log.offset_for_timestamp(p.timestamp)
+        searched = p.timestamp >= 0 or p.timestamp == MAX_TIMESTAMP
+        if (found is not None and searched and replica_id == CONSUMER_REPLICA_ID
+                and found.offset >= fetchable):
+            found = None
+    if found is None:
+        return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index,
+                                                     old_style_offsets=[])
+    return Response.ListOffsetsPartitionResponse(
+        partition_index=p.partition_index,
+        old_style_offsets=[found.offset],
+        timestamp=found.timestamp,
+        offset=found.offset,
+        leader_epoch=found.leader_epoch,
+    )
+
+
+def _error(index: int, code: ErrorCode):
+    return Response.ListOffsetsPartitionResponse(partition_index=index, error_code=code)

@@ -1,0 +1,107 @@
+"""Produce (key 0), versions 0-11.
+
+Each partition's records are appended as they came (offsets assigned in the batch header); the
+response carries the base offset, the LogAppendTime when the topic uses it (v2+), the log start
+offset (v5+), and per-batch errors with a message (v8+).
+
+- v0-v2 carry legacy magic 0/1 message sets: they are up-converted to one magic 2 batch, since
+  the log stores magic 2 only (as Kafka 3 does).
+- v3+ must carry exactly one magic 2 batch per partition (INVALID_RECORD otherwise).
+- zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE before).
+- acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS). acks=0 gets no response; if any partition
+  failed, the connection is closed instead so that the client refreshes its metadata.
+- acks=-1 waits until the in-sync replicas have the data, at most `timeout_ms`.
+"""
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from ..records import batch, legacy
+from ..records.compression import ZSTD
+from ..records.errors import InvalidRecordError
+from ..replication.replica_manager import ProduceResult
+from .context import CloseConnection
+
+API_KEY = ApiKey.PRODUCE
+MIN_VERSION = 0
+MAX_VERSION = 11
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    acks = request.acks
+    if acks not in (-1, 0, 1):
+        return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
+    entries, early_results = _collect_partitions(request, ctx.api_version)
+    results = await ctx.broker.replica_manager.append_records(
+        entries, required_acks=acks, timeout_ms=request.timeout_ms)
+    results.update(early_results)
+    if acks == 0:
+        failed = [tp for tp, r in results.items() if r.error != ErrorCode.NONE]
+        if failed:
+            raise CloseConnection(f"acks=0 produce failed for {failed}: "
+                                  f"{results[failed[0]].error.name}")
+        return None
+    return _response(request, results)
+
+
+def _collect_partitions(request, version: int):
+    """({tp: magic 2 records} to append, {tp: result} for partitions rejected up front)."""
+    entries, rejected = {}, {}
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            tp = (topic.name, part.index)
+            try:
+                entries[tp] = _as_single_v2_batch(part.records, version)
+            except InvalidRecordError as exc:
+                rejected[tp] = ProduceResult(ErrorCode.INVALID_RECORD, error_message=str(exc))
+            except KafkaError as exc:
+                rejected[tp] = ProduceResult(exc.code, error_message=exc.message)
+    return entries, rejected
+
+
+def _as_single_v2_batch(records, version: int) -> bytearray:
+    if not records:
+        raise InvalidRecordError("Produce request has no records for a partition")
+    magic = batch.read_magic(records)
+    if magic < 2:
+        if version >= 3:
+            raise InvalidRecordError(f"Produce requests with version {version} are only "
+                                     "allowed to contain record batches with magic version 2")
+        return bytearray(legacy.upconvert_to_v2(bytes(records), base_offset=0))
+    header = batch.parse_header(records)
+    if version < 7 and header.compression == ZSTD:
+        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+                         "Produce requests with version below 7 cannot use zstd compression")
+    if version >= 3 and header.size != len(records):
+        raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
+                                 "contain exactly one record batch per partition")
+    return records if isinstance(records, bytearray) else bytearray(records)
+
+
+def _partition_response(index: int, result: ProduceResult):
+    return Response.PartitionProduceResponse(
+        index=index,
+        error_code=result.error,
+        base_offset=result.base_offset,
+        log_append_time_ms=result.log_append_time,
+        log_start_offset=result.log_start_offset,
+        record_errors=[Response.BatchIndexAndErrorMessage(batch_index=i,
+                                                          batch_index_error_message=message)
+                       for i, message in result.record_errors],
+        error_message=result.error_message,
+    )
+
+
+def _response(request, results):
+    return Response(responses=[
+        Response.TopicProduceResponse(name=topic.name, partition_responses=[
+            _partition_response(part.index, results[(topic.name, part.index)])
+            for part in topic.partition_data])
+        for topic in request.topic_data
+    ])
+
+
+def _uniform_response(request, error: ErrorCode):
+    return _response(request, {(t.name, p.index): ProduceResult(error)
+                               for t in request.topic_data for p in t.partition_data})

@@ -1,0 +1,258 @@
+"""Log compaction (cleanup.policy=compact): keep the latest record of each key.
+
+One pass, as Kafka's cleaner does it:
+1. map each key of the dirty section [first dirty offset, first uncleanable offset) to its
+   last offset (`OffsetMap`, bounded: when full the pass stops there);
+2. rewrite the segments up to the end of the map, in groups of at most segment.bytes, into
+   `<base>.log.cleaned` files, keeping a record if no later record has its key;
+3. the log swaps each cleaned group in atomically (see `Log.replace_segments`).
+
+What is kept, and how (Kafka's rules): offsets never change (a rewritten batch keeps its
+base offset, last offset delta, producer id, epoch and base sequence; gaps are fine); a
+batch that lost all its records is dropped, except the last batch of a still active
+producer (its sequence numbers matter) and the last batch of a group (so a group's offset
+range is known), which stay as empty batches; keyless records are dropped. A tombstone
+(null value) is kept by the first pass that sees it, which stamps its batch with a delete
+horizon of now + delete.retention.ms (attribute bit 6, the base timestamp holding the
+horizon); a later pass after the horizon drops it. Records of aborted transactions are
+dropped; transaction markers are kept.
+"""
+from __future__ import annotations
+
+import hashlib
+import struct
+from typing import Callable, NamedTuple
+
+from pykbroker.records.batch import (
+    ATTRIBUTES_OFFSET, DELETE_HORIZON_MASK, BatchHeader, parse_header, write_crc,
+)
+from pykbroker.records.records import Record, build_batch, decode_batch
+
+from .scan import StoredBatch
+from .segment import Segment
+from .txn_index import AbortedTxn
+
+DEFAULT_MAX_MAP_ENTRIES = 250_000
+
+
+def key_digest(key: bytes) -> bytes:
+    return hashlib.md5(key).digest()
+
+
+class OffsetMap:
+    """key -> last offset, holding at most `max_entries` keys (by 16-byte digest, as Kafka)."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self._offsets: dict[bytes, int] = {}
+        self.latest_offset = -1
+
+    def __len__(self) -> int:
+        return len(self._offsets)
+
+    @property
+    def is_full(self) -> bool:
+        return len(self._offsets) >= self.max_entries
+
+    def put(self, key: bytes, offset: int) -> None:
+        self._offsets[key_digest(key)] = offset
+        self.latest_offset = offset
+
+    def get(self, key: bytes) -> int:
+        return self._offsets.get(key_digest(key), -1)
+
+
+class AbortedRanges:
+    """The offset ranges of aborted transactions, by producer id."""
+
+    def __init__(self, aborted: list[AbortedTxn]) -> None:
+        self._by_producer: dict[int, list[tuple[int, int]]] = {}
+        for txn in aborted:
+            self._by_producer.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+
+    def contains(self, header: BatchHeader) -> bool:
+        ranges = self._by_producer.get(header.producer_id, ())
+        return header.is_transactional and any(first <= header.base_offset <= last for first, last in ranges)
+
+
+# -- 1. the offset map --------------------------------------------------------------------
+
+def build_offset_map(segments: list[Segment], start: int, end: int, offset_map: OffsetMap,
+                     aborted: AbortedRanges) -> None:
+    """Map the keys of records in [start, end); stops early when the map is full."""
+    for segment in segments:
+        if not map_segment(segment, start, end, offset_map, aborted):
+            return
+
+
+def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
+                aborted: AbortedRanges) -> bool:
+    """Add one segment's keys; False once the map is full."""
+    position = segment.offset_index.lookup(start).position
+    for batch in segment.iter_batches(position):
+        header = batch.header
+        if header.last_offset < start or header.is_control or aborted.contains(header):
+            continue
+        if header.base_offset >= end:
+            return True
+        for record in decode_batch(batch.data, verify_crc=False)[1]:
+            if record.key is None or not start <= record.offset < end:
+                continue
+            if offset_map.is_full:
+                return False
+            offset_map.put(record.key, record.offset)
+    return True
+
+
+# -- 2. grouping and rewriting ------------------------------------------------------------
+
+def group_segments_by_size(segments: list[Segment], max_size: int, max_index_size: int,
+                           first_uncleanable_offset: int) -> list[list[Segment]]:
+    """Consecutive segments merged while their data and indexes fit one segment (Kafka's rule).
+
+    A group never ends with an empty segment (its offset range could not be told from the
+    cleaned file); such a segment is left alone.
+    """
+    groups = []
+    remaining = list(segments)
+    while remaining:
+        group = [remaining.pop(0)]
+        log_size = group[0].size
+        index_size = group[0].offset_index.size_in_bytes
+        time_index_size = group[0].time_index.size_in_bytes
+        while remaining and fits(group, remaining, log_size, index_size, time_index_size,
+                                 max_size, max_index_size, first_uncleanable_offset):
+            following = remaining.pop(0)
+            group.append(following)
+            log_size += following.size
+            index_size += following.offset_index.size_in_bytes
+            time_index_size += following.time_index.size_in_bytes
+        while group and group[-1].size == 0:
+            group.pop()
+        if group:
+            groups.append(group)
+    return groups
+
+
+def fits(group, remaining, log_size, index_size, time_index_size, max_size, max_index_size,
+         first_uncleanable_offset) -> bool:
+    candidate = remaining[0]
+    last_offset = remaining[1].base_offset - 1 if len(remaining) > 1 else first_uncleanable_offset - 1
+    return (log_size + candidate.size <= max_size
+            and index_size + candidate.offset_index.size_in_bytes <= max_index_size
+            and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
+            and (candidate.size == 0 or last_offset - group[0].base_offset <= 0x7FFFFFFF))
+
+
+class CleaningRules(NamedTuple):
+    """What decides the fate of each record and batch in one pass."""
+
+    offset_map: OffsetMap
+    now_ms: int
+    delete_retention_ms: int
+    last_records: dict[int, tuple[int, int]]  # producer id -> (last data offset, epoch)
+    aborted: AbortedRanges
+
+
+def clean_group(group: list[Segment], rules: CleaningRules,
+                new_segment: Callable[[int], Segment]) -> tuple[Segment, int, int]:
+    """Write the retained batches of `group` into a new `.cleaned` segment.
+
+    Returns (cleaned segment, bytes read, bytes written); the segment is flushed and closed
+    for appends.
+    """
+    cleaned = new_segment(group[0].base_offset)
+    group_end = group[-1].read_next_offset()
+    read = written = 0
+    for segment in group:
+        for batch in segment.iter_batches():
+            read += batch.header.size
+            kept = filter_batch(batch, rules, retain_empty=batch.header.next_offset == group_end)
+            if kept is not None:
+                append_batch(cleaned, kept)
+                written += len(kept)
+    cleaned.on_become_inactive()
+    cleaned.flush()
+    cleaned.set_last_modified_ms(group[-1].last_modified_ms())
+    return cleaned, read, written
+
+
+def append_batch(segment: Segment, data: bytes) -> None:
+    header = parse_header(data)
+    segment.append(header.last_offset, header.max_timestamp, header.last_offset, data)
+
+
+def filter_batch(batch: StoredBatch, rules: CleaningRules, *, retain_empty: bool) -> bytes | None:
+    """The batch as it stays in the log: unchanged, rewritten, emptied, or None (dropped)."""
+    header = batch.header
+    if header.is_control:
+        return bytes(batch.data)
+    retain_empty = retain_empty or is_last_batch_of_active_producer(header, rules.last_records)
+    if rules.aborted.contains(header):
+        return empty_batch(header) if retain_empty else None
+    records = decode_batch(batch.data, verify_crc=False)[1]
+    retained = [record for record in records if should_retain(header, record, rules)]
+    if not retained:
+        return empty_batch(header) if retain_empty else None
+    has_horizon = bool(header.attributes & DELETE_HORIZON_MASK)
+    needs_horizon = not has_horizon and any(record.value is None for record in retained)
+    if len(retained) == len(records) and not needs_horizon:
+        return bytes(batch.data)
+    horizon = rules.now_ms + rules.delete_retention_ms if needs_horizon else (
+        header.base_timestamp if has_horizon else None)
+    return rebuild_batch(header, retained, horizon)
+
+
+def is_last_batch_of_active_producer(header: BatchHeader, last_records: dict[int, tuple[int, int]]) -> bool:
+    last = last_records.get(header.producer_id) if header.producer_id >= 0 else None
+    return last is not None and last[0] == header.last_offset
+
+
+def should_retain(header: BatchHeader, record: Record, rules: CleaningRules) -> bool:
+    if record.offset > rules.offset_map.latest_offset:
+        return True
+    if record.key is None:
+        return False
+    if record.offset < rules.offset_map.get(record.key):
+        return False
+    if record.value is not None:
+        return True
+    horizon_passed = bool(header.attributes & DELETE_HORIZON_MASK) and rules.now_ms >= header.base_timestamp
+    return not horizon_passed
+
+
+def rebuild_batch(header: BatchHeader, retained: list[Record], delete_horizon: int | None) -> bytes:
+    """A batch of `retained` records that keeps `header`'s offsets and producer metadata."""
+    base_timestamp = delete_horizon if delete_horizon is not None else retained[0].timestamp
+    records = [Record(offset_delta=record.offset - header.base_offset,
+                      timestamp_delta=record.timestamp - base_timestamp,
+                      key=record.key, value=record.value, headers=record.headers)
+               for record in retained]
+    max_timestamp = header.max_timestamp if header.is_log_append_time else max(r.timestamp for r in retained)
+    data = bytearray(build_batch(
+        records, base_offset=header.base_offset, compression=header.compression,
+        producer_id=header.producer_id, producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence, is_transactional=header.is_transactional,
+        log_append_time=header.is_log_append_time, partition_leader_epoch=header.partition_leader_epoch,
+        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
+        last_offset_delta=header.last_offset_delta))
+    if delete_horizon is not None:
+        set_delete_horizon_flag(data)
+    return bytes(data)
+
+
+def set_delete_horizon_flag(data: bytearray) -> None:
+    header = parse_header(data)
+    struct.pack_into(">h", data, ATTRIBUTES_OFFSET, header.attributes | DELETE_HORIZON_MASK)
+    write_crc(data, 0, header)
+
+
+def empty_batch(header: BatchHeader) -> bytes:
+    """A record-less batch keeping `header`'s offset range and producer metadata."""
+    return build_batch(
+        [], base_offset=header.base_offset, producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional, is_control=header.is_control,
+        log_append_time=header.is_log_append_time, partition_leader_epoch=header.partition_leader_epoch,
+        base_timestamp=header.max_timestamp, max_timestamp=header.max_timestamp,
+        last_offset_delta=header.last_offset_delta)

@@ -1,0 +1,42 @@
+"""Errors raised by the log: client-visible ones are KafkaError, the rest are for the broker.
+
+`RecordValidationError` is a KafkaError that also names the records at fault, for the
+ProduceResponse's `record_errors` (batch_index = the record's index within its batch).
+"""
+from __future__ import annotations
+
+from pykbroker.protocol.errors import ErrorCode, KafkaError
+
+__all__ = [
+    "ErrorCode", "KafkaError", "RecordValidationError", "LogError",
+    "OffsetsOutOfOrderError", "UnexpectedAppendOffsetError", "LogClosedError",
+]
+
+
+class RecordValidationError(KafkaError):
+    """A produce rejected because of particular records (Kafka: RecordValidationException)."""
+
+    def __init__(self, code: int, message: str, record_errors: list[tuple[int, str]]) -> None:
+        super().__init__(code, message)
+        self.record_errors = record_errors
+
+
+class LogError(Exception):
+    """A broker-internal log failure (never a client's fault)."""
+
+
+class OffsetsOutOfOrderError(LogError):
+    """A replicated append whose batch offsets do not increase."""
+
+
+class UnexpectedAppendOffsetError(LogError):
+    """A replicated append that starts below the log end offset."""
+
+    def __init__(self, message: str, first_offset: int, last_offset: int) -> None:
+        super().__init__(message)
+        self.first_offset = first_offset
+        self.last_offset = last_offset
+
+
+class LogClosedError(LogError):
+    """An operation on a log that was closed or deleted."""

@@ -1,0 +1,204 @@
+"""Names of the files in a log directory (Kafka's layout) and the open-file objects behind them.
+
+A partition lives in `<log.dir>/<topic>-<partition>`; each segment is `<20-digit base offset>`
+plus `.log`, `.index`, `.timeindex` and `.txnindex`, and producer state snapshots are
+`<offset>.snapshot`. Suffixes `.cleaned`, `.swap` and `.deleted` mark files of a compaction in
+progress, of a compaction being committed, and of files waiting to be removed.
+
+`OpenFile` keeps a descriptor open for as long as any object holds it, so a file region
+handed to the network layer stays readable after its segment is closed, renamed or deleted.
+`HandleCache` bounds how many inactive segments keep their files open.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+import uuid
+from collections import OrderedDict
+
+LOG_SUFFIX = ".log"
+INDEX_SUFFIX = ".index"
+TIME_INDEX_SUFFIX = ".timeindex"
+TXN_INDEX_SUFFIX = ".txnindex"
+SNAPSHOT_SUFFIX = ".snapshot"
+CLEANED_SUFFIX = ".cleaned"
+SWAP_SUFFIX = ".swap"
+DELETED_SUFFIX = ".deleted"
+TMP_SUFFIX = ".tmp"
+
+DELETE_DIR_SUFFIX = "-delete"
+FUTURE_DIR_SUFFIX = "-future"
+STRAY_DIR_SUFFIX = "-stray"
+
+SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFIX)
+
+_PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
+_DELETE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.[0-9a-f]{32}-delete$")
+
+
+def file_name(offset: int, suffix: str) -> str:
+    """`00000000000000000042.log` for offset 42 and suffix `.log`."""
+    return f"{offset:020d}{suffix}"
+
+
+def offset_from_file_name(name: str) -> int:
+    return int(name.split(".", 1)[0])
+
+
+def is_offset_file(name: str, suffix: str) -> bool:
+    """Whether `name` is `<20 digits><suffix>` exactly."""
+    return len(name) == 20 + len(suffix) and name.endswith(suffix) and name[:20].isdigit()
+
+
+def partition_dir_name(topic: str, partition: int) -> str:
+    return f"{topic}-{partition}"
+
+
+def parse_partition_dir(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a live partition directory; None for anything else."""
+    if name.endswith((DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)):
+        return None
+    match = _PARTITION_DIR.match(name)
+    if match is None:
+        return None
+    return match.group("topic"), int(match.group("partition"))
+
+
+def delete_dir_name(topic: str, partition: int) -> str:
+    """Where a deleted partition's directory is moved before it is removed (Kafka's naming)."""
+    return f"{topic}-{partition}.{uuid.uuid4().hex}{DELETE_DIR_SUFFIX}"
+
+
+def is_delete_dir(name: str) -> bool:
+    return _DELETE_DIR.match(name) is not None
+
+
+def fsync_dir(path: str) -> None:
+    """Make renames and file creations in directory `path` durable."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def write_atomically(path: str, data: bytes, *, fsync: bool) -> None:
+    """Replace `path` with `data` through a temporary file and a rename."""
+    tmp = path + TMP_SUFFIX
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        write_all(fd, data, 0)
+        if fsync:
+            os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+    if fsync:
+        fsync_dir(os.path.dirname(path) or ".")
+
+
+def write_all(fd: int, data, position: int) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.pwrite(fd, view, position)
+        view = view[written:]
+        position += written
+
+
+def remove_if_exists(path: str) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+
+
+class OpenFile:
+    """One open file descriptor, closed when the last holder lets go of this object (or by close())."""
+
+    __slots__ = ("fd", "path")
+
+    def __init__(self, path: str, *, writable: bool = False, create: bool = False) -> None:
+        flags = os.O_RDWR if writable else os.O_RDONLY
+        if create:
+            flags |= os.O_CREAT
+        self.fd = os.open(path, flags, 0o644)
+        self.path = path
+
+    def size(self) -> int:
+        return os.fstat(self.fd).st_size
+
+    def pread(self, length: int, position: int) -> bytes:
+        """Up to `length` bytes at `position` (fewer only at the end of the file)."""
+        data = os.pread(self.fd, length, position)
+        if len(data) == length or not data:
+            return data
+        parts = [data]
+        got = len(data)
+        while got < length:
+            more = os.pread(self.fd, length - got, position + got)
+            if not more:
+                break
+            parts.append(more)
+            got += len(more)
+        return b"".join(parts)
+
+    def write_at(self, data, position: int) -> None:
+        write_all(self.fd, data, position)
+
+    def truncate(self, size: int) -> None:
+        os.ftruncate(self.fd, size)
+
+    def fsync(self) -> None:
+        os.fsync(self.fd)
+
+    def fdatasync(self) -> None:
+        if hasattr(os, "fdatasync"):
+            os.fdatasync(self.fd)
+        else:  # pragma: no cover - macOS
+            os.fsync(self.fd)
+
+    def close(self) -> None:
+        fd, self.fd = self.fd, -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except OSError:
+            pass
+
+
+class HandleCache:
+    """Keeps at most `capacity` inactive segments with open files; evicts the least recently used.
+
+    Eviction only drops the segment's references (`release_files()`): anything still holding
+    an `OpenFile` (a pending fetch region, a cleaner) keeps it open until it is done.
+    """
+
+    def __init__(self, capacity: int = 1024) -> None:
+        self.capacity = capacity
+        self._owners: OrderedDict[int, object] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def touch(self, owner) -> None:
+        evicted = []
+        with self._lock:
+            key = id(owner)
+            if key in self._owners:
+                self._owners.move_to_end(key)
+                return
+            self._owners[key] = owner
+            while len(self._owners) > self.capacity:
+                _, oldest = self._owners.popitem(last=False)
+                evicted.append(oldest)
+        for oldest in evicted:
+            oldest.release_files()
+
+    def forget(self, owner) -> None:
+        with self._lock:
+            self._owners.pop(id(owner), None)
+
+    def __len__(self) -> int:
+        return len(self._owners)

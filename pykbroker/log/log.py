@@ -1,0 +1,704 @@
+"""One partition's log: segments on disk in Kafka's layout, and the offsets around them.
+
+    log = Log.open("/data/orders-0", LogConfig())
+    info = log.append_as_leader(bytearray(batch), leader_epoch=3)
+    log.high_watermark = log.log_end_offset          # the replication layer decides this
+    data = log.read(info.first_offset, 1 << 20, max_offset=log.high_watermark)
+
+Threading: every method may be called from the event loop thread; `flush`, `delete_old_segments`,
+`compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
+changes and is held only briefly: fsyncs and compaction's reading and writing happen
+outside it, and their results are swapped in under it. Reads take no lock at all: they work
+on the immutable segment list current when they start.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from typing import Callable
+
+from . import files
+from .cleaner import (
+    DEFAULT_MAX_MAP_ENTRIES, AbortedRanges, CleaningRules, OffsetMap, build_offset_map,
+    clean_group, group_segments_by_size,
+)
+from .config import LOG_APPEND_TIME, LogConfig, as_log_config
+from .deleter import DelayedDeleter
+from .epoch_cache import LeaderEpochCache
+from .errors import ErrorCode, KafkaError, LogClosedError, UnexpectedAppendOffsetError
+from .files import HandleCache
+from .loader import LogLoader
+from .producer_snapshot import SnapshotFiles
+from .producer_state import CLIENT, REPLICATION, BatchMetadata, CompletedTxn, ProducerAppend, ProducerStateManager
+from .replay import is_marker_candidate, read_marker, rebuild_producer_state
+from .results import AbortedTransaction, CleanerStats, FetchDataInfo, LogAppendInfo, TimestampAndOffset
+from .retention import deletable_segments, log_start_offset_breached, retention_ms_breached, retention_size_breached
+from .segment import Segment, now_ms as wall_clock_ms
+from .segments import SegmentList
+from .txn_index import AbortedTxn
+from .validation import (
+    AppendBatches, assign_offsets, split_batches, validate_follower_append, validate_leader_append,
+)
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+
+class Log:
+    """A partition's log. Construct with `Log.open`."""
+
+    def __init__(self, directory: str, config: LogConfig, *, topic: str, partition: int,
+                 fsync_before_ack: bool, handles: HandleCache, deleter: DelayedDeleter,
+                 time_ms: Callable[[], int], producer_id_expiration_ms: int) -> None:
+        self.directory = directory
+        self.topic = topic
+        self.partition = partition
+        self.config = config
+        self.fsync_before_ack = fsync_before_ack
+        self._handles = handles
+        self._deleter = deleter
+        self._time_ms = time_ms
+        self._lock = threading.RLock()
+        self.epoch_cache = LeaderEpochCache(os.path.join(directory, "leader-epoch-checkpoint"))
+        self.producers = ProducerStateManager(expiration_ms=producer_id_expiration_ms)
+        self.snapshots = SnapshotFiles(directory)
+        self._segments = SegmentList()
+        self.log_start_offset = 0
+        self._log_end_offset = 0
+        self.recovery_point = 0
+        self._high_watermark = 0
+        self._last_flush_ms = time_ms()
+        self._roll_flush_offset: int | None = None
+        self._truncations = 0
+        self._limit_position: tuple[int, Segment, int] | None = None
+        self.cleaner_checkpoint: int | None = None
+        self.closed = False
+
+    @classmethod
+    def open(cls, directory: str, config: LogConfig | dict | None = None, *, recovery_point: int = 0,
+             log_start_offset: int = 0, clean_shutdown: bool = False, fsync_before_ack: bool = False,
+             high_watermark: int | None = None, handles: HandleCache | None = None,
+             deleter: DelayedDeleter | None = None, time_ms: Callable[[], int] | None = None,
+             producer_id_expiration_ms: int = 86400000) -> "Log":
+        """Open (creating if needed) the log in `directory`, named `<topic>-<partition>`.
+
+        Without `clean_shutdown` the segments from `recovery_point` on are recovered.
+        """
+        parsed = files.parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        if parsed is None:
+            raise ValueError(f"{directory!r} is not named <topic>-<partition>")
+        os.makedirs(directory, exist_ok=True)
+        log = cls(directory, as_log_config(config), topic=parsed[0], partition=parsed[1],
+                  fsync_before_ack=fsync_before_ack, handles=HandleCache() if handles is None else handles,
+                  deleter=DelayedDeleter() if deleter is None else deleter, time_ms=time_ms or wall_clock_ms,
+                  producer_id_expiration_ms=producer_id_expiration_ms)
+        log._load(log_start_offset, recovery_point, clean_shutdown)
+        log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
+        return log
+
+    def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
+        loader = LogLoader(self.directory, segment_factory=self._segment, epoch_cache=self.epoch_cache,
+                           producers=self.producers, snapshots=self.snapshots, now_ms=self._time_ms())
+        loaded = loader.load(log_start_offset=log_start_offset, recovery_point=recovery_point,
+                             clean_shutdown=clean_shutdown)
+        self._segments = loaded.segments
+        self.log_start_offset = loaded.log_start_offset
+        self.recovery_point = loaded.recovery_point
+        self._log_end_offset = loaded.log_end_offset
+        self._segments.active.pin()
+
+    def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment:
+        make = Segment.create if create else Segment
+        return make(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
+                    max_index_bytes=self.config.segment_index_bytes, suffix=suffix, handles=self._handles,
+                    created_ms=self._time_ms())
+
+    # -- state ----------------------------------------------------------------------------
+
+    @property
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets."""
+        return self._log_end_offset
+
+    @property
+    def segments(self) -> SegmentList:
+        return self._segments
+
+    @property
+    def size(self) -> int:
+        return self._segments.size_in_bytes()
+
+    @property
+    def high_watermark(self) -> int:
+        return self._high_watermark
+
+    @high_watermark.setter
+    def high_watermark(self, offset: int) -> None:
+        """Set by the replication layer; kept within [log start offset, log end offset]."""
+        with self._lock:
+            self._high_watermark = min(max(offset, self.log_start_offset), self._log_end_offset)
+
+    def maybe_increment_high_watermark(self, offset: int) -> bool:
+        with self._lock:
+            if offset <= self._high_watermark:
+                return False
+            self.high_watermark = offset
+            return True
+
+    @property
+    def last_stable_offset(self) -> int:
+        """The high watermark, or the first offset of the oldest open transaction below it."""
+        first_unstable = self.producers.first_unstable_offset()
+        if first_unstable is not None and first_unstable < self._high_watermark:
+            return max(first_unstable, self.log_start_offset)
+        return self._high_watermark
+
+    def update_config(self, config: LogConfig | dict) -> None:
+        """Apply new topic configs (AlterConfigs); new segments pick up index settings."""
+        self.config = as_log_config(config, self.config)
+
+    def _now(self, now_ms: int | None) -> int:
+        return self._time_ms() if now_ms is None else now_ms
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise LogClosedError(f"log {self.topic}-{self.partition} is closed")
+
+    # -- appends --------------------------------------------------------------------------
+
+    def append_as_leader(self, records, *, leader_epoch: int, timestamp_type: str | None = None,
+                         now_ms: int | None = None, max_message_bytes: int | None = None,
+                         message_timestamp_difference_max_ms: int | None = None,
+                         origin: str = CLIENT) -> LogAppendInfo:
+        """Validate, assign offsets in place, stamp the epoch, and append batches from a producer.
+
+        `records` should be a bytearray (it is rewritten in place); origin "coordinator" is
+        for the broker's own writes (transaction markers, group metadata).
+        """
+        now = self._now(now_ms)
+        config = self.config
+        if message_timestamp_difference_max_ms is not None:
+            config = config.updated({"message.timestamp.difference.max.ms": message_timestamp_difference_max_ms})
+        log_append_time = (timestamp_type or config.message_timestamp_type) == LOG_APPEND_TIME
+        append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
+        validate_leader_append(append, config, origin=origin, now_ms=now, log_append_time=log_append_time,
+                               max_message_bytes=max_message_bytes or config.max_message_bytes)
+        with self._lock:
+            self._check_open()
+            assign_offsets(append, self._log_end_offset, leader_epoch, now if log_append_time else None)
+            self._check_append_size(append)
+            updates, completed, duplicate = self._check_producers(append, origin)
+            if duplicate is not None:
+                return self._duplicate_info(duplicate, append)
+            self._append(append, updates, completed, now)
+            info = self._append_info(append, now if log_append_time else -1)
+        self._after_append()
+        return info
+
+    def append_as_follower(self, records, *, now_ms: int | None = None) -> LogAppendInfo:
+        """Append batches replicated from the leader (offsets and epochs already assigned)."""
+        now = self._now(now_ms)
+        append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
+        validate_follower_append(append)
+        with self._lock:
+            self._check_open()
+            if append.first_offset < self._log_end_offset:
+                raise UnexpectedAppendOffsetError(
+                    f"First offset {append.first_offset} is less than the next offset "
+                    f"{self._log_end_offset}", append.first_offset, append.last_offset)
+            self._check_append_size(append)
+            updates, completed, _ = self._check_producers(append, REPLICATION)
+            self._append(append, updates, completed, now)
+            info = self._append_info(append, -1)
+        self._after_append()
+        return info
+
+    def _check_append_size(self, append: AppendBatches) -> None:
+        if append.valid_bytes > self.config.segment_bytes:
+            raise KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE,
+                             f"Message batch size is {append.valid_bytes} bytes in append to partition "
+                             f"{self.topic}-{self.partition}, which exceeds the maximum configured segment "
+                             f"size of {self.config.segment_bytes}.")
+
+    def _check_producers(self, append: AppendBatches, origin: str) -> tuple[
+            dict[int, ProducerAppend], list[CompletedTxn], BatchMetadata | None]:
+        """Producer checks for every batch; stops at a duplicate of an earlier client batch."""
+        updates: dict[int, ProducerAppend] = {}
+        completed: list[CompletedTxn] = []
+        for pos, header in append.batches:
+            if header.producer_id < 0:
+                continue
+            if origin == CLIENT:
+                entry = self.producers.last_entry(header.producer_id)
+                duplicate = entry.find_duplicate(header) if entry is not None else None
+                if duplicate is not None:
+                    return updates, completed, duplicate
+            update = updates.get(header.producer_id)
+            if update is None:
+                update = updates[header.producer_id] = self.producers.prepare(header.producer_id, origin)
+            marker = None
+            if is_marker_candidate(header):
+                marker = read_marker(memoryview(append.buffer)[pos:pos + header.size], header)
+            done = update.append(header, marker)
+            if done is not None:
+                completed.append(done)
+        return updates, completed, None
+
+    def _append(self, append: AppendBatches, updates: dict[int, ProducerAppend],
+                completed: list[CompletedTxn], now: int) -> None:
+        """Write the batches and apply everything they change (lock held)."""
+        for _, header in append.batches:
+            self._maybe_assign_epoch(header.partition_leader_epoch, header.base_offset)
+        max_timestamp, offset_of_max = append.max_timestamp_and_offset()
+        segment = self._maybe_roll(append, max_timestamp, now)
+        segment.append(append.last_offset, max_timestamp, offset_of_max, append.data())
+        self._log_end_offset = append.last_offset + 1
+        for update in updates.values():
+            self.producers.update(update)
+        for txn in completed:
+            if txn.is_aborted:
+                lso = self.producers.last_stable_offset(txn)
+                segment.txn_index.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, lso))
+            self.producers.complete_txn(txn)
+        self.producers.update_map_end_offset(self._log_end_offset)
+
+    def _maybe_assign_epoch(self, epoch: int, start_offset: int) -> None:
+        if epoch >= 0:
+            self.epoch_cache.assign(epoch, start_offset)
+
+    def _append_info(self, append: AppendBatches, log_append_time: int) -> LogAppendInfo:
+        max_timestamp, offset_of_max = append.max_timestamp_and_offset()
+        return LogAppendInfo(
+            first_offset=append.first_offset, last_offset=append.last_offset, max_timestamp=max_timestamp,
+            offset_of_max_timestamp=offset_of_max, log_append_time=log_append_time,
+            log_start_offset=self.log_start_offset, record_count=append.record_count,
+            valid_bytes=append.valid_bytes, last_leader_epoch=append.batches[-1][1].partition_leader_epoch)
+
+    def _duplicate_info(self, duplicate: BatchMetadata, append: AppendBatches) -> LogAppendInfo:
+        return LogAppendInfo(
+            first_offset=duplicate.first_offset, last_offset=duplicate.last_offset,
+            max_timestamp=duplicate.timestamp, offset_of_max_timestamp=duplicate.last_offset,
+            log_append_time=duplicate.timestamp, log_start_offset=self.log_start_offset,
+            record_count=append.record_count, valid_bytes=append.valid_bytes, duplicate=True)
+
+    def _after_append(self) -> None:
+        """The durability the configuration promises before the append is acknowledged."""
+        if self.fsync_before_ack:
+            self._segments.active.fdatasync_log()
+        if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self.flush()
+
+    # -- rolling --------------------------------------------------------------------------
+
+    def _maybe_roll(self, append: AppendBatches, max_timestamp: int, now: int) -> Segment:
+        segment = self._segments.active
+        if segment.should_roll(segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms,
+                               messages_size=append.valid_bytes, max_timestamp_in_messages=max_timestamp,
+                               max_offset_in_messages=append.last_offset, now=now):
+            return self.roll(append.first_offset)
+        return segment
+
+    def roll(self, expected_next_offset: int | None = None) -> Segment:
+        """Start a new active segment at max(expected_next_offset, log end offset)."""
+        with self._lock:
+            base = max(expected_next_offset or 0, self._log_end_offset)
+            active = self._segments.active
+            if active.base_offset == base and active.size == 0:
+                return active
+            active.on_become_inactive()
+            segment = self._segment(base, create=True)
+            if self.fsync_before_ack:
+                files.fsync_dir(self.directory)  # acknowledged data must be findable after a crash
+            segment.pin()
+            self._segments = self._segments.with_segment(segment)
+            self.producers.update_map_end_offset(base)
+            self._take_snapshot(base)
+            self._roll_flush_offset = base
+            return segment
+
+    def _take_snapshot(self, offset: int) -> None:
+        self.snapshots.write(offset, list(self.producers.producers.values()))
+
+    # -- reads ----------------------------------------------------------------------------
+
+    def read(self, fetch_offset: int, max_bytes: int, *, max_offset: int | None = None,
+             min_one_message: bool = True, read_committed: bool = False) -> FetchDataInfo:
+        """Batches from the one holding `fetch_offset`, never past `max_offset` (default: log end).
+
+        Consumers pass the high watermark (or, read_committed, the last stable offset) as
+        `max_offset`. With `read_committed` the aborted transactions overlapping the result
+        are attached. OFFSET_OUT_OF_RANGE outside [log start offset, log end offset].
+        """
+        segments, log_end_offset, log_start_offset = self._segments, self._log_end_offset, self.log_start_offset
+        if fetch_offset < log_start_offset or fetch_offset > log_end_offset:
+            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                             f"Received request for offset {fetch_offset} for partition "
+                             f"{self.topic}-{self.partition}, but we only have log segments in the range "
+                             f"{log_start_offset} to {log_end_offset}.")
+        limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
+        if fetch_offset >= limit:
+            return FetchDataInfo(fetch_offset)
+        for index in range(max(segments.floor_index(fetch_offset), 0), len(segments)):
+            segment = segments[index]
+            max_position = self._max_position(segments, index, limit, log_end_offset)
+            info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
+            if info is not None:
+                if read_committed:
+                    info.aborted_transactions = self._aborted_transactions(segments, index, info, log_end_offset)
+                return info
+        return FetchDataInfo(fetch_offset)
+
+    def _max_position(self, segments: SegmentList, index: int, limit: int, log_end_offset: int) -> int:
+        """Where a read of segment `index` must stop so that it stays below offset `limit`."""
+        segment = segments[index]
+        if limit >= segments.upper_bound(index, log_end_offset):
+            return segment.size
+        cached = self._limit_position
+        if cached is not None and cached[0] == limit and cached[1] is segment:
+            return cached[2]
+        located = segment.translate_offset(limit)
+        position = segment.size if located is None else located[1]
+        self._limit_position = (limit, segment, position)
+        return position
+
+    def _aborted_transactions(self, segments: SegmentList, index: int, info: FetchDataInfo,
+                              log_end_offset: int) -> list[AbortedTransaction]:
+        segment = segments[index]
+        upper = segment.fetch_upper_bound_offset(info.position, info.size)
+        if upper is None:
+            upper = segments.upper_bound(index, log_end_offset)
+        found = []
+        for later in range(index, len(segments)):
+            txns, complete = segments[later].txn_index.collect(info.fetch_offset, upper)
+            found.extend(AbortedTransaction(txn.producer_id, txn.first_offset) for txn in txns)
+            if complete:
+                break
+        return found
+
+    # -- offsets by time and epoch --------------------------------------------------------
+
+    def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
+        """ListOffsets: the earliest record with timestamp >= target_ms (or a special value).
+
+        -2 earliest, -1 latest, -3 the record with the max timestamp, -4 earliest local,
+        -5 latest tiered (nothing is tiered: offset -1). None when no record qualifies.
+        """
+        if target_ms in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return self.earliest()
+        if target_ms == LATEST_TIMESTAMP:
+            return self.latest()
+        if target_ms == MAX_TIMESTAMP:
+            return self.max_timestamp()
+        if target_ms == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(-1, -1, -1)
+        log_start_offset = self.log_start_offset
+        for segment in self._segments:
+            if segment.largest_timestamp() >= target_ms:
+                return segment.find_offset_by_timestamp(target_ms, log_start_offset)
+        return None
+
+    def earliest(self) -> TimestampAndOffset:
+        entry = self.epoch_cache.earliest_entry()
+        epoch = entry[0] if entry is not None and entry[1] <= self.log_start_offset else -1
+        return TimestampAndOffset(self.log_start_offset, -1, epoch)
+
+    def latest(self) -> TimestampAndOffset:
+        epoch = self.epoch_cache.latest_epoch
+        return TimestampAndOffset(self._log_end_offset, -1, -1 if epoch is None else epoch)
+
+    def max_timestamp(self) -> TimestampAndOffset | None:
+        """KIP-734: offset and timestamp of the (first) record with the largest timestamp."""
+        segments = list(self._segments)
+        best = max(segments, key=lambda segment: segment.max_timestamp_so_far)
+        return best.find_max_timestamp_record()
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        """OffsetForLeaderEpoch: (epoch, end offset), or None when the epoch is undefined."""
+        epoch, offset = self.epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
+        return None if offset < 0 else (epoch, offset)
+
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """Record the start of a leader epoch (a new leader does this at its log end offset)."""
+        with self._lock:
+            self._maybe_assign_epoch(leader_epoch, start_offset)
+
+    # -- truncation and log start ---------------------------------------------------------
+
+    def truncate_to(self, target_offset: int) -> bool:
+        """Remove everything at or above `target_offset`; False if there was nothing to remove."""
+        if target_offset < 0:
+            raise ValueError(f"cannot truncate to a negative offset ({target_offset})")
+        with self._lock:
+            self._check_open()
+            if target_offset >= self._log_end_offset:
+                self.epoch_cache.truncate_from_end(self._log_end_offset)
+                return False
+            if self._segments.first.base_offset > target_offset:
+                self._truncate_fully(target_offset, None)
+                return True
+            doomed = [s for s in self._segments if s.base_offset > target_offset]
+            self._segments = self._segments.without(doomed)
+            self._schedule_deletion(doomed)
+            active = self._segments.active
+            active.truncate_to(target_offset)
+            active.pin()
+            self._log_end_offset = target_offset
+            self.epoch_cache.truncate_from_end(target_offset)
+            self.log_start_offset = min(target_offset, self.log_start_offset)
+            self._rebuild_producer_state()
+            self._after_truncation()
+            return True
+
+    def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
+        """Delete all data; the log restarts empty at `new_offset`."""
+        with self._lock:
+            self._check_open()
+            self._truncate_fully(new_offset, log_start_offset)
+
+    def _truncate_fully(self, new_offset: int, log_start_offset: int | None) -> None:
+        doomed = list(self._segments)
+        self._schedule_deletion(doomed)
+        segment = self._segment(new_offset, create=True)
+        segment.pin()
+        self._segments = SegmentList([segment])
+        self.epoch_cache.clear()
+        self.snapshots.delete_where(lambda _: True)
+        self.producers.clear(new_offset)
+        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self._log_end_offset = new_offset
+        self._after_truncation()
+
+    def _after_truncation(self) -> None:
+        self.recovery_point = min(self.recovery_point, self._log_end_offset)
+        self._high_watermark = min(self._high_watermark, self._log_end_offset)
+        self._roll_flush_offset = None
+        self._limit_position = None
+        self._truncations += 1
+
+    def _rebuild_producer_state(self) -> None:
+        rebuild_producer_state(self.producers, self.snapshots, self._segments, self.log_start_offset,
+                               self._log_end_offset, self._time_ms())
+
+    def delete_records_before(self, offset: int) -> int:
+        """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark).
+
+        Returns the new log start offset (the low watermark). OFFSET_OUT_OF_RANGE past the
+        high watermark. Whole segments below it go at the next retention run.
+        """
+        with self._lock:
+            self._check_open()
+            if offset == -1:
+                offset = self._high_watermark
+            if offset < 0 or offset > self._high_watermark:
+                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
+                                 f"Cannot increment the log start offset to {offset} of partition "
+                                 f"{self.topic}-{self.partition} since it is larger than the high "
+                                 f"watermark {self._high_watermark}")
+            self._increment_log_start_offset(offset)
+            return self.log_start_offset
+
+    def _increment_log_start_offset(self, offset: int) -> None:
+        if offset <= self.log_start_offset:
+            return
+        self.log_start_offset = offset
+        self._high_watermark = max(self._high_watermark, offset)
+        self.recovery_point = max(self.recovery_point, offset)
+        self.epoch_cache.truncate_from_start(offset)
+
+    # -- retention ------------------------------------------------------------------------
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """Retention: segments below the log start offset, and by retention.ms / retention.bytes
+        when cleanup.policy includes delete. Returns how many segments were deleted."""
+        now = self._now(now_ms)
+        deleted = self._delete_segments_where(log_start_offset_breached(self.log_start_offset), now)
+        if self.config.delete:
+            if self.config.retention_bytes >= 0 and self.size >= self.config.retention_bytes:
+                deleted += self._delete_segments_where(
+                    retention_size_breached(self.size, self.config.retention_bytes), now)
+            if self.config.retention_ms >= 0:
+                deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
+        return deleted
+
+    def _delete_segments_where(self, should_delete, now: int) -> int:
+        with self._lock:
+            if self.closed:
+                return 0
+            deletable = deletable_segments(self._segments, high_watermark=self._high_watermark,
+                                           log_end_offset=self._log_end_offset, should_delete=should_delete)
+            count = len(deletable)
+            if count == len(self._segments):
+                rolled = self.roll()
+                if deletable[-1] is rolled:
+                    deletable.pop()
+            if deletable:
+                following = self._segments[len(deletable)]
+                self._increment_log_start_offset(following.base_offset)
+                self._segments = self._segments.without(deletable)
+                self._schedule_deletion(deletable, now)
+            return count
+
+    def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None:
+        """Rename to .deleted now, remove after file.delete.delay.ms."""
+        due = self._now(now) + self.config.file_delete_delay_ms
+        for segment in segments:
+            segment.change_suffix(files.DELETED_SUFFIX)
+            self.snapshots.delete(segment.base_offset)
+            self._deleter.schedule(due, segment.delete_files)
+        self._limit_position = None
+
+    def remove_expired_producers(self, now_ms: int | None = None) -> int:
+        with self._lock:
+            return self.producers.remove_expired(self._now(now_ms))
+
+    # -- compaction -----------------------------------------------------------------------
+
+    def cleanable_offsets(self, now_ms: int) -> tuple[int, int]:
+        """(first dirty offset, first uncleanable offset) for compaction."""
+        segments = self._segments
+        first_dirty = self.cleaner_checkpoint
+        if first_dirty is None or not self.log_start_offset <= first_dirty <= self._log_end_offset:
+            first_dirty = self.log_start_offset
+        first_uncleanable = min(self.last_stable_offset, segments.active.base_offset)
+        lag = max(self.config.min_compaction_lag_ms, 0)
+        if lag > 0:
+            for segment in segments.overlapping(first_dirty, segments.active.base_offset):
+                if segment.largest_timestamp() > now_ms - lag:
+                    first_uncleanable = min(first_uncleanable, segment.base_offset)
+                    break
+        return first_dirty, max(first_dirty, first_uncleanable)
+
+    def cleanable_ratio(self, now_ms: int) -> tuple[float, int]:
+        """(dirty bytes / total bytes, dirty bytes) of the cleanable part, as Kafka measures it."""
+        segments = self._segments
+        first_dirty, first_uncleanable = self.cleanable_offsets(now_ms)
+        uncleanable_base = (segments.floor(first_uncleanable) or segments.first).base_offset
+        clean = sum(s.size for s in segments.overlapping(-1, first_dirty))
+        dirty = sum(s.size for s in segments.overlapping(min(first_dirty, uncleanable_base), uncleanable_base))
+        total = clean + dirty
+        return (dirty / total if total else 0.0), dirty
+
+    def compact(self, now_ms: int | None = None, *,
+                max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanerStats | None:
+        """One compaction pass (see `cleaner`); None when there is nothing dirty to clean."""
+        now = self._now(now_ms)
+        with self._lock:
+            if self.closed:
+                return None
+            segments = self._segments
+            first_dirty, first_uncleanable = self.cleanable_offsets(now)
+            last_records = self.producers.last_records_of_active_producers()
+            truncations = self._truncations
+        if first_dirty >= first_uncleanable:
+            return None
+        dirty = [s for s in segments.overlapping(first_dirty, first_uncleanable) if s is not segments.active]
+        aborted = AbortedRanges([txn for segment in segments for txn in segment.txn_index.entries()])
+        offset_map = OffsetMap(max_map_entries)
+        build_offset_map(dirty, first_dirty, first_uncleanable, offset_map, aborted)
+        end_offset = offset_map.latest_offset + 1 if len(offset_map) else first_uncleanable
+        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted)
+        candidates = [s for s in segments.overlapping(0, end_offset) if s is not segments.active]
+        groups = group_segments_by_size(candidates, self.config.segment_bytes,
+                                        self.config.segment_index_bytes, first_uncleanable)
+        bytes_read = bytes_written = 0
+        for group in groups:
+            cleaned, read, written = clean_group(group, rules, self._cleaned_segment)
+            if not self.replace_segments(cleaned, group, truncations):
+                cleaned.delete_files()
+                return None
+            bytes_read, bytes_written = bytes_read + read, bytes_written + written
+        with self._lock:
+            self.cleaner_checkpoint = end_offset
+        return CleanerStats(end_offset, sum(len(group) for group in groups), bytes_read, bytes_written)
+
+    def _cleaned_segment(self, base_offset: int) -> Segment:
+        return self._segment(base_offset, suffix=files.CLEANED_SUFFIX, create=True)
+
+    def replace_segments(self, cleaned: Segment, old: list[Segment], truncations: int) -> bool:
+        """Swap a `.cleaned` segment in for `old` atomically; False if the log changed meanwhile
+        (closed, `old` no longer all there, or truncated since `truncations` was read).
+
+        Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it),
+        then the old segments become `.deleted` and the swap becomes the live segment.
+        """
+        with self._lock:
+            if self.closed or truncations != self._truncations:
+                return False
+            if not all(segment in self._segments for segment in old):
+                return False
+            cleaned.change_suffix(files.SWAP_SUFFIX)
+            files.fsync_dir(self.directory)
+            self._segments = self._segments.without(old)
+            self._schedule_deletion(old)
+            cleaned.change_suffix("")
+            cleaned.close()
+            self._segments = self._segments.with_segment(cleaned)
+            return True
+
+    # -- flushing -------------------------------------------------------------------------
+
+    def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
+        """fsync everything below `offset` (default: the log end), then move the recovery point."""
+        with self._lock:
+            if self.closed:
+                return
+            target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
+            start = self.recovery_point
+            segments = self._segments.overlapping(start, target)
+            truncations = self._truncations
+        if target <= start:
+            self.epoch_cache.flush()
+            self._last_flush_ms = self._now(now_ms)
+            return
+        for segment in segments:
+            try:
+                segment.flush()
+            except FileNotFoundError:
+                pass  # deleted meanwhile
+        for snapshot in self.snapshots.offsets():
+            if start < snapshot <= target:
+                self.snapshots.fsync(snapshot)
+        self.epoch_cache.flush()
+        files.fsync_dir(self.directory)
+        with self._lock:
+            if truncations == self._truncations:
+                self.recovery_point = max(self.recovery_point, target)
+            self._last_flush_ms = self._now(now_ms)
+
+    def flush_if_due(self, now_ms: int | None = None) -> bool:
+        """The periodic flush: segments rolled since the last call, and flush.ms."""
+        now = self._now(now_ms)
+        rolled, self._roll_flush_offset = self._roll_flush_offset, None
+        if rolled is not None:
+            self.flush(rolled, now_ms=now)
+        if now - self._last_flush_ms >= self.config.flush_ms:
+            self.flush(now_ms=now)
+            return True
+        return rolled is not None
+
+    # -- closing --------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Snapshot producer state at the log end and close the segments (no flush: see flush())."""
+        with self._lock:
+            if self.closed:
+                return
+            self.producers.update_map_end_offset(self._log_end_offset)
+            self._take_snapshot(self._log_end_offset)
+            for segment in self._segments:
+                segment.close()
+            self.closed = True
+
+    def mark_deleted(self) -> None:
+        """Stop using the log (its directory is being deleted)."""
+        with self._lock:
+            for segment in self._segments:
+                segment.abandon()
+            self.closed = True
+
+    def __repr__(self) -> str:
+        return (f"Log({self.topic}-{self.partition}, log_start_offset={self.log_start_offset}, "
+                f"log_end_offset={self._log_end_offset}, high_watermark={self._high_watermark})")

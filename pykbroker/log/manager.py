@@ -1,0 +1,341 @@
+"""All partition logs of a broker across its log directories, and their checkpoints.
+
+    manager = LogManager(["/data/a", "/data/b"], LogConfig())
+    log = manager.get_or_create("orders", 0, {"cleanup.policy": "compact"})
+    ...
+    manager.run_retention(now_ms)      # from a worker thread, periodically
+    manager.close()                    # flush, checkpoints, clean shutdown marker
+
+Each log directory holds Kafka's checkpoint files (recovery points, log start offsets, high
+watermarks, cleaner offsets) and, while the broker is stopped cleanly, `.kafka_cleanshutdown`.
+The marker is removed once the logs are loaded, so only a broker that did not close cleanly
+makes the next start recover its logs.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+from typing import Callable, Iterable, Mapping
+
+from . import checkpoint, files
+from .checkpoint import CorruptCheckpointError, TopicPartition
+from .cleaner import DEFAULT_MAX_MAP_ENTRIES
+from .config import LONG_MAX, LogConfig, as_log_config
+from .deleter import DelayedDeleter
+from .files import HandleCache
+from .log import Log
+from .results import CleanerStats
+from .segment import now_ms as wall_clock_ms
+
+CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+logger = logging.getLogger(__name__)
+
+ConfigProvider = Callable[[str], "LogConfig | Mapping | None"]
+
+
+class LogManager:
+    """Owns every `Log` of this broker; maintenance runs on the caller's worker thread."""
+
+    def __init__(self, log_dirs: Iterable[str], default_config: LogConfig | Mapping | None = None, *,
+                 fsync_before_ack: bool = False, topic_configs: ConfigProvider | None = None,
+                 time_ms: Callable[[], int] | None = None, producer_id_expiration_ms: int = 86400000,
+                 max_open_segments: int = 1024, cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
+        self.log_dirs = [os.path.abspath(path) for path in log_dirs]
+        if not self.log_dirs:
+            raise ValueError("at least one log directory is needed")
+        self.default_config = as_log_config(default_config)
+        self.fsync_before_ack = fsync_before_ack
+        self.cleaner_max_map_entries = cleaner_max_map_entries
+        self._topic_configs = topic_configs
+        self._time_ms = time_ms or wall_clock_ms
+        self._producer_id_expiration_ms = producer_id_expiration_ms
+        self._handles = HandleCache(max_open_segments)
+        self._deleter = DelayedDeleter()
+        self._logs: dict[TopicPartition, Log] = {}
+        self._dir_of: dict[TopicPartition, str] = {}
+        self._uncleanable: set[TopicPartition] = set()
+        self._checkpointed_log_starts: dict[TopicPartition, int] = {}
+        self._lock = threading.RLock()
+        self._checkpoint_lock = threading.Lock()
+        self.closed = False
+        for log_dir in self.log_dirs:
+            self._load_dir(log_dir)
+
+    # -- loading --------------------------------------------------------------------------
+
+    def _load_dir(self, log_dir: str) -> None:
+        os.makedirs(log_dir, exist_ok=True)
+        marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
+        clean = os.path.exists(marker)
+        recovery_points = self._read_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT)
+        log_starts = self._read_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT)
+        high_watermarks = self._read_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT)
+        cleaner_offsets = self._read_checkpoint(log_dir, checkpoint.CLEANER_OFFSET_CHECKPOINT)
+        for name in sorted(os.listdir(log_dir)):
+            path = os.path.join(log_dir, name)
+            if files.is_delete_dir(name):
+                self._deleter.schedule(0, lambda path=path: shutil.rmtree(path, ignore_errors=True))
+                continue
+            parsed = files.parse_partition_dir(name)
+            if parsed is None or not os.path.isdir(path):
+                continue
+            if parsed in self._logs:
+                raise RuntimeError(f"duplicate log directories for {parsed}: {self._dir_of[parsed]} and {log_dir}")
+            log = self._open_log(path, self._config_for(parsed[0]), clean_shutdown=clean,
+                                 recovery_point=recovery_points.get(parsed, 0),
+                                 log_start_offset=log_starts.get(parsed, 0),
+                                 high_watermark=high_watermarks.get(parsed))
+            log.cleaner_checkpoint = cleaner_offsets.get(parsed)
+            self._logs[parsed] = log
+            self._dir_of[parsed] = log_dir
+        files.remove_if_exists(marker)
+
+    @staticmethod
+    def _read_checkpoint(log_dir: str, name: str) -> dict[TopicPartition, int]:
+        path = os.path.join(log_dir, name)
+        try:
+            return checkpoint.read_offsets(path)
+        except CorruptCheckpointError as error:
+            logger.warning("ignoring corrupt checkpoint %s: %s", path, error)
+            return {}
+
+    def _open_log(self, path: str, config: LogConfig, **kwargs) -> Log:
+        return Log.open(path, config, fsync_before_ack=self.fsync_before_ack, handles=self._handles,
+                        deleter=self._deleter, time_ms=self._time_ms,
+                        producer_id_expiration_ms=self._producer_id_expiration_ms, **kwargs)
+
+    def _config_for(self, topic: str) -> LogConfig:
+        provided = self._topic_configs(topic) if self._topic_configs is not None else None
+        return as_log_config(provided, self.default_config)
+
+    # -- access ---------------------------------------------------------------------------
+
+    def get(self, topic: str, partition: int) -> Log | None:
+        return self._logs.get((topic, partition))
+
+    def get_or_create(self, topic: str, partition: int, config: LogConfig | Mapping | None = None) -> Log:
+        """The partition's log, created in the least loaded log directory if it does not exist.
+
+        A given `config` (Kafka-named overrides of the default, or a LogConfig) is applied
+        to an existing log too.
+        """
+        with self._lock:
+            key = (topic, partition)
+            log = self._logs.get(key)
+            if log is not None:
+                if config is not None:
+                    log.update_config(as_log_config(config, self.default_config))
+                return log
+            log_dir = self._least_loaded_dir()
+            resolved = as_log_config(config, self.default_config) if config is not None else self._config_for(topic)
+            path = os.path.join(log_dir, files.partition_dir_name(topic, partition))
+            log = self._open_log(path, resolved, clean_shutdown=True)
+            self._logs[key] = log
+            self._dir_of[key] = log_dir
+            return log
+
+    def _least_loaded_dir(self) -> str:
+        counts = {log_dir: 0 for log_dir in self.log_dirs}
+        for log_dir in self._dir_of.values():
+            counts[log_dir] += 1
+        return min(self.log_dirs, key=lambda log_dir: counts[log_dir])
+
+    def all_logs(self) -> list[Log]:
+        with self._lock:
+            return list(self._logs.values())
+
+    def log_dir_of(self, topic: str, partition: int) -> str | None:
+        return self._dir_of.get((topic, partition))
+
+    def update_topic_config(self, topic: str, config: LogConfig | Mapping) -> None:
+        """AlterConfigs: apply `config` to every partition of `topic` this broker holds."""
+        for (log_topic, _), log in list(self._logs.items()):
+            if log_topic == topic:
+                log.update_config(as_log_config(config, self.default_config))
+
+    def delete(self, topic: str, partition: int) -> bool:
+        """Remove the partition: its directory becomes `<tp>.<uuid>-delete`, removed later."""
+        with self._lock:
+            key = (topic, partition)
+            log = self._logs.pop(key, None)
+            log_dir = self._dir_of.pop(key, None)
+            self._uncleanable.discard(key)
+            if log is None:
+                return False
+            log.mark_deleted()
+            doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
+            os.replace(log.directory, doomed)
+            files.fsync_dir(log_dir)
+            due = self._time_ms() + log.config.file_delete_delay_ms
+            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))
+            self._write_dir_checkpoints(log_dir, forget=key)
+            return True
+
+    # -- checkpoints ----------------------------------------------------------------------
+
+    def _logs_in(self, log_dir: str) -> dict[TopicPartition, Log]:
+        with self._lock:
+            return {key: log for key, log in self._logs.items() if self._dir_of.get(key) == log_dir}
+
+    def checkpoint_recovery_points(self) -> None:
+        for log_dir in self.log_dirs:
+            offsets = {key: log.recovery_point for key, log in self._logs_in(log_dir).items()}
+            self._write_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT, offsets)
+
+    def checkpoint_log_start_offsets(self) -> None:
+        for log_dir in self.log_dirs:
+            offsets = {key: log.log_start_offset for key, log in self._logs_in(log_dir).items()
+                       if log.log_start_offset > log.segments.first.base_offset}
+            self._write_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT, offsets)
+
+    def checkpoint_cleaner_offsets(self) -> None:
+        for log_dir in self.log_dirs:
+            offsets = {key: log.cleaner_checkpoint for key, log in self._logs_in(log_dir).items()
+                       if log.cleaner_checkpoint is not None}
+            self._write_checkpoint(log_dir, checkpoint.CLEANER_OFFSET_CHECKPOINT, offsets)
+
+    def checkpoint_high_watermarks(self, high_watermarks: Mapping[TopicPartition, int] | None = None) -> None:
+        """Write `replication-offset-checkpoint` in each directory.
+
+        `high_watermarks` ({(topic, partition): hw}) are first set on the logs; logs not
+        mentioned are written with their current high watermark.
+        """
+        for key, value in (high_watermarks or {}).items():
+            log = self._logs.get(key)
+            if log is not None:
+                log.high_watermark = value
+        for log_dir in self.log_dirs:
+            offsets = {key: log.high_watermark for key, log in self._logs_in(log_dir).items()}
+            self._write_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT, offsets)
+
+    def read_high_watermarks(self) -> dict[TopicPartition, int]:
+        result: dict[TopicPartition, int] = {}
+        for log_dir in self.log_dirs:
+            result.update(self._read_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT))
+        return result
+
+    def _write_dir_checkpoints(self, log_dir: str, forget: TopicPartition) -> None:
+        """Rewrite a directory's checkpoints without a partition that was deleted."""
+        logs = self._logs_in(log_dir)
+        for name, value in ((checkpoint.RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point),
+                            (checkpoint.LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)):
+            self._write_checkpoint(log_dir, name, {key: value(log) for key, log in logs.items()})
+        for name in (checkpoint.REPLICATION_OFFSET_CHECKPOINT, checkpoint.CLEANER_OFFSET_CHECKPOINT):
+            with self._checkpoint_lock:
+                existing = self._read_checkpoint(log_dir, name)
+                if existing.pop(forget, None) is not None:
+                    checkpoint.write_offsets(os.path.join(log_dir, name), existing)
+
+    def _write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
+        with self._checkpoint_lock:
+            checkpoint.write_offsets(os.path.join(log_dir, name), offsets)
+
+    def write_all_checkpoints(self) -> None:
+        self.checkpoint_recovery_points()
+        self.checkpoint_log_start_offsets()
+        self.checkpoint_cleaner_offsets()
+        self.checkpoint_high_watermarks()
+
+    # -- maintenance (worker thread) ------------------------------------------------------
+
+    def run_retention(self, now_ms: int | None = None) -> int:
+        """Delete segments by retention and log start offset, expire producers, remove files
+        whose deletion delay is over, checkpoint log start offsets that moved. Returns the
+        number of segments deleted."""
+        now = self._time_ms() if now_ms is None else now_ms
+        deleted = 0
+        for log in self.all_logs():
+            try:
+                deleted += log.delete_old_segments(now)
+                log.remove_expired_producers(now)
+            except Exception:  # one failing log must not stop the others
+                logger.exception("retention failed for %r", log)
+        self._deleter.run_due(now)
+        self._checkpoint_log_starts_if_moved()
+        return deleted
+
+    def _checkpoint_log_starts_if_moved(self) -> None:
+        current = {key: log.log_start_offset for key, log in list(self._logs.items())}
+        if current != self._checkpointed_log_starts:
+            self.checkpoint_log_start_offsets()
+            self._checkpointed_log_starts = current
+
+    def run_compaction(self, now_ms: int | None = None) -> dict[TopicPartition, CleanerStats]:
+        """Compact every compacted log dirty enough (min.cleanable.dirty.ratio) or overdue
+        (max.compaction.lag.ms); a log whose compaction fails is not tried again."""
+        now = self._time_ms() if now_ms is None else now_ms
+        results = {}
+        for key, log in list(self._logs.items()):
+            if not log.config.compact or key in self._uncleanable or not self._needs_compaction(log, now):
+                continue
+            try:
+                stats = log.compact(now, max_map_entries=self.cleaner_max_map_entries)
+            except Exception:
+                logger.exception("compaction failed for %r; marking it uncleanable", log)
+                self._uncleanable.add(key)
+                continue
+            if stats is not None:
+                results[key] = stats
+        if results:
+            self.checkpoint_cleaner_offsets()
+        return results
+
+    @staticmethod
+    def _needs_compaction(log: Log, now: int) -> bool:
+        ratio, dirty_bytes = log.cleanable_ratio(now)
+        if dirty_bytes <= 0:
+            return False
+        return ratio > log.config.min_cleanable_dirty_ratio or compaction_overdue(log, now)
+
+    def run_flush(self, now_ms: int | None = None) -> int:
+        """Flush logs with rolled segments or past flush.ms; checkpoint recovery points if any."""
+        now = self._time_ms() if now_ms is None else now_ms
+        flushed = 0
+        for log in self.all_logs():
+            try:
+                flushed += bool(log.flush_if_due(now))
+            except Exception:
+                logger.exception("flush failed for %r", log)
+        if flushed:
+            self.checkpoint_recovery_points()
+        return flushed
+
+    # -- shutdown -------------------------------------------------------------------------
+
+    def close(self, broker_epoch: int = -1) -> None:
+        """Flush and close every log, write all checkpoints, then the clean shutdown markers."""
+        with self._lock:
+            if self.closed:
+                return
+            for log in self._logs.values():
+                log.flush()
+                log.close()
+            self.write_all_checkpoints()
+            self._deleter.run_all()
+            for log_dir in self.log_dirs:
+                write_clean_shutdown_marker(log_dir, broker_epoch)
+            self.closed = True
+
+
+def compaction_overdue(log: Log, now: int) -> bool:
+    """A dirty segment whose first batch is older than max.compaction.lag.ms."""
+    lag = log.config.max_compaction_lag_ms
+    if lag == LONG_MAX:
+        return False
+    segments = log.segments
+    first_dirty, _ = log.cleanable_offsets(now)
+    for segment in segments.overlapping(first_dirty, segments.active.base_offset):
+        timestamp = segment.first_batch_timestamp()
+        if timestamp is not None and 0 < timestamp < now - max(lag, 0):
+            return True
+    return False
+
+
+def write_clean_shutdown_marker(log_dir: str, broker_epoch: int = -1) -> None:
+    """`.kafka_cleanshutdown` with Kafka's JSON content."""
+    payload = json.dumps({"version": "0", "broker_epoch": str(broker_epoch)}).encode("utf-8")
+    files.write_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), payload, fsync=True)

@@ -1,0 +1,204 @@
+"""One partition as this broker sees it: its log, its leadership, its high watermark and ISR.
+
+The leader appends produced batches, tracks each follower's log end offset (learned from the
+follower's fetches), keeps the in-sync replica set (ISR) and moves the high watermark to the
+smallest log end offset over the ISR. Consumers read only below the high watermark; followers
+read up to the log end. With a single replica the ISR is the leader alone, so the high watermark
+follows the log end offset at once.
+
+ISR changes are proposed to the metadata store through `isr_listener`, which persists them
+(locally, or with a compare-and-set in ZooKeeper) before they count, as Kafka's AlterPartition does.
+"""
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+from typing import Callable
+
+from ..protocol.errors import ErrorCode, KafkaError
+
+
+@dataclass
+class FollowerState:
+    """What the leader knows of one follower, learned from its fetch requests."""
+
+    log_end_offset: int = -1
+    last_caught_up_ms: int = 0
+    last_fetch_ms: int = 0
+
+
+class Partition:
+    def __init__(self, topic: str, index: int, topic_id, log, local_broker_id: int) -> None:
+        self.topic = topic
+        self.index = index
+        self.topic_id = topic_id
+        self.log = log
+        self.local_broker_id = local_broker_id
+        self.leader_id = -1
+        self.leader_epoch = -1
+        self.partition_epoch = 0
+        self.replicas: list[int] = []
+        self.isr: list[int] = []
+        self.followers: dict[int, FollowerState] = {}
+        self.epoch_start_offset = 0  # where this leader's epoch began in the log
+        self.isr_listener: Callable[["Partition", list[int]], None] | None = None
+        self.bytes_appended = 0  # grows with every append: lets delayed fetches measure new data
+        self._append_marks: deque[tuple[int, int]] = deque(maxlen=1024)  # (end offset, bytes)
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.topic, self.index)
+
+    @property
+    def is_leader(self) -> bool:
+        return self.leader_id == self.local_broker_id
+
+    @property
+    def high_watermark(self) -> int:
+        return self.log.high_watermark
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.log.log_end_offset
+
+    @property
+    def log_start_offset(self) -> int:
+        return self.log.log_start_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """Without open transactions, the last stable offset is the high watermark."""
+        return self.high_watermark
+
+    def make_leader(self, leader_epoch: int, replicas: list[int], isr: list[int],
+                    partition_epoch: int, now_ms: int) -> None:
+        self.leader_id = self.local_broker_id
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.replicas = list(replicas)
+        self.isr = list(isr)
+        self.followers = {r: FollowerState(last_caught_up_ms=now_ms) for r in replicas
+                          if r != self.local_broker_id}
+        self.epoch_start_offset = self.log_end_offset
+        self.log.maybe_assign_epoch_start_offset(leader_epoch, self.epoch_start_offset)
+        self.maybe_increment_high_watermark()
+
+    def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int],
+                      isr: list[int], partition_epoch: int) -> None:
+        self.leader_id = leader_id
+        self.leader_epoch = leader_epoch
+        self.partition_epoch = partition_epoch
+        self.replicas = list(replicas)
+        self.isr = list(isr)
+        self.followers = {}
+
+    def check_leader_epoch(self, current_leader_epoch: int) -> None:
+        """Kafka's fencing of clients with a stale or future view of leadership."""
+        if current_leader_epoch < 0:
+            return
+        if current_leader_epoch < self.leader_epoch:
+            raise KafkaError(ErrorCode.FENCED_LEADER_EPOCH)
+        if current_leader_epoch > self.leader_epoch:
+            raise KafkaError(ErrorCode.UNKNOWN_LEADER_EPOCH)
+
+    def require_leader(self) -> None:
+        if not self.is_leader:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+    # -- leader: appends ---------------------------------------------------------------
+    def append_as_leader(self, records: bytearray, *, required_acks: int, min_insync_replicas: int,
+                         now_ms: int):
+        """Append produced batches; returns the log's append info."""
+        self.require_leader()
+        if required_acks == -1 and len(self.isr) < min_insync_replicas:
+            raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
+                             f"The size of the current ISR {self.isr} is insufficient to satisfy "
+                             f"the min.isr requirement of {min_insync_replicas} for partition "
+                             f"{self.topic}-{self.index}")
+        info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
+        if not info.duplicate:
+            self.bytes_appended += len(records)
+            self._append_marks.append((info.last_offset + 1, self.bytes_appended))
+        self.maybe_increment_high_watermark()
+        return info
+
+    def readable_bytes_since(self, start_counter: int, for_follower: bool) -> int:
+        """Bytes appended since `bytes_appended` was `start_counter` that a reader may see now:
+        all of them for followers, those below the high watermark for consumers."""
+        if for_follower:
+            return self.bytes_appended - start_counter
+        high_watermark = self.high_watermark
+        for end_offset, cumulative in reversed(self._append_marks):
+            if end_offset <= high_watermark:
+                return max(0, cumulative - start_counter)
+        return 0
+
+    def acks_satisfied(self, required_offset: int, min_insync_replicas: int) -> ErrorCode | None:
+        """For acks=all: None while waiting, NONE once the ISR has `required_offset`."""
+        if not self.is_leader:
+            return ErrorCode.NOT_LEADER_OR_FOLLOWER
+        if self.high_watermark >= required_offset:
+            if len(self.isr) < min_insync_replicas:
+                return ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND
+            return ErrorCode.NONE
+        return None
+
+    # -- leader: followers and the high watermark --------------------------------------
+    def update_follower_fetch_state(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
+        """Record a follower's fetch; True if the high watermark moved."""
+        state = self.followers.get(replica_id)
+        if state is None:
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        state.log_end_offset = fetch_offset
+        state.last_fetch_ms = now_ms
+        if fetch_offset >= self.log_end_offset:
+            state.last_caught_up_ms = now_ms
+        self._maybe_expand_isr(replica_id, state)
+        return self.maybe_increment_high_watermark()
+
+    def maybe_increment_high_watermark(self) -> bool:
+        """Move the high watermark to the smallest log end offset over the ISR."""
+        if not self.is_leader:
+            return False
+        candidate = self.log_end_offset
+        for replica_id in self.isr:
+            if replica_id != self.local_broker_id:
+                candidate = min(candidate, self.followers[replica_id].log_end_offset)
+        if candidate > self.high_watermark:
+            self.log.high_watermark = candidate
+            return True
+        return False
+
+    def _maybe_expand_isr(self, replica_id: int, state: FollowerState) -> None:
+        caught_up = (state.log_end_offset >= self.high_watermark
+                     and state.log_end_offset >= self.epoch_start_offset)
+        if replica_id not in self.isr and caught_up:
+            self._propose_isr(self.isr + [replica_id])
+
+    def maybe_shrink_isr(self, now_ms: int, replica_lag_time_max_ms: int) -> bool:
+        """Drop followers that have not caught up for `replica.lag.time.max.ms`."""
+        if not self.is_leader:
+            return False
+        lagging = [r for r in self.isr if r != self.local_broker_id
+                   and now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms]
+        if not lagging:
+            return False
+        self._propose_isr([r for r in self.isr if r not in lagging])
+        return True
+
+    def _propose_isr(self, new_isr: list[int]) -> None:
+        if self.isr_listener is not None:
+            self.isr_listener(self, new_isr)
+        else:
+            self.isr = new_isr
+        self.maybe_increment_high_watermark()
+
+    # -- reads -------------------------------------------------------------------------
+    def read(self, fetch_offset: int, max_bytes: int, *, for_follower: bool,
+             min_one_message: bool):
+        """Batches from `fetch_offset`: up to the high watermark for consumers, the log end for
+        followers."""
+        max_offset = None if for_follower else self.high_watermark
+        return self.log.read(fetch_offset, max_bytes, max_offset=max_offset,
+                             min_one_message=min_one_message)
