@@ -46,9 +46,22 @@ def configure_logging(level: str) -> None:
     )
 
 
+def raise_open_file_limit() -> None:
+    """Segments keep files open: allow as many as the hard limit permits, like Kafka's scripts."""
+    try:
+        import resource
+
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if soft != hard:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     configure_logging(args.log_level)
+    raise_open_file_limit()
     from .broker import Broker  # after logging is set up, so import-time logs are formatted
 
     try:

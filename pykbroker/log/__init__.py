@@ -11,8 +11,9 @@ from .config import LogConfig
 from .errors import (
     LogClosedError, LogError, OffsetsOutOfOrderError, RecordValidationError, UnexpectedAppendOffsetError,
 )
-from .log import (
-    EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP, Log,
+from .log import Log
+from .lookups import (
+    EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP,
 )
 from .manager import LogManager
 from .producer_state import CLIENT, COORDINATOR, REPLICATION

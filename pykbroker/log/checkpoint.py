@@ -12,7 +12,6 @@ Files are replaced atomically (temporary file, fsync, rename).
 """
 from __future__ import annotations
 
-import os
 from typing import Iterable, Mapping
 
 from .files import write_atomically
@@ -92,7 +91,3 @@ def read_epochs(path: str) -> list[tuple[int, int]]:
         except ValueError:
             raise CorruptCheckpointError(f"{path}: bad entry {epoch} {offset}") from None
     return result
-
-
-def checkpoint_path(log_dir: str, name: str) -> str:
-    return os.path.join(log_dir, name)

@@ -24,7 +24,13 @@ class LeaderEpochCache:
         self._lock = threading.Lock()
         self._file_lock = threading.Lock()
         self._dirty = False
-        loaded = checkpoint.read_epochs(path) if entries is None else entries
+        self.needs_rebuild = False  # the checkpoint file was unreadable: rebuild from the log
+        if entries is None:
+            try:
+                entries = checkpoint.read_epochs(path)
+            except checkpoint.CorruptCheckpointError:
+                entries, self.needs_rebuild = [], True
+        loaded = entries
         self._epochs: list[int] = []
         self._offsets: list[int] = []
         for epoch, offset in loaded:

@@ -177,7 +177,7 @@ class HandleCache:
     an `OpenFile` (a pending fetch region, a cleaner) keeps it open until it is done.
     """
 
-    def __init__(self, capacity: int = 1024) -> None:
+    def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
         self._owners: OrderedDict[int, object] = OrderedDict()
         self._lock = threading.Lock()

@@ -16,7 +16,7 @@ import os
 import struct
 from array import array
 from bisect import bisect_right
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .files import OpenFile
 
@@ -42,12 +42,13 @@ class _IndexFile:
 
     ENTRY: struct.Struct
     TYPECODES: tuple[str, str]
-    __slots__ = ("path", "base_offset", "max_entries", "_file", "_entries", "_last_raw", "_mirror")
+    __slots__ = ("path", "base_offset", "max_entries", "on_open", "_file", "_entries", "_last_raw", "_mirror")
 
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
+        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
         self._file: OpenFile | None = None
         self._entries: int | None = None
         self._last_raw: tuple | None = None
@@ -59,6 +60,8 @@ class _IndexFile:
         file = self._file
         if file is None:
             file = self._file = OpenFile(self.path, writable=True, create=True)
+            if self.on_open is not None:
+                self.on_open()
         return file
 
     def release(self) -> None:

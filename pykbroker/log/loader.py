@@ -62,6 +62,8 @@ class LogLoader:
         if log_start_offset > log_end_offset:
             segments, log_end_offset = self.start_over_at(segments, log_start_offset)
             recovery_point = log_end_offset
+        if self.epoch_cache.needs_rebuild:
+            self.rebuild_epoch_cache(segments)
         self.epoch_cache.truncate_from_end(log_end_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
         return LoadedLog(SegmentList(segments), log_start_offset, recovery_point, log_end_offset)
@@ -161,6 +163,16 @@ class LogLoader:
                                                     completed.last_offset,
                                                     self.producers.last_stable_offset(completed)))
         return on_batch
+
+    def rebuild_epoch_cache(self, segments: list[Segment]) -> None:
+        """Re-derive every epoch's start offset from the batch headers (unreadable checkpoint)."""
+        self.epoch_cache.clear()
+        for segment in segments:
+            for _, header in segment.iter_headers():
+                latest = self.epoch_cache.latest_epoch
+                if header.partition_leader_epoch >= 0 and (latest is None or header.partition_leader_epoch > latest):
+                    self.epoch_cache.assign(header.partition_leader_epoch, header.base_offset)
+        self.epoch_cache.needs_rebuild = False
 
     def start_over_at(self, segments: list[Segment], offset: int) -> tuple[list[Segment], int]:
         """The checkpointed log start is past all data: drop it all and start empty there."""

@@ -5,6 +5,9 @@
     log.high_watermark = log.log_end_offset          # the replication layer decides this
     data = log.read(info.first_offset, 1 << 20, max_offset=log.high_watermark)
 
+The ListOffsets lookups, retention and compaction live in their own modules (`lookups`,
+`retention`, `compaction`) as mixins of `Log`.
+
 Threading: every method may be called from the event loop thread; `flush`, `delete_old_segments`,
 `compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
 changes and is held only briefly: fsyncs and compaction's reading and writing happen
@@ -18,10 +21,7 @@ import threading
 from typing import Callable
 
 from . import files
-from .cleaner import (
-    DEFAULT_MAX_MAP_ENTRIES, AbortedRanges, CleaningRules, OffsetMap, build_offset_map,
-    clean_group, group_segments_by_size,
-)
+from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .epoch_cache import LeaderEpochCache
@@ -31,8 +31,9 @@ from .loader import LogLoader
 from .producer_snapshot import SnapshotFiles
 from .producer_state import CLIENT, REPLICATION, BatchMetadata, CompletedTxn, ProducerAppend, ProducerStateManager
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
-from .results import AbortedTransaction, CleanerStats, FetchDataInfo, LogAppendInfo, TimestampAndOffset
-from .retention import deletable_segments, log_start_offset_breached, retention_ms_breached, retention_size_breached
+from .lookups import OffsetLookups
+from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo
+from .retention import Retention
 from .segment import Segment, now_ms as wall_clock_ms
 from .segments import SegmentList
 from .txn_index import AbortedTxn
@@ -40,14 +41,7 @@ from .validation import (
     AppendBatches, assign_offsets, split_batches, validate_follower_append, validate_leader_append,
 )
 
-EARLIEST_TIMESTAMP = -2
-LATEST_TIMESTAMP = -1
-MAX_TIMESTAMP = -3
-EARLIEST_LOCAL_TIMESTAMP = -4
-LATEST_TIERED_TIMESTAMP = -5
-
-
-class Log:
+class Log(OffsetLookups, Retention, Compaction):
     """A partition's log. Construct with `Log.open`."""
 
     def __init__(self, directory: str, config: LogConfig, *, topic: str, partition: int,
@@ -193,9 +187,9 @@ class Log:
             updates, completed, duplicate = self._check_producers(append, origin)
             if duplicate is not None:
                 return self._duplicate_info(duplicate, append)
-            self._append(append, updates, completed, now)
+            segment = self._append(append, updates, completed, now)
             info = self._append_info(append, now if log_append_time else -1)
-        self._after_append()
+        self._after_append(segment)
         return info
 
     def append_as_follower(self, records, *, now_ms: int | None = None) -> LogAppendInfo:
@@ -211,9 +205,9 @@ class Log:
                     f"{self._log_end_offset}", append.first_offset, append.last_offset)
             self._check_append_size(append)
             updates, completed, _ = self._check_producers(append, REPLICATION)
-            self._append(append, updates, completed, now)
+            segment = self._append(append, updates, completed, now)
             info = self._append_info(append, -1)
-        self._after_append()
+        self._after_append(segment)
         return info
 
     def _check_append_size(self, append: AppendBatches) -> None:
@@ -248,8 +242,8 @@ class Log:
         return updates, completed, None
 
     def _append(self, append: AppendBatches, updates: dict[int, ProducerAppend],
-                completed: list[CompletedTxn], now: int) -> None:
-        """Write the batches and apply everything they change (lock held)."""
+                completed: list[CompletedTxn], now: int) -> Segment:
+        """Write the batches and apply everything they change (lock held); returns the segment."""
         for _, header in append.batches:
             self._maybe_assign_epoch(header.partition_leader_epoch, header.base_offset)
         max_timestamp, offset_of_max = append.max_timestamp_and_offset()
@@ -264,6 +258,7 @@ class Log:
                 segment.txn_index.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, lso))
             self.producers.complete_txn(txn)
         self.producers.update_map_end_offset(self._log_end_offset)
+        return segment
 
     def _maybe_assign_epoch(self, epoch: int, start_offset: int) -> None:
         if epoch >= 0:
@@ -284,10 +279,10 @@ class Log:
             log_append_time=duplicate.timestamp, log_start_offset=self.log_start_offset,
             record_count=append.record_count, valid_bytes=append.valid_bytes, duplicate=True)
 
-    def _after_append(self) -> None:
+    def _after_append(self, segment: Segment) -> None:
         """The durability the configuration promises before the append is acknowledged."""
         if self.fsync_before_ack:
-            self._segments.active.fdatasync_log()
+            segment.fdatasync_log()
         if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
             self.flush()
 
@@ -378,48 +373,6 @@ class Log:
                 break
         return found
 
-    # -- offsets by time and epoch --------------------------------------------------------
-
-    def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
-        """ListOffsets: the earliest record with timestamp >= target_ms (or a special value).
-
-        -2 earliest, -1 latest, -3 the record with the max timestamp, -4 earliest local,
-        -5 latest tiered (nothing is tiered: offset -1). None when no record qualifies.
-        """
-        if target_ms in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
-            return self.earliest()
-        if target_ms == LATEST_TIMESTAMP:
-            return self.latest()
-        if target_ms == MAX_TIMESTAMP:
-            return self.max_timestamp()
-        if target_ms == LATEST_TIERED_TIMESTAMP:
-            return TimestampAndOffset(-1, -1, -1)
-        log_start_offset = self.log_start_offset
-        for segment in self._segments:
-            if segment.largest_timestamp() >= target_ms:
-                return segment.find_offset_by_timestamp(target_ms, log_start_offset)
-        return None
-
-    def earliest(self) -> TimestampAndOffset:
-        entry = self.epoch_cache.earliest_entry()
-        epoch = entry[0] if entry is not None and entry[1] <= self.log_start_offset else -1
-        return TimestampAndOffset(self.log_start_offset, -1, epoch)
-
-    def latest(self) -> TimestampAndOffset:
-        epoch = self.epoch_cache.latest_epoch
-        return TimestampAndOffset(self._log_end_offset, -1, -1 if epoch is None else epoch)
-
-    def max_timestamp(self) -> TimestampAndOffset | None:
-        """KIP-734: offset and timestamp of the (first) record with the largest timestamp."""
-        segments = list(self._segments)
-        best = max(segments, key=lambda segment: segment.max_timestamp_so_far)
-        return best.find_max_timestamp_record()
-
-    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
-        """OffsetForLeaderEpoch: (epoch, end offset), or None when the epoch is undefined."""
-        epoch, offset = self.epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
-        return None if offset < 0 else (epoch, offset)
-
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
         """Record the start of a leader epoch (a new leader does this at its log end offset)."""
         with self._lock:
@@ -508,38 +461,7 @@ class Log:
         self.recovery_point = max(self.recovery_point, offset)
         self.epoch_cache.truncate_from_start(offset)
 
-    # -- retention ------------------------------------------------------------------------
-
-    def delete_old_segments(self, now_ms: int | None = None) -> int:
-        """Retention: segments below the log start offset, and by retention.ms / retention.bytes
-        when cleanup.policy includes delete. Returns how many segments were deleted."""
-        now = self._now(now_ms)
-        deleted = self._delete_segments_where(log_start_offset_breached(self.log_start_offset), now)
-        if self.config.delete:
-            if self.config.retention_bytes >= 0 and self.size >= self.config.retention_bytes:
-                deleted += self._delete_segments_where(
-                    retention_size_breached(self.size, self.config.retention_bytes), now)
-            if self.config.retention_ms >= 0:
-                deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
-        return deleted
-
-    def _delete_segments_where(self, should_delete, now: int) -> int:
-        with self._lock:
-            if self.closed:
-                return 0
-            deletable = deletable_segments(self._segments, high_watermark=self._high_watermark,
-                                           log_end_offset=self._log_end_offset, should_delete=should_delete)
-            count = len(deletable)
-            if count == len(self._segments):
-                rolled = self.roll()
-                if deletable[-1] is rolled:
-                    deletable.pop()
-            if deletable:
-                following = self._segments[len(deletable)]
-                self._increment_log_start_offset(following.base_offset)
-                self._segments = self._segments.without(deletable)
-                self._schedule_deletion(deletable, now)
-            return count
+    # -- deleting segments ----------------------------------------------------------------
 
     def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None:
         """Rename to .deleted now, remove after file.delete.delay.ms."""
@@ -553,90 +475,6 @@ class Log:
     def remove_expired_producers(self, now_ms: int | None = None) -> int:
         with self._lock:
             return self.producers.remove_expired(self._now(now_ms))
-
-    # -- compaction -----------------------------------------------------------------------
-
-    def cleanable_offsets(self, now_ms: int) -> tuple[int, int]:
-        """(first dirty offset, first uncleanable offset) for compaction."""
-        segments = self._segments
-        first_dirty = self.cleaner_checkpoint
-        if first_dirty is None or not self.log_start_offset <= first_dirty <= self._log_end_offset:
-            first_dirty = self.log_start_offset
-        first_uncleanable = min(self.last_stable_offset, segments.active.base_offset)
-        lag = max(self.config.min_compaction_lag_ms, 0)
-        if lag > 0:
-            for segment in segments.overlapping(first_dirty, segments.active.base_offset):
-                if segment.largest_timestamp() > now_ms - lag:
-                    first_uncleanable = min(first_uncleanable, segment.base_offset)
-                    break
-        return first_dirty, max(first_dirty, first_uncleanable)
-
-    def cleanable_ratio(self, now_ms: int) -> tuple[float, int]:
-        """(dirty bytes / total bytes, dirty bytes) of the cleanable part, as Kafka measures it."""
-        segments = self._segments
-        first_dirty, first_uncleanable = self.cleanable_offsets(now_ms)
-        uncleanable_base = (segments.floor(first_uncleanable) or segments.first).base_offset
-        clean = sum(s.size for s in segments.overlapping(-1, first_dirty))
-        dirty = sum(s.size for s in segments.overlapping(min(first_dirty, uncleanable_base), uncleanable_base))
-        total = clean + dirty
-        return (dirty / total if total else 0.0), dirty
-
-    def compact(self, now_ms: int | None = None, *,
-                max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanerStats | None:
-        """One compaction pass (see `cleaner`); None when there is nothing dirty to clean."""
-        now = self._now(now_ms)
-        with self._lock:
-            if self.closed:
-                return None
-            segments = self._segments
-            first_dirty, first_uncleanable = self.cleanable_offsets(now)
-            last_records = self.producers.last_records_of_active_producers()
-            truncations = self._truncations
-        if first_dirty >= first_uncleanable:
-            return None
-        dirty = [s for s in segments.overlapping(first_dirty, first_uncleanable) if s is not segments.active]
-        aborted = AbortedRanges([txn for segment in segments for txn in segment.txn_index.entries()])
-        offset_map = OffsetMap(max_map_entries)
-        build_offset_map(dirty, first_dirty, first_uncleanable, offset_map, aborted)
-        end_offset = offset_map.latest_offset + 1 if len(offset_map) else first_uncleanable
-        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted)
-        candidates = [s for s in segments.overlapping(0, end_offset) if s is not segments.active]
-        groups = group_segments_by_size(candidates, self.config.segment_bytes,
-                                        self.config.segment_index_bytes, first_uncleanable)
-        bytes_read = bytes_written = 0
-        for group in groups:
-            cleaned, read, written = clean_group(group, rules, self._cleaned_segment)
-            if not self.replace_segments(cleaned, group, truncations):
-                cleaned.delete_files()
-                return None
-            bytes_read, bytes_written = bytes_read + read, bytes_written + written
-        with self._lock:
-            self.cleaner_checkpoint = end_offset
-        return CleanerStats(end_offset, sum(len(group) for group in groups), bytes_read, bytes_written)
-
-    def _cleaned_segment(self, base_offset: int) -> Segment:
-        return self._segment(base_offset, suffix=files.CLEANED_SUFFIX, create=True)
-
-    def replace_segments(self, cleaned: Segment, old: list[Segment], truncations: int) -> bool:
-        """Swap a `.cleaned` segment in for `old` atomically; False if the log changed meanwhile
-        (closed, `old` no longer all there, or truncated since `truncations` was read).
-
-        Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it),
-        then the old segments become `.deleted` and the swap becomes the live segment.
-        """
-        with self._lock:
-            if self.closed or truncations != self._truncations:
-                return False
-            if not all(segment in self._segments for segment in old):
-                return False
-            cleaned.change_suffix(files.SWAP_SUFFIX)
-            files.fsync_dir(self.directory)
-            self._segments = self._segments.without(old)
-            self._schedule_deletion(old)
-            cleaned.change_suffix("")
-            cleaned.close()
-            self._segments = self._segments.with_segment(cleaned)
-            return True
 
     # -- flushing -------------------------------------------------------------------------
 
@@ -671,7 +509,8 @@ class Log:
     def flush_if_due(self, now_ms: int | None = None) -> bool:
         """The periodic flush: segments rolled since the last call, and flush.ms."""
         now = self._now(now_ms)
-        rolled, self._roll_flush_offset = self._roll_flush_offset, None
+        with self._lock:
+            rolled, self._roll_flush_offset = self._roll_flush_offset, None
         if rolled is not None:
             self.flush(rolled, now_ms=now)
         if now - self._last_flush_ms >= self.config.flush_ms:

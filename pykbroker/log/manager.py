@@ -43,7 +43,7 @@ class LogManager:
     def __init__(self, log_dirs: Iterable[str], default_config: LogConfig | Mapping | None = None, *,
                  fsync_before_ack: bool = False, topic_configs: ConfigProvider | None = None,
                  time_ms: Callable[[], int] | None = None, producer_id_expiration_ms: int = 86400000,
-                 max_open_segments: int = 1024, cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
+                 max_open_segments: int = 256, cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
         self.log_dirs = [os.path.abspath(path) for path in log_dirs]
         if not self.log_dirs:
             raise ValueError("at least one log directory is needed")

@@ -1,4 +1,5 @@
-"""Which segments retention may delete (Kafka's `deletableSegments` and its three predicates).
+"""Retention: which segments may go (Kafka's `deletableSegments` and its three predicates),
+and the Log's side of deleting them (the `Retention` mixin of `Log`).
 
 Segments are considered oldest first and deletion stops at the first that does not qualify.
 A segment is never deleted while any of its offsets is at or above the high watermark, and
@@ -49,3 +50,39 @@ def retention_size_breached(log_size: int, retention_bytes: int) -> Predicate:
 def log_start_offset_breached(log_start_offset: int) -> Predicate:
     """Segments wholly below the log start offset (after DeleteRecords, say)."""
     return lambda _segment, following: following is not None and following.base_offset <= log_start_offset
+
+
+class Retention:
+    """Needs: _lock, _segments, closed, config, size, log_start_offset, _log_end_offset,
+    _high_watermark, roll, _increment_log_start_offset, _schedule_deletion, _now."""
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """Retention: segments below the log start offset, and by retention.ms / retention.bytes
+        when cleanup.policy includes delete. Returns how many segments were deleted."""
+        now = self._now(now_ms)
+        deleted = self._delete_segments_where(log_start_offset_breached(self.log_start_offset), now)
+        if self.config.delete:
+            if self.config.retention_bytes >= 0 and self.size >= self.config.retention_bytes:
+                deleted += self._delete_segments_where(
+                    retention_size_breached(self.size, self.config.retention_bytes), now)
+            if self.config.retention_ms >= 0:
+                deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
+        return deleted
+
+    def _delete_segments_where(self, should_delete, now: int) -> int:
+        with self._lock:
+            if self.closed:
+                return 0
+            deletable = deletable_segments(self._segments, high_watermark=self._high_watermark,
+                                           log_end_offset=self._log_end_offset, should_delete=should_delete)
+            count = len(deletable)
+            if count == len(self._segments):
+                rolled = self.roll()
+                if deletable[-1] is rolled:
+                    deletable.pop()
+            if deletable:
+                following = self._segments[len(deletable)]
+                self._increment_log_start_offset(following.base_offset)
+                self._segments = self._segments.without(deletable)
+                self._schedule_deletion(deletable, now)
+            return count

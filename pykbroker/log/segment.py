@@ -22,8 +22,6 @@ from .index import OffsetIndex, TimeIndex, TimestampOffset
 from .scan import StoredBatch, iter_batches, iter_headers
 from .txn_index import TransactionIndex
 
-UNKNOWN = TimestampOffset(-1, -1)
-
 
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
@@ -50,6 +48,8 @@ class Segment:
         self.offset_index = OffsetIndex(self._path(files.INDEX_SUFFIX), base_offset, max_index_bytes)
         self.time_index = TimeIndex(self._path(files.TIME_INDEX_SUFFIX), base_offset, max_index_bytes)
         self.txn_index = TransactionIndex(self._path(files.TXN_INDEX_SUFFIX), base_offset)
+        for index in (self.offset_index, self.time_index, self.txn_index):
+            index.on_open = self._touch
         self.created_ms = now_ms() if created_ms is None else created_ms
         self._handles = handles
         self._file: OpenFile | None = None
@@ -92,13 +92,13 @@ class Segment:
         file = self._file
         if file is None:
             file = self._file = OpenFile(self.log_path, writable=True)
-        if not self._pinned and self._handles is not None:
-            self._handles.touch(self)
+        self._touch()
         return file
 
-    def open_file(self) -> OpenFile:
-        """The open `.log` file (holding it keeps it open)."""
-        return self._log()
+    def _touch(self) -> None:
+        """Note a use of the files: an inactive segment's count against the HandleCache."""
+        if not self._pinned and self._handles is not None:
+            self._handles.touch(self)
 
     def release_files(self) -> None:
         if self._pinned:
@@ -122,8 +122,7 @@ class Segment:
         self._pinned = False
         self.offset_index.cool()
         self.time_index.cool()
-        if self._file is not None and self._handles is not None:
-            self._handles.touch(self)
+        self._touch()
 
     # -- size and offsets -----------------------------------------------------------------
 
@@ -267,6 +266,8 @@ class Segment:
         limit = self.size if max_position is None else max_position
         adjusted_max = max(max_size, header.size) if min_one_message else max_size
         info = FetchDataInfo(start_offset, self.base_offset, start)
+        if adjusted_max == 0:
+            return info
         info.first_entry_incomplete = adjusted_max < header.size
         length = min(limit - start, adjusted_max)
         if length > 0:
@@ -314,11 +315,13 @@ class Segment:
         """Re-read every batch, rebuild both indexes, cut the file at the first bad batch.
 
         A batch is bad if its framing or CRC is broken or its offsets go backwards or out of
-        the segment's range. Returns the number of bytes cut off.
+        the segment's range. Returns the number of bytes cut off. The transaction index is
+        emptied only when `on_batch` is given (its caller rebuilds it from the batches).
         """
         self.offset_index.reset()
         self.time_index.reset()
-        self.txn_index.reset()
+        if on_batch is not None:
+            self.txn_index.reset()
         best = TimestampOffset(-1, self.base_offset)
         valid = last_index_entry = 0
         expected_offset = self.base_offset

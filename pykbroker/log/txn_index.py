@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import struct
-from typing import NamedTuple
+from typing import Callable, NamedTuple
 
 from .files import OpenFile, remove_if_exists
 
@@ -25,11 +25,12 @@ class AbortedTxn(NamedTuple):
 
 
 class TransactionIndex:
-    __slots__ = ("path", "base_offset", "_file", "_last_offset")
+    __slots__ = ("path", "base_offset", "on_open", "_file", "_last_offset")
 
     def __init__(self, path: str, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
+        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
         self._file: OpenFile | None = None
         self._last_offset: int | None = None
 
@@ -38,6 +39,8 @@ class TransactionIndex:
             if not create and not os.path.exists(self.path):
                 return None
             self._file = OpenFile(self.path, writable=True, create=True)
+            if self.on_open is not None:
+                self.on_open()
         return self._file
 
     def release(self) -> None:

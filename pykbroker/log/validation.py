@@ -11,8 +11,8 @@ import struct
 from dataclasses import dataclass
 
 from pykbroker.records.batch import (
-    BatchHeader, LOG_OVERHEAD, MAGIC_OFFSET, TIMESTAMP_TYPE_MASK, is_crc_valid,
-    set_base_offset, set_log_append_time, set_partition_leader_epoch,
+    ATTRIBUTES_OFFSET, BatchHeader, LOG_OVERHEAD, MAGIC_OFFSET, TIMESTAMP_TYPE_MASK, is_crc_valid,
+    set_base_offset, set_log_append_time, set_partition_leader_epoch, write_crc,
 )
 from pykbroker.records.errors import InvalidRecordError
 from pykbroker.records.records import decode_batch
@@ -140,11 +140,15 @@ def check_client_batch(header: BatchHeader) -> None:
 
 
 def check_batch_timestamp_type(header: BatchHeader, log_append_time: bool) -> None:
-    """A producer may not send LogAppendTime batches, except with timestamps to a CreateTime topic."""
+    """A producer's LogAppendTime batch is refused unless a CreateTime topic can judge its timestamp.
+
+    (Kafka reads every record of such a batch as carrying the batch's max timestamp.)
+    """
     if header.is_log_append_time and (log_append_time or header.max_timestamp < 0):
+        message = "Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime."
         raise RecordValidationError(
             ErrorCode.INVALID_TIMESTAMP, "One or more records have been rejected due to invalid timestamp",
-            [(0, "Invalid timestamp type in message. Producer should not set timestamp type to LogAppendTime.")])
+            [(index, message) for index in range(max(header.records_count, 1))])
 
 
 def needs_record_checks(header: BatchHeader, config: LogConfig, now_ms: int, log_append_time: bool) -> bool:
@@ -167,7 +171,7 @@ def check_records(buffer, pos: int, config: LogConfig, now_ms: int, log_append_t
     errors: list[tuple[int, str]] = []
     timestamp_error = False
     for index, record in enumerate(records):
-        problem = None if log_append_time else timestamp_problem(record.timestamp, config, now_ms)
+        problem = None if log_append_time else timestamp_problem(record, config, now_ms)
         if problem is not None:
             timestamp_error = True
             errors.append((index, problem))
@@ -184,16 +188,13 @@ def check_records(buffer, pos: int, config: LogConfig, now_ms: int, log_append_t
         f"and only showing the first three errors at most: {errors[:3]}", errors)
 
 
-def timestamp_problem(timestamp: int, config: LogConfig, now_ms: int) -> str | None:
-    if timestamp < 0:
+def timestamp_problem(record, config: LogConfig, now_ms: int) -> str | None:
+    """Why a CreateTime record's timestamp is out of the topic's bounds (None if it is not)."""
+    before, after = config.timestamp_before_max_ms, config.timestamp_after_max_ms
+    if record.timestamp < 0 or (now_ms - record.timestamp <= before and record.timestamp - now_ms <= after):
         return None
-    if now_ms - timestamp > config.timestamp_before_max_ms:
-        return (f"Timestamp {timestamp} of message is before the time ({now_ms}) minus "
-                f"{config.timestamp_before_max_ms}")
-    if timestamp - now_ms > config.timestamp_after_max_ms:
-        return (f"Timestamp {timestamp} of message is after the time ({now_ms}) plus "
-                f"{config.timestamp_after_max_ms}")
-    return None
+    return (f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+            f"The timestamp should be within [{now_ms - before}, {now_ms + after}]")
 
 
 def assign_offsets(append: AppendBatches, next_offset: int, leader_epoch: int,
@@ -208,9 +209,19 @@ def assign_offsets(append: AppendBatches, next_offset: int, leader_epoch: int,
             set_log_append_time(append.buffer, pos, header, log_append_time_ms)
             header = header._replace(attributes=header.attributes | TIMESTAMP_TYPE_MASK,
                                      max_timestamp=log_append_time_ms)
+        elif header.is_log_append_time:
+            header = as_create_time(append.buffer, pos, header)
         assigned.append((pos, header))
         next_offset = header.next_offset
     append.batches = assigned
+
+
+def as_create_time(buffer: bytearray, pos: int, header: BatchHeader) -> BatchHeader:
+    """A producer's LogAppendTime batch on a CreateTime topic is stored as CreateTime, as Kafka does."""
+    header = header._replace(attributes=header.attributes & ~TIMESTAMP_TYPE_MASK)
+    struct.pack_into(">h", buffer, pos + ATTRIBUTES_OFFSET, header.attributes)
+    write_crc(buffer, pos, header)
+    return header
 
 
 # -- follower ---------------------------------------------------------------------------

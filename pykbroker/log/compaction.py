@@ -1,0 +1,102 @@
+"""The Log's side of compaction (a mixin of `Log`): what is cleanable, and one cleaning pass.
+
+Offsets are read under the log's lock; the offset map and the cleaned segments are built
+outside it (on the caller's worker thread); each cleaned group is swapped in under the lock
+and only if the log did not change under it (see `replace_segments`).
+"""
+from __future__ import annotations
+
+from . import files
+from .cleaner import (
+    DEFAULT_MAX_MAP_ENTRIES, AbortedRanges, CleaningRules, OffsetMap, build_offset_map,
+    clean_group, group_segments_by_size,
+)
+from .results import CleanerStats
+from .segment import Segment
+
+
+class Compaction:
+    """Needs: _lock, _segments, _truncations, closed, config, producers, log_start_offset,
+    _log_end_offset, last_stable_offset, cleaner_checkpoint, _segment, _schedule_deletion, _now."""
+
+    def cleanable_offsets(self, now_ms: int) -> tuple[int, int]:
+        """(first dirty offset, first uncleanable offset) for compaction."""
+        segments = self._segments
+        first_dirty = self.cleaner_checkpoint
+        if first_dirty is None or not self.log_start_offset <= first_dirty <= self._log_end_offset:
+            first_dirty = self.log_start_offset
+        first_uncleanable = min(self.last_stable_offset, segments.active.base_offset)
+        lag = max(self.config.min_compaction_lag_ms, 0)
+        if lag > 0:
+            for segment in segments.overlapping(first_dirty, segments.active.base_offset):
+                if segment.largest_timestamp() > now_ms - lag:
+                    first_uncleanable = min(first_uncleanable, segment.base_offset)
+                    break
+        return first_dirty, max(first_dirty, first_uncleanable)
+
+    def cleanable_ratio(self, now_ms: int) -> tuple[float, int]:
+        """(dirty bytes / total bytes, dirty bytes) of the cleanable part, as Kafka measures it."""
+        segments = self._segments
+        first_dirty, first_uncleanable = self.cleanable_offsets(now_ms)
+        uncleanable_base = (segments.floor(first_uncleanable) or segments.first).base_offset
+        clean = sum(s.size for s in segments.overlapping(-1, first_dirty))
+        dirty = sum(s.size for s in segments.overlapping(min(first_dirty, uncleanable_base), uncleanable_base))
+        total = clean + dirty
+        return (dirty / total if total else 0.0), dirty
+
+    def compact(self, now_ms: int | None = None, *,
+                max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanerStats | None:
+        """One compaction pass (see `cleaner`); None when there is nothing dirty to clean."""
+        now = self._now(now_ms)
+        with self._lock:
+            if self.closed:
+                return None
+            segments = self._segments
+            first_dirty, first_uncleanable = self.cleanable_offsets(now)
+            last_records = self.producers.last_records_of_active_producers()
+            truncations = self._truncations
+        if first_dirty >= first_uncleanable:
+            return None
+        dirty = [s for s in segments.overlapping(first_dirty, first_uncleanable) if s is not segments.active]
+        aborted = AbortedRanges([txn for segment in segments for txn in segment.txn_index.entries()])
+        offset_map = OffsetMap(max_map_entries)
+        build_offset_map(dirty, first_dirty, first_uncleanable, offset_map, aborted)
+        end_offset = offset_map.latest_offset + 1 if len(offset_map) else first_uncleanable
+        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted)
+        candidates = [s for s in segments.overlapping(0, end_offset) if s is not segments.active]
+        groups = group_segments_by_size(candidates, self.config.segment_bytes,
+                                        self.config.segment_index_bytes, first_uncleanable)
+        bytes_read = bytes_written = 0
+        for group in groups:
+            cleaned, read, written = clean_group(group, rules, self._cleaned_segment)
+            if not self.replace_segments(cleaned, group, truncations):
+                cleaned.delete_files()
+                return None
+            bytes_read, bytes_written = bytes_read + read, bytes_written + written
+        with self._lock:
+            self.cleaner_checkpoint = end_offset
+        return CleanerStats(end_offset, sum(len(group) for group in groups), bytes_read, bytes_written)
+
+    def _cleaned_segment(self, base_offset: int) -> Segment:
+        return self._segment(base_offset, suffix=files.CLEANED_SUFFIX, create=True)
+
+    def replace_segments(self, cleaned: Segment, old: list[Segment], truncations: int) -> bool:
+        """Swap a `.cleaned` segment in for `old` atomically; False if the log changed meanwhile
+        (closed, `old` no longer all there, or truncated since `truncations` was read).
+
+        Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it),
+        then the old segments become `.deleted` and the swap becomes the live segment.
+        """
+        with self._lock:
+            if self.closed or truncations != self._truncations:
+                return False
+            if not all(segment in self._segments for segment in old):
+                return False
+            cleaned.change_suffix(files.SWAP_SUFFIX)
+            files.fsync_dir(self.directory)
+            self._segments = self._segments.without(old)
+            self._schedule_deletion(old)
+            cleaned.change_suffix("")
+            cleaned.close()
+            self._segments = self._segments.with_segment(cleaned)
+            return True

@@ -1,0 +1,59 @@
+"""The Log's ListOffsets and OffsetForLeaderEpoch lookups (a mixin of `Log`).
+
+Timestamp lookups follow Kafka: the first segment whose largest timestamp reaches the
+target, then its time index, offset index and a scan; only the one batch holding the answer
+is decoded.
+"""
+from __future__ import annotations
+
+from .results import TimestampAndOffset
+
+EARLIEST_TIMESTAMP = -2
+LATEST_TIMESTAMP = -1
+MAX_TIMESTAMP = -3
+EARLIEST_LOCAL_TIMESTAMP = -4
+LATEST_TIERED_TIMESTAMP = -5
+
+
+class OffsetLookups:
+    """Needs: _segments, log_start_offset, _log_end_offset, epoch_cache."""
+
+    def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
+        """ListOffsets: the earliest record with timestamp >= target_ms (or a special value).
+
+        -2 earliest, -1 latest, -3 the record with the max timestamp, -4 earliest local,
+        -5 latest tiered (nothing is tiered: offset -1). None when no record qualifies.
+        """
+        if target_ms in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
+            return self.earliest()
+        if target_ms == LATEST_TIMESTAMP:
+            return self.latest()
+        if target_ms == MAX_TIMESTAMP:
+            return self.max_timestamp()
+        if target_ms == LATEST_TIERED_TIMESTAMP:
+            return TimestampAndOffset(-1, -1, -1)
+        log_start_offset = self.log_start_offset
+        for segment in self._segments:
+            if segment.largest_timestamp() >= target_ms:
+                return segment.find_offset_by_timestamp(target_ms, log_start_offset)
+        return None
+
+    def earliest(self) -> TimestampAndOffset:
+        entry = self.epoch_cache.earliest_entry()
+        epoch = entry[0] if entry is not None and entry[1] <= self.log_start_offset else -1
+        return TimestampAndOffset(self.log_start_offset, -1, epoch)
+
+    def latest(self) -> TimestampAndOffset:
+        epoch = self.epoch_cache.latest_epoch
+        return TimestampAndOffset(self._log_end_offset, -1, -1 if epoch is None else epoch)
+
+    def max_timestamp(self) -> TimestampAndOffset | None:
+        """KIP-734: offset and timestamp of the (first) record with the largest timestamp."""
+        segments = list(self._segments)
+        best = max(segments, key=lambda segment: segment.max_timestamp_so_far)
+        return best.find_max_timestamp_record()
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        """OffsetForLeaderEpoch: (epoch, end offset), or None when the epoch is undefined."""
+        epoch, offset = self.epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)
+        return None if offset < 0 else (epoch, offset)

@@ -1,0 +1,214 @@
+"""Compaction (cleanup.policy=compact): the latest record per key survives, offsets never change."""
+import os
+
+from pykbroker.records.batch import DELETE_HORIZON_MASK
+from pykbroker.records.compression import GZIP
+from pykbroker.records.records import iter_batches
+
+from .helpers import T0, Clock, all_records, batch, open_log, producer_batch, reopen
+
+DAY = 86_400_000
+
+
+def compacted_log(tmp_path, clock=None, **config):
+    settings = {"cleanup.policy": "compact", "segment.bytes": 300, "retention.ms": -1}
+    settings.update(config)
+    return open_log(tmp_path, clock or Clock(), config=settings)
+
+
+def put(log, *pairs, **options):
+    info = log.append_as_leader(batch(*pairs, **options), leader_epoch=0)
+    log.high_watermark = log.log_end_offset
+    return info
+
+
+def close_active_segment(log):
+    log.roll()
+    log.high_watermark = log.log_end_offset
+
+
+def latest_values(log) -> dict:
+    return {key: (offset, value) for offset, key, value in all_records(log)}
+
+
+def test_only_the_latest_record_of_each_key_remains_with_its_original_offset(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(5):
+        put(log, ("a", f"a{round_}"), ("b", f"b{round_}"))
+    put(log, ("c", "c0"))
+    close_active_segment(log)
+    before = latest_values(log)
+
+    stats = log.compact(now_ms=T0)
+    assert stats is not None and stats.bytes_written < stats.bytes_read
+    records = all_records(log)
+    assert [(offset, key) for offset, key, _ in records] == [(8, b"a"), (9, b"b"), (10, b"c")]
+    assert latest_values(log) == before
+    assert log.log_end_offset == 11
+
+
+def test_the_active_segment_is_never_compacted(tmp_path):
+    log = compacted_log(tmp_path, **{"segment.bytes": 10_000})
+    for round_ in range(3):
+        put(log, ("a", f"a{round_}"))
+    assert log.compact(now_ms=T0) is None
+    assert len(all_records(log)) == 3
+
+
+def test_compaction_stops_at_the_high_watermark(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(6):
+        put(log, ("a", f"a{round_}"), ("b", "x"))
+    close_active_segment(log)
+    log.high_watermark = 4
+    log.compact(now_ms=T0)
+    offsets = [offset for offset, _, _ in all_records(log)]
+    assert offsets[:2] == [2, 3] and offsets[2:] == list(range(4, 12))
+
+
+def test_reading_a_removed_offset_returns_the_next_batch(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(4):
+        put(log, ("a", f"a{round_}"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    assert [offset for offset, _, _ in all_records(log)] == [3]
+    fetch = log.read(1, 1 << 20)
+    assert [header.last_offset for header, _ in iter_batches(fetch.read_bytes())][-1] == 3
+
+
+def test_tombstones_are_kept_until_delete_retention_ms_after_the_first_pass(tmp_path):
+    clock = Clock()
+    log = compacted_log(tmp_path, clock, **{"delete.retention.ms": DAY})
+    put(log, ("a", "1"), ("b", "1"))
+    put(log, ("a", None))
+    close_active_segment(log)
+
+    log.compact(now_ms=T0)
+    assert latest_values(log) == {b"a": (2, None), b"b": (1, b"1")}
+    tombstone_batches = [h for h, records in iter_batches(log.read(2, 1 << 20).read_bytes())
+                         if any(r.value is None for r in records)]
+    assert tombstone_batches[0].attributes & DELETE_HORIZON_MASK
+    assert tombstone_batches[0].base_timestamp == T0 + DAY
+
+    put(log, ("c", "1"))
+    close_active_segment(log)
+    log.compact(now_ms=T0 + DAY - 1)
+    assert b"a" in latest_values(log)
+
+    put(log, ("d", "1"))
+    close_active_segment(log)
+    log.compact(now_ms=T0 + DAY)
+    assert set(latest_values(log)) == {b"b", b"c", b"d"}
+
+
+def test_record_timestamps_survive_the_delete_horizon_rewrite(tmp_path):
+    log = compacted_log(tmp_path)
+    put(log, ("a", "1", [], T0 + 7), ("b", None, [], T0 + 9))
+    put(log, ("a", "2", [], T0 + 11))
+    close_active_segment(log)
+    log.compact(now_ms=T0 + 100)
+    stamped = {record.key: record.timestamp for _, records in iter_batches(log.read(0, 1 << 20).read_bytes())
+               for record in records}
+    assert stamped == {b"b": T0 + 9, b"a": T0 + 11}
+
+
+def test_compressed_batches_are_rewritten_with_their_codec(tmp_path):
+    log = compacted_log(tmp_path)
+    put(log, ("a", "1"), ("b", "1"), ("c", "1"), compression=GZIP)
+    put(log, ("a", "2"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    headers = [header for header, _ in iter_batches(log.read(0, 1 << 20).read_bytes())]
+    assert headers[0].compression == GZIP
+    assert latest_values(log) == {b"a": (3, b"2"), b"b": (1, b"1"), b"c": (2, b"1")}
+
+
+def test_the_last_batch_of_an_active_producer_stays_as_an_empty_batch(tmp_path):
+    log = compacted_log(tmp_path)
+    log.append_as_leader(producer_batch(77, 0, 0, 1, prefix="same"), leader_epoch=0)
+    log.append_as_leader(batch(("same0", "newer")), leader_epoch=0)
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+
+    headers = [header for header, _ in iter_batches(log.read(0, 1 << 20).read_bytes())]
+    kept = [h for h in headers if h.producer_id == 77]
+    assert len(kept) == 1 and kept[0].records_count == 0 and kept[0].base_sequence == 0
+    log.flush()
+    log.close()
+    reopened = reopen(log, clean=True)
+    assert reopened.append_as_leader(producer_batch(77, 0, 0, 1), leader_epoch=0).duplicate
+
+
+def test_small_cleaned_segments_are_merged_by_later_passes(tmp_path):
+    log = compacted_log(tmp_path, **{"segment.bytes": 400})
+    for round_ in range(20):
+        put(log, ("a", f"{round_}"), ("b", f"{round_}"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    segments_after_first_pass = len(log.segments)
+    put(log, ("a", "last"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    assert len(log.segments) < segments_after_first_pass
+    assert [(offset, key) for offset, key, _ in all_records(log)] == [(39, b"b"), (40, b"a")]
+    assert not any(name.endswith((".cleaned", ".swap")) for name in os.listdir(log.directory))
+
+
+def test_min_compaction_lag_protects_recent_segments(tmp_path):
+    log = compacted_log(tmp_path, **{"min.compaction.lag.ms": 10_000})
+    for round_ in range(3):
+        put(log, ("a", f"{round_}", [], T0 + round_))
+    close_active_segment(log)
+    assert log.compact(now_ms=T0 + 5_000) is None
+    assert log.compact(now_ms=T0 + 20_000) is not None
+    assert [offset for offset, _, _ in all_records(log)] == [2]
+
+
+def test_a_second_pass_without_new_data_has_nothing_to_do(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(3):
+        put(log, ("a", f"{round_}"))
+    close_active_segment(log)
+    assert log.compact(now_ms=T0).end_offset == 3
+    assert log.compact(now_ms=T0) is None
+
+
+def test_a_compacted_log_reopens_intact(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(6):
+        put(log, ("a", f"{round_}"), ("b", f"{round_}"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    expected = all_records(log)
+    log.flush()
+    log.close()
+    assert all_records(reopen(log, clean=True)) == expected
+    assert all_records(reopen(log, clean=False, recovery_point=0)) == expected
+
+
+def test_regions_read_before_a_compaction_stay_readable(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(4):
+        put(log, ("a", f"{round_}"))
+    close_active_segment(log)
+    region = log.read(0, 1 << 20).regions[0]
+    before = region.read_bytes()
+    log.compact(now_ms=T0)
+    assert region.read_bytes() == before
+
+
+def test_a_full_offset_map_ends_the_pass_early_and_the_next_pass_goes_on(tmp_path):
+    log = compacted_log(tmp_path)
+    for round_ in range(2):
+        for key in "abcd":
+            put(log, (key, f"{key}{round_}"))
+    close_active_segment(log)
+
+    first = log.compact(now_ms=T0, max_map_entries=2)
+    assert first.end_offset < log.log_end_offset
+    while log.compact(now_ms=T0, max_map_entries=2) is not None:
+        pass
+    assert {key: value for _, key, value in all_records(log)} == {
+        b"a": b"a1", b"b": b"b1", b"c": b"c1", b"d": b"d1"}
+    assert [offset for offset, _, _ in all_records(log)] == [4, 5, 6, 7]
