@@ -7,7 +7,9 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 TEST_STAMP := $(VENV)/.test-installed
 
-.PHONY: run test system-deps bench codec-bench clean
+BENCH_STAMP := $(VENV)/.bench-installed
+
+.PHONY: run test system-deps bench bench-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -32,8 +34,16 @@ test: $(TEST_STAMP) system-deps
 codec-bench: $(STAMP)
 	$(PY) bench/codec_bench.py
 
-bench: $(TEST_STAMP)
-	$(PY) bench/codec_bench.py
+$(BENCH_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q -e '.[bench]'
+	touch $@
+
+# Throughput, startup and memory beside tansu, plus the codec figures: bench/results/latest.md
+bench: $(BENCH_STAMP)
+	$(PY) -m bench
+
+bench-quick: $(BENCH_STAMP)
+	$(PY) -m bench --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info data

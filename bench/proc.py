@@ -1,0 +1,54 @@
+"""Resident memory and CPU time of a running process and its child processes, from /proc."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def process_tree(pid: int) -> list[int]:
+    """The process and, recursively, its children (should the broker ever spawn workers)."""
+    pids, index = [pid], 0
+    while index < len(pids):
+        for children in Path(f"/proc/{pids[index]}/task").glob("*/children"):
+            try:
+                pids += [int(child) for child in children.read_text().split()]
+            except OSError:
+                pass
+        index += 1
+    return pids
+
+
+def _resident_kib(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise OSError(f"no VmRSS for process {pid}")
+
+
+def _cpu_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return int(fields[11]) + int(fields[12])  # utime + stime
+
+
+def resident_mib(pid: int) -> float:
+    """VmRSS of the process and its children, in MiB (2^20 bytes)."""
+    total = _resident_kib(pid)
+    for child in process_tree(pid)[1:]:
+        try:
+            total += _resident_kib(child)
+        except OSError:
+            pass
+    return total / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time so far of the process (all threads) and its live children."""
+    ticks = _cpu_ticks(pid)
+    for child in process_tree(pid)[1:]:
+        try:
+            ticks += _cpu_ticks(child)
+        except OSError:
+            pass
+    return ticks / os.sysconf("SC_CLK_TCK")
