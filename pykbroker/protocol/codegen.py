@@ -95,13 +95,18 @@ def _is_mutable_default(spec: FieldSpec) -> bool:
 
 
 def build_classes(message: MessageSpec) -> dict[str, type]:
-    """One class per struct of the message, with keyword-only __init__, __eq__ and __repr__."""
+    """One class per struct of the message, with keyword-only __init__, __eq__ and __repr__.
+
+    The methods of all the message's classes are generated as one source and compiled at once.
+    """
     namespace = dict(_HELPERS)
+    specs = _structs_in_dependency_order(message)
+    exec("\n".join(line for spec in specs for line in _method_source(spec)), namespace)  # noqa: S102
     classes = {}
-    for struct_spec in _structs_in_dependency_order(message):
-        cls = _build_class(struct_spec, namespace)
-        namespace[struct_spec.name] = cls
-        classes[struct_spec.name] = cls
+    for spec in specs:
+        cls = _make_class(spec, namespace)
+        namespace[spec.name] = cls  # __init__ defaults like `Struct()` resolve at call time
+        classes[spec.name] = cls
     root = classes[message.root.name]
     for name, cls in classes.items():
         if cls is not root:
@@ -127,13 +132,13 @@ def _structs_in_dependency_order(message: MessageSpec) -> list[StructSpec]:
     return ordered
 
 
-def _build_class(spec: StructSpec, namespace: dict) -> type:
-    attrs = [f.attr for f in spec.fields]
+def _method_source(spec: StructSpec) -> list[str]:
+    """Source of `__init__<Name>` and `__eq__<Name>` for one struct."""
     params = ", ".join(
         f"{f.attr}=_DEFAULT" if _is_mutable_default(f) else f"{f.attr}={_default_expr(f)}"
         for f in spec.fields
     )
-    lines = [f"def __init__(self{', *, ' + params if params else ''}):"]
+    lines = [f"def __init__{spec.name}(self{', *, ' + params if params else ''}):"]
     for f in spec.fields:
         if _is_mutable_default(f):
             lines.append(f"    self.{f.attr} = {_default_expr(f)} if {f.attr} is _DEFAULT else {f.attr}")
@@ -141,20 +146,23 @@ def _build_class(spec: StructSpec, namespace: dict) -> type:
             lines.append(f"    self.{f.attr} = {f.attr}")
     if not spec.fields:
         lines.append("    pass")
-    comparisons = "".join(f" and self.{a} == other.{a}" for a in attrs)
-    lines.append("def __eq__(self, other):")
+    comparisons = "".join(f" and self.{f.attr} == other.{f.attr}" for f in spec.fields)
+    lines.append(f"def __eq__{spec.name}(self, other):")
     lines.append(f"    return type(self) is type(other){comparisons}")
-    exec("\n".join(lines), namespace)  # noqa: S102 - source built from schema names only
-    init = namespace.pop("__init__")
-    __eq__ = namespace.pop("__eq__")  # noqa: N806
+    return lines
+
+
+def _make_class(spec: StructSpec, namespace: dict) -> type:
+    attrs = tuple(f.attr for f in spec.fields)
 
     def __repr__(self):  # noqa: N807
         body = ", ".join(f"{a}={getattr(self, a)!r}" for a in attrs)
         return f"{type(self).__name__}({body})"
 
     return type(spec.name, (), {
-        "__slots__": tuple(attrs), "__init__": init, "__eq__": __eq__, "__repr__": __repr__,
-        "__hash__": None, "FIELDS": tuple(attrs),
+        "__slots__": attrs, "__init__": namespace[f"__init__{spec.name}"],
+        "__eq__": namespace[f"__eq__{spec.name}"], "__repr__": __repr__, "__hash__": None,
+        "FIELDS": attrs,
     })
 
 

@@ -13,7 +13,8 @@ from __future__ import annotations
 from functools import lru_cache
 
 from .codegen import DecodeError, build_classes, compile_version
-from .schema import load_message, message_index
+from .api_keys import MESSAGE_NAMES
+from .schema import load_message
 
 
 class MessageType:
@@ -82,8 +83,8 @@ def by_name(name: str) -> MessageType:
 
 
 def request(api_key: int) -> MessageType:
-    return by_name(message_index()[(int(api_key), "request")])
+    return by_name(MESSAGE_NAMES[api_key] + "Request")
 
 
 def response(api_key: int) -> MessageType:
-    return by_name(message_index()[(int(api_key), "response")])
+    return by_name(MESSAGE_NAMES[api_key] + "Response")

@@ -180,14 +180,3 @@ def parse_message(raw: dict) -> MessageSpec:
 def load_message(name: str) -> MessageSpec:
     """The schema of one message by its name, e.g. "MetadataRequest"."""
     return parse_message(json.loads((SCHEMA_DIR / f"{name}.json").read_text()))
-
-
-@lru_cache(maxsize=1)
-def message_index() -> dict[tuple[int, str], str]:
-    """(api key, "request" or "response") -> message name, for every API schema."""
-    index = {}
-    for path in SCHEMA_DIR.glob("*.json"):
-        raw = json.loads(path.read_text())
-        if raw.get("apiKey") is not None and raw["type"] in ("request", "response"):
-            index[(raw["apiKey"], raw["type"])] = raw["name"]
-    return index
