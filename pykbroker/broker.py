@@ -19,6 +19,8 @@ from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
 from .config import topic_config_values
+from .coordinator.group import GroupCoordinator
+from .coordinator.group import offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager
 from .handlers.registry import build_registry, default_modules
 from .log.manager import LogManager
@@ -44,6 +46,7 @@ class Broker:
         self.log_manager = None
         self.replica_manager = None
         self.producer_ids = None
+        self.group_coordinator = None
         self.fetch_sessions = FetchSessionCache(
             config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
@@ -64,6 +67,12 @@ class Broker:
         self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
                                               self.metadata)
         self.replica_manager.startup()
+        self.group_coordinator = GroupCoordinator.for_broker(
+            self.broker_id, self.config, self.replica_manager, self.metadata)
+        self.group_coordinator.startup()
+        self.topic_creator.register_internal_topic(
+            offsets_topic.OFFSETS_TOPIC,
+            lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config))
         self.producer_ids = ProducerIdManager(FileBlockStore(self.config.log_dirs[0]))
         log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
                  (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
@@ -84,6 +93,7 @@ class Broker:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self)
+                tasks.start_soon(self.group_coordinator.run)
                 self.started = True
                 for listener in self.listeners:
                     log.info("pykbroker started: listening on %s://%s:%d", listener.name,
@@ -99,6 +109,8 @@ class Broker:
     def close(self) -> None:
         for listener in self.listeners:
             listener.sock.close()
+        if self.group_coordinator is not None:
+            self.group_coordinator.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None

@@ -28,6 +28,8 @@ class BrokerProcess:
             "broker.id": str(broker_id),
             "listeners": "PLAINTEXT://127.0.0.1:0",
             "log.dirs": str(self.directory / "kafka-logs"),
+            "offsets.topic.replication.factor": "1",  # one broker, as in Kafka's dev configs
+            "transaction.state.log.replication.factor": "1",
             **(overrides or {}),
         }
         self.start_timeout = start_timeout

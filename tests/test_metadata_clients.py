@@ -118,3 +118,10 @@ def test_authorized_operations_are_reported_when_requested(broker):
         [topic] = client.request(ApiKey.METADATA, 10, request).topics
     assert topic.topic_authorized_operations & (1 << 3)  # READ
     assert topic.topic_authorized_operations != -2147483648
+
+
+def test_metadata_auto_creates_consumer_offsets_as_the_internal_compacted_topic(broker):
+    response = create_topic_by_metadata(broker, "__consumer_offsets")
+    [topic] = response.topics
+    assert topic.error_code == 0 and topic.is_internal
+    assert len(topic.partitions) == 50  # offsets.topic.num.partitions, not num.partitions

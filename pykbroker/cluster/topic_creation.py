@@ -5,6 +5,7 @@ Shared by the Metadata handler (auto-creation), CreateTopics and the coordinator
 from __future__ import annotations
 
 import logging
+from typing import Callable
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .model import TopicInfo, validate_topic_name
@@ -17,6 +18,12 @@ class TopicCreator:
     def __init__(self, store: MetadataStore, config) -> None:
         self.store = store
         self.config = config
+        self._internal: dict[str, Callable[[], TopicInfo | None]] = {}
+
+    def register_internal_topic(self, name: str, create: Callable[[], TopicInfo | None]) -> None:
+        """Internal topics (e.g. `__consumer_offsets`) are auto-created by their owner, with
+        their own partition count and configs, as Kafka does."""
+        self._internal[name] = create
 
     @property
     def auto_create_enabled(self) -> bool:
@@ -28,6 +35,11 @@ class TopicCreator:
         existing = self.store.topic(name)
         if existing is not None:
             return existing
+        if name in self._internal:
+            info = self._internal[name]()
+            if info is None:
+                raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
+            return info
         info = self.create(name, self.config["num.partitions"],
                            self.config["default.replication.factor"])
         log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))

@@ -15,12 +15,14 @@ otherwise; BROKER_LOGGER needs IncrementalAlterConfigs). With `validate_only` no
 """
 from __future__ import annotations
 
+from functools import partial
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import (ConfigResourceType, check_config_entries, check_dynamic_broker_configs,
                            check_topic_name_for_configs, check_topic_overrides, duplicated_resources,
-                           parse_node_id, resource_type_name, topic_missing)
+                           parse_node_id, resource_result, resource_type_name, topic_missing)
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
@@ -34,21 +36,9 @@ NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
 async def handle(request, ctx):
     twice = duplicated_resources(request.resources)
-    return Response(responses=[_result(resource, _error(resource, twice, request.validate_only, ctx))
-                               for resource in request.resources])
-
-
-def _result(resource, error: KafkaError | None):
-    return Result(error_code=error.code if error else ErrorCode.NONE, error_message=error.message if error else None,
-                  resource_type=resource.resource_type, resource_name=resource.resource_name)
-
-
-def _error(resource, twice: set, validate_only: bool, ctx) -> KafkaError | None:
-    try:
-        _alter(resource, twice, validate_only, ctx)
-    except KafkaError as exc:
-        return exc
-    return None
+    return Response(responses=[
+        resource_result(Result, resource, partial(_alter, resource, twice, request.validate_only, ctx))
+        for resource in request.resources])
 
 
 def _alter(resource, twice: set, validate_only: bool, ctx) -> None:

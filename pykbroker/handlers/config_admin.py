@@ -11,7 +11,8 @@ Owns:
   (`check_dynamic_broker_configs`);
 * the incremental operations SET, DELETE, APPEND and SUBTRACT (`apply_operations`);
 * the checks every alter request makes of its resources before anything else
-  (`preprocessing_error`, `parse_node_id`).
+  (`duplicated_resources`, `check_config_entries`, `parse_node_id`), and their answer for each
+  resource (`resource_result`).
 
 All checks raise KafkaError with Kafka's code and message.
 """
@@ -95,6 +96,17 @@ def duplicated_resources(resources) -> set[tuple[int, str]]:
     return twice
 
 
+def resource_result(result_class, resource, action: Callable[[], None]):
+    """An alter request's answer for one resource: NONE if `action` succeeds, else its KafkaError."""
+    try:
+        action()
+    except KafkaError as exc:
+        return result_class(error_code=exc.code, error_message=exc.message,
+                            resource_type=resource.resource_type, resource_name=resource.resource_name)
+    return result_class(error_code=ErrorCode.NONE, error_message=None,
+                        resource_type=resource.resource_type, resource_name=resource.resource_name)
+
+
 def check_config_entries(entries, value_required: Callable[[object], bool]) -> None:
     """No config named twice, and no null value where one is required."""
     names = [entry.name for entry in entries]
@@ -161,10 +173,10 @@ def apply_operations(current: Mapping[str, str], operations: Iterable[tuple[str,
             result.pop(name, None)
         else:
             try:
-                base = result[name] if name in result else list_default(name)
+                default = list_default(name)
             except KeyError:
                 raise not_a_list(name, op) from None
-            result[name] = _combine(_list_parts(base), value.split(","), op)
+            result[name] = _combine(_list_parts(result.get(name, default)), value.split(","), op)
     return result
 
 
@@ -226,24 +238,22 @@ def scala_set(names: Iterable[str]) -> str:
 def check_dynamic_broker_configs(broker, node_id: int | None, proposed: Mapping[str, str]) -> None:
     """Whether `proposed` may become the dynamic configs of this broker (`node_id`) or of the
     cluster default (None). INVALID_REQUEST with Kafka's message when not."""
-    _refuse(ErrorCode.INVALID_REQUEST, "Cannot update these configs dynamically",
+    _refuse("Cannot update these configs dynamically",
             [key for key in proposed if not _dynamically_updatable(key)])
-    _refuse(ErrorCode.INVALID_REQUEST,
-            "These security configs can be dynamically updated only per-listener using the listener prefix",
+    _refuse("These security configs can be dynamically updated only per-listener using the listener prefix",
             [key for key in proposed if key in SSL_PER_LISTENER])
     for key, value in proposed.items():
         _parse_broker_value(key, value)
     if node_id is None:
-        _refuse(ErrorCode.INVALID_REQUEST,
-                "Cannot update these configs at default cluster level, broker id must be specified",
+        _refuse("Cannot update these configs at default cluster level, broker id must be specified",
                 [key for key in proposed if key in PER_BROKER_ONLY])
     current = effective_broker_config(broker)
     _check_thread_pools(current, _config_with(broker, node_id, proposed))
 
 
-def _refuse(code: ErrorCode, reason: str, keys: list[str]) -> None:
+def _refuse(reason: str, keys: list[str]) -> None:
     if keys:
-        raise KafkaError(code, f"{reason}: {scala_set(keys)}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"{reason}: {scala_set(keys)}")
 
 
 def _dynamically_updatable(key: str) -> bool:

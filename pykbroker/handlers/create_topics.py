@@ -46,27 +46,33 @@ async def handle(request, ctx):
     if accepted and deadline_passed(request.timeout_ms):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.broker.metadata.topics())
-    results = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
-    results += [_failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
-                for name in dict.fromkeys(names) if name in twice]
+    created = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
+    return Response(topics=created + _refused(names, twice))
+
+
+def _refused(names: list[str], twice: set[str]) -> list:
+    """The results of names given twice, and of Kafka's own metadata topic."""
+    refused = [_failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+               for name in dict.fromkeys(names) if name in twice]
     if CLUSTER_METADATA_TOPIC in names and CLUSTER_METADATA_TOPIC not in twice:
-        results.append(_failure(CLUSTER_METADATA_TOPIC,
+        refused.append(_failure(CLUSTER_METADATA_TOPIC,
                                 KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")))
-    return Response(topics=results)
+    return refused
 
 
 def _create(topic, existing: set[str], validate_only: bool, ctx):
     try:
         overrides = _checked_topic(topic, existing)
         assignments = _replica_assignments(topic, ctx)
+        topic_id = new_topic_id() if validate_only else _create_in_store(topic.name, assignments, overrides, ctx)
     except KafkaError as exc:
         return _failure(topic.name, exc)
-    if validate_only:
-        topic_id = new_topic_id()
-    else:
-        topic_id = ctx.broker.topic_creator.create(
-            topic.name, len(assignments), len(assignments[0]), overrides, assignments).topic_id
     return _success(topic.name, topic_id, assignments, overrides, ctx)
+
+
+def _create_in_store(name: str, assignments: dict[int, list[int]], overrides: dict[str, str], ctx) -> uuid.UUID:
+    info = ctx.broker.topic_creator.create(name, len(assignments), len(assignments[0]), overrides, assignments)
+    return info.topic_id
 
 
 def _checked_topic(topic, existing: set[str]) -> dict[str, str]:
@@ -141,7 +147,7 @@ def _success(name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]],
 
 
 def _effective_configs(overrides: dict[str, str], ctx) -> list:
-    return [Result.CreatableTopicConfigs(name=entry.name, value=entry.value, read_only=entry.read_only,
+    return [Response.CreatableTopicConfigs(name=entry.name, value=entry.value, read_only=entry.read_only,
                                          config_source=entry.source, is_sensitive=entry.is_sensitive)
             for entry in describe_topic_configs(overrides, effective_broker_config(ctx.broker))]
 

@@ -61,31 +61,41 @@ def _lookups(entries) -> list:
 
 
 def _delete(entries, ctx) -> list:
-    results = [_failure(name, topic_id, ErrorCode.INVALID_REQUEST, reason)
-               for name, topic_id, reason in _malformed(entries)]
     by_name = [name for name, topic_id in entries if name is not None and topic_id == ZERO_UUID]
     by_id = [topic_id for name, topic_id in entries if name is None and topic_id != ZERO_UUID]
-    twice_named, twice_id = duplicated(by_name), duplicated(by_id)
-    results += [_failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-                for name in dict.fromkeys(by_name) if name in twice_named]
-    results += [_failure(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
-                for topic_id in dict.fromkeys(by_id) if topic_id in twice_id]
-    to_delete, lookup_failures = _resolve(
-        [n for n in dict.fromkeys(by_name) if n not in twice_named],
-        [i for i in dict.fromkeys(by_id) if i not in twice_id], twice_id, ctx)
-    results += lookup_failures
-    for topic_id, name in to_delete.items():
-        ctx.broker.metadata.delete_topic(name)
-        results.append(Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE))
+    refused = _malformed(entries) + _duplicates(by_name, by_id)
+    to_delete, not_found = _resolve(_given_once(by_name), _given_once(by_id), duplicated(by_id), ctx)
+    return refused + not_found + [_deleted(topic_id, name, ctx) for topic_id, name in to_delete.items()]
+
+
+def _malformed(entries) -> list:
+    results = []
+    for name, topic_id in entries:
+        if name is None and topic_id == ZERO_UUID:
+            results.append(_failure(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
+                                    "Neither topic name nor id were specified."))
+        elif name is not None and topic_id != ZERO_UUID:
+            results.append(_failure(name, topic_id, ErrorCode.INVALID_REQUEST,
+                                    "You may not specify both topic name and topic id."))
     return results
 
 
-def _malformed(entries):
-    for name, topic_id in entries:
-        if name is None and topic_id == ZERO_UUID:
-            yield None, ZERO_UUID, "Neither topic name nor id were specified."
-        elif name is not None and topic_id != ZERO_UUID:
-            yield name, topic_id, "You may not specify both topic name and topic id."
+def _duplicates(by_name: list[str], by_id: list[uuid.UUID]) -> list:
+    twice_named, twice_id = duplicated(by_name), duplicated(by_id)
+    return ([_failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+             for name in dict.fromkeys(by_name) if name in twice_named]
+            + [_failure(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+               for topic_id in dict.fromkeys(by_id) if topic_id in twice_id])
+
+
+def _given_once(items: list) -> list:
+    twice = duplicated(items)
+    return [item for item in dict.fromkeys(items) if item not in twice]
+
+
+def _deleted(topic_id: uuid.UUID, name: str, ctx):
+    ctx.broker.metadata.delete_topic(name)
+    return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE)
 
 
 def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx):

@@ -260,11 +260,9 @@ class ReplicaManager:
             data = partition.read(request.fetch_offset, limit, for_follower=for_follower,
                                   min_one_message=min_one_message)
         except KafkaError as exc:
-            partition = self.partitions.get(tp)
-            if partition is None or exc.code == ErrorCode.NOT_LEADER_OR_FOLLOWER:
-                return FetchResult(exc.code)
-            return FetchResult(exc.code, partition.high_watermark, partition.last_stable_offset,
-                               partition.log_start_offset)
+            # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
+            # epochs, ...) reports no high watermark, last stable offset or log start (-1).
+            return FetchResult(exc.code)
         return FetchResult(ErrorCode.NONE, partition.high_watermark,
                            partition.last_stable_offset, partition.log_start_offset,
                            data.regions, data.size)

@@ -1,0 +1,59 @@
+"""DeleteRecords (key 21), versions 0-2.
+
+Moves the log start offset of partitions this broker leads up to the requested offset (-1: the
+high watermark) and answers each partition with its new low watermark. A partition that does not
+exist answers UNKNOWN_TOPIC_OR_PARTITION, one of an internal topic INVALID_TOPIC_EXCEPTION, one
+whose cleanup.policy does not include "delete" POLICY_VIOLATION, and the replica manager's
+refusals (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, ...) pass through; a failed partition's
+low watermark is -1.
+
+The deletion itself is the replica manager's (`delete_records(topic, partition, offset)`).
+"""
+from __future__ import annotations
+
+from ..cluster.model import INTERNAL_TOPICS
+from ..config import topic_config_values
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from .config_admin import effective_broker_config
+
+API_KEY = ApiKey.DELETE_RECORDS
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+Response = messages.response(API_KEY).cls
+TopicResult = Response.DeleteRecordsTopicResult
+PartitionResult = Response.DeleteRecordsPartitionResult
+
+INVALID_LOW_WATERMARK = -1
+
+
+async def handle(request, ctx):
+    by_topic: dict[str, list] = {}
+    for topic in request.topics:
+        by_topic.setdefault(topic.name, []).extend(
+            _delete(topic.name, partition, ctx) for partition in topic.partitions)
+    return Response(topics=[TopicResult(name=name, partitions=partitions) for name, partitions in by_topic.items()])
+
+
+def _delete(topic: str, partition, ctx):
+    try:
+        low_watermark = _delete_before(topic, partition.partition_index, partition.offset, ctx)
+    except KafkaError as exc:
+        return PartitionResult(partition_index=partition.partition_index,
+                               low_watermark=INVALID_LOW_WATERMARK, error_code=exc.code)
+    return PartitionResult(partition_index=partition.partition_index, low_watermark=low_watermark,
+                           error_code=ErrorCode.NONE)
+
+
+def _delete_before(topic: str, index: int, offset: int, ctx) -> int:
+    info = ctx.broker.metadata.topic(topic)
+    if info is None or index not in info.partitions:
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+    if topic in INTERNAL_TOPICS:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot delete records of internal topic {topic}")
+    if "delete" not in topic_config_values(info.configs, effective_broker_config(ctx.broker))["cleanup.policy"]:
+        raise KafkaError(ErrorCode.POLICY_VIOLATION, f"Records of partition {topic}-{index} can not be deleted "
+                                                     "due to the configured policy")
+    return ctx.broker.replica_manager.delete_records(topic, index, offset)

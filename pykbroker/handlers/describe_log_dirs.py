@@ -1,0 +1,74 @@
+"""DescribeLogDirs (key 35), versions 0-4.
+
+Every log dir of this broker (absolute path) with the partitions it holds: size in bytes, offset
+lag, and is_future_key (always false: no replica is being moved between dirs). `topics` null asks
+for every partition; otherwise only the listed ones are described, but, as in Kafka, every topic
+with a log in a dir is still listed under it (with an empty partition list if none was asked for).
+From v3 the response has a top-level error code, from v4 each dir's total and usable bytes. A
+dir that cannot be read answers KAFKA_STORAGE_ERROR.
+
+The partitions come from the replica manager (`describe_log_dirs()`).
+"""
+from __future__ import annotations
+
+import os
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+
+API_KEY = ApiKey.DESCRIBE_LOG_DIRS
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+Response = messages.response(API_KEY).cls
+DirResult = Response.DescribeLogDirsResult
+TopicResult = Response.DescribeLogDirsTopic
+PartitionResult = Response.DescribeLogDirsPartition
+
+LONG_MAX = 2**63 - 1
+
+
+async def handle(request, ctx):
+    wanted = _wanted_partitions(request.topics)
+    return Response(error_code=ErrorCode.NONE, results=[
+        _describe_dir(path, logs, wanted) for path, logs in ctx.broker.replica_manager.describe_log_dirs()
+    ])
+
+
+def _wanted_partitions(topics) -> set[tuple[str, int]] | None:
+    """The (topic, partition) pairs asked for; None for all of them."""
+    if topics is None:
+        return None
+    return {(topic.topic, partition) for topic in topics for partition in topic.partitions}
+
+
+def _describe_dir(path: str, logs: list[tuple[str, int, int, int]], wanted):
+    absolute = os.path.abspath(path)
+    try:
+        total_bytes, usable_bytes = _space(absolute)
+    except OSError:
+        return DirResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=absolute, topics=[])
+    return DirResult(error_code=ErrorCode.NONE, log_dir=absolute, topics=_topics(logs, wanted),
+                     total_bytes=total_bytes, usable_bytes=usable_bytes)
+
+
+def _topics(logs, wanted) -> list:
+    by_topic: dict[str, list] = {}
+    for topic, partition, size, lag in logs:
+        partitions = by_topic.setdefault(topic, [])
+        if wanted is None or (topic, partition) in wanted:
+            partitions.append(PartitionResult(partition_index=partition, partition_size=size,
+                                              offset_lag=lag, is_future_key=False))
+    return [TopicResult(name=topic, partitions=partitions) for topic, partitions in by_topic.items()]
+
+
+def _space(path: str) -> tuple[int, int]:
+    """(total, usable) bytes of the file system holding `path`, as Java's FileStore reports them."""
+    stats = os.statvfs(path)
+    return _clamp(stats.f_blocks * stats.f_frsize), _clamp(stats.f_bavail * stats.f_frsize)
+
+
+def _clamp(value: int) -> int:
+    """Kafka reports sizes beyond a long as Long.MAX_VALUE."""
+    return value if 0 <= value <= LONG_MAX else LONG_MAX

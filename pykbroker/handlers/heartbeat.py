@@ -1,0 +1,21 @@
+"""Heartbeat (key 12), versions 0-4.
+
+Keeps a member's session alive. REBALANCE_IN_PROGRESS tells the member to rejoin; while the
+group's partition is loading the answer is NONE (see `coordinator/group/member_requests.py`).
+v3+: static membership (group_instance_id).
+"""
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+
+API_KEY = ApiKey.HEARTBEAT
+MIN_VERSION = 0
+MAX_VERSION = 4
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    error = ctx.broker.group_coordinator.handle_heartbeat(
+        request.group_id, request.member_id,
+        request.group_instance_id if ctx.api_version >= 3 else None, request.generation_id)
+    return Response(error_code=error)

@@ -1,0 +1,117 @@
+"""IncrementalAlterConfigs (key 44), versions 0-1.
+
+Changes single keys of a resource: SET (0) a value, DELETE (1) an override, APPEND (2) values to
+or SUBTRACT (3) values from a LIST config (starting from its default when it is not set).
+
+* Topics (resource type 2): the resulting overrides must be valid topic configs (INVALID_CONFIG;
+  APPEND/SUBTRACT on a key that is not a LIST fails the same way) of an existing topic
+  (UNKNOWN_TOPIC_OR_PARTITION); they are kept in the metadata store.
+* This broker (4, named by its id) or the cluster-wide default (the empty name): the resulting
+  dynamic configs must be dynamically updatable with valid values (INVALID_REQUEST with Kafka's
+  message otherwise); they are kept in the metadata store.
+* This broker's loggers (8): SET a log4j level name or DELETE a logger's own level; not kept
+  across restarts (broker_loggers).
+
+Before that, every resource is checked as Kafka's broker checks it: each resource at most once,
+no config named twice, a value for every operation but DELETE, and a known resource type
+(INVALID_REQUEST otherwise). With `validate_only` nothing changes.
+"""
+from __future__ import annotations
+
+from functools import partial
+
+from ..config import BROKER_CONFIGS
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from . import broker_loggers
+from .config_admin import (ConfigResourceType, OpType, apply_operations, broker_list_default,
+                           check_config_entries, check_dynamic_broker_configs, check_operation,
+                           check_topic_name_for_configs, check_topic_overrides, duplicated_resources,
+                           parse_int32, parse_node_id, resource_result, resource_type_name, topic_list_default,
+                           topic_missing)
+
+API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+Response = messages.response(API_KEY).cls
+Result = Response.AlterConfigsResourceResponse
+
+NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
+
+Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
+
+
+async def handle(request, ctx):
+    twice = duplicated_resources(request.resources)
+    return Response(responses=[
+        resource_result(Result, resource, partial(_alter, resource, twice, request.validate_only, ctx))
+        for resource in request.resources])
+
+
+def _alter(resource, twice: set, validate_only: bool, ctx) -> None:
+    if (resource.resource_type, resource.resource_name) in twice:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+    check_config_entries(resource.configs, value_required=lambda entry: entry.config_operation != OpType.DELETE)
+    operations = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
+    kind = resource.resource_type
+    if kind == ConfigResourceType.BROKER_LOGGER:
+        _alter_loggers(resource.resource_name, operations, validate_only, ctx)
+    elif kind == ConfigResourceType.BROKER:
+        _alter_broker(resource.resource_name, operations, validate_only, ctx)
+    elif kind == ConfigResourceType.TOPIC:
+        _alter_topic(resource.resource_name, operations, validate_only, ctx)
+    elif kind in NOT_ALTERED_HERE:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type_name(kind)}.")
+    else:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
+
+
+def _alter_loggers(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
+    node_id, broker_id = parse_int32(name), ctx.broker.broker_id
+    if node_id is None:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
+    if node_id != broker_id:
+        # Kafka's message names this broker's id twice
+        raise KafkaError(ErrorCode.INVALID_REQUEST,
+                         f"Unexpected node id. Expected {broker_id}, but received {broker_id}")
+    broker_loggers.check_changes(operations)
+    if not validate_only:
+        broker_loggers.apply_changes(operations)
+
+
+def _alter_broker(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
+    node_id = parse_node_id(name, ctx.broker.broker_id) if name else None
+    for _, op, _ in operations:
+        check_operation(op)
+    store = ctx.broker.metadata
+    proposed = apply_operations(store.broker_configs(node_id), operations, broker_list_default,
+                                _broker_key_not_a_list)
+    check_dynamic_broker_configs(ctx.broker, node_id, proposed)
+    if not validate_only:
+        store.set_broker_configs(node_id, proposed)
+
+
+def _broker_key_not_a_list(key: str, op: OpType) -> KafkaError:
+    if key not in BROKER_CONFIGS:
+        return KafkaError(ErrorCode.UNKNOWN_SERVER_ERROR)  # Kafka fails on the unknown key this way
+    return KafkaError(ErrorCode.INVALID_CONFIG, f"Config value {op.name.lower()} is not allowed for config key: {key}")
+
+
+def _alter_topic(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
+    for _, op, _ in operations:
+        check_operation(op)
+    check_topic_name_for_configs(name)
+    info = ctx.broker.metadata.topic(name)
+    current = info.configs if info is not None else {}
+    proposed = apply_operations(current, operations, topic_list_default, _topic_key_not_a_list)
+    check_topic_overrides(proposed)
+    if info is None:
+        raise topic_missing(name)
+    if not validate_only:
+        ctx.broker.metadata.set_topic_configs(name, proposed)
+
+
+def _topic_key_not_a_list(key: str, op: OpType) -> KafkaError:
+    return KafkaError(ErrorCode.INVALID_CONFIG, f"Can't {op.name} to key {key} because its type is not LIST.")

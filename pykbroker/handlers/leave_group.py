@@ -1,0 +1,34 @@
+"""LeaveGroup (key 13), versions 0-5.
+
+v0-v2 name one member and answer with one error code (the member's, when the group itself was
+fine); v3+ name a batch of members, dynamic ones by member id, static ones by group instance id
+(an empty member id removes a static member administratively), each answered on its own.
+v5+ carries the client's reason (logged).
+"""
+from ..coordinator.group.model import MemberIdentity
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+
+API_KEY = ApiKey.LEAVE_GROUP
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    version = ctx.api_version
+    if version >= 3:
+        leaving = [MemberIdentity(m.member_id, m.group_instance_id,
+                                  m.reason if version >= 5 else None) for m in request.members]
+    else:
+        leaving = [MemberIdentity(request.member_id)]
+    result = ctx.broker.group_coordinator.handle_leave_group(request.group_id, leaving)
+    if version >= 3:
+        return Response(error_code=result.error, members=[
+            Response.MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
+                                    error_code=m.error) for m in result.members])
+    if result.error != ErrorCode.NONE or not result.members:
+        return Response(error_code=result.error)
+    return Response(error_code=result.members[0].error)

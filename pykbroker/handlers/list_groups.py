@@ -1,0 +1,26 @@
+"""ListGroups (key 16), versions 0-5.
+
+Every group this broker coordinates, with its protocol type; v4+ its state, filtered by
+`states_filter` (case-insensitive, empty: all); v5+ its type ("classic"), filtered by
+`types_filter`. COORDINATOR_LOAD_IN_PROGRESS (with the groups loaded so far) while partitions of
+`__consumer_offsets` are loading.
+"""
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+
+API_KEY = ApiKey.LIST_GROUPS
+MIN_VERSION = 0
+MAX_VERSION = 5
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx):
+    version = ctx.api_version
+    error, groups = ctx.broker.group_coordinator.handle_list_groups(
+        request.states_filter if version >= 4 else None,
+        request.types_filter if version >= 5 else None)
+    return Response(error_code=error, groups=[
+        Response.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type,
+                             group_state=g.state, group_type=g.group_type)
+        for g in groups])
