@@ -6,7 +6,9 @@ import time
 from pathlib import Path
 
 from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, TopicPartition
-from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from confluent_kafka.admin import (
+    AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic,
+)
 from kafka import KafkaConsumer
 from kafka import TopicPartition as KafkaTopicPartition
 
@@ -44,6 +46,15 @@ def topic_configs(bootstrap: str, name: str) -> dict:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     futures = admin.describe_configs([ConfigResource(ConfigResource.Type.TOPIC, name)])
     return next(iter(futures.values())).result(timeout=15)
+
+
+def alter_topic_configs(bootstrap: str, name: str, configs: dict[str, str]) -> None:
+    """IncrementalAlterConfigs: set `configs` on the topic."""
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    resource = ConfigResource(ConfigResource.Type.TOPIC, name, incremental_configs=[
+        ConfigEntry(key, value, incremental_operation=AlterConfigOpType.SET)
+        for key, value in configs.items()])
+    next(iter(admin.incremental_alter_configs([resource]).values())).result(timeout=15)
 
 
 def producer(bootstrap: str, **config) -> Producer:

@@ -6,7 +6,7 @@ Every driver speaks in `Record`s: `produce(bootstrap, topic, records, **options)
 records as the broker acknowledged them (partition and offset; offset None with acks=0), and
 `consume(bootstrap, topic, start, count)` reads `count` records from the given start offsets
 ({partition: offset}; `from_start(n)` for all of n partitions from offset 0), with manual
-assignment and no offset commits (consumer groups are not part of the broker yet).
+assignment and no offset commits, so that nothing depends on consumer groups.
 
 Common producer options, translated to each client's own setting: `acks` (0, 1, "all"),
 `compression` ("none", "gzip", "snappy", "lz4", "zstd"), `max_request_size` (bytes) and `batch`
@@ -106,8 +106,8 @@ def stored_batches(bootstrap: str, topic: str, partition: int = 0) -> list:
             [data] = client.request(ApiKey.FETCH, 11, request).responses[0].partitions
             assert data.error_code == 0, data.error_code
             records = bytes(data.records or b"")
-            found = [h for _, h in record_batch.iter_headers(records)
-                     if _ + h.size <= len(records)]
+            found = [header for pos, header in record_batch.iter_headers(records)
+                     if pos + header.size <= len(records)]  # whole batches only
             if not found:
                 return headers
             headers += found
@@ -419,16 +419,19 @@ class Kcat:
                       data["ts"], data["offset"])
 
     @classmethod
-    def consume(cls, bootstrap: str, topic: str, start, count: int, *args: str) -> list[Record]:
-        """Reads to the end of the partitions (`-e`) and returns at most `count` records."""
+    def consume(cls, bootstrap: str, topic: str, start, count: int, **config) -> list[Record]:
+        """Reads to the end of the partitions (`-e`) and returns at most `count` records; start
+        offsets are kcat's `-o` (also "-3" for three from the end, "s@<ms>" for a timestamp), all
+        0 meaning the whole topic from the beginning. `config`: librdkafka properties (`-X`)."""
         if set(start.values()) == {0}:
             where = [["-o", "beginning"]]  # every partition, in one run
         else:
             where = [["-p", str(p), "-o", str(offset)] for p, offset in start.items()]
+        settings = [arg for name, value in config.items() for arg in ("-X", f"{name}={value}")]
         got = []
         for position in where:
             output = cls.run(bootstrap, "-C", "-t", topic, *position, "-e", "-J", "-c",
-                             str(count), *args)
+                             str(count), *settings)
             got += [cls.record(line) for line in output.splitlines() if line.strip()]
         return got[:count]
 

@@ -36,18 +36,17 @@ T0 = 1_700_000_000_000  # record timestamps of the offsets-by-time scenarios (re
 
 
 @pytest.fixture
-def topic(request, broker) -> str:
+def topic(request) -> str:
     """A topic name of the test's own."""
     return re.sub(r"[^A-Za-z0-9._-]+", "-", request.node.name).strip("-")
 
 
-def keyed_records(count: int, tag: str, **fields) -> list[Record]:
-    return [Record(KEYS[i % len(KEYS)], f"{tag}-{i}".encode(), HEADERS, **fields)
-            for i in range(count)]
+def keyed_records(count: int, tag: str) -> list[Record]:
+    return [Record(KEYS[i % len(KEYS)], f"{tag}-{i}".encode(), HEADERS) for i in range(count)]
 
 
-def numbered(tag: str, count: int) -> list[Record]:
-    return [Record(f"{tag}-key-{i}".encode(), f"{tag}-{i}".encode(), HEADERS, partition=0)
+def numbered(tag: str, count: int, partition: int = 0) -> list[Record]:
+    return [Record(f"{tag}-key-{i}".encode(), f"{tag}-{i}".encode(), HEADERS, partition=partition)
             for i in range(count)]
 
 
@@ -138,16 +137,31 @@ def test_kcat_round_trips_headers_null_keys_and_tombstones(broker, topic):
             contents(records)
 
 
+LIBRDKAFKA_SMALL_FETCHES = {"fetch.max.bytes": 65536, "max.partition.fetch.bytes": 65536,
+                            "message.max.bytes": 65536,  # librdkafka: at most fetch.max.bytes
+                            "receive.message.max.bytes": 2_000_000}  # its cap on any response
+SMALL_FETCHES = {  # fetch limits below the size of one record
+    KafkaPython: {"fetch_max_bytes": 65536, "max_partition_fetch_bytes": 65536},
+    AioKafka: {"fetch_max_bytes": 65536, "max_partition_fetch_bytes": 65536},
+    Confluent: LIBRDKAFKA_SMALL_FETCHES,
+    Kcat: LIBRDKAFKA_SMALL_FETCHES,
+}
+
+
 @pytest.mark.parametrize("client", clients(*CLIENTS))
 def test_900_kb_values_round_trip(broker, topic, client):
     create_topic(broker.bootstrap, topic)
     records = [Record(f"big-{i}".encode(), os.urandom(460_800).hex().encode(), HEADERS,
-                      partition=0) for i in range(2)]
+                      partition=0) for i in range(3)]
     sent = client.produce(broker.bootstrap, topic, records, max_request_size=1_048_576)
 
     received = client.consume(broker.bootstrap, topic, from_start(1), len(records))
+    # With fetch limits smaller than a record the first batch still comes whole (KIP-74).
+    through_small_fetches = client.consume(broker.bootstrap, topic, from_start(1), len(records),
+                                           **SMALL_FETCHES[client])
 
     assert_round_trip(sent, received)
+    assert through_small_fetches == received
 
 
 # -- where reading starts -------------------------------------------------------------------
@@ -260,18 +274,20 @@ BY_TIME = [
 AFTER_EVERY_RECORD = T0 + 1041
 
 
-def write_timestamped(client, bootstrap: str, topic: str) -> None:
+def write_timestamped(client, bootstrap: str, topic: str, codec: str) -> None:
+    """The two batches, compressed: finding a record inside one means decompressing it."""
     create_topic(bootstrap, topic, configs={"retention.ms": "-1"})
     for records in timestamped_records():
-        client.produce(bootstrap, topic, records, batch=True)
-    assert [b.records_count for b in stored_batches(bootstrap, topic)] == [10, 5]
+        client.produce(bootstrap, topic, records, batch=True, compression=codec)
+    assert [(b.records_count, b.compression) for b in stored_batches(bootstrap, topic)] == \
+        [(10, CODECS[codec]), (5, CODECS[codec])]
 
 
 def test_kafka_python_finds_offsets_by_timestamp_and_the_beginning_and_end(broker, topic):
     from kafka import TopicPartition
     from kafka.structs import OffsetAndTimestamp
 
-    write_timestamped(KafkaPython, broker.bootstrap, topic)
+    write_timestamped(KafkaPython, broker.bootstrap, topic, "gzip")
     tp = TopicPartition(topic, 0)
     consumer = KafkaPython.consumer(broker.bootstrap)
     try:
@@ -287,8 +303,10 @@ def test_kafka_python_finds_offsets_by_timestamp_and_the_beginning_and_end(broke
 
 def test_confluent_kafka_finds_offsets_by_timestamp_and_the_beginning_and_end(broker, topic):
     from confluent_kafka import OFFSET_END, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
 
-    write_timestamped(Confluent, broker.bootstrap, topic)
+    write_timestamped(Confluent, broker.bootstrap, topic, "lz4")
+    tp = TopicPartition(topic, 0)
     consumer = Confluent.consumer(broker.bootstrap)
     try:
         for timestamp, offset, _ in BY_TIME:
@@ -296,15 +314,27 @@ def test_confluent_kafka_finds_offsets_by_timestamp_and_the_beginning_and_end(br
             assert (found.error, found.offset) == (None, offset), timestamp
         [after] = consumer.offsets_for_times([TopicPartition(topic, 0, AFTER_EVERY_RECORD)], 10)
         assert after.offset == OFFSET_END
-        assert consumer.get_watermark_offsets(TopicPartition(topic, 0), 10) == (0, 15)
+        assert consumer.get_watermark_offsets(tp, 10) == (0, 15)
     finally:
         consumer.close()
+
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+
+    def listed(spec) -> tuple[int, int]:
+        answer = admin.list_offsets({tp: spec}, request_timeout=10)[tp].result(10)
+        return answer.offset, answer.timestamp
+
+    assert listed(OffsetSpec.earliest()) == (0, -1)
+    assert listed(OffsetSpec.latest()) == (15, -1)
+    assert listed(OffsetSpec.max_timestamp()) == (14, T0 + 1040)
+    for timestamp, offset, found in BY_TIME:
+        assert listed(OffsetSpec.for_timestamp(timestamp)) == (offset, found), timestamp
 
 
 def test_aiokafka_finds_offsets_by_timestamp_and_the_beginning_and_end(broker, topic):
     from aiokafka import TopicPartition
 
-    write_timestamped(AioKafka, broker.bootstrap, topic)
+    write_timestamped(AioKafka, broker.bootstrap, topic, "zstd")
     tp = TopicPartition(topic, 0)
 
     async def scenario():
@@ -326,7 +356,7 @@ def test_aiokafka_finds_offsets_by_timestamp_and_the_beginning_and_end(broker, t
 @needs_kcat
 def test_kcat_reads_from_the_beginning_an_offset_an_offset_from_the_end_and_a_timestamp(
         broker, topic):
-    write_timestamped(Confluent, broker.bootstrap, topic)
+    write_timestamped(Confluent, broker.bootstrap, topic, "snappy")
     every = [r for batch in timestamped_records() for r in batch]
 
     def offsets(start: str) -> list[int]:
@@ -386,8 +416,9 @@ def test_what_one_client_writes_every_other_client_reads_identically(broker, top
 
 
 # -- long polling -----------------------------------------------------------------------------
-# Each consumer waits at the end of a partition with a fetch that the broker may hold for 30 s;
-# a record produced meanwhile must reach it within a 10 s poll: the broker answers on new data.
+# Each consumer reads a first record from partition 0 of three, then waits at the end of all of
+# them with a fetch that the broker may hold for 30 s; a record produced meanwhile to partition 2
+# must reach it within a 10 s poll: the broker answers as soon as data arrives.
 
 LONG_WAIT_MS = 30_000
 SHORTER_POLL_SECONDS = 10
@@ -397,15 +428,15 @@ def test_kafka_python_long_polling_the_end_of_a_partition_gets_a_new_record_prom
                                                                                      topic):
     from kafka import TopicPartition
 
-    create_topic(broker.bootstrap, topic)
-    first = KafkaPython.produce(broker.bootstrap, topic, numbered("first", 1))
+    create_topic(broker.bootstrap, topic, partitions=3)
+    first = KafkaPython.produce(broker.bootstrap, topic, numbered("first", 1, partition=0))
     consumer = KafkaPython.consumer(broker.bootstrap, fetch_max_wait_ms=LONG_WAIT_MS,
                                     fetch_min_bytes=1, request_timeout_ms=2 * LONG_WAIT_MS)
     try:
-        consumer.assign([TopicPartition(topic, 0)])
+        consumer.assign([TopicPartition(topic, p) for p in range(3)])
         assert contents(KafkaPython.poll(consumer, 1)) == contents(first)
         assert KafkaPython.poll(consumer, 1, seconds=0.5) == []  # now waiting at the end
-        new = KafkaPython.produce(broker.bootstrap, topic, numbered("new", 1))
+        new = KafkaPython.produce(broker.bootstrap, topic, numbered("new", 1, partition=2))
 
         assert contents(KafkaPython.poll(consumer, 1, SHORTER_POLL_SECONDS)) == contents(new)
     finally:
@@ -416,15 +447,15 @@ def test_confluent_kafka_long_polling_the_end_of_a_partition_gets_a_new_record_p
                                                                                         topic):
     from confluent_kafka import TopicPartition
 
-    create_topic(broker.bootstrap, topic)
-    first = Confluent.produce(broker.bootstrap, topic, numbered("first", 1))
+    create_topic(broker.bootstrap, topic, partitions=3)
+    first = Confluent.produce(broker.bootstrap, topic, numbered("first", 1, partition=0))
     consumer = Confluent.consumer(broker.bootstrap, **{"fetch.wait.max.ms": LONG_WAIT_MS,
                                                        "fetch.min.bytes": 1})
     try:
-        consumer.assign([TopicPartition(topic, 0, 0)])
+        consumer.assign([TopicPartition(topic, p, 0) for p in range(3)])
         assert contents(Confluent.poll(consumer, 1)) == contents(first)
         assert Confluent.poll(consumer, 1, seconds=0.5) == []  # now waiting at the end
-        new = Confluent.produce(broker.bootstrap, topic, numbered("new", 1))
+        new = Confluent.produce(broker.bootstrap, topic, numbered("new", 1, partition=2))
 
         assert contents(Confluent.poll(consumer, 1, SHORTER_POLL_SECONDS)) == contents(new)
     finally:
@@ -434,18 +465,19 @@ def test_confluent_kafka_long_polling_the_end_of_a_partition_gets_a_new_record_p
 def test_aiokafka_long_polling_the_end_of_a_partition_gets_a_new_record_promptly(broker, topic):
     from aiokafka import TopicPartition
 
-    create_topic(broker.bootstrap, topic)
-    first = AioKafka.produce(broker.bootstrap, topic, numbered("first", 1))
+    create_topic(broker.bootstrap, topic, partitions=3)
+    first = AioKafka.produce(broker.bootstrap, topic, numbered("first", 1, partition=0))
 
     async def scenario():
         consumer = AioKafka.consumer(broker.bootstrap, fetch_max_wait_ms=LONG_WAIT_MS,
                                      fetch_min_bytes=1, request_timeout_ms=2 * LONG_WAIT_MS)
         await consumer.start()
         try:
-            consumer.assign([TopicPartition(topic, 0)])
+            consumer.assign([TopicPartition(topic, p) for p in range(3)])
             assert contents(await AioKafka.poll(consumer, 1)) == contents(first)
             assert await AioKafka.poll(consumer, 1, seconds=0.5) == []  # now waiting at the end
-            new = await AioKafka.produce_async(broker.bootstrap, topic, numbered("new", 1))
+            new = await AioKafka.produce_async(broker.bootstrap, topic,
+                                               numbered("new", 1, partition=2))
 
             assert contents(await AioKafka.poll(consumer, 1, SHORTER_POLL_SECONDS)) == \
                 contents(new)
