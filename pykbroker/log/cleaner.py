@@ -5,17 +5,18 @@ One pass, as Kafka's cleaner does it:
    last offset (`OffsetMap`, bounded: when full the pass stops there);
 2. rewrite the segments up to the end of the map, in groups of at most segment.bytes, into
    `<base>.log.cleaned` files, keeping a record if no later record has its key;
-3. the log swaps each cleaned group in atomically (see `Log.replace_segments`).
+3. the log swaps each cleaned group in atomically (see `Log.replace_segments`); a group
+   that kept nothing leaves no segment behind (but the log's first segment stays, empty).
 
 What is kept, and how (Kafka's rules): offsets never change (a rewritten batch keeps its
 base offset, last offset delta, producer id, epoch and base sequence; gaps are fine); a
 batch that lost all its records is dropped, except the last batch of a still active
-producer (its sequence numbers matter) and the last batch of a group (so a group's offset
-range is known), which stay as empty batches; keyless records are dropped. A tombstone
-(null value) is kept by the first pass that sees it, which stamps its batch with a delete
-horizon of now + delete.retention.ms (attribute bit 6, the base timestamp holding the
-horizon); a later pass after the horizon drops it. Records of aborted transactions are
-dropped; transaction markers are kept.
+producer (its sequence numbers and epoch matter) and the batch that ends where the pass's
+cleanable range ends (the first uncleanable offset), which stay as record-less batches;
+keyless records are dropped. A tombstone (null value) is kept by the first pass that sees
+it, which stamps its batch with a delete horizon of now + delete.retention.ms (attribute
+bit 6, the base timestamp holding the horizon); a later pass after the horizon drops it.
+Records of aborted transactions are dropped; transaction markers are kept.
 """
 from __future__ import annotations
 
@@ -40,7 +41,12 @@ def key_digest(key: bytes) -> bytes:
 
 
 class OffsetMap:
-    """key -> last offset, holding at most `max_entries` keys (by 16-byte digest, as Kafka)."""
+    """key -> last offset, holding at most `max_entries` keys (by 16-byte digest, as Kafka).
+
+    `latest_offset` is the last offset the map covers: records after it are not judged by
+    the map (they stay). Like Kafka's it follows every mapped batch (keyless, control and
+    aborted ones too) and, once a segment is mapped whole, the segment's end.
+    """
 
     def __init__(self, max_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
         self.max_entries = max_entries
@@ -56,6 +62,9 @@ class OffsetMap:
 
     def put(self, key: bytes, offset: int) -> None:
         self._offsets[key_digest(key)] = offset
+        self.latest_offset = offset
+
+    def update_latest_offset(self, offset: int) -> None:
         self.latest_offset = offset
 
     def get(self, key: bytes) -> int:
@@ -80,9 +89,12 @@ class AbortedRanges:
 def build_offset_map(segments: list[Segment], start: int, end: int, offset_map: OffsetMap,
                      aborted: AbortedRanges) -> None:
     """Map the keys of records in [start, end); stops early when the map is full."""
-    for segment in segments:
+    for index, segment in enumerate(segments):
+        segment_end = min(segments[index + 1].base_offset, end) if index + 1 < len(segments) else end
         if not map_segment(segment, start, end, offset_map, aborted):
             return
+        if segment_end - 1 > offset_map.latest_offset:
+            offset_map.update_latest_offset(segment_end - 1)  # over the gaps compaction left
 
 
 def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
@@ -91,16 +103,18 @@ def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
     position = segment.offset_index.lookup(start).position
     for batch in segment.iter_batches(position):
         header = batch.header
-        if header.last_offset < start or header.is_control or aborted.contains(header):
+        if header.last_offset < start:
             continue
         if header.base_offset >= end:
             return True
-        for record in decode_batch(batch.data, verify_crc=False)[1]:
-            if record.key is None or not start <= record.offset < end:
-                continue
-            if offset_map.is_full:
-                return False
-            offset_map.put(record.key, record.offset)
+        if not (header.is_control or aborted.contains(header)):
+            for record in decode_batch(batch.data, verify_crc=False)[1]:
+                if record.key is None or not start <= record.offset < end:
+                    continue
+                if offset_map.is_full:
+                    return False
+                offset_map.put(record.key, record.offset)
+        offset_map.update_latest_offset(header.last_offset)
     return True
 
 
@@ -108,11 +122,7 @@ def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
 
 def group_segments_by_size(segments: list[Segment], max_size: int, max_index_size: int,
                            first_uncleanable_offset: int) -> list[list[Segment]]:
-    """Consecutive segments merged while their data and indexes fit one segment (Kafka's rule).
-
-    A group never ends with an empty segment (its offset range could not be told from the
-    cleaned file); such a segment is left alone.
-    """
+    """Consecutive segments merged while their data and indexes fit one segment (Kafka's rule)."""
     groups = []
     remaining = list(segments)
     while remaining:
@@ -127,10 +137,7 @@ def group_segments_by_size(segments: list[Segment], max_size: int, max_index_siz
             log_size += following.size
             index_size += following.offset_index.size_in_bytes
             time_index_size += following.time_index.size_in_bytes
-        while group and group[-1].size == 0:
-            group.pop()
-        if group:
-            groups.append(group)
+        groups.append(group)
     return groups
 
 
@@ -152,6 +159,7 @@ class CleaningRules(NamedTuple):
     delete_retention_ms: int
     last_records: dict[int, tuple[int, int]]  # producer id -> (last data offset, epoch)
     aborted: AbortedRanges
+    upper_bound: int  # where the pass's cleanable range ends (Kafka's upperBoundOffsetOfCleaningRound)
 
 
 def clean_group(group: list[Segment], rules: CleaningRules,
@@ -162,12 +170,11 @@ def clean_group(group: list[Segment], rules: CleaningRules,
     for appends.
     """
     cleaned = new_segment(group[0].base_offset)
-    group_end = group[-1].read_next_offset()
     read = written = 0
     for segment in group:
         for batch in segment.iter_batches():
             read += batch.header.size
-            kept = filter_batch(batch, rules, retain_empty=batch.header.next_offset == group_end)
+            kept = filter_batch(batch, rules)
             if kept is not None:
                 append_batch(cleaned, kept)
                 written += len(kept)
@@ -182,12 +189,13 @@ def append_batch(segment: Segment, data: bytes) -> None:
     segment.append(header.last_offset, header.max_timestamp, header.last_offset, data)
 
 
-def filter_batch(batch: StoredBatch, rules: CleaningRules, *, retain_empty: bool) -> bytes | None:
+def filter_batch(batch: StoredBatch, rules: CleaningRules) -> bytes | None:
     """The batch as it stays in the log: unchanged, rewritten, emptied, or None (dropped)."""
     header = batch.header
     if header.is_control:
         return bytes(batch.data)
-    retain_empty = retain_empty or is_last_batch_of_active_producer(header, rules.last_records)
+    retain_empty = (is_last_batch_of_active_producer(header, rules.last_records)
+                    or header.next_offset == rules.upper_bound)
     if rules.aborted.contains(header):
         return empty_batch(header) if retain_empty else None
     records = decode_batch(batch.data, verify_crc=False)[1]

@@ -3,6 +3,11 @@
 Offsets are read under the log's lock; the offset map and the cleaned segments are built
 outside it (on the caller's worker thread); each cleaned group is swapped in under the lock
 and only if the log did not change under it (see `replace_segments`).
+
+A cleaned group's offset range is [its first segment's base, the base of the segment after
+it). Its cleaned segment may end well before that (the last batches of the group can all be
+dropped), so the range's end is written to `<base>.swapend` before the swap is committed:
+a restart that finds the `.swap` replaces exactly the old segments in that range.
 """
 from __future__ import annotations
 
@@ -62,15 +67,20 @@ class Compaction:
         offset_map = OffsetMap(max_map_entries)
         build_offset_map(dirty, first_dirty, first_uncleanable, offset_map, aborted)
         end_offset = offset_map.latest_offset + 1 if len(offset_map) else first_uncleanable
-        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted)
+        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted,
+                              upper_bound=first_uncleanable)
         candidates = [s for s in segments.overlapping(0, end_offset) if s is not segments.active]
         groups = group_segments_by_size(candidates, self.config.segment_bytes,
                                         self.config.segment_index_bytes, first_uncleanable)
         bytes_read = bytes_written = 0
         for group in groups:
             cleaned, read, written = clean_group(group, rules, self._cleaned_segment)
+            last = segments.floor_index(group[-1].base_offset)
+            group_end = segments.upper_bound(last, self._log_end_offset)  # the next segment's base
+            files.write_swap_end(self.directory, cleaned.base_offset, group_end)
             if not self.replace_segments(cleaned, group, truncations):
                 cleaned.delete_files()
+                files.remove_if_exists(files.swap_end_path(self.directory, cleaned.base_offset))
                 return None
             bytes_read, bytes_written = bytes_read + read, bytes_written + written
         with self._lock:
@@ -84,19 +94,30 @@ class Compaction:
         """Swap a `.cleaned` segment in for `old` atomically; False if the log changed meanwhile
         (closed, `old` no longer all there, or truncated since `truncations` was read).
 
-        Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it),
-        then the old segments become `.deleted` and the swap becomes the live segment.
+        `old` are consecutive segments, and `<base>.swapend` (written durably beforehand, see
+        `files.write_swap_end`) holds where their offset range ends: the base offset of the
+        segment after them. A cleaned segment without any batch takes no place in the log,
+        unless `old` starts the log (its base offset keeps the log start offset).
+
+        Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it:
+        the old segments in [base, recorded end) go, the swap replaces them), then the old
+        segments become `.deleted` and the swap becomes the live segment (or goes, if empty).
         """
         with self._lock:
             if self.closed or truncations != self._truncations:
                 return False
             if not all(segment in self._segments for segment in old):
                 return False
+            keep = cleaned.size > 0 or old[0] is self._segments.first
             cleaned.change_suffix(files.SWAP_SUFFIX)
             files.fsync_dir(self.directory)
             self._segments = self._segments.without(old)
             self._schedule_deletion(old)
-            cleaned.change_suffix("")
-            cleaned.close()
-            self._segments = self._segments.with_segment(cleaned)
+            if keep:
+                cleaned.change_suffix("")
+                cleaned.close()
+                self._segments = self._segments.with_segment(cleaned)
+            else:
+                cleaned.delete_files()
+            files.remove_if_exists(files.swap_end_path(self.directory, cleaned.base_offset))
             return True

@@ -4,6 +4,8 @@ A partition lives in `<log.dir>/<topic>-<partition>`; each segment is `<20-digit
 plus `.log`, `.index`, `.timeindex` and `.txnindex`, and producer state snapshots are
 `<offset>.snapshot`. Suffixes `.cleaned`, `.swap` and `.deleted` mark files of a compaction in
 progress, of a compaction being committed, and of files waiting to be removed.
+`<base>.swapend` goes with a compaction's `<base>.log.swap`: it holds the offset where the
+offset range that the swap replaces ends (see `write_swap_end`).
 
 `OpenFile` keeps a descriptor open for as long as any object holds it, so a file region
 handed to the network layer stays readable after its segment is closed, renamed or deleted.
@@ -26,6 +28,7 @@ CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETED_SUFFIX = ".deleted"
 TMP_SUFFIX = ".tmp"
+SWAP_END_SUFFIX = ".swapend"
 
 DELETE_DIR_SUFFIX = "-delete"
 FUTURE_DIR_SUFFIX = "-future"
@@ -104,6 +107,28 @@ def write_all(fd: int, data, position: int) -> None:
         written = os.pwrite(fd, view, position)
         view = view[written:]
         position += written
+
+
+def swap_end_path(directory: str, base_offset: int) -> str:
+    return os.path.join(directory, file_name(base_offset, SWAP_END_SUFFIX))
+
+
+def write_swap_end(directory: str, base_offset: int, end_offset: int) -> None:
+    """Durably record that the swap of `base_offset` replaces the segments in [base, end).
+
+    A cleaned segment may end well before the segments it replaces did (its last batches
+    can all be gone), so its own next offset cannot tell which old segments it covers.
+    """
+    write_atomically(swap_end_path(directory, base_offset), b"%d\n" % end_offset, fsync=True)
+
+
+def read_swap_end(path: str) -> int | None:
+    """The end offset a `.swapend` file records; None when it is missing or unreadable."""
+    try:
+        with open(path, "rb") as file:
+            return int(file.read().strip())
+    except (OSError, ValueError):
+        return None
 
 
 def remove_if_exists(path: str) -> None:

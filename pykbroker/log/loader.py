@@ -2,7 +2,9 @@
 
 Order of work (Kafka's LogLoader):
 1. delete `.deleted`, `.cleaned` and temporary files; finish interrupted compaction swaps
-   (a `<base>.log.swap` replaces the segments in its offset range); drop orphan indexes;
+   (a `<base>.log.swap` replaces the segments in the offset range its `<base>.swapend`
+   records; an empty swap goes too, unless it would be the first segment); drop orphan
+   indexes;
 2. open every `<base>.log`, rebuilding indexes that are missing or inconsistent;
 3. after an unclean shutdown, recover each segment from the one holding the recovery
    point: re-read batches, check CRCs, rebuild indexes, cut the torn tail and drop any later
@@ -85,16 +87,32 @@ class LogLoader:
         return sorted(swaps)
 
     def complete_swaps(self, swap_offsets: list[int]) -> None:
-        """Finish a compaction that was committed (renamed to .swap) but not fully installed."""
+        """Finish a compaction that was committed (renamed to .swap) but not fully installed.
+
+        The old segments in [base, recorded end) go; without a record (a swap written before
+        end offsets were recorded) the swap's own next offset is the end, as in Kafka.
+        """
         for base in swap_offsets:
             swap = self.segment_factory(base, suffix=files.SWAP_SUFFIX)
             swap.recover()
-            end = swap.read_next_offset()
+            end = files.read_swap_end(files.swap_end_path(self.directory, base))
+            if end is None or end < base:
+                end = swap.read_next_offset()
             for offset in self.log_file_offsets():
                 if base <= offset < end:
                     self.segment_factory(offset).delete_files()
-            swap.change_suffix("")
-            swap.close()
+            if swap.size == 0 and any(offset < base for offset in self.log_file_offsets()):
+                swap.delete_files()  # nothing left of those segments, as after a finished swap
+            else:
+                swap.change_suffix("")
+                swap.close()
+        self.remove_swap_ends()
+
+    def remove_swap_ends(self) -> None:
+        """`.swapend` records of swaps that are finished (or were never committed)."""
+        for name in os.listdir(self.directory):
+            if files.is_offset_file(name, files.SWAP_END_SUFFIX):
+                files.remove_if_exists(os.path.join(self.directory, name))
 
     def remove_orphan_indexes(self) -> None:
         logs = set(self.log_file_offsets())

@@ -212,3 +212,210 @@ def test_a_full_offset_map_ends_the_pass_early_and_the_next_pass_goes_on(tmp_pat
     assert {key: value for _, key, value in all_records(log)} == {
         b"a": b"a1", b"b": b"b1", b"c": b"c1", b"d": b"d1"}
     assert [offset for offset, _, _ in all_records(log)] == [4, 5, 6, 7]
+
+
+# -- record-less batches and emptied segments ---------------------------------------------
+
+def batches_read(log, offset, **options):
+    """(header, records) of every batch a read from `offset` returns."""
+    return list(iter_batches(log.read(offset, 1 << 20, **options).read_bytes()))
+
+
+def one_batch_per_segment(tmp_path, rounds, **config):
+    """A log of `rounds` batches of keys a..e, one batch a segment, then an empty active one."""
+    log = compacted_log(tmp_path, **{"segment.bytes": 200, **config})
+    for round_ in range(rounds):
+        put(log, *[(key, f"{key}{round_}") for key in "abcde"])
+    close_active_segment(log)
+    return log
+
+
+def test_batches_emptied_by_compaction_are_dropped_with_their_segments(tmp_path):
+    log = one_batch_per_segment(tmp_path, 8)
+    assert len(log.segments) == 9
+    log.compact(now_ms=T0)
+
+    assert [(offset, key) for offset, key, _ in all_records(log)] == [
+        (35, b"a"), (36, b"b"), (37, b"c"), (38, b"d"), (39, b"e")]
+    # the log's first segment stays (empty: it keeps the log start offset); the others went
+    assert [(s.base_offset, s.size > 0) for s in log.segments] == [(0, False), (35, True), (40, False)]
+    assert log.log_start_offset == 0
+    for offset in range(log.log_end_offset):
+        headers = [header for header, _ in batches_read(log, offset)]
+        assert all(header.records_count > 0 for header in headers)
+        assert headers[0].base_offset == 35
+    assert not leftovers(log)
+
+
+def test_no_cleaned_group_keeps_its_last_batch_when_it_lost_all_records(tmp_path):
+    log = one_batch_per_segment(tmp_path, 6, **{"segment.bytes": 300})  # two batches a segment
+    assert len(log.segments) == 4
+    log.compact(now_ms=T0)
+    headers = [header for header, _ in batches_read(log, 0)]
+    assert [(h.base_offset, h.records_count) for h in headers] == [(25, 5)]
+    assert [s.base_offset for s in log.segments if s.size > 0] == [20]
+
+
+def test_the_batch_ending_at_the_first_uncleanable_offset_stays_even_when_emptied(tmp_path):
+    log = compacted_log(tmp_path, **{"segment.bytes": 200, "cleanup.policy": "delete"})
+    put(log, ("a", "1"), ("b", "1"))
+    put(log, (None, "keyless"), (None, "keyless"))  # written before the topic turned compacted
+    close_active_segment(log)
+    log.update_config({"cleanup.policy": "compact"})
+    log.compact(now_ms=T0)
+    headers = [header for header, _ in batches_read(log, 0)]
+    assert [(h.base_offset, h.last_offset, h.records_count) for h in headers] == [(0, 1, 2), (2, 3, 0)]
+    assert log.log_end_offset == 4
+
+
+def test_reads_inside_a_compaction_gap_return_the_next_batch_of_a_later_segment(tmp_path):
+    log = compacted_log(tmp_path, **{"segment.bytes": 200})
+    put(log, ("keep", "x"))
+    for round_ in range(6):
+        put(log, ("a", f"{round_}"), ("b", f"{round_}"))
+    put(log, ("c", "1"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    assert [(offset, key) for offset, key, _ in all_records(log)] == [
+        (0, b"keep"), (11, b"a"), (12, b"b"), (13, b"c")]
+    for offset in range(1, 14):
+        headers = [header for header, _ in batches_read(log, offset)]
+        assert headers and headers[0].last_offset >= offset and headers[0].records_count > 0
+    # within the high watermark and the last stable offset too
+    assert [h.base_offset for h, _ in batches_read(log, 3, max_offset=13)] == [11]
+    assert [h.base_offset for h, _ in batches_read(log, 3, max_offset=13, read_committed=True)] == [11]
+    assert batches_read(log, 3, max_offset=11) == []
+
+
+def test_an_idempotent_producer_keeps_its_last_batch_but_not_earlier_ones(tmp_path):
+    log = compacted_log(tmp_path, **{"segment.bytes": 200})
+    for sequence in range(3):
+        log.append_as_leader(producer_batch(77, 0, sequence, 1, prefix="same"), leader_epoch=0)
+    put(log, ("same0", "newer"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    headers = [header for header, _ in batches_read(log, 0)]
+    assert [(h.base_offset, h.producer_id, h.records_count) for h in headers] == [(2, 77, 0), (3, -1, 1)]
+
+
+def test_an_empty_first_segment_is_merged_into_the_next_group_by_a_later_pass(tmp_path):
+    log = one_batch_per_segment(tmp_path, 4)
+    log.compact(now_ms=T0)
+    assert [(s.base_offset, s.size > 0) for s in log.segments] == [(0, False), (15, True), (20, False)]
+    put(log, ("f", "1"))
+    close_active_segment(log)
+    log.compact(now_ms=T0)
+    assert [s.base_offset for s in log.segments][0] == 0
+    assert [(offset, key) for offset, key, _ in all_records(log)][-2:] == [(19, b"e"), (20, b"f")]
+    assert log.log_start_offset == 0
+
+
+# -- crash safety of the swap -------------------------------------------------------------
+
+class SimulatedCrash(Exception):
+    pass
+
+
+def three_groups(path, name="topic-0"):
+    """Groups of four one-batch segments: the first keeps only k0 (its tail is dropped), the
+    second loses every record, the third keeps the latest a..e."""
+    log = open_log(path, Clock(), name=name, config={"cleanup.policy": "compact", "segment.bytes": 200})
+    put(log, ("k0", "x"), *[(key, f"{key}0") for key in "abcde"])
+    for round_ in range(1, 12):
+        put(log, *[(key, f"{key}{round_}") for key in "abcde"])
+    close_active_segment(log)
+    log.update_config({"segment.bytes": 500})
+    assert len(log.segments) == 13
+    return log
+
+
+def crash_at(monkeypatch, when):
+    """Make the directory fsync fail (a crash there) once `when(names in the directory)` holds."""
+    from pykbroker.log import files
+    real = files.fsync_dir
+
+    def fsync_dir(path):
+        if when(os.listdir(path)):
+            raise SimulatedCrash()
+        real(path)
+    monkeypatch.setattr(files, "fsync_dir", fsync_dir)
+
+
+def swaps(names, base_offset=None):
+    return [name for name in names if name.endswith(".log.swap")
+            and (base_offset is None or int(name[:20]) == base_offset)]
+
+
+def reference_records(tmp_path):
+    log = three_groups(tmp_path, name="reference-0")
+    log.compact(now_ms=T0)
+    return all_records(log)
+
+
+def leftovers(log):
+    """Files of unfinished compactions (`.deleted` ones wait for file.delete.delay.ms)."""
+    return [name for name in os.listdir(log.directory) if name.endswith((".swapend", ".cleaned", ".swap"))]
+
+
+def test_a_swap_interrupted_after_its_commit_replaces_exactly_its_group(tmp_path, monkeypatch):
+    expected = reference_records(tmp_path)
+    log = three_groups(tmp_path)
+    second_group = log.segments[4].base_offset
+    before = all_records(log)
+    crash_at(monkeypatch, lambda names: swaps(names, 0))
+    try:
+        log.compact(now_ms=T0)
+    except SimulatedCrash:
+        pass
+    else:
+        raise AssertionError("no crash")
+    monkeypatch.undo()
+
+    reopened = reopen(log, clean=False, recovery_point=0)
+    # the cleaned first group ends at offset 0: its old segments holding 1..20 are gone anyway
+    assert all_records(reopened) == [before[0]] + [r for r in before if r[0] >= second_group]
+    assert not leftovers(reopened)
+    reopened.high_watermark = reopened.log_end_offset
+    reopened.compact(now_ms=T0)
+    assert all_records(reopened) == expected
+
+
+def test_an_emptied_group_whose_swap_was_interrupted_leaves_no_segment(tmp_path, monkeypatch):
+    expected = reference_records(tmp_path)
+    log = three_groups(tmp_path)
+    second_group, third_group = log.segments[4].base_offset, log.segments[8].base_offset
+    before = all_records(log)
+    crash_at(monkeypatch, lambda names: swaps(names, second_group))
+    try:
+        log.compact(now_ms=T0)
+    except SimulatedCrash:
+        pass
+    else:
+        raise AssertionError("no crash")
+    monkeypatch.undo()
+
+    reopened = reopen(log, clean=False, recovery_point=0)
+    assert all_records(reopened) == [before[0]] + [r for r in before if r[0] >= third_group]
+    assert second_group not in [s.base_offset for s in reopened.segments]
+    assert not leftovers(reopened)
+    reopened.high_watermark = reopened.log_end_offset
+    reopened.compact(now_ms=T0)
+    assert all_records(reopened) == expected
+
+
+def test_a_swap_interrupted_before_its_commit_leaves_the_log_as_it_was(tmp_path, monkeypatch):
+    log = three_groups(tmp_path)
+    before, bases = all_records(log), [s.base_offset for s in log.segments]
+    crash_at(monkeypatch, lambda names: any(n.endswith(".swapend") for n in names) and not swaps(names))
+    try:
+        log.compact(now_ms=T0)
+    except SimulatedCrash:
+        pass
+    else:
+        raise AssertionError("no crash")
+    monkeypatch.undo()
+
+    reopened = reopen(log, clean=False, recovery_point=0)
+    assert all_records(reopened) == before
+    assert [s.base_offset for s in reopened.segments] == bases
+    assert not leftovers(reopened)
