@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(STAMP)
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -q -e '.[test,spark]'
 	touch $@
 
 run: $(STAMP)

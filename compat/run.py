@@ -1,0 +1,200 @@
+"""Runs the compatibility suite and prints a pass/fail table by client and scenario.
+
+    python -m compat                         # against a pykbroker it starts (and stops)
+    python compat/run.py                     # the same
+    KAFKA_BOOTSTRAP=host:port python -m compat   # against any running broker
+    python -m compat --bootstrap host:port
+    python -m compat --testcontainers        # against Apache Kafka 3.9 in Docker
+    python -m compat --markdown              # the table as Markdown (docs/compatibility.md)
+    python -m compat --clients java,kcat --scenarios metadata,consumer-group
+
+Exit status: 0 when no scenario failed, 1 when one did (2: bad arguments). A cell is `pass`,
+`FAIL`, `n/a` (the client has no interface for the scenario) or `skipped` (the client is not
+installed here).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+if __name__ == "__main__" and not __package__:  # run as `python compat/run.py`
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from compat.run import main
+
+    sys.exit(main())
+
+import argparse
+import contextlib
+import os
+import shutil
+import tempfile
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+from .drivers import FAIL, SKIPPED, Driver, Result, all_drivers
+from .scenarios import SCENARIOS
+
+# Apache Kafka 3.9 in the image testcontainers' KafkaContainer knows how to start (Confluent
+# Platform 7.9 is Apache Kafka 3.9), in KRaft mode
+KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.1"
+# Kafka's own development server.properties: a group's first join is not held back 3 s
+PYKBROKER_OVERRIDES = {"group.initial.rebalance.delay.ms": "0"}
+
+
+class Table:
+    """Results by (client, scenario), and the clients' versions."""
+
+    def __init__(self, drivers: list[Driver], scenarios: list[str]) -> None:
+        self.clients = [d.name for d in drivers]
+        self.versions = {d.name: d.version for d in drivers}
+        self.scenarios = scenarios
+        self.results: dict[tuple[str, str], Result] = {}
+
+    @property
+    def failures(self) -> dict[tuple[str, str], Result]:
+        return {cell: r for cell, r in self.results.items() if r.status == FAIL}
+
+    def status(self, client: str, scenario: str) -> str:
+        return self.results[(client, scenario)].status
+
+    def text(self) -> str:
+        width = max(map(len, self.scenarios))
+        widths = [max(len(c), 7) for c in self.clients]
+        lines = ["scenario".ljust(width) + "  " + "  ".join(c.ljust(w) for c, w in
+                                                            zip(self.clients, widths))]
+        for s in self.scenarios:
+            lines.append(s.ljust(width) + "  " + "  ".join(
+                self.status(c, s).ljust(w) for c, w in zip(self.clients, widths)))
+        return "\n".join(line.rstrip() for line in lines)
+
+    def markdown(self) -> str:
+        lines = ["| scenario | " + " | ".join(self.clients) + " |",
+                 "|---|" + "---|" * len(self.clients)]
+        for s in self.scenarios:
+            lines.append(f"| {s} | " + " | ".join(self.status(c, s) for c in self.clients) + " |")
+        return "\n".join(lines)
+
+    def details(self) -> str:
+        lines = [f"{client}: {version}" for client, version in self.versions.items() if version]
+        for (client, scenario), result in self.results.items():
+            if result.status in (FAIL, SKIPPED):
+                lines.append(f"{result.status} {client} {scenario}: {result.detail}")
+        return "\n".join(lines)
+
+
+def run_suite(bootstrap: str, drivers: list[Driver] | None = None,
+              scenarios: list[str] | None = None, jobs: int | None = None) -> Table:
+    """Runs every scenario with every client against the broker at `bootstrap`, the clients
+    side by side (each on topics of its own), and returns the table."""
+    drivers = all_drivers() if drivers is None else drivers
+    scenarios = list(SCENARIOS) if scenarios is None else scenarios
+    run_id = uuid.uuid4().hex[:8]
+    table = Table(drivers, scenarios)
+
+    def run(driver: Driver) -> dict[str, Result]:
+        reason = driver.unavailable()
+        if reason:
+            return {s: Result(SKIPPED, reason) for s in scenarios}
+        return driver.run_all(bootstrap, scenarios, run_id)
+
+    with ThreadPoolExecutor(max_workers=jobs or len(drivers)) as pool:
+        for driver, results in zip(drivers, pool.map(run, drivers)):
+            for scenario, result in results.items():
+                table.results[(driver.name, scenario)] = result
+    table.versions = {d.name: d.version for d in drivers}
+    return table
+
+
+@contextlib.contextmanager
+def pykbroker():
+    from pykbroker.testing import BrokerProcess
+
+    directory = tempfile.mkdtemp(prefix="compat-pykbroker-")
+    try:
+        with BrokerProcess(directory, PYKBROKER_OVERRIDES) as broker:
+            yield broker.bootstrap, "pykbroker, started for this run,"
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def docker_unavailable() -> str | None:
+    """Why Docker cannot run a container here, or None."""
+    try:
+        import docker
+    except ImportError:
+        return "the docker package is not installed (pip install testcontainers)"
+    try:
+        client = docker.from_env(timeout=5)
+        client.ping()
+        client.close()
+    except Exception as failure:  # noqa: BLE001 - any failure means: no Docker here
+        return f"Docker is not available: {type(failure).__name__}: {failure}"
+    return None
+
+
+@contextlib.contextmanager
+def apache_kafka(image: str):
+    from testcontainers.community.kafka import KafkaContainer
+
+    with KafkaContainer(image).with_kraft() as kafka:
+        yield kafka.get_bootstrap_server(), f"Apache Kafka ({image} through testcontainers)"
+
+
+@contextlib.contextmanager
+def external(bootstrap: str):
+    yield bootstrap, "the broker"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m compat", description=__doc__.split("\n")[0])
+    target = parser.add_mutually_exclusive_group()
+    target.add_argument("--bootstrap", default=os.environ.get("KAFKA_BOOTSTRAP"),
+                        help="host:port of a running broker (default: $KAFKA_BOOTSTRAP; "
+                             "without either, a pykbroker is started)")
+    target.add_argument("--testcontainers", action="store_true",
+                        help="start Apache Kafka in Docker through testcontainers")
+    parser.add_argument("--image", default=KAFKA_IMAGE, help="the Kafka image for --testcontainers")
+    parser.add_argument("--clients", help="comma-separated clients (default: all)")
+    parser.add_argument("--scenarios", help="comma-separated scenarios (default: all)")
+    parser.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    parser.add_argument("--jobs", type=int, help="clients run side by side (default: all)")
+    args = parser.parse_args(argv)
+
+    drivers = all_drivers()
+    if args.clients:
+        wanted = args.clients.split(",")
+        unknown = set(wanted) - {d.name for d in drivers}
+        if unknown:
+            parser.error(f"unknown clients {sorted(unknown)}; known: {[d.name for d in drivers]}")
+        drivers = [d for d in drivers if d.name in wanted]
+    scenarios = list(SCENARIOS)
+    if args.scenarios:
+        scenarios = args.scenarios.split(",")
+        unknown = set(scenarios) - set(SCENARIOS)
+        if unknown:
+            parser.error(f"unknown scenarios {sorted(unknown)}; known: {list(SCENARIOS)}")
+
+    if args.testcontainers:
+        reason = docker_unavailable()
+        if reason:
+            print(f"skipped: Apache Kafka through testcontainers needs Docker. {reason}")
+            return 0
+        broker = apache_kafka(args.image)
+    elif args.bootstrap:
+        broker = external(args.bootstrap)
+    else:
+        broker = pykbroker()
+
+    with broker as (bootstrap, description):
+        print(f"compat suite against {description} at {bootstrap}", flush=True)
+        table = run_suite(bootstrap, drivers, scenarios, args.jobs)
+    print(table.markdown() if args.markdown else table.text())
+    details = table.details()
+    if details:
+        print()
+        print(details)
+    return 1 if table.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
