@@ -12,16 +12,21 @@ coordinator re-checks them whenever the group changes) or when their timeout pas
 """
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 
-class DelayedOperation:
+
+class DelayedOperation(ABC):
+    """Timer-driven like `replication.purgatory.DelayedOperation`, but on the coordinator's
+    runtime (a clock that tests can drive), so that every group timeout is testable."""
+
     def __init__(self, timeout_ms: int) -> None:
         self.timeout_ms = max(0, timeout_ms)
         self.completed = False
         self._timer = None
 
+    @abstractmethod
     def try_complete(self) -> bool:
         """Complete (through `force_complete`) and return True if the condition holds."""
-        raise NotImplementedError
 
     def on_complete(self) -> None:
         """Runs once, when the operation completes (by its condition or its timeout)."""
