@@ -5,6 +5,11 @@
 
 Nothing imports this module except the CLI and the tests; services reach each other through the
 attributes set here, and handlers reach them through `ctx.broker`.
+
+Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
+it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),
+follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
+(`controlled.shutdown.enable`).
 """
 from __future__ import annotations
 
@@ -15,13 +20,19 @@ import time
 
 import anyio
 
+from .cluster.controller.controller import Controller
 from .cluster.embedded import EmbeddedMetadataStore
+from .cluster.local_controller import LocalController
+from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
+from .cluster.zk_data import BrokerRegistration, Endpoint
+from .cluster.zk_session import ZkSession
+from .cluster.zk_store import ZkMetadataStore
 from .config import topic_config_values
 from .coordinator.group import GroupCoordinator
 from .coordinator.group import offsets_topic
-from .coordinator.producer_ids import FileBlockStore, ProducerIdManager
+from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .handlers.registry import build_registry, default_modules
 from .log.manager import LogManager
 from .maintenance import run_maintenance
@@ -29,6 +40,7 @@ from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
 from .server.socket_server import BoundListener, SocketServer, bind_listener
+from .shutdown import controlled_shutdown
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +54,8 @@ class Broker:
         self.api_versions = sorted((key, e.min_version, e.max_version)
                                    for key, e in self.registry.items())
         self.metadata = None
+        self.controller = None
+        self.bridge = LoopBridge()
         self.topic_creator = None
         self.log_manager = None
         self.replica_manager = None
@@ -53,29 +67,77 @@ class Broker:
         self.started = False
 
     # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def in_cluster(self) -> bool:
+        """True with `zookeeper.connect`: the broker is one of a ZooKeeper-managed cluster."""
+        return bool(self.config.get("zookeeper.connect"))
+
     def open(self) -> None:
         """Bind the listeners and open the stores (everything that can fail before serving)."""
         started_at = time.monotonic()
         self.listeners = [bind_listener(name, host, port)
                           for name, host, port in self.config.listeners]
-        self.metadata = EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
+        self.metadata = self._open_metadata_store()
+        try:
+            self._open_services()
+        except BaseException:
+            self.metadata.close()  # a cluster broker leaves ZooKeeper at once
+            raise
+        log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
+                 (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+
+    def _open_services(self) -> None:
         self.topic_creator = TopicCreator(self.metadata, self.config)
         self.log_manager = LogManager(
             self.config.log_dirs, topic_config_values({}, self.config),
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
             topic_configs=self._topic_log_config)
         self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
-                                              self.metadata)
-        self.replica_manager.startup()
+                                              self.metadata,
+                                              inter_broker_listener=self.inter_broker_listener)
+        self.replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.group_coordinator = GroupCoordinator.for_broker(
             self.broker_id, self.config, self.replica_manager, self.metadata)
         self.group_coordinator.startup()
         self.topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config))
-        self.producer_ids = ProducerIdManager(FileBlockStore(self.config.log_dirs[0]))
-        log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
-                 (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+        self.producer_ids = ProducerIdManager(self._producer_id_block_store())
+        self.metadata.register()
+        self.controller = self._start_controller()
+
+    def _open_metadata_store(self):
+        if not self.in_cluster:
+            return EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
+        session = ZkSession(self.config["zookeeper.connect"],
+                            session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
+                            connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"))
+        store = ZkMetadataStore(session, self.bridge, self._registration(), self.config.log_dirs)
+        try:
+            store.open()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def _producer_id_block_store(self):
+        if not self.in_cluster:
+            return FileBlockStore(self.config.log_dirs[0])
+        session = self.metadata.session
+        return ZkBlockStore(session.client, self.broker_id, min(session.request_timeout_s, 5.0))
+
+    def _start_controller(self):
+        if not self.in_cluster:
+            return LocalController(self.metadata, self.broker_id)
+        controller = Controller(self.metadata.session, self.broker_id, self.config, self.bridge)
+        controller.startup()
+        return controller
+
+    @property
+    def inter_broker_listener(self) -> str:
+        """The listener other brokers use to reach this one (Kafka's rule)."""
+        name = self.config.get("inter.broker.listener.name")
+        return (name or self.config["security.inter.broker.protocol"]).upper()
 
     async def run(self, *, handle_signals: bool = True) -> None:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
@@ -89,11 +151,13 @@ class Broker:
         try:
             async with anyio.create_task_group() as tasks:
                 self._cancel_scope = tasks.cancel_scope
+                self.bridge.attach()
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self)
                 tasks.start_soon(self.group_coordinator.run)
+                tasks.start_soon(self.replica_manager.run)
                 self.started = True
                 for listener in self.listeners:
                     log.info("pykbroker started: listening on %s://%s:%d", listener.name,
@@ -107,6 +171,7 @@ class Broker:
             self._cancel_scope.cancel()
 
     def close(self) -> None:
+        self.bridge.detach()
         for listener in self.listeners:
             listener.sock.close()
         if self.group_coordinator is not None:
@@ -114,12 +179,18 @@ class Broker:
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
+        if isinstance(self.controller, Controller):
+            self.controller.shutdown()
+        if self.metadata is not None:
+            self.metadata.close()
         log.info("Broker %d stopped", self.broker_id)
 
     async def _stop_on_signal(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
                 log.info("Received %s, shutting down", signal.Signals(signum).name)
+                if self.in_cluster and self.config["controlled.shutdown.enable"]:
+                    await controlled_shutdown(self)
                 scope.cancel()
                 return
 
@@ -133,7 +204,18 @@ class Broker:
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
+        if self.in_cluster:
+            return self.metadata.live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
+
+    def _registration(self) -> BrokerRegistration:
+        """What this broker announces in ZooKeeper: its advertised endpoints and rack."""
+        endpoints = []
+        for name, _, _ in self.config.advertised_listeners:
+            advertised = self._advertised_self(name)
+            endpoints.append(Endpoint(name, advertised.host, advertised.port,
+                                      self.config.security_protocol_of(name)))
+        return BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
         advertised = self.config.advertised_listeners

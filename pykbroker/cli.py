@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         logging.getLogger("pykbroker").error("Invalid configuration: %s", exc)
         return 2
-    except OSError as exc:
+    except (OSError, RuntimeError) as exc:  # RuntimeError: ZooKeeper unreachable, wrong cluster
         logging.getLogger("pykbroker").error("Cannot start: %s", exc)
         return 1
     anyio.run(broker.run)

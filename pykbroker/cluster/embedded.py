@@ -9,17 +9,16 @@ look like a Kafka broker's. Writes replace the state file atomically (write, fsy
 from __future__ import annotations
 
 import json
-import os
 import uuid
 from pathlib import Path
 
 from ..protocol.errors import ErrorCode, KafkaError
+from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
     validate_topic_name
 from .store import BrokerEntity, MetadataStore
 
 STATE_FILE = "pykbroker-metadata.json"
-META_PROPERTIES = "meta.properties"
 DEFAULT_BROKER_ENTITY = "<default>"  # Kafka's name for the cluster-wide dynamic broker configs
 
 
@@ -84,6 +83,17 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_topic(name, self._topics[name])
 
+    def propose_isr(self, topic: str, partition: int, leader_epoch: int, partition_epoch: int,
+                    new_isr: list[int], callback) -> None:
+        state = self._topics[topic].partitions.get(partition) if topic in self._topics else None
+        if state is None or state.partition_epoch != partition_epoch:
+            callback(None)
+            return
+        state.isr = list(new_isr)
+        state.partition_epoch += 1
+        self._save_state()
+        callback(state.partition_epoch)
+
     # -- dynamic broker configs --------------------------------------------------------
     def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
         return dict(self._broker_configs.get(_entity_key(entity), {}))
@@ -114,16 +124,8 @@ class EmbeddedMetadataStore(MetadataStore):
 
     # -- persistence -------------------------------------------------------------------
     def _load_or_create_cluster_id(self) -> str:
-        for d in self.log_dirs:
-            props = _read_properties(d / META_PROPERTIES)
-            if "cluster.id" in props:
-                cluster_id = props["cluster.id"]
-                break
-        else:
-            cluster_id = new_cluster_id()
-        for d in self.log_dirs:
-            _write_properties(d / META_PROPERTIES, {
-                "version": "0", "broker.id": str(self.broker.broker_id), "cluster.id": cluster_id})
+        cluster_id = read_cluster_id(self.log_dirs) or new_cluster_id()
+        write_meta_properties(self.log_dirs, broker_id=self.broker.broker_id, cluster_id=cluster_id)
         return cluster_id
 
     def _state_path(self) -> Path:
@@ -156,34 +158,8 @@ class EmbeddedMetadataStore(MetadataStore):
                  for p in t.partitions.values()]}
             for t in self._topics.values()],
             "broker_configs": self._broker_configs}
-        _write_atomically(self._state_path(), json.dumps(raw, indent=1))
+        write_atomically(self._state_path(), json.dumps(raw, indent=1))
 
 
 def _entity_key(entity: BrokerEntity) -> str:
     return DEFAULT_BROKER_ENTITY if entity is None else str(entity)
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _read_properties(path: Path) -> dict[str, str]:
-    if not path.exists():
-        return {}
-    props = {}
-    for line in path.read_text().splitlines():
-        line = line.strip()
-        if line and not line.startswith("#") and "=" in line:
-            key, value = line.split("=", 1)
-            props[key.strip()] = value.strip()
-    return props
-
-
-def _write_properties(path: Path, props: dict[str, str]) -> None:
-    text = "#\n" + "".join(f"{k}={v}\n" for k, v in props.items())
-    _write_atomically(path, text)

@@ -1,8 +1,14 @@
 """The interface every metadata store offers, and change notification.
 
 Two stores implement it: `EmbeddedMetadataStore` (one broker, state in a local file) and, in
-cluster mode, the ZooKeeper store. Readers get consistent snapshots of plain records; writers go
-through the store's methods, which validate, persist and then tell the listeners.
+cluster mode, `ZkMetadataStore` (Kafka's znodes in ZooKeeper). Readers get consistent snapshots
+of plain records; writers go through the store's methods, which validate, persist and then tell
+the listeners. Everything here is called on the broker's event loop thread, and listeners are
+called there too.
+
+A partition's leader proposes ISR changes with `propose_isr`; the store persists them (with a
+compare-and-set on the partition epoch in ZooKeeper) and answers through a callback with the new
+partition epoch, or None when the proposal lost to a newer state.
 
 Besides topics, a store keeps the dynamic broker configs (Kafka's KIP-226 layers): one set of
 overrides per broker id, and one cluster-wide default set (entity `None`). They are raw strings,
@@ -16,6 +22,7 @@ from typing import Callable, Optional
 
 from .model import BrokerInfo, TopicInfo
 
+IsrCallback = Callable[["int | None"], None]  # the new partition epoch, or None if refused
 TopicListener = Callable[[str, "TopicInfo | None"], None]  # (name, new state or None if deleted)
 BrokerEntity = Optional[int]  # a broker id, or None for the cluster-wide default
 BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
@@ -24,6 +31,7 @@ BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new 
 class MetadataStore(ABC):
     cluster_id: str
     controller_id: int
+    broker_epoch: int = -1  # this broker's registration epoch (-1 when not registered)
 
     def __init__(self) -> None:
         self._topic_listeners: list[TopicListener] = []
@@ -37,6 +45,17 @@ class MetadataStore(ABC):
     @abstractmethod
     def topics(self) -> dict[str, TopicInfo]:
         """Every topic by name."""
+
+    def live_brokers(self, listener_name: str | None = None) -> list[BrokerInfo]:
+        """The live brokers with their endpoint on `listener_name` (None: their first)."""
+        return self.brokers()
+
+    def broker_endpoint(self, broker_id: int, listener_name: str | None = None
+                        ) -> BrokerInfo | None:
+        for broker in self.live_brokers(listener_name):
+            if broker.broker_id == broker_id:
+                return broker
+        return None
 
     def topic(self, name: str) -> TopicInfo | None:
         return self.topics().get(name)
@@ -66,6 +85,19 @@ class MetadataStore(ABC):
     @abstractmethod
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         """Replace a topic's config overrides."""
+
+    @abstractmethod
+    def propose_isr(self, topic: str, partition: int, leader_epoch: int, partition_epoch: int,
+                    new_isr: list[int], callback: IsrCallback) -> None:
+        """Persist a leader's new ISR if the partition is still at `partition_epoch`; then
+        `callback(new partition epoch)`, or `callback(None)` when refused (later, on the loop)."""
+
+    # -- lifecycle ---------------------------------------------------------------------
+    def register(self) -> None:
+        """Announce this broker as live (once it is ready to serve)."""
+
+    def close(self) -> None:
+        """Release the store's resources (a ZooKeeper session ends here)."""
 
     # -- dynamic broker configs --------------------------------------------------------
     @abstractmethod

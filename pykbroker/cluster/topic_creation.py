@@ -40,8 +40,14 @@ class TopicCreator:
             if info is None:
                 raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
             return info
-        info = self.create(name, self.config["num.partitions"],
-                           self.config["default.replication.factor"])
+        try:
+            info = self.create(name, self.config["num.partitions"],
+                               self.config["default.replication.factor"])
+        except KafkaError as exc:
+            # Another broker of the cluster created it first: use theirs.
+            if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS and self.store.topic(name) is not None:
+                return self.store.topic(name)
+            raise
         log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))
         return info
 

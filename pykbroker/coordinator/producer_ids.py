@@ -3,12 +3,19 @@
 Ids are handed out from blocks reserved durably before use, so that no id is ever given twice,
 even after a crash: the next block's start is persisted first, then ids of the current block are
 handed out from memory (Kafka reserves blocks of 1000 the same way, in ZooKeeper or the
-controller). The block store is a small file in the first log dir for a single broker.
+controller). The block store is a small file in the first log dir for a single broker
+(`FileBlockStore`), and `/latest_producer_id_block` in ZooKeeper for a cluster (`ZkBlockStore`).
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
+
+from kazoo.exceptions import BadVersionError, KazooException
+from kazoo.handlers.threading import KazooTimeoutError
+
+from ..cluster import zk_data
+from ..protocol.errors import ErrorCode, KafkaError
 
 BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
@@ -45,3 +52,38 @@ class ProducerIdManager:
         producer_id = self._next
         self._next += 1
         return producer_id
+
+
+class ZkBlockStore:
+    """Reserves producer id blocks in ZooKeeper's `/latest_producer_id_block`, as Kafka's
+    ZooKeeper-mode brokers do: read the latest block, write the next one with a compare-and-set
+    on the znode version, retry if another broker was quicker."""
+
+    MAX_ATTEMPTS = 10
+
+    def __init__(self, client, broker_id: int, timeout_s: float) -> None:
+        self.client = client
+        self.broker_id = broker_id
+        self.timeout_s = timeout_s
+
+    def reserve_block(self, size: int) -> int:
+        """The first id of a new block; COORDINATOR_NOT_AVAILABLE (retriable) without ZooKeeper."""
+        if not self.client.connected:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Not connected to ZooKeeper")
+        try:
+            for _ in range(self.MAX_ATTEMPTS):
+                data, stat = self.client.get_async(zk_data.PRODUCER_ID_BLOCK).get(
+                    timeout=self.timeout_s)
+                last_end = zk_data.decode_producer_id_block_end(data)
+                start = 0 if last_end is None else last_end + 1
+                block = zk_data.encode_producer_id_block(self.broker_id, start, start + size - 1)
+                try:
+                    self.client.set_async(zk_data.PRODUCER_ID_BLOCK, block, stat.version).get(
+                        timeout=self.timeout_s)
+                except BadVersionError:
+                    continue
+                return start
+        except (KazooException, KazooTimeoutError) as exc:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
+                             f"Could not reserve producer ids: {type(exc).__name__}") from exc
+        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Producer id blocks kept changing")

@@ -9,13 +9,17 @@ the same order, with the same error codes and messages. In particular:
   changes (see `deadline_passed`);
 * replica assignments given by the client must name registered brokers, once each, and agree
   with the replication factor of the topic's other partitions;
-* topic names that differ only in '.' versus '_' collide.
+* topic names that differ only in '.' versus '_' collide;
+* placed replicas spread leaders round-robin over the registered brokers; when the brokers have
+  racks (`broker.rack`), Kafka's rack-aware assignment puts each partition's replicas on as many
+  racks as possible.
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Iterable
 
+from ..cluster.assignment import assign_replicas
 from ..cluster.model import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -103,10 +107,28 @@ def place_replicas(broker_ids: list[int], num_partitions: int, replication_facto
         raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                          f"The target replication factor of {replication_factor} cannot be "
                          f"reached because only {len(broker_ids)} broker(s) are registered.")
-    ordered = sorted(broker_ids)
+    racks = [(int(b), getattr(b, "rack", None)) for b in broker_ids]
+    if any(rack is not None for _, rack in racks):
+        placed = assign_replicas(racks, num_partitions, replication_factor,
+                                 first_partition=first_partition)
+        return [placed[p] for p in sorted(placed)]
+    ordered = sorted(int(b) for b in broker_ids)
     return [[ordered[(partition + offset) % len(ordered)] for offset in range(replication_factor)]
             for partition in range(first_partition, first_partition + num_partitions)]
 
 
+class RegisteredBroker(int):
+    """A registered broker's id (it compares, hashes and sorts as the id) that also carries the
+    broker's rack, so that `place_replicas` can place rack-aware."""
+
+    rack: str | None
+
+    def __new__(cls, broker_id: int, rack: str | None = None) -> "RegisteredBroker":
+        broker = super().__new__(cls, broker_id)
+        broker.rack = rack
+        return broker
+
+
 def registered_brokers(ctx) -> set[int]:
-    return {broker.broker_id for broker in ctx.broker.metadata.brokers()}
+    return {RegisteredBroker(broker.broker_id, broker.rack)
+            for broker in ctx.broker.metadata.brokers()}

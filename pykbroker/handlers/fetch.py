@@ -12,7 +12,12 @@ that the first batch is always returned whole so that a consumer can make progre
 - v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
   preferred read replica (always -1: read from the leader); v13+ name topics by id.
 - A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
-  fetch offset tells the leader how far it has replicated.
+  fetch offset tells the leader how far it has replicated. From v12, a follower's last fetched
+  epoch is checked against the leader's log: where they disagree the answer is a diverging
+  epoch (epoch and end offset) without records, and the follower truncates.
+- From v12, NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the leader the metadata names
+  (`current_leader`), and from v16 its endpoint (`node_endpoints`), so that clients need not
+  refresh their metadata first (KIP-951).
 """
 from __future__ import annotations
 
@@ -22,8 +27,8 @@ from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
-from ..replication.fetch_session import PartitionFetchRequest, PartitionFetchResult, \
-    TopicIdPartition
+from ..replication.fetch_session import EpochEndOffset, PartitionFetchRequest, \
+    PartitionFetchResult, TopicIdPartition
 from ..replication.replica_manager import FetchRequestPartition, now_ms
 
 API_KEY = ApiKey.FETCH
@@ -58,8 +63,12 @@ async def handle(request, ctx):
     results = {key: _as_session_result(read[key.topic_partition], version) for key, _ in to_read}
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     isolation = request.isolation_level if version >= 4 else 0
-    return Response(error_code=error, session_id=session_id,
-                    responses=_topic_responses(included, version, isolation))
+    hints = _leader_hints(included, version, broker)
+    response = Response(error_code=error, session_id=session_id,
+                        responses=_topic_responses(included, version, isolation, hints))
+    if version >= 16:
+        response.node_endpoints = _node_endpoints(hints, broker, ctx.listener_name)
+    return response
 
 
 def _key(topic, partition: int, version: int) -> TopicIdPartition:
@@ -83,7 +92,7 @@ def _partition_request(p, version: int) -> PartitionFetchRequest:
 
 def _as_read(p: PartitionFetchRequest) -> FetchRequestPartition:
     return FetchRequestPartition(p.fetch_offset, p.max_bytes, p.current_leader_epoch,
-                                 p.log_start_offset)
+                                 p.log_start_offset, p.last_fetched_epoch)
 
 
 def _as_session_result(result, version: int) -> PartitionFetchResult:
@@ -92,25 +101,59 @@ def _as_session_result(result, version: int) -> PartitionFetchResult:
         records = _records_for_version(result.records, version)
     except UnsupportedCompressionError:  # zstd data cannot be down-converted for v0-v3
         error, records = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, b""
+    diverging = (EpochEndOffset(*result.diverging_epoch)
+                 if result.diverging_epoch is not None and version >= 12 else None)
     return PartitionFetchResult(error_code=error, high_watermark=result.high_watermark,
                                 last_stable_offset=result.last_stable_offset,
                                 log_start_offset=result.log_start_offset,
-                                records_size=len(records), records=records)
+                                records_size=len(records), records=records,
+                                diverging_epoch=diverging)
 
 
-def _topic_responses(entries, version: int, isolation: int) -> list:
+_MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
+
+
+def _leader_hints(entries, version: int, broker) -> dict:
+    """{(topic name, partition): (leader id, leader epoch)} for partitions whose leader moved."""
+    if version < 12:
+        return {}
+    hints = {}
+    names = None
+    for key, result in entries:
+        if result.error_code not in _MOVED:
+            continue
+        topic = key.topic
+        if topic is None:
+            names = names if names is not None else broker.topic_names_by_id()
+            topic = names.get(key.topic_id)
+        hint = broker.replica_manager.leader_hint(topic, key.partition) if topic else None
+        if hint is not None:
+            hints[(key.topic, key.topic_id, key.partition)] = hint
+    return hints
+
+
+def _node_endpoints(hints: dict, broker, listener_name: str) -> list:
+    leaders = {leader for leader, _ in hints.values()}
+    return [Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+            for b in broker.live_brokers(listener_name) if b.broker_id in leaders]
+
+
+def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list:
     topics: dict = {}
     for key, result in entries:
         topic = topics.get((key.topic, key.topic_id))
         if topic is None:
             topic = topics[(key.topic, key.topic_id)] = Response.FetchableTopicResponse(
                 topic=key.topic, topic_id=key.topic_id, partitions=[])
-        topic.partitions.append(_partition_response(key.partition, result, version, isolation))
+        hint = hints.get((key.topic, key.topic_id, key.partition))
+        topic.partitions.append(_partition_response(key.partition, result, version, isolation,
+                                                    hint))
     return list(topics.values())
 
 
-def _partition_response(index: int, result: PartitionFetchResult, version: int, isolation: int):
-    return Response.PartitionData(
+def _partition_response(index: int, result: PartitionFetchResult, version: int, isolation: int,
+                        hint: tuple[int, int] | None = None):
+    response = Response.PartitionData(
         partition_index=index,
         error_code=result.error_code,
         high_watermark=result.high_watermark,
@@ -119,6 +162,13 @@ def _partition_response(index: int, result: PartitionFetchResult, version: int, 
         aborted_transactions=[] if isolation == READ_COMMITTED else None,
         records=result.records if result.records is not None else b"",
     )
+    if result.diverging_epoch is not None:
+        response.diverging_epoch = Response.EpochEndOffset(
+            epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset)
+    if hint is not None:
+        response.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0],
+                                                            leader_epoch=hint[1])
+    return response
 
 
 def _records_for_version(regions: list, version: int):

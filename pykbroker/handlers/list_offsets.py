@@ -8,7 +8,9 @@ which may lie inside a batch; -1 when there is none below the high watermark.
 
 v0 answers with a list of offsets (`old_style_offsets`); v1+ with one offset and its timestamp;
 v4+ with the leader epoch of that offset and fencing by `current_leader_epoch`. A partition named
-twice in one request gets INVALID_REQUEST (v1+).
+twice in one request gets INVALID_REQUEST (v1+). A replica (replica id other than -1: a
+follower, or -2 for debugging) reads past the high watermark: latest is the log end offset; the
+debugging replica id may ask any replica, not only the leader.
 """
 from collections import Counter
 
@@ -24,6 +26,7 @@ Response = messages.response(API_KEY).cls
 LATEST = -1
 MAX_TIMESTAMP = -3
 CONSUMER_REPLICA_ID = -1
+DEBUGGING_REPLICA_ID = -2
 READ_COMMITTED = 1
 
 
@@ -45,13 +48,17 @@ async def handle(request, ctx):
 
 def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
     try:
-        partition = ctx.broker.replica_manager.leader_partition(topic, p.partition_index)
+        partition = _partition(ctx.broker.replica_manager, replica_id, topic, p.partition_index)
         if version >= 4:
             partition.check_leader_epoch(p.current_leader_epoch)
     except KafkaError as exc:
         return _error(p.partition_index, exc.code)
-    fetchable = (partition.last_stable_offset if isolation == READ_COMMITTED
-                 else partition.high_watermark)
+    if replica_id != CONSUMER_REPLICA_ID:
+        fetchable = partition.log_end_offset
+    elif isolation == READ_COMMITTED:
+        fetchable = partition.last_stable_offset
+    else:
+        fetchable = partition.high_watermark
     if p.timestamp == LATEST:
         found = partition.log.latest()._replace(offset=fetchable)
     else:
@@ -70,6 +77,13 @@ def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
         offset=found.offset,
         leader_epoch=found.leader_epoch,
     )
+
+
+def _partition(replica_manager, replica_id: int, topic: str, index: int):
+    """The leader's partition; any replica's for the debugging replica id."""
+    if replica_id == DEBUGGING_REPLICA_ID and (topic, index) in replica_manager.partitions:
+        return replica_manager.partitions[(topic, index)]
+    return replica_manager.leader_partition(topic, index)
 
 
 def _error(index: int, code: ErrorCode):

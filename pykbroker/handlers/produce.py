@@ -10,7 +10,11 @@ offset (v5+), and per-batch errors with a message (v8+).
 - zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE before).
 - acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS). acks=0 gets no response; if any partition
   failed, the connection is closed instead so that the client refreshes its metadata.
-- acks=-1 waits until the in-sync replicas have the data, at most `timeout_ms`.
+- acks=-1 waits until the in-sync replicas have the data, at most `timeout_ms`; with fewer
+  in-sync replicas than `min.insync.replicas` it fails with NOT_ENOUGH_REPLICAS before appending
+  (or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank while it waited).
+- From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
+  its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 """
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -42,7 +46,28 @@ async def handle(request, ctx):
             raise CloseConnection(f"acks=0 produce failed for {failed}: "
                                   f"{results[failed[0]].error.name}")
         return None
-    return _response(request, results)
+    response = _response(request, results)
+    if ctx.api_version >= 10:
+        _add_leader_hints(response, ctx)
+    return response
+
+
+def _add_leader_hints(response, ctx) -> None:
+    replica_manager = ctx.broker.replica_manager
+    leaders = set()
+    for topic in response.responses:
+        for part in topic.partition_responses:
+            if part.error_code != ErrorCode.NOT_LEADER_OR_FOLLOWER:
+                continue
+            hint = replica_manager.leader_hint(topic.name, part.index)
+            if hint is not None:
+                part.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0],
+                                                                leader_epoch=hint[1])
+                leaders.add(hint[0])
+    if leaders:
+        response.node_endpoints = [
+            Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+            for b in ctx.broker.live_brokers(ctx.listener_name) if b.broker_id in leaders]
 
 
 def _collect_partitions(request, version: int):

@@ -7,7 +7,14 @@ read up to the log end. With a single replica the ISR is the leader alone, so th
 follows the log end offset at once.
 
 ISR changes are proposed to the metadata store through `isr_listener`, which persists them
-(locally, or with a compare-and-set in ZooKeeper) before they count, as Kafka's AlterPartition does.
+(locally, or with a compare-and-set in ZooKeeper) before they count, as Kafka's AlterPartition
+does. While a proposal is in flight no other is made, and the high watermark is computed over
+the "maximal" ISR (the committed one plus a replica being added), so that whichever way the
+proposal ends, every member of the ISR has every record below the high watermark.
+
+A follower counts as caught up when it fetched up to the leader's log end, or up to where the
+leader's log ended at its previous fetch (Kafka's rule: under a steady stream of produce
+requests a follower is never exactly at the end, but it is never behind by more than one fetch).
 """
 from __future__ import annotations
 
@@ -25,6 +32,10 @@ class FollowerState:
     log_end_offset: int = -1
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
+    last_fetch_leader_log_end_offset: int = -1
+
+
+IsrListener = Callable[["Partition", list[int]], None]
 
 
 class Partition:
@@ -41,7 +52,8 @@ class Partition:
         self.isr: list[int] = []
         self.followers: dict[int, FollowerState] = {}
         self.epoch_start_offset = 0  # where this leader's epoch began in the log
-        self.isr_listener: Callable[["Partition", list[int]], None] | None = None
+        self.pending_isr: list[int] | None = None  # a proposed ISR not yet committed
+        self.isr_listener: IsrListener | None = None
         self.bytes_appended = 0  # grows with every append: lets delayed fetches measure new data
         self._append_marks: deque[tuple[int, int]] = deque(maxlen=1024)  # (end offset, bytes)
 
@@ -71,17 +83,30 @@ class Partition:
         """Without open transactions, the last stable offset is the high watermark."""
         return self.high_watermark
 
+    @property
+    def maximal_isr(self) -> list[int]:
+        """The committed ISR plus any replica a pending proposal adds."""
+        if self.pending_isr is None:
+            return self.isr
+        return self.isr + [r for r in self.pending_isr if r not in self.isr]
+
     def make_leader(self, leader_epoch: int, replicas: list[int], isr: list[int],
                     partition_epoch: int, now_ms: int) -> None:
+        """Lead at `leader_epoch`. A broker that already led keeps what it knows of its
+        followers; a new leader starts them afresh."""
+        was_leader = self.is_leader
         self.leader_id = self.local_broker_id
-        self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
         self.replicas = list(replicas)
         self.isr = list(isr)
-        self.followers = {r: FollowerState(last_caught_up_ms=now_ms) for r in replicas
-                          if r != self.local_broker_id}
-        self.epoch_start_offset = self.log_end_offset
-        self.log.maybe_assign_epoch_start_offset(leader_epoch, self.epoch_start_offset)
+        self.pending_isr = None
+        known = self.followers if was_leader else {}
+        self.followers = {r: known.get(r) or FollowerState(last_caught_up_ms=now_ms)
+                          for r in replicas if r != self.local_broker_id}
+        if leader_epoch != self.leader_epoch or not was_leader:
+            self.leader_epoch = leader_epoch
+            self.epoch_start_offset = self.log_end_offset
+            self.log.maybe_assign_epoch_start_offset(leader_epoch, self.epoch_start_offset)
         self.maybe_increment_high_watermark()
 
     def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int],
@@ -91,7 +116,16 @@ class Partition:
         self.partition_epoch = partition_epoch
         self.replicas = list(replicas)
         self.isr = list(isr)
+        self.pending_isr = None
         self.followers = {}
+
+    def update_isr(self, isr: list[int], partition_epoch: int) -> None:
+        """A newer ISR for the same leadership (the store's view changed)."""
+        if partition_epoch < self.partition_epoch:
+            return
+        self.isr = list(isr)
+        self.partition_epoch = partition_epoch
+        self.maybe_increment_high_watermark()
 
     def check_leader_epoch(self, current_leader_epoch: int) -> None:
         """Kafka's fencing of clients with a stale or future view of leadership."""
@@ -146,25 +180,31 @@ class Partition:
 
     # -- leader: followers and the high watermark --------------------------------------
     def update_follower_fetch_state(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """Record a follower's fetch; True if the high watermark moved."""
+        """Record a follower's fetch (its log end offset is `fetch_offset`); True if the high
+        watermark moved."""
         state = self.followers.get(replica_id)
         if state is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        leader_end = self.log_end_offset
+        if fetch_offset >= leader_end:
+            state.last_caught_up_ms = now_ms
+        elif fetch_offset >= state.last_fetch_leader_log_end_offset >= 0:
+            state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
         state.log_end_offset = fetch_offset
         state.last_fetch_ms = now_ms
-        if fetch_offset >= self.log_end_offset:
-            state.last_caught_up_ms = now_ms
+        state.last_fetch_leader_log_end_offset = leader_end
         self._maybe_expand_isr(replica_id, state)
         return self.maybe_increment_high_watermark()
 
     def maybe_increment_high_watermark(self) -> bool:
-        """Move the high watermark to the smallest log end offset over the ISR."""
+        """Move the high watermark to the smallest log end offset over the (maximal) ISR."""
         if not self.is_leader:
             return False
         candidate = self.log_end_offset
-        for replica_id in self.isr:
+        for replica_id in self.maximal_isr:
             if replica_id != self.local_broker_id:
-                candidate = min(candidate, self.followers[replica_id].log_end_offset)
+                follower = self.followers.get(replica_id)
+                candidate = min(candidate, follower.log_end_offset if follower else -1)
         if candidate > self.high_watermark:
             self.log.high_watermark = candidate
             return True
@@ -181,18 +221,52 @@ class Partition:
         if not self.is_leader:
             return False
         lagging = [r for r in self.isr if r != self.local_broker_id
-                   and now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms]
+                   and (r not in self.followers
+                        or now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms)]
         if not lagging:
             return False
-        self._propose_isr([r for r in self.isr if r not in lagging])
+        return self._propose_isr([r for r in self.isr if r not in lagging])
+
+    def _propose_isr(self, new_isr: list[int]) -> bool:
+        """Propose a new ISR unless one is in flight; True if proposed."""
+        if self.pending_isr is not None:
+            return False
+        if self.isr_listener is None:
+            self.isr = new_isr
+        else:
+            self.pending_isr = list(new_isr)
+            self.isr_listener(self, new_isr)
+        self.maybe_increment_high_watermark()
         return True
 
-    def _propose_isr(self, new_isr: list[int]) -> None:
-        if self.isr_listener is not None:
-            self.isr_listener(self, new_isr)
-        else:
-            self.isr = new_isr
+    def isr_proposal_done(self, proposed: list[int], partition_epoch: int | None) -> None:
+        """The store's answer to a proposal: committed at `partition_epoch`, or refused."""
+        if self.pending_isr != proposed:
+            return  # a newer leadership or state replaced the proposal meanwhile
+        self.pending_isr = None
+        if partition_epoch is not None and partition_epoch >= self.partition_epoch:
+            self.isr = list(proposed)
+            self.partition_epoch = partition_epoch
         self.maybe_increment_high_watermark()
+
+    # -- leader: where a follower's log diverges ---------------------------------------
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int]:
+        """OffsetForLeaderEpoch: (the largest epoch <= `leader_epoch`, where it ends), or
+        (-1, -1) when this log knows no such epoch."""
+        found = self.log.end_offset_for_epoch(leader_epoch)
+        return (-1, -1) if found is None else found
+
+    def diverging_epoch(self, fetch_offset: int, last_fetched_epoch: int) -> tuple[int, int] | None:
+        """For a follower's fetch (v12+): (epoch, end offset) where its log stops matching this
+        one, or None when its last fetched epoch agrees with this log at `fetch_offset`."""
+        if last_fetched_epoch < 0:
+            return None
+        epoch, end_offset = self.end_offset_for_epoch(last_fetched_epoch)
+        if epoch < 0 or end_offset < 0:
+            return None
+        if end_offset < fetch_offset or epoch < last_fetched_epoch:
+            return epoch, end_offset
+        return None
 
     # -- reads -------------------------------------------------------------------------
     def read(self, fetch_offset: int, max_bytes: int, *, for_follower: bool,

@@ -5,6 +5,12 @@ deleted, it opens, reconfigures or deletes the local logs and takes the partitio
 follower) the store assigns. Produce and Fetch handlers call `append_records` and
 `fetch_records`; both may wait in a purgatory (acks=all until the ISR has the data; a fetch until
 `min_bytes` are available or `max_wait_ms` passes).
+
+Replication: a follower partition is handed to the fetcher of its leader (`fetcher.py`); a
+leader learns each follower's log end offset from the follower's fetches (replica id >= 0),
+which moves the high watermark and completes waiting produce requests. Fetches from followers
+with a last fetched epoch are checked against the leader's epochs first (Fetch v12+ diverging
+epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time.max.ms`.
 """
 from __future__ import annotations
 
@@ -12,9 +18,12 @@ import logging
 import time
 from dataclasses import dataclass, field
 
+import anyio
+
 from ..config import topic_config_values
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from .fetcher import ReplicaFetcherManager
 from .partition import Partition
 from .purgatory import DelayedOperation, Purgatory
 
@@ -44,6 +53,7 @@ class FetchRequestPartition:
     max_bytes: int
     current_leader_epoch: int = -1
     log_start_offset: int = -1
+    last_fetched_epoch: int = -1
 
 
 @dataclass
@@ -54,6 +64,7 @@ class FetchResult:
     log_start_offset: int = -1
     records: list = field(default_factory=list)  # file regions (or bytes)
     size: int = 0
+    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset), for followers
 
 
 class DelayedProduce(DelayedOperation):
@@ -115,20 +126,53 @@ class DelayedFetch(DelayedOperation):
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, config, log_manager, metadata_store) -> None:
+    def __init__(self, broker_id: int, config, log_manager, metadata_store, *,
+                 inter_broker_listener: str | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
         self.log_manager = log_manager
         self.metadata = metadata_store
+        self.inter_broker_listener = inter_broker_listener
         self.partitions: dict[TopicPartition, Partition] = {}
         self.produce_purgatory = Purgatory("Produce")
         self.fetch_purgatory = Purgatory("Fetch")
+        self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
-    def startup(self) -> None:
+    def startup(self, *, delete_stray_logs: bool = False) -> None:
+        """Take the roles the store assigns. With `delete_stray_logs` (cluster mode, where the
+        store is the whole truth), logs of topics deleted while this broker was away go."""
+        if delete_stray_logs:
+            self._delete_stray_logs()
         for name, info in self.metadata.topics().items():
             self._on_topic_changed(name, info)
+
+    def _delete_stray_logs(self) -> None:
+        topics = self.metadata.topics()
+        for partition_log in self.log_manager.all_logs():
+            info = topics.get(partition_log.topic)
+            if info is None or partition_log.partition not in info.partitions:
+                log.info("Deleting the log of %s-%d: the topic no longer exists",
+                         partition_log.topic, partition_log.partition)
+                self.log_manager.delete(partition_log.topic, partition_log.partition)
+
+    async def run(self) -> None:
+        """Follower fetchers and the periodic ISR shrink check, until cancelled."""
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(self.fetchers.run)
+            tasks.start_soon(self._shrink_isrs_periodically)
+
+    async def _shrink_isrs_periodically(self) -> None:
+        lag_ms = int(self.config["replica.lag.time.max.ms"])
+        while True:
+            await anyio.sleep(max(lag_ms / 2, 10) / 1000)
+            self.shrink_isrs(now_ms(), lag_ms)
+
+    def shrink_isrs(self, now: int, lag_ms: int) -> None:
+        for partition in list(self.partitions.values()):
+            if partition.is_leader and len(partition.isr) > 1:
+                partition.maybe_shrink_isr(now, lag_ms)
 
     def _on_topic_changed(self, name: str, info) -> None:
         if info is None:
@@ -148,27 +192,66 @@ class ReplicaManager:
     def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
+        partition.isr_listener = self._propose_isr
         self.partitions[(topic, index)] = partition
         return partition
 
     def _apply_partition_state(self, partition: Partition, state) -> None:
         if state.leader == self.broker_id:
-            if partition.is_leader and partition.leader_epoch == state.leader_epoch:
-                partition.isr = list(state.isr)
-                partition.replicas = list(state.replicas)
-                return
-            partition.make_leader(state.leader_epoch, state.replicas, state.isr,
-                                  state.partition_epoch, now_ms())
-        else:
-            partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr,
-                                    state.partition_epoch)
+            self._lead(partition, state)
+        elif (partition.is_leader or partition.leader_id != state.leader
+              or partition.leader_epoch != state.leader_epoch):
+            self._follow(partition, state)
+        else:  # the same leadership: only the ISR (or replicas) changed
+            partition.replicas = list(state.replicas)
+            partition.isr = list(state.isr)
+            partition.partition_epoch = state.partition_epoch
+        self._complete_delayed(partition.key)
+
+    def _lead(self, partition: Partition, state) -> None:
+        if partition.is_leader and partition.leader_epoch == state.leader_epoch:
+            partition.replicas = list(state.replicas)
+            partition.update_isr(state.isr, state.partition_epoch)
+            return
+        self.fetchers.remove_partition(partition.key)
+        partition.make_leader(state.leader_epoch, state.replicas, state.isr,
+                              state.partition_epoch, now_ms())
+        log.info("Leading %s-%d at leader epoch %d (isr %s, log end %d)", partition.topic,
+                 partition.index, state.leader_epoch, state.isr, partition.log_end_offset)
+
+    def _follow(self, partition: Partition, state) -> None:
+        partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr,
+                                state.partition_epoch)
+        if state.leader < 0:
+            self.fetchers.remove_partition(partition.key)
+            return
+        self.fetchers.add_partition(partition)
+        log.info("Following %s-%d from broker %d at leader epoch %d", partition.topic,
+                 partition.index, state.leader, state.leader_epoch)
 
     def _delete_topic_partitions(self, topic: str) -> None:
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             del self.partitions[tp]
+            self.fetchers.remove_partition(tp)
             self.log_manager.delete(*tp)
             self.fetch_purgatory.check_and_complete(tp)
             self.produce_purgatory.check_and_complete(tp)
+
+    def _complete_delayed(self, tp: TopicPartition) -> None:
+        """The partition's high watermark, ISR or role changed: re-check who waits on it."""
+        self.produce_purgatory.check_and_complete(tp)
+        self.fetch_purgatory.check_and_complete(tp)
+
+    # -- ISR changes ---------------------------------------------------------------------
+    def _propose_isr(self, partition: Partition, new_isr: list[int]) -> None:
+        log.info("Proposing ISR %s for %s-%d (was %s)", new_isr, partition.topic,
+                 partition.index, partition.isr)
+
+        def done(partition_epoch: int | None) -> None:
+            partition.isr_proposal_done(new_isr, partition_epoch)
+            self._complete_delayed(partition.key)
+        self.metadata.propose_isr(partition.topic, partition.index, partition.leader_epoch,
+                                  partition.partition_epoch, new_isr, done)
 
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
@@ -230,15 +313,36 @@ class ReplicaManager:
                             replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int
                             ) -> dict[TopicPartition, FetchResult]:
         for_follower = replica_id >= 0
+        if for_follower:
+            self._record_follower_fetches(requested, replica_id)
         results = self._read_all(requested, max_bytes, for_follower)
         total = sum(r.size for r in results.values())
-        has_error = any(r.error != ErrorCode.NONE for r in results.values())
+        has_error = any(r.error != ErrorCode.NONE or r.diverging_epoch is not None
+                        for r in results.values())
         if max_wait_ms <= 0 or total >= min_bytes or has_error or not requested:
             return results
         counters = {tp: self.partitions[tp].bytes_appended for tp, _ in requested}
         delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower)
         await self.fetch_purgatory.wait_for(delayed, list(counters))
         return self._read_all(requested, max_bytes, for_follower)
+
+    def _record_follower_fetches(self, requested, replica_id: int) -> None:
+        """A follower's fetch offsets are its log end offsets: they move the high watermark."""
+        now = now_ms()
+        for tp, request in requested:
+            partition = self.partitions.get(tp)
+            if (partition is None or not partition.is_leader
+                    or replica_id not in partition.followers
+                    or not partition.log_start_offset <= request.fetch_offset
+                    <= partition.log_end_offset
+                    or partition.diverging_epoch(request.fetch_offset,
+                                                 request.last_fetched_epoch) is not None):
+                continue
+            if request.current_leader_epoch >= 0 and \
+                    request.current_leader_epoch != partition.leader_epoch:
+                continue
+            if partition.update_follower_fetch_state(replica_id, request.fetch_offset, now):
+                self._complete_delayed(tp)
 
     def _read_all(self, requested, max_bytes: int, for_follower: bool
                   ) -> dict[TopicPartition, FetchResult]:
@@ -256,6 +360,13 @@ class ReplicaManager:
         try:
             partition = self.leader_partition(*tp)
             partition.check_leader_epoch(request.current_leader_epoch)
+            if for_follower:
+                diverging = partition.diverging_epoch(request.fetch_offset,
+                                                      request.last_fetched_epoch)
+                if diverging is not None:
+                    return FetchResult(ErrorCode.NONE, partition.high_watermark,
+                                       partition.last_stable_offset, partition.log_start_offset,
+                                       diverging_epoch=diverging)
             limit = min(request.max_bytes, remaining)
             data = partition.read(request.fetch_offset, limit, for_follower=for_follower,
                                   min_one_message=min_one_message)
@@ -266,6 +377,20 @@ class ReplicaManager:
         return FetchResult(ErrorCode.NONE, partition.high_watermark,
                            partition.last_stable_offset, partition.log_start_offset,
                            data.regions, data.size)
+
+    # -- OffsetForLeaderEpoch ------------------------------------------------------------
+    def end_offset_for_epoch(self, topic: str, index: int, leader_epoch: int,
+                             current_leader_epoch: int, *, leader_only: bool = True
+                             ) -> tuple[int, int]:
+        """(epoch, end offset) of the largest epoch <= `leader_epoch` in the partition's log."""
+        if leader_only:
+            partition = self.leader_partition(topic, index)
+        else:
+            partition = self.partitions.get((topic, index))
+            if partition is None:
+                self.leader_partition(topic, index)  # raises the right error
+        partition.check_leader_epoch(current_leader_epoch)
+        return partition.end_offset_for_epoch(leader_epoch)
 
     # -- administration ----------------------------------------------------------------
     def delete_records(self, topic: str, index: int, offset: int) -> int:
@@ -286,6 +411,15 @@ class ReplicaManager:
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {tp: p.high_watermark for tp, p in self.partitions.items()}
+
+    def leader_hint(self, topic: str, index: int) -> tuple[int, int] | None:
+        """(leader id, leader epoch) the metadata names for a partition, for clients that were
+        told NOT_LEADER_OR_FOLLOWER (Produce v10+, Fetch v12+); None when unknown."""
+        info = self.metadata.topic(topic)
+        state = info.partitions.get(index) if info is not None else None
+        if state is None or state.leader < 0:
+            return None
+        return state.leader, state.leader_epoch
 
     def shutdown(self) -> None:
         self.log_manager.checkpoint_high_watermarks(self.high_watermarks())

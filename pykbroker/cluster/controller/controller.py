@@ -1,0 +1,462 @@
+"""The controller: elected through ZooKeeper, it keeps every partition led by a live broker.
+
+Every broker runs one `Controller`; the one that creates the ephemeral `/controller` znode (and
+bumps `/controller_epoch` in the same ZooKeeper transaction) is active until its session ends.
+The active controller:
+
+- watches the live brokers: when a broker's registration goes away (its session ended) or is
+  replaced (it restarted), the partitions it led get a new leader from their ISR, and its
+  replicas leave the ISRs; when a broker comes back, offline partitions it can lead are elected;
+- watches the topics: new topics and added partitions get their first leader and ISR (their
+  state znodes); requests under `/admin/delete_topics` delete topics;
+- consumes `/isr_change_notification` (leaders write the ISR themselves);
+- serves ControlledShutdown (moving leadership off a broker before it stops) and ElectLeaders
+  (preferred or unclean elections).
+
+Brokers learn leaders and ISRs by watching the state znodes (see `zk_watches`), so the
+controller never sends LeaderAndIsr or UpdateMetadata requests: writing the state znode is
+telling everyone. Every write is a compare-and-set on the state znode's version inside a
+transaction that also checks `/controller_epoch`, so a controller that lost its role cannot
+overwrite its successor's decisions.
+
+All controller work runs on its event thread (`EventThread`), in order; watch callbacks only
+enqueue. The request handlers await answers through the loop bridge.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from typing import Iterable
+
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, \
+    RolledBackError
+from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+
+from ...protocol.errors import ErrorCode
+from .. import zk_data
+from ..model import new_topic_id
+from ..zk_data import LeaderAndIsr, TopicAssignment
+from . import election
+from .event_thread import EventThread
+
+log = logging.getLogger(__name__)
+
+MAX_WRITE_ATTEMPTS = 5
+RESYNC_DELAY_S = 1.0
+
+TopicPartition = tuple[str, int]
+
+
+class ControllerMovedError(Exception):
+    """Another controller took over while this one was writing."""
+
+
+class Controller:
+    def __init__(self, session, broker_id: int, config, bridge) -> None:
+        self.session = session
+        self.broker_id = broker_id
+        self.config = config
+        self.bridge = bridge
+        self.events = EventThread("controller-event-thread")
+        self.active = False
+        self.epoch = zk_data.INITIAL_CONTROLLER_EPOCH
+        self._epoch_zk_version = -1
+        self._generation = 0  # bumped on every election won or lost: older watches stop
+        self._live: dict[int, int] = {}
+        self._shutting_down: set[int] = set()
+        self._topics: dict[str, TopicAssignment] = {}
+        self._stopped = False
+
+    @property
+    def client(self):
+        return self.session.client
+
+    # -- lifecycle (any thread) ---------------------------------------------------------
+    def startup(self) -> None:
+        self.events.start()
+        self.session.on_session_lost(lambda: self.events.submit(self._resign))
+        self.session.on_new_session(lambda: self.events.submit(self._elect))
+        DataWatch(self.client, zk_data.CONTROLLER, self._on_controller_znode)
+
+    def shutdown(self) -> None:
+        self._stopped = True
+        self.events.submit(self._resign)
+        self.events.stop()
+
+    def _on_controller_znode(self, data, _stat, _event=None):
+        if self._stopped:
+            return False
+        if data is None:
+            self.events.submit(self._elect)
+        elif zk_data.decode_controller(data) != self.broker_id:
+            self.events.submit(self._resign)
+        return None
+
+    # -- what request handlers ask (event loop) ----------------------------------------
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int
+                                  ) -> tuple[ErrorCode, list[TopicPartition]]:
+        future = self.events.submit(self._controlled_shutdown, broker_id, broker_epoch)
+        return await self.bridge.wait(future)
+
+    async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
+                            ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+        future = self.events.submit(self._elect_leaders, election_type, partitions)
+        return await self.bridge.wait(future)
+
+    # -- election (event thread) -------------------------------------------------------
+    def _elect(self) -> None:
+        """Become the controller if there is none (again later if ZooKeeper failed us)."""
+        if self._stopped or self.active:
+            return
+        try:
+            self._try_to_become_controller()
+        except KazooException as exc:
+            log.warning("Controller election failed (%s); trying again soon", type(exc).__name__)
+            self._resign()
+            timer = threading.Timer(RESYNC_DELAY_S, lambda: self.events.submit(self._elect))
+            timer.daemon = True
+            timer.start()
+
+    def _try_to_become_controller(self) -> None:
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            try:
+                data, _ = self.client.get(zk_data.CONTROLLER)
+                log.debug("Broker %d is the controller", zk_data.decode_controller(data))
+                return
+            except NoNodeError:
+                pass
+            epoch, version = self._read_controller_epoch()
+            transaction = self.client.transaction()
+            transaction.create(zk_data.CONTROLLER, zk_data.encode_controller(self.broker_id),
+                               ephemeral=True)
+            transaction.set_data(zk_data.CONTROLLER_EPOCH,
+                                 zk_data.encode_controller_epoch(epoch + 1), version)
+            results = transaction.commit()
+            if isinstance(results[0], NodeExistsError):
+                return  # another broker won
+            if isinstance(results[1], BadVersionError):
+                continue  # another controller bumped the epoch meanwhile: try again
+            if any(isinstance(r, Exception) for r in results):
+                log.warning("Controller election failed: %s", results)
+                return
+            self.epoch, self._epoch_zk_version = epoch + 1, version + 1
+            self._on_failover()
+            return
+
+    def _read_controller_epoch(self) -> tuple[int, int]:
+        try:
+            data, stat = self.client.get(zk_data.CONTROLLER_EPOCH)
+            return zk_data.decode_controller_epoch(data), stat.version
+        except NoNodeError:
+            try:
+                self.client.create(zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(
+                    zk_data.INITIAL_CONTROLLER_EPOCH))
+            except NodeExistsError:
+                pass
+            return self._read_controller_epoch()
+
+    def _on_failover(self) -> None:
+        self.active = True
+        self._generation += 1
+        self._live, self._topics, self._shutting_down = {}, {}, set()
+        log.info("Broker %d is now the controller (epoch %d)", self.broker_id, self.epoch)
+        generation = self._generation
+        self._watch_children(zk_data.BROKER_IDS, self._on_brokers_changed, generation)
+        self._watch_children(zk_data.TOPICS, self._on_topics_changed, generation)
+        self._watch_children(zk_data.DELETE_TOPICS, self._on_deletions_requested, generation)
+        self._watch_children(zk_data.ISR_CHANGES, self._on_isr_changes, generation)
+
+    def _resign(self) -> None:
+        if self.active:
+            log.info("Broker %d is no longer the controller", self.broker_id)
+        self.active = False
+        self._generation += 1
+
+    def _watch_children(self, path: str, handler, generation: int) -> None:
+        def on_children(_children):
+            if self._stopped or generation != self._generation:
+                return False
+            self.events.submit(self._if_active, generation, handler)
+            return None
+        ChildrenWatch(self.client, path, on_children)
+
+    def _if_active(self, generation: int, handler, *args) -> None:
+        if self.active and generation == self._generation:
+            try:
+                handler(*args)
+            except ControllerMovedError:
+                log.info("Another controller took over")
+                self._resign()
+            except KazooException as exc:
+                log.warning("Controller work failed (%s); reading the cluster again soon",
+                            type(exc).__name__)
+                self._resync_later(generation)
+
+    def _resync_later(self, generation: int) -> None:
+        timer = threading.Timer(RESYNC_DELAY_S, lambda: self.events.submit(
+            self._if_active, generation, self._resync))
+        timer.daemon = True
+        timer.start()
+
+    def _resync(self) -> None:
+        """Read brokers and topics again and check every partition (after a failed step)."""
+        self._on_brokers_changed()
+        self._on_topics_changed()
+        for name in sorted(self._topics):
+            self._on_topic_assignment(name)
+
+    # -- brokers coming and going ------------------------------------------------------
+    def _on_brokers_changed(self) -> None:
+        live = self._read_live_brokers()
+        previous = self._live
+        gone = {b for b in previous if b not in live}
+        restarted = {b for b in previous if b in live and live[b] != previous[b]}
+        started = {b for b in live if b not in previous}
+        self._live = live
+        self._shutting_down &= set(live) - restarted
+        if gone or restarted:
+            log.info("Brokers gone: %s, restarted: %s", sorted(gone), sorted(restarted))
+            self._reconcile(self._partitions_on(gone | restarted), gone=restarted)
+        if started:
+            log.info("Brokers started: %s", sorted(started))
+        self._reconcile_all()  # a broker that came back may lead offline partitions
+
+    def _read_live_brokers(self) -> dict[int, int]:
+        live = {}
+        for child in self.client.get_children(zk_data.BROKER_IDS):
+            stat = self.client.exists(zk_data.broker_path(int(child)))
+            if stat is not None:
+                live[int(child)] = stat.czxid
+        return live
+
+    # -- topics --------------------------------------------------------------------------
+    def _on_topics_changed(self) -> None:
+        names = set(self.client.get_children(zk_data.TOPICS))
+        for name in sorted(set(self._topics) - names):
+            del self._topics[name]
+        generation = self._generation
+        for name in sorted(names - set(self._topics)):
+            self._topics[name] = TopicAssignment(None, {})
+            DataWatch(self.client, zk_data.topic_path(name),
+                      functools.partial(self._on_topic_znode, name, generation))
+
+    def _on_topic_znode(self, name: str, generation: int, data, _stat, _event=None):
+        if self._stopped or generation != self._generation:
+            return False
+        if data is None:
+            return False
+        self.events.submit(self._if_active, generation, self._on_topic_assignment, name)
+        return None
+
+    def _on_topic_assignment(self, name: str) -> None:
+        try:
+            data, stat = self.client.get(zk_data.topic_path(name))
+        except NoNodeError:
+            self._topics.pop(name, None)
+            return
+        assignment = zk_data.decode_topic(data)
+        if assignment.topic_id is None:  # written by a tool that does not know topic ids
+            assignment = self._assign_topic_id(name, assignment, stat.version)
+        self._topics[name] = assignment
+        self._reconcile((name, p) for p in sorted(assignment.partitions))
+
+    def _assign_topic_id(self, name: str, assignment: TopicAssignment, version: int
+                         ) -> TopicAssignment:
+        with_id = TopicAssignment(new_topic_id(), assignment.partitions)
+        try:
+            self.client.set(zk_data.topic_path(name), zk_data.encode_topic(with_id), version)
+        except BadVersionError:
+            pass  # changed meanwhile: the watch brings the new assignment
+        return with_id
+
+    def _partitions_on(self, brokers: set[int]) -> list[TopicPartition]:
+        return [(name, p) for name, assignment in sorted(self._topics.items())
+                for p, replicas in sorted(assignment.partitions.items())
+                if brokers.intersection(replicas)]
+
+    def _reconcile_all(self) -> None:
+        self._reconcile((name, p) for name, assignment in sorted(self._topics.items())
+                        for p in sorted(assignment.partitions))
+
+    # -- deleting topics ---------------------------------------------------------------
+    def _on_deletions_requested(self) -> None:
+        enabled = bool(self.config["delete.topic.enable"])
+        for name in sorted(self.client.get_children(zk_data.DELETE_TOPICS)):
+            if enabled:
+                log.info("Deleting topic %s", name)
+                self._delete_quietly(zk_data.topic_path(name), recursive=True)
+                self._delete_quietly(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name))
+                self._topics.pop(name, None)
+            self._delete_quietly(zk_data.delete_topic_path(name))
+
+    def _on_isr_changes(self) -> None:
+        """Leaders already wrote the new ISRs, which every broker watches: just consume them."""
+        for child in sorted(self.client.get_children(zk_data.ISR_CHANGES)):
+            self._delete_quietly(f"{zk_data.ISR_CHANGES}/{child}")
+
+    def _delete_quietly(self, path: str, recursive: bool = False) -> None:
+        try:
+            self.client.delete(path, recursive=recursive)
+        except NoNodeError:
+            pass
+
+    # -- elections -----------------------------------------------------------------------
+    def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: set[int] = frozenset()
+                   ) -> None:
+        for name, p in partitions:
+            replicas = self._replicas(name, p)
+            if replicas is None:
+                continue
+            self._update_state(name, p, lambda state, replicas=replicas, name=name: (
+                self._reconcile_one(name, replicas, state, gone)))
+
+    def _reconcile_one(self, name: str, replicas: list[int], state: LeaderAndIsr | None,
+                       gone: set[int]) -> tuple[int, list[int]] | None:
+        decision = election.reconcile(replicas, state, self._live,
+                                      shutting_down=self._shutting_down, gone=gone)
+        if (decision is not None and decision[0] == zk_data.NO_LEADER
+                and self._unclean_enabled(name)):
+            decision = election.reconcile(replicas, state, self._live,
+                                          shutting_down=self._shutting_down, gone=gone,
+                                          unclean=True)
+        return decision
+
+    def _unclean_enabled(self, topic: str) -> bool:
+        try:
+            data, _ = self.client.get(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, topic))
+            value = zk_data.decode_config(data).get("unclean.leader.election.enable")
+        except NoNodeError:
+            value = None
+        if value is None:
+            return bool(self.config["unclean.leader.election.enable"])
+        return value.strip().lower() == "true"
+
+    def _replicas(self, name: str, p: int) -> list[int] | None:
+        assignment = self._topics.get(name)
+        return None if assignment is None else assignment.partitions.get(p)
+
+    def _update_state(self, name: str, p: int, decide) -> LeaderAndIsr | None:
+        """Read the state, decide, write with compare-and-set; again if it changed meanwhile.
+        Returns the state as written (or as it is, when nothing changed)."""
+        path = zk_data.partition_state_path(name, p)
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            state = self._read_state(path)
+            decision = decide(state)
+            if decision is None:
+                return state
+            leader, isr = decision
+            if state is None:
+                new = LeaderAndIsr(leader, 0, isr, self.epoch)
+            else:
+                new = state.with_changes(leader=leader, isr=isr, bump_epoch=True,
+                                         controller_epoch=self.epoch)
+            if self._write_state(name, p, new, None if state is None else state.zk_version):
+                log.info("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p,
+                         new.leader, new.leader_epoch, new.isr)
+                return new
+        log.warning("Partition %s-%d kept changing; leaving it for now", name, p)
+        return None
+
+    def _read_state(self, path: str) -> LeaderAndIsr | None:
+        try:
+            data, stat = self.client.get(path)
+        except NoNodeError:
+            return None
+        return zk_data.decode_state(data, stat.version, stat.mzxid)
+
+    def _write_state(self, name: str, p: int, state: LeaderAndIsr, version: int | None) -> bool:
+        path = zk_data.partition_state_path(name, p)
+        if version is None:
+            try:
+                self.client.ensure_path(zk_data.partition_path(name, p))
+            except NoNodeError:
+                return False
+        transaction = self.client.transaction()
+        transaction.check(zk_data.CONTROLLER_EPOCH, self._epoch_zk_version)
+        if version is None:
+            transaction.create(path, zk_data.encode_state(state))
+        else:
+            transaction.set_data(path, zk_data.encode_state(state), version)
+        results = transaction.commit()
+        if isinstance(results[0], Exception) and not _rolled_back(results[0]):
+            raise ControllerMovedError()
+        return not any(isinstance(r, Exception) for r in results)
+
+    # -- controlled shutdown -----------------------------------------------------------
+    def _controlled_shutdown(self, broker_id: int, broker_epoch: int
+                             ) -> tuple[ErrorCode, list[TopicPartition]]:
+        if not self.active:
+            return ErrorCode.NOT_CONTROLLER, []
+        if broker_id not in self._live:
+            self._live = self._read_live_brokers()
+        if broker_id not in self._live:
+            return ErrorCode.BROKER_NOT_AVAILABLE, []
+        if 0 <= broker_epoch < self._live[broker_id]:
+            return ErrorCode.STALE_BROKER_EPOCH, []
+        log.info("Broker %d is shutting down", broker_id)
+        self._shutting_down.add(broker_id)
+        remaining = []
+        try:
+            for name, p in self._partitions_on({broker_id}):
+                replicas = self._replicas(name, p)
+                state = self._update_state(name, p, lambda state, replicas=replicas: (
+                    election.controlled_shutdown(replicas, state, broker_id, self._live,
+                                                 self._shutting_down)))
+                if state is not None and state.leader == broker_id and len(replicas) > 1:
+                    remaining.append((name, p))
+        except ControllerMovedError:
+            self._resign()
+            return ErrorCode.NOT_CONTROLLER, []
+        return ErrorCode.NONE, remaining
+
+    # -- ElectLeaders --------------------------------------------------------------------
+    def _elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
+                       ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+        if partitions is None:
+            partitions = [(name, p) for name, a in sorted(self._topics.items())
+                          for p in sorted(a.partitions)]
+        if not self.active:
+            return {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions}
+        rule = election.preferred if election_type == election.PREFERRED else election.unclean
+        results = {}
+        try:
+            for name, p in partitions:
+                results[(name, p)] = self._elect_one(rule, name, p)
+        except ControllerMovedError:
+            self._resign()
+            return {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions}
+        return results
+
+    def _elect_one(self, rule, name: str, p: int) -> tuple[ErrorCode, str | None]:
+        replicas = self._replicas(name, p)
+        if replicas is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        outcome: list[ErrorCode] = []
+
+        def decide(state):
+            code, decision = rule(replicas, state, self._live, self._shutting_down)
+            outcome[:] = [code]
+            return decision
+        written = self._update_state(name, p, decide)
+        code = outcome[0] if outcome else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if code == ErrorCode.NONE and written is None:
+            return ErrorCode.NOT_CONTROLLER, None
+        message = _election_message(code, name, p)
+        return code, message
+
+
+def _rolled_back(error: Exception) -> bool:
+    return isinstance(error, RolledBackError)
+
+
+def _election_message(code: ErrorCode, topic: str, partition: int) -> str | None:
+    if code == ErrorCode.ELECTION_NOT_NEEDED:
+        return "Leader election not needed for topic partition"
+    if code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE:
+        return (f"Failed to elect leader for partition {topic}-{partition} under strategy "
+                "PreferredReplicaPartitionLeaderElectionStrategy")
+    if code == ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE:
+        return (f"Failed to elect leader for partition {topic}-{partition} under strategy "
+                "OfflinePartitionLeaderElectionStrategy(true)")
+    return None

@@ -1,0 +1,44 @@
+"""The controller of a single broker with the embedded store: it is always the controller, and
+every partition has one replica, so leadership never needs to move.
+
+Offers the same requests as the cluster controller (`controller/controller.py`) for the
+ControlledShutdown and ElectLeaders handlers.
+"""
+from __future__ import annotations
+
+from ..protocol.errors import ErrorCode
+from .controller.election import PREFERRED
+
+TopicPartition = tuple[str, int]
+
+
+class LocalController:
+    def __init__(self, store, broker_id: int) -> None:
+        self.store = store
+        self.broker_id = broker_id
+        self.active = True
+
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int
+                                  ) -> tuple[ErrorCode, list[TopicPartition]]:
+        if broker_id != self.broker_id:
+            return ErrorCode.BROKER_NOT_AVAILABLE, []
+        return ErrorCode.NONE, []  # single-replica partitions are never listed
+
+    async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
+                            ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+        topics = self.store.topics()
+        if partitions is None:
+            partitions = [(name, p) for name, info in sorted(topics.items())
+                          for p in sorted(info.partitions)]
+        results = {}
+        for name, p in partitions:
+            info = topics.get(name)
+            state = info.partitions.get(p) if info is not None else None
+            if state is None:
+                results[(name, p)] = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+            elif election_type == PREFERRED and state.leader != state.replicas[0]:
+                results[(name, p)] = (ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None)
+            else:
+                results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED,
+                                      "Leader election not needed for topic partition")
+        return results

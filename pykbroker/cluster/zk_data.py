@@ -1,0 +1,315 @@
+"""ZooKeeper paths and the JSON kept in each znode, in Kafka's ZooKeeper-mode layout.
+
+Kafka's tools and a Kafka broker read these znodes, so paths, field names and value types
+(numbers versus strings) are Kafka's own:
+
+| znode | data |
+|---|---|
+| `/cluster/id` | `{"version":"1","id":"<cluster id>"}` |
+| `/controller` (ephemeral) | `{"version":2,"brokerid":1,"timestamp":"<ms>","kraftControllerEpoch":-1}` |
+| `/controller_epoch` | `"<epoch>"` as text |
+| `/brokers/ids/<id>` (ephemeral) | version 5 registration: endpoints, listener map, host, port, rack, jmx_port, timestamp, features |
+| `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` |
+| `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
+| `/config/topics/<t>`, `/config/brokers/<id>` | `{"version":1,"config":{"k":"v"}}` |
+| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` |
+| `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
+| `/admin/delete_topics/<t>` | no data: a request to delete the topic |
+| `/latest_producer_id_block` | `{"version":1,"broker":1,"block_start":"0","block_end":"999"}` |
+
+A partition state's znode version is its "partition epoch": every writer (the controller, or the
+leader changing the ISR) writes with a compare-and-set on it.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from dataclasses import dataclass, field
+
+from .model import uuid_to_base64
+
+CLUSTER_ID = "/cluster/id"
+CONTROLLER = "/controller"
+CONTROLLER_EPOCH = "/controller_epoch"
+BROKER_IDS = "/brokers/ids"
+TOPICS = "/brokers/topics"
+CONFIG = "/config"
+CONFIG_CHANGES = "/config/changes"
+CONFIG_CHANGE_PREFIX = "config_change_"
+ISR_CHANGES = "/isr_change_notification"
+ISR_CHANGE_PREFIX = "isr_change_"
+DELETE_TOPICS = "/admin/delete_topics"
+PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+TOPIC_CONFIG_TYPE = "topics"
+BROKER_CONFIG_TYPE = "brokers"
+DEFAULT_BROKER_ENTITY = "<default>"
+
+# The znodes a Kafka broker makes sure exist when it starts (Kafka's PersistentZkPaths).
+PERSISTENT_PATHS = (
+    "/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
+    ISR_CHANGES, PRODUCER_ID_BLOCK, "/log_dir_event_notification",
+    "/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips",
+)
+
+INITIAL_CONTROLLER_EPOCH = 0
+NO_LEADER = -1
+
+
+def broker_path(broker_id: int) -> str:
+    return f"{BROKER_IDS}/{broker_id}"
+
+
+def topic_path(topic: str) -> str:
+    return f"{TOPICS}/{topic}"
+
+
+def partitions_path(topic: str) -> str:
+    return f"{topic_path(topic)}/partitions"
+
+
+def partition_path(topic: str, partition: int) -> str:
+    return f"{partitions_path(topic)}/{partition}"
+
+
+def partition_state_path(topic: str, partition: int) -> str:
+    return f"{partition_path(topic, partition)}/state"
+
+
+def config_path(entity_type: str, entity: str) -> str:
+    return f"{CONFIG}/{entity_type}/{entity}"
+
+
+def delete_topic_path(topic: str) -> str:
+    return f"{DELETE_TOPICS}/{topic}"
+
+
+def _encode(value: dict) -> bytes:
+    """Compact JSON, as Kafka's Jackson writes it."""
+    return json.dumps(value, separators=(",", ":")).encode()
+
+
+def _decode(data: bytes | None) -> dict | None:
+    if not data:
+        return None
+    return json.loads(data.decode())
+
+
+def _now_ms_text() -> str:
+    return str(int(time.time() * 1000))
+
+
+# -- cluster id --------------------------------------------------------------------------
+
+def encode_cluster_id(cluster_id: str) -> bytes:
+    return _encode({"version": "1", "id": cluster_id})
+
+
+def decode_cluster_id(data: bytes) -> str:
+    return _decode(data)["id"]
+
+
+# -- controller --------------------------------------------------------------------------
+
+def encode_controller(broker_id: int) -> bytes:
+    return _encode({"version": 2, "brokerid": broker_id, "timestamp": _now_ms_text(),
+                    "kraftControllerEpoch": -1})
+
+
+def decode_controller(data: bytes | None) -> int:
+    """The controller's broker id, or -1 when there is none."""
+    value = _decode(data)
+    return -1 if value is None else int(value["brokerid"])
+
+
+def encode_controller_epoch(epoch: int) -> bytes:
+    return str(epoch).encode()
+
+
+def decode_controller_epoch(data: bytes) -> int:
+    return int(data.decode())
+
+
+# -- broker registration -----------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Endpoint:
+    listener: str
+    host: str
+    port: int
+    security_protocol: str = "PLAINTEXT"
+
+    @property
+    def connection_string(self) -> str:
+        return f"{self.listener}://{self.host}:{self.port}"
+
+
+@dataclass(frozen=True)
+class BrokerRegistration:
+    """What a broker writes to `/brokers/ids/<id>`; `epoch` is the znode's creation zxid."""
+
+    broker_id: int
+    endpoints: tuple[Endpoint, ...]
+    rack: str | None = None
+    epoch: int = -1
+
+    def endpoint(self, listener: str | None) -> Endpoint | None:
+        for endpoint in self.endpoints:
+            if listener is None or endpoint.listener == listener:
+                return endpoint
+        return None
+
+
+def encode_broker(registration: BrokerRegistration) -> bytes:
+    plaintext = next((e for e in registration.endpoints if e.security_protocol == "PLAINTEXT"),
+                     None)
+    value = {
+        "features": {},
+        "listener_security_protocol_map": {e.listener: e.security_protocol
+                                           for e in registration.endpoints},
+        "endpoints": [e.connection_string for e in registration.endpoints],
+        "jmx_port": -1,
+        "port": plaintext.port if plaintext else -1,
+        "host": plaintext.host if plaintext else None,
+        "version": 5,
+        "timestamp": _now_ms_text(),
+    }
+    if registration.rack is not None:
+        value["rack"] = registration.rack
+    return _encode(value)
+
+
+def decode_broker(broker_id: int, data: bytes, epoch: int = -1) -> BrokerRegistration:
+    value = _decode(data)
+    protocols = value.get("listener_security_protocol_map") or {}
+    endpoints = []
+    for text in value.get("endpoints") or []:
+        listener, _, address = text.partition("://")
+        host, _, port = address.rpartition(":")
+        endpoints.append(Endpoint(listener, host.strip("[]"), int(port),
+                                  protocols.get(listener, listener)))
+    if not endpoints and value.get("host"):
+        endpoints.append(Endpoint("PLAINTEXT", value["host"], int(value["port"])))
+    return BrokerRegistration(broker_id, tuple(endpoints), value.get("rack"), epoch)
+
+
+# -- topics ------------------------------------------------------------------------------
+
+def uuid_from_text(text: str) -> uuid.UUID:
+    return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
+
+
+@dataclass(frozen=True)
+class TopicAssignment:
+    """`/brokers/topics/<t>`: the topic's id and each partition's replicas."""
+
+    topic_id: uuid.UUID | None
+    partitions: dict[int, list[int]]
+
+
+def encode_topic(assignment: TopicAssignment) -> bytes:
+    value = {
+        "version": 3,
+        "partitions": {str(p): list(r) for p, r in sorted(assignment.partitions.items())},
+        "adding_replicas": {},
+        "removing_replicas": {},
+    }
+    if assignment.topic_id is not None:
+        value["topic_id"] = uuid_to_base64(assignment.topic_id)
+    return _encode(value)
+
+
+def decode_topic(data: bytes | None) -> TopicAssignment:
+    value = _decode(data) or {}
+    topic_id = value.get("topic_id")
+    partitions = {int(p): [int(r) for r in replicas]
+                  for p, replicas in (value.get("partitions") or {}).items()}
+    return TopicAssignment(uuid_from_text(topic_id) if topic_id else None, partitions)
+
+
+# -- partition state ---------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class LeaderAndIsr:
+    """`/brokers/topics/<t>/partitions/<p>/state`, with the znode's version and last-write zxid."""
+
+    leader: int
+    leader_epoch: int
+    isr: list[int] = field(default_factory=list)
+    controller_epoch: int = INITIAL_CONTROLLER_EPOCH
+    zk_version: int = -1  # the partition epoch: compare-and-set on it
+    mzxid: int = -1       # when it was last written, to compare with a broker's epoch
+
+    def with_changes(self, *, leader: int | None = None, isr: list[int] | None = None,
+                     bump_epoch: bool, controller_epoch: int | None = None) -> "LeaderAndIsr":
+        return LeaderAndIsr(
+            self.leader if leader is None else leader,
+            self.leader_epoch + 1 if bump_epoch else self.leader_epoch,
+            list(self.isr if isr is None else isr),
+            self.controller_epoch if controller_epoch is None else controller_epoch,
+            self.zk_version, self.mzxid)
+
+
+def encode_state(state: LeaderAndIsr) -> bytes:
+    return _encode({"controller_epoch": state.controller_epoch, "leader": state.leader,
+                    "version": 1, "leader_epoch": state.leader_epoch, "isr": list(state.isr)})
+
+
+def decode_state(data: bytes | None, zk_version: int = -1, mzxid: int = -1
+                 ) -> LeaderAndIsr | None:
+    value = _decode(data)
+    if value is None:
+        return None
+    return LeaderAndIsr(int(value["leader"]), int(value["leader_epoch"]),
+                        [int(r) for r in value["isr"]], int(value["controller_epoch"]),
+                        zk_version, mzxid)
+
+
+# -- configs and change notifications ----------------------------------------------------
+
+def encode_config(configs: dict[str, str]) -> bytes:
+    return _encode({"version": 1, "config": dict(configs)})
+
+
+def decode_config(data: bytes | None) -> dict[str, str]:
+    value = _decode(data) or {}
+    return {k: str(v) for k, v in (value.get("config") or {}).items()}
+
+
+def encode_config_change(entity_type: str, entity: str) -> bytes:
+    return _encode({"version": 2, "entity_path": f"{entity_type}/{entity}"})
+
+
+def decode_config_change(data: bytes | None) -> tuple[str, str] | None:
+    """(entity type, entity name) of a change notification."""
+    value = _decode(data) or {}
+    if value.get("version") == 2 and "entity_path" in value:
+        entity_type, _, entity = value["entity_path"].partition("/")
+        return entity_type, entity
+    if "entity_type" in value:  # version 1
+        return value["entity_type"], value["entity_name"]
+    return None
+
+
+def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
+    return _encode({"version": 1, "partitions": [{"topic": t, "partition": p}
+                                                 for t, p in partitions]})
+
+
+def decode_isr_change(data: bytes | None) -> list[tuple[str, int]]:
+    value = _decode(data) or {}
+    return [(entry["topic"], int(entry["partition"])) for entry in value.get("partitions", [])]
+
+
+# -- producer ids ------------------------------------------------------------------------
+
+def encode_producer_id_block(broker_id: int, block_start: int, block_end: int) -> bytes:
+    return _encode({"version": 1, "broker": broker_id, "block_start": str(block_start),
+                    "block_end": str(block_end)})
+
+
+def decode_producer_id_block_end(data: bytes | None) -> int | None:
+    """The last producer id of the latest block handed out, or None before the first."""
+    value = _decode(data)
+    return None if value is None else int(value["block_end"])

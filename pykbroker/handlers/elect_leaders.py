@@ -1,0 +1,53 @@
+"""ElectLeaders (key 43), versions 0-2: preferred (and, from v1, unclean) leader elections.
+
+Served by the controller. For each named partition (all partitions when the list is null):
+
+- PREFERRED (0; the only type before v1): make the first replica of the assignment the leader
+  when it is alive and in the ISR (PREFERRED_LEADER_NOT_AVAILABLE otherwise); ELECTION_NOT_NEEDED
+  when it already leads.
+- UNCLEAN (1): elect a leader for a partition that has none, from the ISR if possible, otherwise
+  any live replica (ELIGIBLE_LEADERS_NOT_AVAILABLE when none is alive); ELECTION_NOT_NEEDED when
+  it has a live leader.
+
+Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION, a broker that is not the controller answers
+NOT_CONTROLLER for each, and an unknown election type is INVALID_REQUEST. When every partition
+was asked for, those that needed no election are left out of the answer. The top-level error
+(v1+) is NONE.
+"""
+from collections import defaultdict
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+
+API_KEY = ApiKey.ELECT_LEADERS
+MIN_VERSION = 0
+MAX_VERSION = 2
+
+Response = messages.response(API_KEY).cls
+PREFERRED, UNCLEAN = 0, 1
+
+
+async def handle(request, ctx):
+    election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
+    asked = None if request.topic_partitions is None else [
+        (entry.topic, partition) for entry in request.topic_partitions
+        for partition in entry.partitions]
+    if election_type not in (PREFERRED, UNCLEAN):
+        results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
+                   for tp in asked or []}
+    else:
+        results = await ctx.broker.controller.elect_leaders(election_type, asked)
+    if asked is None:
+        results = {tp: r for tp, r in results.items() if r[0] != ErrorCode.ELECTION_NOT_NEEDED}
+    return Response(throttle_time_ms=0, error_code=ErrorCode.NONE,
+                    replica_election_results=_by_topic(results))
+
+
+def _by_topic(results: dict) -> list:
+    topics = defaultdict(list)
+    for (topic, partition), (error, message) in results.items():
+        topics[topic].append(Response.PartitionResult(partition_id=partition, error_code=error,
+                                                      error_message=message))
+    return [Response.ReplicaElectionResult(topic=topic, partition_result=partitions)
+            for topic, partitions in topics.items()]

@@ -1,0 +1,292 @@
+"""Followers fetching from their leaders: one fetcher task per leader broker.
+
+    fetchers = ReplicaFetcherManager(replica_manager, config, metadata)
+    fetchers.add_partition(partition)       # this broker follows it (partition.leader_id leads)
+    fetchers.remove_partition(("orders", 0))
+    await fetchers.run()                    # until cancelled
+
+Each fetcher sends Fetch requests (v12: by topic name, with each partition's current leader
+epoch and last fetched epoch, and this broker's id as replica id) over one connection to its
+leader, and for each partition in the response:
+
+- appends the batches verbatim (`append_as_follower`) and takes the leader's high watermark
+  (never past its own log end) and log start offset;
+- when the leader answers with a diverging epoch, truncates where the two logs stop agreeing
+  (Kafka's rule: the follower's end offset for that epoch, or the leader's, whichever is
+  smaller) and fetches again, which checks the next older epoch if needed;
+- when the fetch offset is out of range, asks the leader for its log end and log start
+  (ListOffsets as a replica) and truncates to the leader's end, or starts over at its start;
+- on any other error, leaves the partition alone for `replica.fetch.backoff.ms`, until the
+  metadata tells it who leads now.
+
+The fetch offset itself tells the leader how far this follower got (that is how the leader's
+high watermark and ISR move).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+
+import anyio
+
+from ..log.errors import LogClosedError
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from ..records.batch import iter_headers
+from .broker_client import BrokerConnection, BrokerConnectionError
+
+log = logging.getLogger(__name__)
+
+FETCH_VERSION = 12
+LIST_OFFSETS_VERSION = 4
+EARLIEST, LATEST = -2, -1
+
+FetchRequest = messages.request(ApiKey.FETCH).cls
+ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
+
+TopicPartition = tuple[str, int]
+
+
+@dataclass
+class FollowedPartition:
+    partition: object  # replication.partition.Partition
+    leader_epoch: int
+    retry_at: float = 0.0  # monotonic seconds; after an error, wait until then
+
+
+class ReplicaFetcherManager:
+    def __init__(self, replica_manager, config, metadata) -> None:
+        self.replica_manager = replica_manager
+        self.config = config
+        self.metadata = metadata
+        self.broker_id = replica_manager.broker_id
+        self.fetchers: dict[int, LeaderFetcher] = {}
+        self._tasks = None
+
+    def add_partition(self, partition) -> None:
+        """Follow `partition` from its current leader at its current leader epoch."""
+        self.remove_partition(partition.key)
+        fetcher = self.fetchers.get(partition.leader_id)
+        if fetcher is None:
+            fetcher = self.fetchers[partition.leader_id] = LeaderFetcher(partition.leader_id, self)
+            if self._tasks is not None:
+                self._tasks.start_soon(fetcher.run)
+        fetcher.add(partition)
+
+    def remove_partition(self, tp: TopicPartition) -> None:
+        for fetcher in self.fetchers.values():
+            fetcher.remove(tp)
+
+    async def run(self) -> None:
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            for fetcher in list(self.fetchers.values()):
+                tasks.start_soon(fetcher.run)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._tasks = None
+
+
+class LeaderFetcher:
+    """Fetches every partition this broker follows from one leader broker."""
+
+    def __init__(self, leader_id: int, manager: ReplicaFetcherManager) -> None:
+        self.leader_id = leader_id
+        self.manager = manager
+        self.partitions: dict[TopicPartition, FollowedPartition] = {}
+        self._connection: BrokerConnection | None = None
+        self._wake = anyio.Event()
+        config = manager.config
+        self.backoff_s = config["replica.fetch.backoff.ms"] / 1000
+        self.max_wait_ms = config["replica.fetch.wait.max.ms"]
+        self.min_bytes = config["replica.fetch.min.bytes"]
+        self.max_bytes = config["replica.fetch.response.max.bytes"]
+        self.partition_max_bytes = config["replica.fetch.max.bytes"]
+        self.timeout_s = config["replica.socket.timeout.ms"] / 1000
+
+    def add(self, partition) -> None:
+        self.partitions[partition.key] = FollowedPartition(partition, partition.leader_epoch)
+        self._wake.set()
+
+    def remove(self, tp: TopicPartition) -> None:
+        self.partitions.pop(tp, None)
+
+    # -- the loop ----------------------------------------------------------------------
+    async def run(self) -> None:
+        try:
+            while True:
+                ready = self._ready()
+                if not ready:
+                    await self._idle()
+                    continue
+                try:
+                    await self._fetch_once(ready)
+                except BrokerConnectionError as exc:
+                    log.info("Fetching from broker %d failed: %s", self.leader_id, exc)
+                    await self._close()
+                    await anyio.sleep(self.backoff_s)
+        finally:
+            with anyio.CancelScope(shield=True):
+                await self._close()
+
+    def _ready(self) -> list[FollowedPartition]:
+        now = time.monotonic()
+        return [f for f in self.partitions.values() if f.retry_at <= now]
+
+    async def _idle(self) -> None:
+        """Nothing to fetch now: wait for a new partition or the end of a back-off."""
+        self._wake = anyio.Event()
+        waits = [f.retry_at - time.monotonic() for f in self.partitions.values()]
+        with anyio.move_on_after(max(0.0, min(waits)) if waits else None):
+            await self._wake.wait()
+        if not self.partitions:
+            await self._close()
+
+    async def _fetch_once(self, ready: list[FollowedPartition]) -> None:
+        connection = await self._connect()
+        request = self._fetch_request(ready)
+        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, request,
+                                             extra_wait_s=self.max_wait_ms / 1000)
+        if response.error_code != ErrorCode.NONE:
+            raise BrokerConnectionError(f"fetch failed: {ErrorCode(response.error_code).name}")
+        sent = {f.partition.key: f for f in ready}
+        for topic in response.responses:
+            for data in topic.partitions:
+                followed = sent.get((topic.topic, data.partition_index))
+                if followed is not None and self._still_following(followed):
+                    await self._process(followed, data)
+
+    def _still_following(self, followed: FollowedPartition) -> bool:
+        partition = followed.partition
+        return (self.partitions.get(partition.key) is followed
+                and partition.leader_id == self.leader_id
+                and partition.leader_epoch == followed.leader_epoch)
+
+    async def _connect(self) -> BrokerConnection:
+        if self._connection is not None and not self._connection.closed:
+            return self._connection
+        endpoint = self.manager.metadata.broker_endpoint(
+            self.leader_id, self.manager.replica_manager.inter_broker_listener)
+        if endpoint is None:
+            raise BrokerConnectionError(f"broker {self.leader_id} is not registered")
+        self._connection = await BrokerConnection.open(
+            endpoint.host, endpoint.port, client_id=f"broker-{self.manager.broker_id}-fetcher",
+            timeout_s=self.timeout_s)
+        return self._connection
+
+    async def _close(self) -> None:
+        if self._connection is not None:
+            await self._connection.aclose()
+            self._connection = None
+
+    def _fetch_request(self, ready: list[FollowedPartition]):
+        topics: dict[str, list] = {}
+        for followed in ready:
+            partition = followed.partition
+            latest_epoch = partition.log.epoch_cache.latest_epoch
+            topics.setdefault(partition.topic, []).append(FetchRequest.FetchPartition(
+                partition=partition.index,
+                current_leader_epoch=followed.leader_epoch,
+                fetch_offset=partition.log_end_offset,
+                last_fetched_epoch=-1 if latest_epoch is None else latest_epoch,
+                log_start_offset=partition.log_start_offset,
+                partition_max_bytes=self.partition_max_bytes))
+        return FetchRequest(
+            replica_id=self.manager.broker_id, max_wait_ms=self.max_wait_ms,
+            min_bytes=self.min_bytes, max_bytes=self.max_bytes, isolation_level=0,
+            session_id=0, session_epoch=-1,
+            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts)
+                    for name, parts in topics.items()],
+            forgotten_topics_data=[], rack_id="")
+
+    # -- one partition's answer --------------------------------------------------------
+    async def _process(self, followed: FollowedPartition, data) -> None:
+        partition = followed.partition
+        error = ErrorCode(data.error_code)
+        try:
+            if error == ErrorCode.NONE:
+                diverging = data.diverging_epoch
+                if diverging is not None and diverging.epoch >= 0 and diverging.end_offset >= 0:
+                    self._truncate_diverging(partition, diverging.epoch, diverging.end_offset)
+                else:
+                    self._append(partition, data)
+            elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
+                await self._handle_out_of_range(followed)
+            else:
+                log.debug("Fetch of %s-%d from broker %d: %s", partition.topic, partition.index,
+                          self.leader_id, error.name)
+                self._back_off(followed)
+        except (KafkaError, LogClosedError, ValueError) as exc:
+            log.warning("Replicating %s-%d from broker %d failed: %s", partition.topic,
+                        partition.index, self.leader_id, exc)
+            self._back_off(followed)
+
+    def _append(self, partition, data) -> None:
+        records = data.records
+        if records is not None and len(records) and next(iter_headers(records), None):
+            partition.log.append_as_follower(records)
+        log_ = partition.log
+        new_high_watermark = min(data.high_watermark, log_.log_end_offset)
+        if new_high_watermark > log_.high_watermark:
+            log_.high_watermark = new_high_watermark
+        leader_start = min(data.log_start_offset, log_.high_watermark)
+        if leader_start > log_.log_start_offset:
+            log_.delete_records_before(leader_start)
+
+    def _truncate_diverging(self, partition, epoch: int, end_offset: int) -> None:
+        offset = truncation_offset(partition.log, epoch, end_offset)
+        log.info("Truncating %s-%d to offset %d: its log diverges from leader %d's at epoch %d "
+                 "(leader's end offset %d)", partition.topic, partition.index, offset,
+                 self.leader_id, epoch, end_offset)
+        partition.log.truncate_to(offset)
+
+    async def _handle_out_of_range(self, followed: FollowedPartition) -> None:
+        partition = followed.partition
+        leader_end = await self._leader_offset(partition, LATEST)
+        if not self._still_following(followed):
+            return
+        if leader_end < partition.log_end_offset:
+            log.info("Truncating %s-%d to the leader's log end %d", partition.topic,
+                     partition.index, leader_end)
+            partition.log.truncate_to(leader_end)
+            return
+        leader_start = await self._leader_offset(partition, EARLIEST)
+        if not self._still_following(followed):
+            return
+        if leader_start > partition.log_end_offset:
+            log.info("Restarting %s-%d at the leader's log start %d", partition.topic,
+                     partition.index, leader_start)
+            partition.log.truncate_fully_and_start_at(leader_start)
+
+    async def _leader_offset(self, partition, timestamp: int) -> int:
+        request = ListOffsetsRequest(
+            replica_id=self.manager.broker_id, isolation_level=0,
+            topics=[ListOffsetsRequest.ListOffsetsTopic(name=partition.topic, partitions=[
+                ListOffsetsRequest.ListOffsetsPartition(
+                    partition_index=partition.index, current_leader_epoch=partition.leader_epoch,
+                    timestamp=timestamp)])])
+        connection = await self._connect()
+        response = await connection.request(ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION, request)
+        answer = response.topics[0].partitions[0]
+        if answer.error_code != ErrorCode.NONE:
+            raise KafkaError(ErrorCode(answer.error_code), "the leader could not list its offsets")
+        return answer.offset
+
+    def _back_off(self, followed: FollowedPartition) -> None:
+        followed.retry_at = time.monotonic() + self.backoff_s
+
+
+def truncation_offset(follower_log, leader_epoch: int, leader_end_offset: int) -> int:
+    """Where a follower truncates when the leader says its log ends at `leader_end_offset` for
+    `leader_epoch` (the largest epoch the leader knows at or below the follower's last one)."""
+    replica_end = follower_log.log_end_offset
+    found = follower_log.end_offset_for_epoch(leader_epoch)
+    if found is None:  # the follower knows no epoch at or below the leader's
+        return min(leader_end_offset, replica_end)
+    follower_epoch, follower_end = found
+    if follower_epoch != leader_epoch:  # the follower never saw the leader's epoch: go back further
+        return min(follower_end, replica_end)
+    return min(leader_end_offset, follower_end, replica_end)
