@@ -47,7 +47,8 @@ log = logging.getLogger(__name__)
 
 class Broker:
     def __init__(self, config) -> None:
-        self.config = config
+        self.static_config = config  # server.properties and --override
+        self.config = config  # the effective config: static, then dynamic broker configs
         self.broker_id: int = config.broker_id
         self.listeners: list[BoundListener] = []
         self.registry = build_registry(default_modules())
@@ -87,6 +88,9 @@ class Broker:
                  (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
 
     def _open_services(self) -> None:
+        self._apply_dynamic_configs()
+        self.metadata.add_broker_config_listener(lambda _entity, _configs:
+                                                 self._apply_dynamic_configs())
         self.topic_creator = TopicCreator(self.metadata, self.config)
         self.log_manager = LogManager(
             self.config.log_dirs, topic_config_values({}, self.config),
@@ -105,6 +109,18 @@ class Broker:
         self.producer_ids = ProducerIdManager(self._producer_id_block_store())
         self.metadata.register()
         self.controller = self._start_controller()
+
+    def _apply_dynamic_configs(self) -> None:
+        """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
+        the static ones, as Kafka's DynamicBrokerConfig does: topic defaults such as
+        `log.retention.ms` reach every log, and later readers see the new values."""
+        self.config = self.static_config.with_dynamic(self.metadata.broker_configs(self.broker_id),
+                                                      self.metadata.broker_configs(None))
+        for service in (self.topic_creator, self.replica_manager):
+            if service is not None:
+                service.config = self.config
+        if self.replica_manager is not None:
+            self.replica_manager.reapply_topic_configs()
 
     def _open_metadata_store(self):
         if not self.in_cluster:

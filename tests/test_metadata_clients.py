@@ -125,3 +125,18 @@ def test_metadata_auto_creates_consumer_offsets_as_the_internal_compacted_topic(
     [topic] = response.topics
     assert topic.error_code == 0 and topic.is_internal
     assert len(topic.partitions) == 50  # offsets.topic.num.partitions, not num.partitions
+
+
+def test_clients_cannot_produce_to_internal_topics(broker):
+    from pykbroker.records.records import build_batch
+
+    create_topic_by_metadata(broker, "__consumer_offsets")
+    produce = messages.request(ApiKey.PRODUCE)
+    request = produce.cls(acks=1, timeout_ms=5000, topic_data=[produce.cls.TopicProduceData(
+        name="__consumer_offsets", partition_data=[produce.cls.PartitionProduceData(
+            index=0, records=build_batch([(b"k", b"v")]))])])
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(ApiKey.PRODUCE, 9, request)
+    [partition] = response.responses[0].partition_responses
+    assert partition.error_code == 17  # INVALID_TOPIC_EXCEPTION
+    assert partition.error_message == "Cannot append to internal topic __consumer_offsets"

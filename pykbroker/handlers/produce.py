@@ -7,6 +7,7 @@ offset (v5+), and per-batch errors with a message (v8+).
 - v0-v2 carry legacy magic 0/1 message sets: they are up-converted to one magic 2 batch, since
   the log stores magic 2 only (as Kafka 3 does).
 - v3+ must carry exactly one magic 2 batch per partition (INVALID_RECORD otherwise).
+- Clients cannot write to internal topics (INVALID_TOPIC_EXCEPTION), as in Kafka.
 - zstd needs v7+ (UNSUPPORTED_COMPRESSION_TYPE before).
 - acks must be -1, 0 or 1 (INVALID_REQUIRED_ACKS). acks=0 gets no response; if any partition
   failed, the connection is closed instead so that the client refreshes its metadata.
@@ -16,6 +17,7 @@ offset (v5+), and per-batch errors with a message (v8+).
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 """
+from ..cluster.model import INTERNAL_TOPICS
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -77,12 +79,20 @@ def _collect_partitions(request, version: int):
         for part in topic.partition_data:
             tp = (topic.name, part.index)
             try:
+                _refuse_internal_topic(topic.name)
                 entries[tp] = _as_single_v2_batch(part.records, version)
             except InvalidRecordError as exc:
                 rejected[tp] = ProduceResult(ErrorCode.INVALID_RECORD, error_message=str(exc))
             except KafkaError as exc:
                 rejected[tp] = ProduceResult(exc.code, error_message=exc.message)
     return entries, rejected
+
+
+def _refuse_internal_topic(name: str) -> None:
+    """Only the broker itself writes to internal topics such as `__consumer_offsets`."""
+    if name in INTERNAL_TOPICS:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
+                         f"Cannot append to internal topic {name}")
 
 
 def _as_single_v2_batch(records, version: int) -> bytearray:

@@ -189,6 +189,13 @@ class ReplicaManager:
                 partition.log.update_config(config)
             self._apply_partition_state(partition, state)
 
+    def reapply_topic_configs(self) -> None:
+        """Recompute every local log's config (after the broker's defaults changed)."""
+        for (topic, _), partition in self.partitions.items():
+            info = self.metadata.topic(topic)
+            if info is not None:
+                partition.log.update_config(topic_config_values(info.configs, self.config))
+
     def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
