@@ -76,7 +76,8 @@ class DelayedProduce(DelayedOperation):
         self.manager = manager
         self.results = results
 
-    def try_complete(self) -> bool:
+    def _waiting(self):
+        """(result, outcome) for each partition still owed an answer; outcome None = waiting."""
         for tp, result in self.results.items():
             if result.error != ErrorCode.NONE or result.required_offset < 0:
                 continue
@@ -84,19 +85,16 @@ class DelayedProduce(DelayedOperation):
             outcome = (ErrorCode.NOT_LEADER_OR_FOLLOWER if partition is None else
                        partition.acks_satisfied(result.required_offset,
                                                 self.manager.min_insync_replicas(tp[0])))
-            if outcome is None:
-                return False
+            yield result, outcome
+
+    def try_complete(self) -> bool:
+        if any(outcome is None for _, outcome in self._waiting()):
+            return False
         return self.force_complete()
 
     def settle(self) -> None:
         """Turn the waiting partitions into their final answers."""
-        for tp, result in self.results.items():
-            if result.error != ErrorCode.NONE or result.required_offset < 0:
-                continue
-            partition = self.manager.partitions.get(tp)
-            outcome = (ErrorCode.NOT_LEADER_OR_FOLLOWER if partition is None else
-                       partition.acks_satisfied(result.required_offset,
-                                                self.manager.min_insync_replicas(tp[0])))
+        for result, outcome in list(self._waiting()):
             result.error = ErrorCode.REQUEST_TIMED_OUT if outcome is None else outcome
 
 
