@@ -20,15 +20,11 @@ import time
 
 import anyio
 
-from .cluster.controller.controller import Controller
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
-from .cluster.zk_data import BrokerRegistration, Endpoint
-from .cluster.zk_session import ZkSession
-from .cluster.zk_store import ZkMetadataStore
 from .config import topic_config_values
 from .coordinator.group import GroupCoordinator
 from .coordinator.group import offsets_topic
@@ -125,6 +121,9 @@ class Broker:
     def _open_metadata_store(self):
         if not self.in_cluster:
             return EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
+        from .cluster.zk_session import ZkSession  # cluster modules load only in cluster mode
+        from .cluster.zk_store import ZkMetadataStore
+
         session = ZkSession(self.config["zookeeper.connect"],
                             session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
                             connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"))
@@ -145,6 +144,8 @@ class Broker:
     def _start_controller(self):
         if not self.in_cluster:
             return LocalController(self.metadata, self.broker_id)
+        from .cluster.controller.controller import Controller
+
         controller = Controller(self.metadata.session, self.broker_id, self.config, self.bridge)
         controller.startup()
         return controller
@@ -195,7 +196,7 @@ class Broker:
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
-        if isinstance(self.controller, Controller):
+        if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
         if self.metadata is not None:
             self.metadata.close()
@@ -224,8 +225,10 @@ class Broker:
             return self.metadata.live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
 
-    def _registration(self) -> BrokerRegistration:
+    def _registration(self):
         """What this broker announces in ZooKeeper: its advertised endpoints and rack."""
+        from .cluster.zk_data import BrokerRegistration, Endpoint
+
         endpoints = []
         for name, _, _ in self.config.advertised_listeners:
             advertised = self._advertised_self(name)
