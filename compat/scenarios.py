@@ -7,8 +7,9 @@ scenarios, where creating them is the point.
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
+
+from pykbroker.testing import wait_until
 
 WAIT_SECONDS = 30  # the longest one step of a scenario waits for the broker
 T0 = 1_700_000_000_000  # record timestamps of the offsets-by-timestamp scenario
@@ -96,15 +97,6 @@ def check_round_trip(sent: list[tuple], received: list[Got]) -> None:
         expect(positions == sorted(positions), f"partition {partition} keeps the sending order")
 
 
-def wait_until(condition, what: str, seconds: float = WAIT_SECONDS):
-    deadline = time.monotonic() + seconds
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 # -- the neutral setup ------------------------------------------------------------------------

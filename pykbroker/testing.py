@@ -217,3 +217,18 @@ class ZooKeeperProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
+
+
+def wait_until(condition, what: str = "condition", *, timeout: float = 30.0,
+               interval: float = 0.05):
+    """Poll `condition` until it returns something truthy (which is returned); raise
+    AssertionError naming `what` after `timeout` seconds. Tests wait with this, never with sleeps
+    of a guessed length."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = condition()
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(interval)

@@ -15,7 +15,7 @@ from kafka import TopicPartition as KafkaTopicPartition
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records.records import iter_batches
-from pykbroker.testing import BrokerProcess
+from pykbroker.testing import BrokerProcess, wait_until  # noqa: F401 - tests import it from here
 
 from .wire import WireClient
 
@@ -221,13 +221,3 @@ def segment_size(broker: BrokerProcess, topic: str, base: int, partition: int = 
     return (partition_dir(broker, topic, partition) / f"{base:020d}.log").stat().st_size
 
 
-def wait_until(condition, *, timeout: float = 30.0, interval: float = 0.1, what: str = "condition"):
-    """Poll `condition` until it returns something truthy (returned), failing after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(interval)

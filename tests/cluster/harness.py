@@ -10,7 +10,6 @@ partition's state znode directly; `metadata()` asks a broker, as a client would.
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 from kazoo.client import KazooClient
@@ -18,7 +17,7 @@ from kazoo.exceptions import NoNodeError
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess
+from pykbroker.testing import BrokerProcess, wait_until
 from tests.wire import WireClient
 
 # Short timeouts so that failures are noticed within seconds (Kafka's defaults are 18-30 s).
@@ -157,16 +156,9 @@ class Cluster:
 
     # -- waiting -----------------------------------------------------------------------
     @staticmethod
-    def wait_until(condition, *, timeout: float = 40.0, interval: float = 0.1,
-                   what: str = "condition"):
-        deadline = time.monotonic() + timeout
-        while True:
-            result = condition()
-            if result:
-                return result
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}")
-            time.sleep(interval)
+    def wait_until(condition, what: str = "condition", *, timeout: float = 40.0,
+                   interval: float = 0.1):
+        return wait_until(condition, what, timeout=timeout, interval=interval)
 
     def wait_for_leaders(self, topic: str, partitions: int, *, exclude: set[int] = frozenset(),
                          timeout: float = 40.0) -> dict[int, int]:

@@ -8,10 +8,9 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testing import BrokerProcess, wait_until  # noqa: F401 - tests import it from here
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 30
@@ -28,16 +27,6 @@ def group_broker(directory, **overrides) -> BrokerProcess:
     return BrokerProcess(directory, {**GROUP_BROKER_CONFIG, **overrides})
 
 
-def wait_until(condition, seconds: float = WAIT_SECONDS, what: str = "condition"):
-    """Poll `condition` until it returns something truthy; fails after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while True:
-        result = condition()
-        if result:
-            return result
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 class MemberProcess:
