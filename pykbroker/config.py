@@ -578,7 +578,7 @@ _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
 
 
 def load_properties(path: str | Path) -> dict[str, str]:
-    """Read a properties file. Bytes are ISO-8859-1 as for Java; use \\uXXXX for other characters."""
+    """Read a properties file. Bytes are ISO-8859-1 as for Java; use \\u escapes for other characters."""
     return parse_properties(Path(path).read_text(encoding="iso-8859-1"))
 
 
