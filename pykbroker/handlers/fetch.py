@@ -7,6 +7,8 @@ that the first batch is always returned whole so that a consumer can make progre
 
 - v0-v3 clients read only magic 0/1 message sets: their data is down-converted (v0-v1 to magic
   0, v2-v3 to magic 1) in memory.
+- Before v10, a consumer gets UNSUPPORTED_COMPRESSION_TYPE for the partitions of a topic whose
+  `compression.type` is zstd, as from Kafka.
 - v4+ carry the last stable offset and, for read_committed (isolation level 1), the aborted
   transactions (none while the broker has no transactions).
 - v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
@@ -37,6 +39,7 @@ MAX_VERSION = 17
 
 Response = messages.response(API_KEY).cls
 READ_COMMITTED = 1
+ZSTD_MIN_VERSION = 10  # the first Fetch version whose consumers read zstd batches
 
 
 async def handle(request, ctx):
@@ -61,6 +64,8 @@ async def handle(request, ctx):
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF)
     results = {key: _as_session_result(read[key.topic_partition], version) for key, _ in to_read}
+    if version < ZSTD_MIN_VERSION and replica_id < 0:
+        _refuse_zstd_topics(results, broker.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     isolation = request.isolation_level if version >= 4 else 0
     hints = _leader_hints(included, version, broker)
@@ -108,6 +113,18 @@ def _as_session_result(result, version: int) -> PartitionFetchResult:
                                 log_start_offset=result.log_start_offset,
                                 records_size=len(records), records=records,
                                 diverging_epoch=diverging)
+
+
+def _refuse_zstd_topics(results: dict, replica_manager) -> None:
+    """As Kafka: a consumer older than Fetch v10 gets UNSUPPORTED_COMPRESSION_TYPE (and no
+    offsets) for every partition of a topic whose `compression.type` is zstd."""
+    for key in results:
+        partition = replica_manager.partitions.get(key.topic_partition)
+        if partition is not None and partition.log.config.compression_type == "zstd":
+            results[key] = PartitionFetchResult(
+                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, high_watermark=-1,
+                last_stable_offset=-1, log_start_offset=-1, records_size=0, records=b"",
+                diverging_epoch=None)
 
 
 _MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)

@@ -4,8 +4,11 @@ Brokers, cluster id and controller id (v1+), and for each requested topic its id
 partitions with leader, leader epoch (v7+), replicas, ISR and offline replicas (v5+).
 
 Which topics: v0 treats an empty list as "all topics"; v1+ uses null for "all" and an empty list
-for none. v12 may name topics by id alone. Missing topics are created when the broker allows
-auto-creation and the request does too (always before v4); otherwise UNKNOWN_TOPIC_OR_PARTITION.
+for none. v12 may name topics by id: once one is, only the ids count (Kafka ignores the names,
+such as the empty one the Java client sends beside an id; unknown ids get UNKNOWN_TOPIC_ID).
+Missing topics are created when the broker allows auto-creation and the request does too
+(always before v4); otherwise UNKNOWN_TOPIC_OR_PARTITION. A name that collides with an
+existing topic's ('.' versus '_') is not auto-created: INVALID_TOPIC_EXCEPTION.
 Authorized operations are reported when asked for (v8+).
 """
 import uuid
@@ -16,6 +19,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
+from .controller_rules import check_new_topic_name
 
 API_KEY = ApiKey.METADATA
 MIN_VERSION = 0
@@ -58,6 +62,11 @@ def _resolve_topics(request, ctx):
     if _wants_all_topics(request, ctx.api_version):
         yield from sorted(store.topics().values(), key=lambda t: t.name)
         return
+    if ctx.api_version >= 12:
+        topic_ids = [t.topic_id for t in request.topics if t.topic_id != ZERO_UUID]
+        if topic_ids:
+            yield from _lookup_by_ids(store, topic_ids)
+            return
     allow_auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
     for wanted in request.topics:
         if wanted.name is None:
@@ -72,6 +81,15 @@ def _resolve_topics(request, ctx):
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
+def _lookup_by_ids(store, topic_ids: list[uuid.UUID]):
+    """As Kafka: once any topic is named by a (non-zero) id, only the ids count (a name next
+    to an id, such as the empty name the Java client sends, is ignored); unknown ids come
+    first with UNKNOWN_TOPIC_ID, then the known topics, each once."""
+    found = [_lookup_by_id(store, topic_id) for topic_id in dict.fromkeys(topic_ids)]
+    yield from [entry for entry in found if not isinstance(entry, TopicInfo)]
+    yield from [entry for entry in found if isinstance(entry, TopicInfo)]
+
+
 def _lookup_by_id(store, topic_id: uuid.UUID):
     info = store.topic_by_id(topic_id)
     if info is None:
@@ -81,6 +99,9 @@ def _lookup_by_id(store, topic_id: uuid.UUID):
 
 def _auto_create(ctx, name: str):
     try:
+        # Auto-creation follows the rules of CreateTopics: a name that collides with an
+        # existing topic's on '.' versus '_' is refused (INVALID_TOPIC_EXCEPTION), as in Kafka.
+        check_new_topic_name(name, ctx.broker.metadata.topics())
         return ctx.broker.topic_creator.auto_create(name)
     except KafkaError as exc:
         return (name, ZERO_UUID, exc.code)

@@ -38,7 +38,8 @@ from .segment import Segment, now_ms as wall_clock_ms
 from .segments import SegmentList
 from .txn_index import AbortedTxn
 from .validation import (
-    AppendBatches, assign_offsets, split_batches, validate_follower_append, validate_leader_append,
+    AppendBatches, assign_offsets, recompress, split_batches, validate_follower_append,
+    validate_leader_append,
 )
 
 class Log(OffsetLookups, Retention, Compaction):
@@ -169,6 +170,9 @@ class Log(OffsetLookups, Retention, Compaction):
                          origin: str = CLIENT) -> LogAppendInfo:
         """Validate, assign offsets in place, stamp the epoch, and append batches from a producer.
 
+        Batches are stored in the codec of the topic's `compression.type` (rebuilt when the
+        producer used another one), as Kafka does; "producer" keeps the producer's codec.
+
         `records` should be a bytearray (it is rewritten in place); origin "coordinator" is
         for the broker's own writes (transaction markers, group metadata).
         """
@@ -178,8 +182,11 @@ class Log(OffsetLookups, Retention, Compaction):
             config = config.updated({"message.timestamp.difference.max.ms": message_timestamp_difference_max_ms})
         log_append_time = (timestamp_type or config.message_timestamp_type) == LOG_APPEND_TIME
         append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
+        max_message_bytes = max_message_bytes or config.max_message_bytes
         validate_leader_append(append, config, origin=origin, now_ms=now, log_append_time=log_append_time,
-                               max_message_bytes=max_message_bytes or config.max_message_bytes)
+                               max_message_bytes=max_message_bytes)
+        append = recompress(append, config.compression_type, max_message_bytes=max_message_bytes,
+                            topic_partition=f"{self.topic}-{self.partition}")
         with self._lock:
             self._check_open()
             assign_offsets(append, self._log_end_offset, leader_epoch, now if log_append_time else None)

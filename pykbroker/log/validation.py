@@ -14,8 +14,9 @@ from pykbroker.records.batch import (
     ATTRIBUTES_OFFSET, BatchHeader, LOG_OVERHEAD, MAGIC_OFFSET, TIMESTAMP_TYPE_MASK, is_crc_valid,
     set_base_offset, set_log_append_time, set_partition_leader_epoch, write_crc,
 )
+from pykbroker.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from pykbroker.records.errors import InvalidRecordError
-from pykbroker.records.records import decode_batch
+from pykbroker.records.records import build_batch, decode_batch
 
 from .config import LONG_MAX, LogConfig
 from .errors import ErrorCode, KafkaError, OffsetsOutOfOrderError, RecordValidationError
@@ -222,6 +223,51 @@ def as_create_time(buffer: bytearray, pos: int, header: BatchHeader) -> BatchHea
     struct.pack_into(">h", buffer, pos + ATTRIBUTES_OFFSET, header.attributes)
     write_crc(buffer, pos, header)
     return header
+
+
+# The codec each `compression.type` value stores batches with; "producer" keeps theirs.
+TARGET_CODECS = {"uncompressed": NONE, "gzip": GZIP, "snappy": SNAPPY, "lz4": LZ4, "zstd": ZSTD}
+
+
+def recompress(append: AppendBatches, compression_type: str, *, max_message_bytes: int,
+               topic_partition: str) -> AppendBatches:
+    """The batches in the codec the topic's `compression.type` names, as Kafka's LogValidator
+    stores them: a batch in another codec is rebuilt from its records (producer id, epoch,
+    sequence, timestamps and offsets deltas kept), one already in that codec is kept as it
+    is. A rebuilt batch above `max.message.bytes` fails with MESSAGE_TOO_LARGE."""
+    target = TARGET_CODECS.get(compression_type)
+    if target is None or all(header.compression == target or header.is_control
+                             for _, header in append.batches):
+        return append
+    buffer = bytearray()
+    batches = []
+    for pos, header in append.batches:
+        if header.compression == target or header.is_control:
+            data = append.buffer[pos:pos + header.size]
+        else:
+            data = _rebuilt(append.buffer, pos, header, target)
+            if len(data) > max_message_bytes:
+                raise KafkaError(ErrorCode.MESSAGE_TOO_LARGE,
+                                 f"Message batch size is {len(data)} bytes in append to partition "
+                                 f"{topic_partition} which exceeds the maximum configured size of "
+                                 f"{max_message_bytes}.")
+        batches.append((len(buffer), unpack_header(data)))
+        buffer += data
+    return AppendBatches(buffer, batches, len(buffer))
+
+
+def _rebuilt(buffer, pos: int, header: BatchHeader, codec: int) -> bytes:
+    try:
+        _, records = decode_batch(buffer, pos, verify_crc=False)
+    except InvalidRecordError as error:
+        raise KafkaError(ErrorCode.CORRUPT_MESSAGE, str(error)) from None
+    return build_batch(records, base_offset=header.base_offset, compression=codec,
+                       producer_id=header.producer_id, producer_epoch=header.producer_epoch,
+                       base_sequence=header.base_sequence, is_transactional=header.is_transactional,
+                       log_append_time=header.is_log_append_time,
+                       partition_leader_epoch=header.partition_leader_epoch,
+                       base_timestamp=header.base_timestamp, max_timestamp=header.max_timestamp,
+                       last_offset_delta=header.last_offset_delta)
 
 
 # -- follower ---------------------------------------------------------------------------
