@@ -115,6 +115,8 @@ class Broker:
         for service in (self.topic_creator, self.replica_manager):
             if service is not None:
                 service.config = self.config
+        if self.in_cluster and self.controller is not None:
+            self.controller.reconfigure(self.config)
         if self.replica_manager is not None:
             self.replica_manager.reapply_topic_configs()
 
@@ -148,6 +150,7 @@ class Broker:
 
         controller = Controller(self.metadata.session, self.broker_id, self.config, self.bridge)
         controller.startup()
+        self.metadata.add_topic_config_listener(controller.topic_configs_changed)
         return controller
 
     @property

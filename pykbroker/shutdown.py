@@ -4,7 +4,9 @@ for its ZooKeeper session to expire.
 
 Kafka's procedure: send ControlledShutdown (with this broker's id and epoch) to the controller;
 when the answer lists partitions it still leads, wait `controlled.shutdown.retry.backoff.ms` and
-ask again, at most `controlled.shutdown.max.retries` times. The broker stops either way.
+ask again, at most `controlled.shutdown.max.retries` times. The broker stops either way. From the
+start it fetches from no leader any more (Kafka's controller stops such a broker's replicas and
+keeps it out of the ISRs).
 """
 from __future__ import annotations
 
@@ -30,6 +32,9 @@ async def controlled_shutdown(broker) -> bool:
     attempts = max(1, int(config["controlled.shutdown.max.retries"]))
     backoff_s = int(config["controlled.shutdown.retry.backoff.ms"]) / 1000
     log.info("Starting controlled shutdown")
+    # As the replicas Kafka's controller stops: no fetching from leaders, which would take this
+    # broker back into the ISRs the controller takes it out of.
+    broker.replica_manager.stop_replication()
     for attempt in range(1, attempts + 1):
         try:
             error, remaining = await _ask_controller(broker)

@@ -64,6 +64,7 @@ class ZkMetadataStore(MetadataStore):
         self._broker_configs: dict[str, dict[str, str]] = {}
         self._watches: ClusterWatches | None = None
         self._registered = False
+        self._topic_config_listeners: list = []
 
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -165,6 +166,13 @@ class ZkMetadataStore(MetadataStore):
         info = self._topics.get(name)
         if info is not None and info.configs != configs:
             self._publish(TopicInfo(name, info.topic_id, info.partitions, dict(configs)))
+            for listener in self._topic_config_listeners:
+                listener(name, dict(configs))
+
+    def add_topic_config_listener(self, listener) -> None:
+        """`listener(topic, configs)` hears of every change of an existing topic's configs (on
+        the event loop), as Kafka's TopicConfigHandler does."""
+        self._topic_config_listeners.append(listener)
 
     def apply_broker_configs(self, entity: str, configs: dict[str, str]) -> None:
         if self._broker_configs.get(entity, {}) == configs:

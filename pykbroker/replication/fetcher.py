@@ -15,9 +15,10 @@ leader, and for each partition in the response:
   (Kafka's rule: the follower's end offset for that epoch, or the leader's, whichever is
   smaller) and fetches again, which checks the next older epoch if needed;
 - when the fetch offset is out of range, asks the leader for its log end and log start
-  (ListOffsets as a replica) and truncates to the leader's end, or starts over at its start;
+  (ListOffsets as a replica) and truncates to the leader's end, or starts over at its start
+  (when that start lies inside a batch, the log starts at the batch, as Kafka's does);
 - on any other error, leaves the partition alone for `replica.fetch.backoff.ms`, until the
-  metadata tells it who leads now.
+  metadata tells it who leads now. No error ends the fetcher (or the broker).
 
 The fetch offset itself tells the leader how far this follower got (that is how the leader's
 high watermark and ISR move).
@@ -30,7 +31,7 @@ from dataclasses import dataclass
 
 import anyio
 
-from ..log.errors import LogClosedError
+from ..log.errors import LogError, UnexpectedAppendOffsetError
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -128,6 +129,10 @@ class LeaderFetcher:
                     log.info("Fetching from broker %d failed: %s", self.leader_id, exc)
                     await self._close()
                     await anyio.sleep(self.backoff_s)
+                except Exception:  # never the end of the broker: fetch again after a back-off
+                    log.exception("Error fetching from broker %d", self.leader_id)
+                    await self._close()
+                    await anyio.sleep(self.backoff_s)
         finally:
             with anyio.CancelScope(shield=True):
                 await self._close()
@@ -219,15 +224,21 @@ class LeaderFetcher:
                 log.debug("Fetch of %s-%d from broker %d: %s", partition.topic, partition.index,
                           self.leader_id, error.name)
                 self._back_off(followed)
-        except (KafkaError, LogClosedError, ValueError) as exc:
+        except (KafkaError, LogError, ValueError) as exc:
             log.warning("Replicating %s-%d from broker %d failed: %s", partition.topic,
                         partition.index, self.leader_id, exc)
+            self._back_off(followed)
+        except BrokerConnectionError:
+            raise
+        except Exception:  # as Kafka's fetcher: the partition fails, the broker goes on
+            log.exception("Unexpected error replicating %s-%d from broker %d", partition.topic,
+                          partition.index, self.leader_id)
             self._back_off(followed)
 
     def _append(self, partition, data) -> None:
         records = data.records
         if records is not None and len(records) and next(iter_headers(records), None):
-            partition.log.append_as_follower(records)
+            self._append_records(partition, records)
         log_ = partition.log
         new_high_watermark = min(data.high_watermark, log_.log_end_offset)
         if new_high_watermark > log_.high_watermark:
@@ -235,6 +246,23 @@ class LeaderFetcher:
         leader_start = min(data.log_start_offset, log_.high_watermark)
         if leader_start > log_.log_start_offset:
             log_.delete_records_before(leader_start)
+
+    def _append_records(self, partition, records) -> None:
+        log_ = partition.log
+        try:
+            log_.append_as_follower(records)
+        except UnexpectedAppendOffsetError as exc:
+            # Kafka's rule: an empty log restarted at the leader's log start, which fell inside
+            # a batch (DeleteRecords), starts over at that batch's first offset.
+            end = log_.log_end_offset
+            if not (end == log_.log_start_offset and exc.first_offset < end <= exc.last_offset):
+                raise
+            log.info("Unexpected offset in append to %s-%d: first offset %d is less than the log "
+                     "start offset %d. Since this is the first record appended to the "
+                     "follower's log, the log starts at offset %d", partition.topic,
+                     partition.index, exc.first_offset, end, exc.first_offset)
+            log_.truncate_fully_and_start_at(exc.first_offset)
+            log_.append_as_follower(records)
 
     def _truncate_diverging(self, partition, epoch: int, end_offset: int) -> None:
         offset = truncation_offset(partition.log, epoch, end_offset)

@@ -135,6 +135,7 @@ class ReplicaManager:
         self.produce_purgatory = Purgatory("Produce")
         self.fetch_purgatory = Purgatory("Fetch")
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
+        self.replication_stopped = False  # controlled shutdown: follow no leader any more
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
@@ -227,12 +228,21 @@ class ReplicaManager:
     def _follow(self, partition: Partition, state) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr,
                                 state.partition_epoch)
-        if state.leader < 0:
+        if state.leader < 0 or self.replication_stopped:
             self.fetchers.remove_partition(partition.key)
             return
         self.fetchers.add_partition(partition)
         log.info("Following %s-%d from broker %d at leader epoch %d", partition.topic,
                  partition.index, state.leader, state.leader_epoch)
+
+    def stop_replication(self) -> None:
+        """Stop fetching from leaders, now and for partitions followed later (a broker shutting
+        down, as Kafka's controller stops its replicas). A broker that keeps fetching while it
+        shuts down would be added back to the ISRs the controller just took it out of, and
+        acks=all writes would wait for it once it is gone."""
+        self.replication_stopped = True
+        for tp in list(self.partitions):
+            self.fetchers.remove_partition(tp)
 
     def _delete_topic_partitions(self, topic: str) -> None:
         for tp in [tp for tp in self.partitions if tp[0] == topic]:

@@ -11,7 +11,9 @@ The active controller:
   state znodes); requests under `/admin/delete_topics` delete topics;
 - consumes `/isr_change_notification` (leaders write the ISR themselves);
 - serves ControlledShutdown (moving leadership off a broker before it stops) and ElectLeaders
-  (preferred or unclean elections).
+  (preferred or unclean elections);
+- when unclean leader election gets enabled (a topic's config, or the broker's dynamic
+  default), elects leaders of the offline partitions it now allows.
 
 Brokers learn leaders and ISRs by watching the state znodes (see `zk_watches`), so the
 controller never sends LeaderAndIsr or UpdateMetadata requests: writing the state znode is
@@ -83,6 +85,30 @@ class Controller:
         self._stopped = True
         self.events.submit(self._resign)
         self.events.stop()
+
+    # -- config changes (event loop) ---------------------------------------------------
+    def reconfigure(self, config) -> None:
+        """The broker's dynamic configs changed. As Kafka's, enabling unclean leader election
+        for the cluster makes the active controller elect leaders of offline partitions."""
+        was_enabled = bool(self.config["unclean.leader.election.enable"])
+        self.config = config
+        if not was_enabled and bool(config["unclean.leader.election.enable"]):
+            self.events.submit(self._on_unclean_leader_election_enabled, None)
+
+    def topic_configs_changed(self, topic: str, configs: dict[str, str]) -> None:
+        """A topic's configs changed (Kafka's TopicConfigHandler): with unclean leader election
+        enabled, the active controller elects leaders of the topic's offline partitions."""
+        value = configs.get("unclean.leader.election.enable")
+        if value is not None and value.strip().lower() == "true":
+            self.events.submit(self._on_unclean_leader_election_enabled, topic)
+
+    def _on_unclean_leader_election_enabled(self, topic: str | None) -> None:
+        if topic is None:
+            log.info("Unclean leader election has been enabled by default")
+            self._if_active(self._generation, self._reconcile_all)
+        else:
+            log.info("Unclean leader election has been enabled for topic %s", topic)
+            self._if_active(self._generation, self._reconcile_topic, topic)
 
     def _on_controller_znode(self, data, _stat, _event=None):
         if self._stopped:
@@ -275,6 +301,11 @@ class Controller:
                 for p, replicas in sorted(assignment.partitions.items())
                 if brokers.intersection(replicas)]
 
+    def _reconcile_topic(self, name: str) -> None:
+        assignment = self._topics.get(name)
+        if assignment is not None:
+            self._reconcile((name, p) for p in sorted(assignment.partitions))
+
     def _reconcile_all(self) -> None:
         self._reconcile((name, p) for name, assignment in sorted(self._topics.items())
                         for p in sorted(assignment.partitions))
@@ -315,11 +346,16 @@ class Controller:
                        gone: set[int]) -> tuple[int, list[int]] | None:
         decision = election.reconcile(replicas, state, self._live,
                                       shutting_down=self._shutting_down, gone=gone)
-        if (decision is not None and decision[0] == zk_data.NO_LEADER
-                and self._unclean_enabled(name)):
-            decision = election.reconcile(replicas, state, self._live,
-                                          shutting_down=self._shutting_down, gone=gone,
-                                          unclean=True)
+        # Left without a leader: going offline now, or offline already (nothing to change for
+        # a clean election, but a replica outside the ISR may have come back since).
+        leaderless = (decision[0] == zk_data.NO_LEADER if decision is not None
+                      else state is not None and state.leader == zk_data.NO_LEADER)
+        if leaderless and self._unclean_enabled(name):
+            unclean = election.reconcile(replicas, state, self._live,
+                                         shutting_down=self._shutting_down, gone=gone,
+                                         unclean=True)
+            if unclean is not None:
+                decision = unclean
         return decision
 
     def _unclean_enabled(self, topic: str) -> bool:

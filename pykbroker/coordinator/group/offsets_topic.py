@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 
-from ...protocol.errors import KafkaError
+from ...protocol.errors import ErrorCode, KafkaError
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +59,8 @@ def ensure_created(metadata, topic_creator, config):
                                     int(config["offsets.topic.replication.factor"]),
                                     topic_configs(config))
     except KafkaError as exc:
+        if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another broker created it meanwhile
+            return metadata.topic(OFFSETS_TOPIC)
         log.warning("Could not create %s: %s", OFFSETS_TOPIC, exc.message_or_default)
         return None
     log.info("Created internal topic %s with %d partitions", OFFSETS_TOPIC,
