@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from .clients import KafkaPython, create_topic, from_start
+from .spark_support import stop_spark
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 T0 = 1_700_000_000_000  # 20 s into a minute
@@ -67,20 +68,6 @@ def spark():
     yield session
     stop_spark(session)
 
-
-def stop_spark(session) -> None:
-    """Stops the session and its JVM, so that a later session starts a JVM of its own, with its
-    own settings (`spark.jars` and `spark.jars.packages` count only when the JVM starts)."""
-    from pyspark import SparkContext
-
-    session.stop()
-    gateway = SparkContext._gateway
-    if gateway is not None:
-        gateway.shutdown()
-        gateway.proc.stdin.close()  # the JVM exits when its standard input ends
-        gateway.proc.wait(60)
-        SparkContext._gateway = None
-        SparkContext._jvm = None
 
 
 def test_windowed_counts_are_written_once_per_closed_window_and_late_events_dropped(

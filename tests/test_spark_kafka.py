@@ -24,6 +24,7 @@ import pytest
 from pykbroker.testing import BrokerProcess
 
 from .clients import create_topic
+from .spark_support import stop_spark
 
 T0 = 1_700_000_000_000  # record timestamps of the timestamp tests
 MAVEN = "https://repo1.maven.org/maven2/org/apache/spark/spark-sql-kafka-0-10_2.12"
@@ -83,20 +84,6 @@ def spark():
         query.stop()
     stop_spark(session)
 
-
-def stop_spark(session) -> None:
-    """Stops the session and its JVM, so that a later session starts a JVM of its own, with its
-    own settings (`spark.jars` and `spark.jars.packages` count only when the JVM starts)."""
-    from pyspark import SparkContext
-
-    session.stop()
-    gateway = SparkContext._gateway
-    if gateway is not None:
-        gateway.shutdown()
-        gateway.proc.stdin.close()  # the JVM exits when its standard input ends
-        gateway.proc.wait(60)
-        SparkContext._gateway = None
-        SparkContext._jvm = None
 
 
 @pytest.fixture(scope="module")

@@ -21,8 +21,8 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import (ConfigResourceType, check_config_entries, check_dynamic_broker_configs,
-                           check_topic_name_for_configs, check_topic_overrides, duplicated_resources,
-                           parse_node_id, resource_result, resource_type_name, topic_missing)
+                           check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
+                           parse_node_id, resource_type_name, topic_missing)
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
@@ -35,15 +35,11 @@ NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
 
 async def handle(request, ctx):
-    twice = duplicated_resources(request.resources)
-    return Response(responses=[
-        resource_result(Result, resource, partial(_alter, resource, twice, request.validate_only, ctx))
-        for resource in request.resources])
+    return Response(responses=alter_each_resource(
+        request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
 
 
-def _alter(resource, twice: set, validate_only: bool, ctx) -> None:
-    if (resource.resource_type, resource.resource_name) in twice:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+def _alter(resource, *, validate_only: bool, ctx) -> None:
     check_config_entries(resource.configs, value_required=lambda entry: True)
     proposed = {entry.name: entry.value for entry in resource.configs}
     if resource.resource_type == ConfigResourceType.BROKER:

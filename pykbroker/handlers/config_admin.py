@@ -96,6 +96,20 @@ def duplicated_resources(resources) -> set[tuple[int, str]]:
     return twice
 
 
+def alter_each_resource(request, result_class, alter: Callable[[object], None]) -> list:
+    """The per-resource answers of an alter request: a resource named twice gets INVALID_REQUEST,
+    every other one the outcome of `alter(resource)`."""
+    twice = duplicated_resources(request.resources)
+
+    def checked(resource) -> None:
+        if (resource.resource_type, resource.resource_name) in twice:
+            raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+        alter(resource)
+
+    return [resource_result(result_class, resource, lambda r=resource: checked(r))
+            for resource in request.resources]
+
+
 def resource_result(result_class, resource, action: Callable[[], None]):
     """An alter request's answer for one resource: NONE if `action` succeeds, else its KafkaError."""
     try:

@@ -27,8 +27,8 @@ from ..protocol.errors import ErrorCode, KafkaError
 from . import broker_loggers
 from .config_admin import (ConfigResourceType, OpType, apply_operations, broker_list_default,
                            check_config_entries, check_dynamic_broker_configs, check_operation,
-                           check_topic_name_for_configs, check_topic_overrides, duplicated_resources,
-                           parse_int32, parse_node_id, resource_result, resource_type_name, topic_list_default,
+                           check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
+                           parse_int32, parse_node_id, resource_type_name, topic_list_default,
                            topic_missing)
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
@@ -44,15 +44,11 @@ Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
 async def handle(request, ctx):
-    twice = duplicated_resources(request.resources)
-    return Response(responses=[
-        resource_result(Result, resource, partial(_alter, resource, twice, request.validate_only, ctx))
-        for resource in request.resources])
+    return Response(responses=alter_each_resource(
+        request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
 
 
-def _alter(resource, twice: set, validate_only: bool, ctx) -> None:
-    if (resource.resource_type, resource.resource_name) in twice:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
+def _alter(resource, *, validate_only: bool, ctx) -> None:
     check_config_entries(resource.configs, value_required=lambda entry: entry.config_operation != OpType.DELETE)
     operations = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
     kind = resource.resource_type
