@@ -36,8 +36,9 @@ def connector_config() -> dict[str, str]:
         return {"spark.jars": jars}
     import pyspark
 
-    return {"spark.jars.packages":
-            f"org.apache.spark:spark-sql-kafka-0-10_2.12:{pyspark.__version__}"}
+    version = pyspark.__version__
+    scala = "2.12" if version.startswith("3.") else "2.13"  # Spark 4 is built for Scala 2.13
+    return {"spark.jars.packages": f"org.apache.spark:spark-sql-kafka-0-10_{scala}:{version}"}
 
 
 def spark_session(app: str = "windowed-counts", master: str = "local[2]") -> SparkSession:

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .clients import KafkaPython, create_topic, from_start
-from .spark_support import stop_spark
+from .spark_support import local_session, require_pyspark, stop_spark
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 T0 = 1_700_000_000_000  # 20 s into a minute
@@ -53,21 +53,11 @@ def test_the_event_producer_writes_json_events_keyed_by_user(broker):
 
 @pytest.fixture(scope="module")
 def spark():
-    pyspark = pytest.importorskip("pyspark", reason="PySpark is installed by `make test`")
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("pykbroker-example-test")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC")
-               .getOrCreate())
-    session.sparkContext.setLogLevel("ERROR")
-    assert pyspark.__version__.startswith("3.5.")
+    pyspark = require_pyspark()
+    assert pyspark.__version__.startswith("4.0."), "the spark extra pins PySpark 4.0"
+    session = local_session("pykbroker-example-test")
     yield session
     stop_spark(session)
-
 
 
 def test_windowed_counts_are_written_once_per_closed_window_and_late_events_dropped(

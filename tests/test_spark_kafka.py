@@ -1,66 +1,39 @@
-"""Acceptance: Spark 3.5 Structured Streaming reads from and writes to the broker through Spark's
-Kafka connector (spark-sql-kafka-0-10), as with Apache Kafka 3.9: streaming queries written as
-the Structured Streaming + Kafka Integration Guide shows, starting at earliest, latest,
-per-partition offsets and timestamps, rate-limited by maxOffsetsPerTrigger, restarted from their
-checkpoint without loss or duplicates, failing (or not, with failOnDataLoss=false) after
-DeleteRecords removed records they had yet to read; batch reads of offset ranges; batch and
-streaming writes through the Kafka sink; and the windowed-counts example pipeline.
+"""Acceptance: Spark 4.0 Structured Streaming reads from and writes to the broker through Spark's
+stock Kafka connector (spark-sql-kafka-0-10), as with Apache Kafka 3.9: streaming queries written
+as the Structured Streaming + Kafka Integration Guide shows, starting at earliest, latest,
+per-partition offsets and timestamps, subscribed to a topic pattern, rate-limited by
+maxOffsetsPerTrigger, restarted from their checkpoint without loss or duplicates (also after the
+broker was killed), failing (or not, with failOnDataLoss=false) when records they had yet to read
+are gone; batch reads of offset and timestamp ranges, with headers, split by minPartitions;
+batch and streaming writes through the Kafka sink, idempotent with acks=all; and the
+windowed-counts example pipeline.
 
-Spark runs `local[2]` in this process (PySpark, the `spark` extra). Its Kafka connector is not in
-any Python package: it comes from `SPARK_KAFKA_JARS` (comma-separated jar paths, passed as
-`spark.jars`), or else Spark resolves it from Maven Central (`spark.jars.packages`) when that can
-be reached. Without either, the module is skipped with one message.
+Spark runs `local[2]` in this process (PySpark, the `spark` extra). Its Kafka connector comes
+from `SPARK_KAFKA_JARS`, `../shared/spark-kafka/` beside the checkout or Maven Central (see
+spark_support.py); without it the module is skipped with one line, or fails in CI.
 """
 from __future__ import annotations
 
 import importlib.util
 import json
-import os
-import urllib.request
 from pathlib import Path
 
 import pytest
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testing import BrokerProcess, wait_until
 
-from .clients import create_topic
-from .spark_support import stop_spark
+from .clients import create_topic, stored_batches
+from .spark_support import (
+    consume, finish, local_session, produce, read_batch, read_stream, require_connector, rows,
+    run_to_memory, stop_spark, write_batch,
+)
 
-T0 = 1_700_000_000_000  # record timestamps of the timestamp tests
-MAVEN = "https://repo1.maven.org/maven2/org/apache/spark/spark-sql-kafka-0-10_2.12"
+SPARK_CONFIG = require_connector()
 
-
-def connector() -> tuple[dict[str, str], str | None]:
-    """Spark settings that load the Kafka connector, or why it cannot be had here."""
-    try:
-        import pyspark
-    except ImportError:
-        return {}, "PySpark is not installed (pip install -e '.[spark]')"
-    jars = os.environ.get("SPARK_KAFKA_JARS")
-    if jars:
-        missing = [j for j in jars.split(",") if not Path(j).is_file()]
-        if missing:
-            return {}, f"SPARK_KAFKA_JARS names missing files: {missing}"
-        return {"spark.jars": jars}, None
-    version = pyspark.__version__
-    pom = f"{MAVEN}/{version}/spark-sql-kafka-0-10_2.12-{version}.pom"
-    try:
-        urllib.request.urlopen(urllib.request.Request(pom, method="HEAD"), timeout=3).close()
-    except Exception as failure:  # noqa: BLE001 - unreachable for whatever reason
-        return {}, (f"Spark's Kafka connector: set SPARK_KAFKA_JARS, or reach Maven Central "
-                    f"({type(failure).__name__})")
-    return {"spark.jars.packages":
-            f"org.apache.spark:spark-sql-kafka-0-10_2.12:{version}"}, None
-
-
-SPARK_CONFIG, UNAVAILABLE = connector()
-if UNAVAILABLE:
-    pytest.skip(UNAVAILABLE, allow_module_level=True)
-
-from pyspark.sql import SparkSession  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.errors import StreamingQueryException  # noqa: E402
 
+T0 = 1_700_000_000_000  # record timestamps of the timestamp tests
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "spark_windowed_counts.py"
 _spec = importlib.util.spec_from_file_location("spark_windowed_counts", EXAMPLE)
 spark_windowed_counts = importlib.util.module_from_spec(_spec)
@@ -69,21 +42,9 @@ _spec.loader.exec_module(spark_windowed_counts)
 
 @pytest.fixture(scope="module")
 def spark():
-    builder = (SparkSession.builder.master("local[2]").appName("pykbroker-spark-tests")
-               .config("spark.ui.enabled", "false")
-               .config("spark.driver.host", "127.0.0.1")
-               .config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC"))
-    for key, value in SPARK_CONFIG.items():
-        builder = builder.config(key, value)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    session = local_session("pykbroker-spark-tests", SPARK_CONFIG)
     yield session
-    for query in session.streams.active:
-        query.stop()
     stop_spark(session)
-
 
 
 @pytest.fixture(scope="module")
@@ -92,87 +53,55 @@ def broker(tmp_path_factory):
         yield running
 
 
+def topic_name(request) -> str:
+    return request.node.name.replace("_", "-")[:100]
+
+
 @pytest.fixture
 def topic(request, broker) -> str:
     """A 2-partition topic of the test's own, with records 0-9 in each partition (value
     "p<partition>-<i>", key "k<i>", timestamp T0 + i s)."""
-    name = request.node.name.replace("_", "-")[:100]
-    create_topic(broker.bootstrap, name, partitions=2)
-    produce(broker.bootstrap, name, [(p, f"k{i}", f"p{p}-{i}", T0 + i * 1000)
-                                     for p in (0, 1) for i in range(10)])
+    name = topic_name(request)
+    fill(broker.bootstrap, name)
     return name
 
 
-def produce(bootstrap: str, topic: str, records) -> None:
-    """records: (partition, key, value, timestamp ms) tuples."""
-    from confluent_kafka import Producer
-
-    producer = Producer({"bootstrap.servers": bootstrap})
-    for partition, key, value, timestamp in records:
-        where = {} if partition is None else {"partition": partition}
-        producer.produce(topic, key=key, value=value, timestamp=timestamp or 0, **where)
-    assert producer.flush(30) == 0
-
-
-def consume(bootstrap: str, topic: str, partitions: int, count: int) -> list:
-    from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"{topic}-check",
-                         "enable.auto.commit": False})
-    consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
-    got = []
-    try:
-        for _ in range(300):
-            if len(got) >= count:
-                break
-            message = consumer.poll(0.1)
-            if message is not None and message.error() is None:
-                got.append(message)
-    finally:
-        consumer.close()
-    return got
-
-
-def read_stream(spark, bootstrap: str, topic: str, **options):
-    """The source as the integration guide creates it, plus the given options."""
-    reader = (spark
-              .readStream
-              .format("kafka")
-              .option("kafka.bootstrap.servers", bootstrap)
-              .option("subscribe", topic))
-    for key, value in options.items():
-        reader = reader.option(key, value)
-    return reader.load()
-
-
-def rows(df) -> list[tuple]:
-    return df.selectExpr("partition", "offset", "CAST(key AS STRING)",
-                         "CAST(value AS STRING)").orderBy("partition", "offset").collect()
-
-
-def run_to_memory(df, name: str) -> list[tuple]:
-    """Runs the streaming query with the availableNow trigger (it reads what there is, then
-    stops) into a memory table; returns its (partition, offset, key, value) rows."""
-    query = (df.selectExpr("partition", "offset", "CAST(key AS STRING) AS key",
-                           "CAST(value AS STRING) AS value")
-             .writeStream.format("memory").queryName(name)
-             .trigger(availableNow=True).start())
-    finish(query)
-    return [tuple(r) for r in
-            df.sparkSession.sql(f"SELECT * FROM {name} ORDER BY partition, offset").collect()]
-
-
-def finish(query) -> None:
-    """Waits for an availableNow query to stop by itself; fails if it failed."""
-    try:
-        assert query.awaitTermination(120), "the query did not finish"
-    finally:
-        query.stop()
+def fill(bootstrap: str, name: str) -> None:
+    """Creates the 2-partition topic and writes the records of the `topic` fixture."""
+    create_topic(bootstrap, name, partitions=2)
+    produce(bootstrap, name, [(p, f"k{i}", f"p{p}-{i}", T0 + i * 1000)
+                              for p in (0, 1) for i in range(10)])
 
 
 def expected(partition_starts: dict[int, int], end: int = 10) -> list[tuple]:
     return [(p, i, f"k{i}", f"p{p}-{i}") for p, start in sorted(partition_starts.items())
             for i in range(start, end)]
+
+
+def run_to_files(df, out: Path, **options):
+    """Starts the query into a Parquet file sink with its checkpoint beside it (availableNow:
+    it reads what there is, then stops)."""
+    writer = (df.writeStream.format("parquet").option("path", str(out / "data"))
+              .option("checkpointLocation", str(out / "checkpoint")).trigger(availableNow=True))
+    for key, value in options.items():
+        writer = writer.option(key, value)
+    return writer.start()
+
+
+def offsets_in(spark, out: Path) -> list[tuple]:
+    """The (partition, offset) pairs the file sink holds, duplicates included, in order."""
+    return sorted(tuple(r) for r in spark.read.parquet(str(out / "data"))
+                  .select("partition", "offset").collect())
+
+
+def read_rows_once(spark, bootstrap: str, topic: str, out: Path, **options) -> int:
+    """One availableNow run of the checkpointed query of (partition, offset, value) into the
+    file sink; returns how many records this run read."""
+    query = run_to_files(read_stream(spark, bootstrap, topic, startingOffsets="earliest",
+                                     **options)
+                         .selectExpr("partition", "offset", "CAST(value AS STRING) AS value"), out)
+    finish(query)
+    return sum(p["numInputRows"] for p in query.recentProgress)
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -238,27 +167,64 @@ def test_max_offsets_per_trigger_splits_the_records_into_batches(spark, broker, 
     assert spark.sql("SELECT count(*) FROM rate_limited").first()[0] == 20
 
 
+def test_a_topic_pattern_picks_up_a_topic_created_while_the_query_runs(spark, broker, request):
+    """subscribePattern: the query reads the matching topic there is, and a matching topic
+    created later from its first record on; a topic that does not match is left alone."""
+    prefix = topic_name(request)[:60]
+    fill(broker.bootstrap, f"{prefix}-first")
+    query = (read_stream(spark, broker.bootstrap, subscribePattern=f"{prefix}-(first|later)",
+                         startingOffsets="earliest")
+             .selectExpr("topic", "partition", "offset")
+             .writeStream.format("memory").queryName("by_pattern")
+             .trigger(processingTime="1 second").start())
+    try:
+        query.processAllAvailable()
+        fill(broker.bootstrap, f"{prefix}-later")
+        fill(broker.bootstrap, f"{prefix}-other")
+
+        def read_from(topic: str) -> int:
+            return spark.sql(f"SELECT count(*) FROM by_pattern WHERE topic = '{topic}'").first()[0]
+
+        wait_until(lambda: read_from(f"{prefix}-later") == 20, "the new topic's records",
+                   timeout=120, interval=1)
+    finally:
+        query.stop()
+
+    got = spark.sql("SELECT topic, partition, offset FROM by_pattern").collect()
+    assert sorted(tuple(r) for r in got) == [
+        (f"{prefix}-{name}", p, i) for name in ("first", "later") for p in (0, 1)
+        for i in range(10)]
+
+
 def test_a_restarted_query_resumes_from_its_checkpoint_without_loss_or_duplicates(
         spark, broker, topic, tmp_path):
-    def run():
-        query = (read_stream(spark, broker.bootstrap, topic, startingOffsets="earliest")
-                 .selectExpr("partition", "offset", "CAST(value AS STRING) AS value")
-                 .writeStream.format("parquet").option("path", str(tmp_path / "out"))
-                 .option("checkpointLocation", str(tmp_path / "checkpoint"))
-                 .trigger(availableNow=True).start())
-        finish(query)
-        return sum(p["numInputRows"] for p in query.recentProgress)
-
-    assert run() == 20
+    assert read_rows_once(spark, broker.bootstrap, topic, tmp_path) == 20
     produce(broker.bootstrap, topic, [(p, "more", f"more-{p}-{i}", None)
                                       for p in (0, 1) for i in range(3)])
-    assert run() == 6  # only what came after the first run
+    assert read_rows_once(spark, broker.bootstrap, topic, tmp_path) == 6  # only what came after
 
-    written = spark.read.parquet(str(tmp_path / "out"))
-    assert written.count() == 26
-    assert written.select("partition", "offset").distinct().count() == 26
-    assert sorted(tuple(r) for r in written.groupBy("partition").agg(
-        F.min("offset"), F.max("offset")).collect()) == [(0, 0, 12), (1, 0, 12)]
+    assert offsets_in(spark, tmp_path) == [(p, i) for p in (0, 1) for i in range(13)]
+
+
+def test_a_query_restarted_after_the_broker_was_killed_reads_on_without_loss_or_duplicates(
+        spark, request, tmp_path):
+    """The query read 20 records; 6 more are acknowledged, the broker dies (kill -9) and is
+    started again on its port; 4 more come. The query, started again from its checkpoint, reads
+    exactly the 10 it had not read."""
+    with BrokerProcess(tmp_path / "broker", keep_port_on_restart=True) as own:
+        name = topic_name(request)
+        fill(own.bootstrap, name)
+        assert read_rows_once(spark, own.bootstrap, name, tmp_path) == 20
+
+        produce(own.bootstrap, name, [(p, "before", f"before-{i}", None)
+                                      for p in (0, 1) for i in range(3)], acks="all")
+        own.kill()
+        own.start()
+        produce(own.bootstrap, name, [(p, "after", f"after-{i}", None)
+                                      for p in (0, 1) for i in range(2)], acks="all")
+        assert read_rows_once(spark, own.bootstrap, name, tmp_path) == 10
+
+    assert offsets_in(spark, tmp_path) == [(p, i) for p in (0, 1) for i in range(15)]
 
 
 def test_records_deleted_before_the_query_read_them_fail_it_unless_fail_on_data_loss_is_off(
@@ -270,11 +236,9 @@ def test_records_deleted_before_the_query_read_them_fail_it_unless_fail_on_data_
     from confluent_kafka.admin import AdminClient
 
     def run(**options):
-        df = read_stream(spark, broker.bootstrap, topic, startingOffsets="earliest", **options)
-        return (df.selectExpr("partition", "offset")
-                .writeStream.format("parquet").option("path", str(tmp_path / "out"))
-                .option("checkpointLocation", str(tmp_path / "checkpoint"))
-                .trigger(availableNow=True).start())
+        return run_to_files(read_stream(spark, broker.bootstrap, topic,
+                                        startingOffsets="earliest", **options)
+                            .selectExpr("partition", "offset"), tmp_path)
 
     finish(run())
     produce(broker.bootstrap, topic, [(0, "late", f"late-{i}", None) for i in range(10, 20)])
@@ -287,8 +251,40 @@ def test_records_deleted_before_the_query_read_them_fail_it_unless_fail_on_data_
     assert "failOnDataLoss" in str(failure.value)
 
     finish(run(failOnDataLoss="false"))
-    offsets = sorted(tuple(r) for r in spark.read.parquet(str(tmp_path / "out")).collect())
-    assert offsets == [(0, i) for i in [*range(10), *range(15, 20)]] + [(1, i) for i in range(10)]
+    assert offsets_in(spark, tmp_path) == (
+        [(0, i) for i in [*range(10), *range(15, 20)]] + [(1, i) for i in range(10)])
+
+
+def test_a_topic_deleted_and_created_again_fails_the_query_unless_fail_on_data_loss_is_off(
+        spark, broker, topic, tmp_path):
+    """The query read offsets 0-9 of both partitions; the topic is deleted and created again
+    with 3 records in each partition, so that its offsets went back from 10 to 3. With the
+    default failOnDataLoss=true the query fails, naming the option; with false it carries on
+    from the new topic's end and reads what is written after that."""
+    from confluent_kafka.admin import AdminClient
+
+    def run(**options):
+        return read_rows_once(spark, broker.bootstrap, topic, tmp_path, **options)
+
+    assert run() == 20
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.delete_topics([topic], operation_timeout=30)[topic].result(30)
+    wait_until(lambda: topic not in admin.list_topics(timeout=10).topics, "the topic deleted")
+    create_topic(broker.bootstrap, topic, partitions=2)
+    produce(broker.bootstrap, topic, [(p, "again", f"again-{i}", None)
+                                      for p in (0, 1) for i in range(3)])
+
+    with pytest.raises(StreamingQueryException) as failure:
+        run()
+    assert "failOnDataLoss" in str(failure.value)
+
+    assert run(failOnDataLoss="false") == 0
+    produce(broker.bootstrap, topic, [(p, "next", f"next-{i}", None)
+                                      for p in (0, 1) for i in range(2)])
+    assert run(failOnDataLoss="false") == 4
+    # offsets 3 and 4 of each partition twice: once from the old topic, once from the new
+    assert offsets_in(spark, tmp_path) == sorted(
+        (p, i) for p in (0, 1) for i in [*range(10), 3, 4])
 
 
 def test_a_batch_query_reads_an_offset_range(spark, broker, topic):
@@ -301,7 +297,50 @@ def test_a_batch_query_reads_an_offset_range(spark, broker, topic):
           .option("endingOffsets", json.dumps({topic: {"0": 5, "1": -1}}))
           .load())
 
-    assert [tuple(r) for r in rows(df)] == expected({0: 2}, end=5) + expected({1: 0})
+    assert rows(df) == expected({0: 2}, end=5) + expected({1: 0})
+
+
+def test_a_batch_query_reads_a_range_of_timestamps(spark, broker, topic):
+    """startingOffsetsByTimestamp / endingOffsetsByTimestamp: from the first record at or after
+    the starting time up to, not including, the first at or after the ending time."""
+    df = read_batch(spark, broker.bootstrap, topic,
+                    startingOffsetsByTimestamp=json.dumps({topic: {"0": T0 + 1500, "1": T0}}),
+                    endingOffsetsByTimestamp=json.dumps({topic: {"0": T0 + 5000,
+                                                                 "1": T0 + 3500}}))
+    assert rows(df) == expected({0: 2}, end=5) + expected({1: 0}, end=4)
+
+    every = read_batch(spark, broker.bootstrap, topic, startingTimestamp=str(T0 + 6000),
+                       endingTimestamp=str(T0 + 8000))
+    assert rows(every) == expected({0: 6, 1: 6}, end=8)
+
+
+def test_a_batch_query_returns_record_headers_with_include_headers(spark, broker, request):
+    """includeHeaders=true adds the `headers` column: (key, value) pairs in record order,
+    repeated keys and null values kept."""
+    name = topic_name(request)
+    create_topic(broker.bootstrap, name)
+    produce(broker.bootstrap, name, [
+        (0, "k0", "traced", None, [("trace", b"t-1"), ("hop", b"a"), ("hop", b"b")]),
+        (0, "k1", "empty", None, [("flag", None)]),
+        (0, "k2", "plain", None)])
+
+    df = read_batch(spark, broker.bootstrap, name, includeHeaders="true")
+    assert "headers" in df.columns
+    got = [(r.value.decode(), [(h.key, None if h.value is None else bytes(h.value))
+                               for h in r.headers or []])
+           for r in df.orderBy("offset").collect()]
+    assert got == [("traced", [("trace", b"t-1"), ("hop", b"a"), ("hop", b"b")]),
+                   ("empty", [("flag", None)]),
+                   ("plain", [])]
+
+
+def test_min_partitions_splits_the_offset_ranges_into_more_spark_partitions(
+        spark, broker, topic):
+    """minPartitions=4 on a 2-partition topic: four Spark partitions, every record once."""
+    df = read_batch(spark, broker.bootstrap, topic, minPartitions="4")
+
+    assert df.rdd.getNumPartitions() == 4
+    assert rows(df) == expected({0: 0, 1: 0})
 
 
 # -- writing ----------------------------------------------------------------------------------
@@ -327,6 +366,27 @@ def test_a_batch_write_through_the_kafka_sink(spark, broker, topic):
     assert got[b"first"].key() == b"a" and got[b"first"].partition() == 0
     assert got[b"no key"].key() is None and got[b"no key"].partition() == 1
     assert all(m.headers() == [("origin", b"spark")] for m in got.values())
+
+
+def test_an_idempotent_write_with_acks_all_stores_every_row_once(spark, broker, request):
+    """kafka.acks=all and kafka.enable.idempotence=true: the sink's producer writes batches
+    with a producer id and sequence numbers; each of 2000 rows is stored once, in the
+    partition the row names."""
+    sink = topic_name(request)
+    create_topic(broker.bootstrap, sink, partitions=2)
+    df = spark.range(2000).selectExpr("CAST(id AS STRING) AS key", "CAST(id AS STRING) AS value",
+                                      "CAST(id % 2 AS INT) AS partition")
+
+    write_batch(df, broker.bootstrap, sink, **{"kafka.acks": "all",
+                                               "kafka.enable.idempotence": "true"})
+
+    got = consume(broker.bootstrap, sink, 2, 2000)
+    assert sorted(int(m.value()) for m in got) == list(range(2000))
+    assert all(int(m.value()) % 2 == m.partition() for m in got)
+    for partition in (0, 1):
+        batches = stored_batches(broker.bootstrap, sink, partition)
+        assert all(b.has_producer_id for b in batches)
+        assert sum(b.records_count for b in batches) == 1000
 
 
 def test_a_streaming_write_through_the_kafka_sink(spark, broker, topic, tmp_path):
