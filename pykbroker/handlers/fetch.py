@@ -168,6 +168,10 @@ def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list
     return list(topics.values())
 
 
+# Kafka answers these before it reads any log, with an empty (not null) aborted transactions list
+_UNKNOWN_PARTITION = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID)
+
+
 def _partition_response(index: int, result: PartitionFetchResult, version: int, isolation: int,
                         hint: tuple[int, int] | None = None):
     response = Response.PartitionData(
@@ -176,7 +180,8 @@ def _partition_response(index: int, result: PartitionFetchResult, version: int, 
         high_watermark=result.high_watermark,
         last_stable_offset=result.last_stable_offset,
         log_start_offset=result.log_start_offset,
-        aborted_transactions=[] if isolation == READ_COMMITTED else None,
+        aborted_transactions=[] if isolation == READ_COMMITTED or result.error_code in
+        _UNKNOWN_PARTITION else None,
         records=result.records if result.records is not None else b"",
     )
     if result.diverging_epoch is not None:

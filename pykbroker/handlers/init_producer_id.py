@@ -20,7 +20,8 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx):
     if request.transactional_id is not None:
-        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE)
+        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,
+                        producer_epoch=-1)
     try:
         producer_id = ctx.broker.producer_ids.generate_producer_id()
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)

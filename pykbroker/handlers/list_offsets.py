@@ -6,7 +6,12 @@ watermark, or the last stable offset for read_committed), -3 the record with the
 tiered: -1). For a real timestamp, the earliest offset whose record timestamp is at or after it,
 which may lie inside a batch; -1 when there is none below the high watermark.
 
-v0 answers with a list of offsets (`old_style_offsets`); v1+ with one offset and its timestamp;
+A negative timestamp other than these, or one newer than the request's version, gets
+UNSUPPORTED_VERSION (v1+), as from Kafka.
+
+v0 answers with a list of offsets (`old_style_offsets`): for latest, as Kafka's legacy lookup,
+the high watermark and then the base offset of each segment below it, newest first, at most
+`max_num_offsets`; v1+ with one offset and its timestamp;
 v4+ with the leader epoch of that offset and fencing by `current_leader_epoch`. A partition named
 twice in one request gets INVALID_REQUEST (v1+). A replica (replica id other than -1: a
 follower, or -2 for debugging) reads past the high watermark: latest is the log end offset; the
@@ -28,6 +33,8 @@ MAX_TIMESTAMP = -3
 CONSUMER_REPLICA_ID = -1
 DEBUGGING_REPLICA_ID = -2
 READ_COMMITTED = 1
+# the negative timestamps with a meaning, and the first version that knows each
+SPECIAL_TIMESTAMPS = {LATEST: 0, -2: 0, MAX_TIMESTAMP: 7, -4: 8, -5: 9}
 
 
 async def handle(request, ctx):
@@ -40,6 +47,9 @@ async def handle(request, ctx):
         for p in topic.partitions:
             if version >= 1 and named[(topic.name, p.partition_index)] > 1:
                 partitions.append(_error(p.partition_index, ErrorCode.INVALID_REQUEST))
+                continue
+            if version >= 1 and not _known_timestamp(p.timestamp, version):
+                partitions.append(_error(p.partition_index, ErrorCode.UNSUPPORTED_VERSION))
                 continue
             partitions.append(_lookup(ctx, request.replica_id, isolation, topic.name, p, version))
         topics.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
@@ -70,13 +80,34 @@ def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
     if found is None:
         return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index,
                                                      old_style_offsets=[])
+    old_style = [found.offset]
+    if version == 0 and p.timestamp == LATEST:
+        old_style = _legacy_latest(partition.log, fetchable, p.max_num_offsets)
     return Response.ListOffsetsPartitionResponse(
         partition_index=p.partition_index,
-        old_style_offsets=[found.offset],
+        old_style_offsets=old_style,
         timestamp=found.timestamp,
         offset=found.offset,
         leader_epoch=found.leader_epoch,
     )
+
+
+def _known_timestamp(timestamp: int, version: int) -> bool:
+    return timestamp >= 0 or SPECIAL_TIMESTAMPS.get(timestamp, version + 1) <= version
+
+
+def _legacy_latest(log, high_watermark: int, max_num_offsets: int) -> list[int]:
+    """Kafka's v0 answer for latest: the segments' base offsets and the log end offset (when
+    the active segment holds data), newest first, at most `max_num_offsets`; offsets above the
+    high watermark replaced by the high watermark."""
+    segments = list(log.segments)
+    offsets = [max(s.base_offset, log.log_start_offset) for s in segments]
+    if segments[-1].size > 0:
+        offsets.append(log.log_end_offset)
+    offsets = sorted(offsets[::-1][:max(max_num_offsets, 0)], reverse=True)
+    if any(o > high_watermark for o in offsets):
+        offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
+    return offsets
 
 
 def _partition(replica_manager, replica_id: int, topic: str, index: int):

@@ -14,7 +14,7 @@ Authorized operations are reported when asked for (v8+).
 import uuid
 
 from ..authorizer import cluster_authorized_operations, topic_authorized_operations
-from ..cluster.model import TopicInfo
+from ..cluster.model import INTERNAL_TOPICS, TopicInfo
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
@@ -111,7 +111,7 @@ def _describe_topic(entry, include_ops: bool):
     if not isinstance(entry, TopicInfo):
         name, topic_id, error = entry
         return Response.MetadataResponseTopic(
-            error_code=error, name=name, topic_id=topic_id,
+            error_code=error, name=name, topic_id=topic_id, is_internal=name in INTERNAL_TOPICS,
             topic_authorized_operations=topic_authorized_operations(include_ops))
     return Response.MetadataResponseTopic(
         error_code=ErrorCode.NONE,

@@ -1,8 +1,8 @@
 """From a request frame to response pieces: header, version checks, handler call, encoding.
 
 A request whose API or version is not served closes its connection (as Kafka does), except
-ApiVersions, which answers UNSUPPORTED_VERSION with the v0 body listing what is supported so that
-clients can fall back.
+ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it
+serves (only those, as Kafka does), so that clients can fall back.
 """
 from __future__ import annotations
 
@@ -62,7 +62,7 @@ class Dispatcher:
         cls = response_type.cls
         body = cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
             cls.ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, low, high in self.supported_versions()
+            for key, low, high in self.supported_versions() if key == ApiKey.API_VERSIONS
         ])
         head = headers.encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
         return [head, *response_type.encode(body, version=0)]
