@@ -5,10 +5,15 @@
     KAFKA_BOOTSTRAP=host:port python -m compat   # against any running broker
     python -m compat --bootstrap host:port
     python -m compat --testcontainers        # against Apache Kafka 3.9 in Docker
+    python -m compat --against-kafka         # pykbroker and Kafka 3.9.0 (../shared/realkafka)
+                                             # side by side, plus the wire comparison
+    python -m compat --against-kafka --cluster   # and the cluster scenarios on three of each
     python -m compat --markdown              # the table as Markdown (docs/compatibility.md)
     python -m compat --clients java,kcat --scenarios metadata,consumer-group
 
-Exit status: 0 when no scenario failed, 1 when one did (2: bad arguments). A cell is `pass`,
+Exit status: 0 when no scenario failed, 1 when one did (2: bad arguments); with
+--against-kafka, 1 when a scenario passes on Kafka and fails on pykbroker or pykbroker answers a
+request differently from Kafka in a way not accepted in compat/differences.py. A cell is `pass`,
 `FAIL`, `n/a` (the client has no interface for the scenario) or `skipped` (the client is not
 installed here).
 """
@@ -32,13 +37,14 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 from .drivers import FAIL, SKIPPED, Driver, Result, all_drivers
+from .realkafka import SINGLE_BROKER_SETTINGS
 from .scenarios import SCENARIOS
 
 # Apache Kafka 3.9 in the image testcontainers' KafkaContainer knows how to start (Confluent
 # Platform 7.9 is Apache Kafka 3.9), in KRaft mode
 KAFKA_IMAGE = "confluentinc/cp-kafka:7.9.1"
-# Kafka's own development server.properties: a group's first join is not held back 3 s
-PYKBROKER_OVERRIDES = {"group.initial.rebalance.delay.ms": "0"}
+# Kafka's own development server.properties, as kafka.sh gives the Kafka it is compared with
+PYKBROKER_OVERRIDES = SINGLE_BROKER_SETTINGS
 
 
 class Table:
@@ -153,6 +159,11 @@ def main(argv: list[str] | None = None) -> int:
                              "without either, a pykbroker is started)")
     target.add_argument("--testcontainers", action="store_true",
                         help="start Apache Kafka in Docker through testcontainers")
+    target.add_argument("--against-kafka", action="store_true",
+                        help="run against pykbroker and Apache Kafka 3.9.0 from "
+                             "../shared/realkafka, side by side, and compare their answers")
+    parser.add_argument("--cluster", action="store_true",
+                        help="with --against-kafka: also the cluster scenarios on three brokers")
     parser.add_argument("--image", default=KAFKA_IMAGE, help="the Kafka image for --testcontainers")
     parser.add_argument("--clients", help="comma-separated clients (default: all)")
     parser.add_argument("--scenarios", help="comma-separated scenarios (default: all)")
@@ -174,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             parser.error(f"unknown scenarios {sorted(unknown)}; known: {list(SCENARIOS)}")
 
+    if args.against_kafka:
+        return against_kafka(drivers, scenarios, cluster=args.cluster)
     if args.testcontainers:
         reason = docker_unavailable()
         if reason:
@@ -194,6 +207,36 @@ def main(argv: list[str] | None = None) -> int:
         print()
         print(details)
     return 1 if table.failures else 0
+
+
+def against_kafka(drivers: list[Driver], scenarios: list[str], *, cluster: bool) -> int:
+    from . import differences, realkafka, side_by_side, wire_probes
+    from .pykbroker_targets import PykBroker, PykCluster
+
+    reason = realkafka.unavailable()
+    if reason:
+        print(f"cannot run against Kafka: {reason}")
+        return 1
+    with tempfile.TemporaryDirectory(prefix="compat-") as directory:
+        root = Path(directory)
+        with realkafka.KafkaBroker(root / "kafka") as kafka, PykBroker(root / "pyk") as ours:
+            print(f"compat suite against pykbroker at {ours.bootstrap} and "
+                  f"{realkafka.LABEL} at {kafka.bootstrap}", flush=True)
+            rows = side_by_side.client_rows(ours.bootstrap, kafka.bootstrap, drivers, scenarios)
+            found = differences.differences(wire_probes.answers(ours.bootstrap),
+                                            wire_probes.answers(kafka.bootstrap))
+        if cluster:
+            with PykCluster(root / "pyk-cluster") as ours, \
+                    realkafka.KafkaCluster(root / "kafka-cluster") as theirs:
+                rows.results.update(side_by_side.cluster_rows(ours, theirs).results)
+    print(rows.text())
+    print()
+    print(rows.details())
+    print()
+    print(f"wire differences ({len(found)}):")
+    print(differences.report(found))
+    unaccepted = [d for d in found if differences.accepted_reason(d) is None]
+    return 1 if rows.regressions() or unaccepted else 0
 
 
 if __name__ == "__main__":

@@ -98,16 +98,15 @@ def check_round_trip(sent: list[tuple], received: list[Got]) -> None:
 
 
 
-
 # -- the neutral setup ------------------------------------------------------------------------
 
-def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+def create_topic(bootstrap: str, name: str, partitions: int, replication_factor: int = 1) -> None:
     """Creates a topic through librdkafka's admin API and waits until every partition has a
     leader in the metadata."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap, "log_level": 4})  # warnings and worse
-    for future in admin.create_topics([NewTopic(name, partitions, 1)],
+    for future in admin.create_topics([NewTopic(name, partitions, replication_factor)],
                                       operation_timeout=WAIT_SECONDS).values():
         future.result(WAIT_SECONDS)
 

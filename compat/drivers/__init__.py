@@ -40,18 +40,29 @@ class Driver:
         if method is None:
             return Result(NOT_APPLICABLE, f"{self.name} has no interface for this")
         topic = topic_name(self.name, scenario, run_id)
-        try:
+
+        def scenario_run():
             partitions = SCENARIOS[scenario][1]
             if partitions:
                 create_topic(bootstrap, topic, partitions)
             method(bootstrap, topic)
-        except NotApplicable as reason:
-            return Result(NOT_APPLICABLE, str(reason))
-        except Exception as failure:  # noqa: BLE001 - any failure is the scenario's result
-            where = traceback.extract_tb(failure.__traceback__)[-1]
-            return Result(FAIL, f"{type(failure).__name__}: {failure} "
-                                f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")
-        return Result(PASS)
+
+        return outcome(scenario_run)
+
+
+def outcome(scenario_run) -> Result:
+    """What calling `scenario_run()` makes of the scenario: PASS when it returns, NOT_APPLICABLE
+    when it raises NotApplicable, FAIL (naming the failure and where) when it raises anything
+    else."""
+    try:
+        scenario_run()
+    except NotApplicable as reason:
+        return Result(NOT_APPLICABLE, str(reason))
+    except Exception as failure:  # noqa: BLE001 - any failure is the scenario's result
+        where = traceback.extract_tb(failure.__traceback__)[-1]
+        return Result(FAIL, f"{type(failure).__name__}: {failure} "
+                            f"({where.filename.rsplit('/', 1)[-1]}:{where.lineno})")
+    return Result(PASS)
 
 
 def all_drivers() -> list[Driver]:

@@ -1,0 +1,138 @@
+"""What pykbroker answers differently from Kafka 3.9.0 on the wire, and which differences are
+accepted, each with its reason (docs/compatibility.md carries the same reasons).
+
+    found = differences(wire_probes.answers(pyk), wire_probes.answers(kafka))
+    unaccepted = [d for d in found if accepted_reason(d) is None]
+
+A difference is one leaf of the two normalised answers: its path (`probe / request / field /
+...`), the value pykbroker gave and the value Kafka gave (`MISSING` when one side has no such
+field, key or entry). An accepted difference is matched by a path pattern (fnmatch: `*`
+matches anything, `/` included).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+
+MISSING = "<missing>"
+
+
+@dataclass(frozen=True)
+class Difference:
+    path: str
+    pykbroker: object
+    kafka: object
+
+    def __str__(self) -> str:
+        return f"{self.path}: pykbroker {shown(self.pykbroker)}, Kafka {shown(self.kafka)}"
+
+
+def shown(value, width: int = 70) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[:width - 3] + "..."
+
+
+@dataclass(frozen=True)
+class Accepted:
+    pattern: str  # fnmatch pattern of the differences' paths
+    reason: str
+
+
+API = "api-versions / *"
+BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
+NO_SECURITY = ("pykbroker has only PLAINTEXT listeners: no TLS, no SASL or other "
+               "authentication, no delegation tokens, so it has none of their settings")
+NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
+NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
+
+ACCEPTED: list[Accepted] = [
+    *(Accepted(f"{API} / api_keys / {api}", "not served yet: transactions, ACLs, SASL, "
+               "delegation tokens, quotas, SCRAM, partition reassignment, features, the KIP-848 "
+               "consumer group protocol, and Kafka's inter-broker requests (pykbroker's brokers "
+               "learn leadership from ZooKeeper watches)") for api in (
+        "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA", "SASL_HANDSHAKE",
+        "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "WRITE_TXN_MARKERS",
+        "TXN_OFFSET_COMMIT", "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS",
+        "ALTER_REPLICA_LOG_DIRS", "SASL_AUTHENTICATE", "*_DELEGATION_TOKEN",
+        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS", "*_USER_SCRAM_CREDENTIALS",
+        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "DESCRIBE_PRODUCERS",
+        "DESCRIBE_TRANSACTIONS", "LIST_TRANSACTIONS", "ALLOCATE_PRODUCER_IDS",
+        "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
+             "coordinator key type (KIP-932, early access in Kafka 3.9)"),
+    Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
+             "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
+    Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
+             "finalized features with epoch -1; Kafka in ZooKeeper mode the version of its empty "
+             "/feature znode, 0"),
+    Accepted("group-errors / init producer id transactional / error_code", "no transaction "
+             "coordinator yet: pykbroker answers COORDINATOR_NOT_AVAILABLE (retriable, as from a "
+             "Kafka whose coordinator is down); Kafka NOT_COORDINATOR until the client found it"),
+    Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
+             "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
+             "value is the default, as v1+ clients read from config_source"),
+    Accepted(f"{BROKER_CONFIG}advertised.listeners / config_source", "the set-up: kafka.sh sets "
+             "advertised.listeners; pykbroker listens on a free port (port 0) and advertises it"),
+    Accepted(f"{BROKER_CONFIG}zookeeper.connect / config_source", "the set-up: the single "
+             "pykbroker runs with its embedded metadata, Kafka with a ZooKeeper"),
+    Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
+             "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
+    Accepted(f"{BROKER_CONFIG}*failed.authentication.delay.ms", "pykbroker names Kafka's "
+             "connection.failed.authentication.delay.ms `failed.authentication.delay.ms` (to be "
+             "renamed in pykbroker/config.py); without authentication it has no effect"),
+    *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
+        "ssl.*", "sasl.*", "zookeeper.ssl.*", "principal.builder.class", "security.providers",
+        "connections.max.reauth.ms", "delegation.token.*", "password.encoder.*")),
+    Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
+    Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "
+             "coordinator: pykbroker has the classic coordinator"),
+    *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
+        "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
+        "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
+    *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
+        "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",
+        "kafka.metrics.*", "auto.include.jmx.reporter", "telemetry.max.bytes")),
+    Accepted(f"{BROKER_CONFIG}num.replica.alter.log.dirs.threads", "no moving of replicas "
+             "between log directories (AlterReplicaLogDirs)"),
+    Accepted(f"{BROKER_CONFIG}log.dir.failure.timeout.ms", "a KRaft setting for failed log "
+             "directories: " + NO_KRAFT),
+    Accepted(f"{BROKER_CONFIG}zookeeper.clientCnxnSocket", "pykbroker talks to ZooKeeper with "
+             "kazoo, not with Java's ZooKeeper client"),
+]
+
+
+def differences(pykbroker, kafka, path: str = "") -> list[Difference]:
+    """Every leaf where the two answers differ; a key only one side has is one difference
+    (its whole value on that side)."""
+    if isinstance(pykbroker, dict) and isinstance(kafka, dict):
+        found = []
+        for key in [*pykbroker, *(k for k in kafka if k not in pykbroker)]:
+            found += differences(pykbroker.get(key, MISSING), kafka.get(key, MISSING),
+                                 f"{path} / {key}" if path else str(key))
+        return found
+    return [] if pykbroker == kafka else [Difference(path, pykbroker, kafka)]
+
+
+def accepted_reason(difference: Difference, accepted: list[Accepted] = ACCEPTED) -> str | None:
+    for entry in accepted:
+        if fnmatchcase(difference.path, entry.pattern):
+            return entry.reason
+    return None
+
+
+def accepted_markdown(accepted: list[Accepted] = ACCEPTED) -> str:
+    """The accepted differences as a Markdown table: one row per reason, with its patterns."""
+    patterns: dict[str, list[str]] = {}
+    for entry in accepted:
+        patterns.setdefault(entry.reason, []).append(f"`{entry.pattern}`")
+    lines = ["| reason | differences |", "|---|---|"]
+    lines += [f"| {reason} | {', '.join(found)} |" for reason, found in patterns.items()]
+    return "\n".join(lines)
+
+
+def report(found: list[Difference], accepted: list[Accepted] = ACCEPTED) -> str:
+    """Every difference, one a line, the unaccepted ones first and marked."""
+    lines = [f"NOT ACCEPTED  {d}" for d in found if accepted_reason(d, accepted) is None]
+    lines += [f"accepted      {d}" for d in found if accepted_reason(d, accepted) is not None]
+    return "\n".join(lines)

@@ -1,0 +1,63 @@
+"""The compatibility suite's brokers and results, once per test session: pykbroker and Kafka
+3.9.0 (from `../shared/realkafka`), one broker of each and three of each, always stopped at the
+end. What the suite found is printed at the end of the run (`pytest_terminal_summary`): the
+table with a pykbroker and a Kafka column, and every difference on the wire."""
+from __future__ import annotations
+
+import pytest
+
+from compat import differences, realkafka, side_by_side, wire_probes
+from compat.pykbroker_targets import PykBroker, PykCluster
+
+REPORT: dict[str, str] = {}  # section title -> text, printed after the tests
+
+
+def pytest_terminal_summary(terminalreporter):
+    for title, text in REPORT.items():
+        terminalreporter.write_sep("=", title)
+        terminalreporter.write_line(text)
+
+
+def session_broker(target, *, is_kafka: bool = False):
+    """A fixture: a broker or cluster of `target`'s class for the whole session, in a fresh
+    temporary directory, always stopped at the end; Kafka's skipped where it cannot run."""
+    @pytest.fixture(scope="session")
+    def running(tmp_path_factory):
+        reason = realkafka.unavailable() if is_kafka else None
+        if reason:
+            pytest.skip(f"Kafka 3.9.0 cannot run here: {reason}")
+        with target(tmp_path_factory.mktemp(f"compat-{target.__name__}")) as started:
+            yield started
+
+    return running
+
+
+pykbroker = session_broker(PykBroker)
+kafka = session_broker(realkafka.KafkaBroker, is_kafka=True)
+pykbroker_cluster = session_broker(PykCluster)
+kafka_cluster = session_broker(realkafka.KafkaCluster, is_kafka=True)
+
+
+@pytest.fixture(scope="session")
+def client_rows(pykbroker, kafka):
+    rows = side_by_side.client_rows(pykbroker.bootstrap, kafka.bootstrap)
+    REPORT["compat: client scenarios on pykbroker and on Kafka 3.9.0"] = (
+        f"{rows.text()}\n\n{rows.details()}")
+    return rows
+
+
+@pytest.fixture(scope="session")
+def cluster_rows(pykbroker_cluster, kafka_cluster):
+    rows = side_by_side.cluster_rows(pykbroker_cluster, kafka_cluster)
+    REPORT["compat: cluster scenarios (three brokers) on pykbroker and on Kafka 3.9.0"] = (
+        f"{rows.text()}\n\n{rows.details()}".rstrip())
+    return rows
+
+
+@pytest.fixture(scope="session")
+def wire_differences(pykbroker, kafka):
+    found = differences.differences(wire_probes.answers(pykbroker.bootstrap),
+                                    wire_probes.answers(kafka.bootstrap))
+    REPORT[f"compat: {len(found)} differences on the wire from Kafka 3.9.0"] = (
+        differences.report(found))
+    return found
