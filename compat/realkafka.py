@@ -84,6 +84,17 @@ def free_port_block(count: int) -> int:
     raise RuntimeError(f"no {count} consecutive free ports found")
 
 
+def on_free_ports(count: int, start, attempts: int = 3) -> None:
+    """Calls start(first port) on `count` free consecutive ports; on failure (a port taken
+    meanwhile) again on others, up to `attempts` times."""
+    for attempt in range(attempts):
+        try:
+            return start(free_port_block(count))
+        except RuntimeError:
+            if attempt == attempts - 1:
+                raise
+
+
 def _bindable(port: int) -> bool:
     with socket.socket() as sock:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -135,8 +146,11 @@ class KafkaBroker:
         return self.runs / str(self.port) / "server.properties"
 
     def start(self) -> "KafkaBroker":
-        self.port = free_port_block(2)
-        self.script("start", str(self.port), str(self.port + 1))
+        def start_on(port: int) -> None:
+            self.port = port
+            self.script("start", str(port), str(port + 1))  # kafka.sh cleans up a failed start
+
+        on_free_ports(2, start_on)
         return self
 
     def stop(self) -> None:
@@ -167,14 +181,17 @@ class KafkaCluster:
         return ",".join(f"127.0.0.1:{self.base + i}" for i in self.ids)
 
     def start(self) -> "KafkaCluster":
-        self.base = free_port_block(len(self.ids) + 1)
-        self.script = _Script("cluster.sh", self.runs, {"CLUSTER_RUNS": str(self.runs),
-                                                        "CLUSTER_BASE_PORT": str(self.base)})
-        try:
-            self.script("start")
-        except BaseException:
-            self.stop()
-            raise
+        def start_on(base: int) -> None:
+            self.base = base
+            self.script = _Script("cluster.sh", self.runs, {"CLUSTER_RUNS": str(self.runs),
+                                                            "CLUSTER_BASE_PORT": str(base)})
+            try:
+                self.script("start")
+            except BaseException:
+                self.stop()
+                raise
+
+        on_free_ports(len(self.ids) + 1, start_on)
         return self
 
     def server_properties(self, broker_id: int) -> Path:
