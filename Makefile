@@ -9,7 +9,9 @@ TEST_STAMP := $(VENV)/.test-installed
 
 BENCH_STAMP := $(VENV)/.bench-installed
 
-.PHONY: run test system-deps bench bench-quick codec-bench clean
+COMPAT_STAMP := $(VENV)/.compat-installed
+
+.PHONY: run test compat system-deps bench bench-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +25,14 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 
 run: $(STAMP)
 	$(VENV)/bin/pykbroker config/server.properties
+
+$(COMPAT_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q -e '.[compat]'
+	touch $@
+
+# The compatibility suite: every client x scenario against a pykbroker it starts.
+compat: $(COMPAT_STAMP) system-deps
+	$(PY) -m compat
 
 # Debian packages the tests use: kcat (a librdkafka client) and ZooKeeper (cluster mode).
 system-deps:

@@ -25,17 +25,19 @@ from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
-from .config import topic_config_values
+from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator
 from .coordinator.group import offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .handlers.registry import build_registry, default_modules
+from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
-from .server.socket_server import BoundListener, SocketServer, bind_listener
+from .server.socket_server import (SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer,
+                                   bind_listener)
 from .shutdown import controlled_shutdown
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,7 @@ class Broker:
         self.config = config  # the effective config: static, then dynamic broker configs
         self.broker_id: int = config.broker_id
         self.listeners: list[BoundListener] = []
+        self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
         self.api_versions = sorted((key, e.min_version, e.max_version)
                                    for key, e in self.registry.items())
@@ -70,18 +73,56 @@ class Broker:
         return bool(self.config.get("zookeeper.connect"))
 
     def open(self) -> None:
-        """Bind the listeners and open the stores (everything that can fail before serving)."""
+        """Check what must be refused, lock the log directories, bind the listeners and open
+        the stores: everything that can fail before serving. On a failure nothing stays open."""
         started_at = time.monotonic()
-        self.listeners = [bind_listener(name, host, port)
-                          for name, host, port in self.config.listeners]
-        self.metadata = self._open_metadata_store()
+        self._refuse_unserved_security_protocols()
         try:
+            self.log_dir_locks = self._lock_log_dirs()
+            self.listeners = self._bind_listeners()
+            self.metadata = self._open_metadata_store()
             self._open_services()
         except BaseException:
-            self.metadata.close()  # a cluster broker leaves ZooKeeper at once
+            self.close()
             raise
         log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
                  (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+
+    def _refuse_unserved_security_protocols(self) -> None:
+        """A listener that asks for TLS or SASL must not be served as plaintext: refuse to start."""
+        for listener in self.config.listeners:
+            protocol = self.config.security_protocol_of(listener.name)
+            if protocol not in SERVED_SECURITY_PROTOCOLS:
+                raise ConfigError("listeners", f"Listener {listener} uses security protocol "
+                                               f"{protocol}, which this broker does not serve (only "
+                                               f"{', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+        protocol = self.config["security.inter.broker.protocol"]
+        if protocol not in SERVED_SECURITY_PROTOCOLS:
+            raise ConfigError("security.inter.broker.protocol",
+                              f"security.inter.broker.protocol={protocol} is not served by this "
+                              f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+
+    def _lock_log_dirs(self) -> LogDirLocks:
+        """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
+        key = self.config.log_dirs_key
+        try:
+            return LogDirLocks.acquire(self.config.log_dirs)
+        except LogDirInUse as error:
+            raise RuntimeError(f"Failed to acquire the lock on {error.directory} ({key}): "
+                               f"{error.reason}") from None
+        except LogDirUnusable as error:
+            raise ConfigError(key, f"Cannot use {error.directory} ({key}): {error.reason}") from None
+
+    def _bind_listeners(self) -> list[BoundListener]:
+        bound: list[BoundListener] = []
+        try:
+            for name, host, port in self.config.listeners:
+                bound.append(bind_listener(name, host, port))
+        except BaseException:
+            for listener in bound:
+                listener.sock.close()
+            raise
+        return bound
 
     def _open_services(self) -> None:
         self._apply_dynamic_configs()
@@ -179,9 +220,10 @@ class Broker:
                 tasks.start_soon(self.group_coordinator.run)
                 tasks.start_soon(self.replica_manager.run)
                 self.started = True
+                data = ", ".join(self.log_manager.log_dirs)
                 for listener in self.listeners:
-                    log.info("pykbroker started: listening on %s://%s:%d", listener.name,
-                             listener.host, listener.port)
+                    log.info("pykbroker started: listening on %s://%s:%d, data in %s",
+                             listener.name, listener.host, listener.port, data)
         finally:
             self.close()
 
@@ -191,6 +233,8 @@ class Broker:
             self._cancel_scope.cancel()
 
     def close(self) -> None:
+        """Stop every service that is open (also after a failed `open()`), then unlock the
+        log directories."""
         self.bridge.detach()
         for listener in self.listeners:
             listener.sock.close()
@@ -203,7 +247,11 @@ class Broker:
             self.controller.shutdown()
         if self.metadata is not None:
             self.metadata.close()
-        log.info("Broker %d stopped", self.broker_id)
+        if self.log_dir_locks is not None:
+            self.log_dir_locks.release()
+            self.log_dir_locks = None
+        if self.started:
+            log.info("Broker %d stopped", self.broker_id)
 
     async def _stop_on_signal(self, scope: anyio.CancelScope) -> None:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:

@@ -1,9 +1,10 @@
 """The `pykbroker` command: start a broker from a server.properties file and overrides.
 
-    pykbroker [server.properties] [--override key=value ...]
+    pykbroker [server.properties] [--override key=value ...] [--log-level INFO]
 
 Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply), and every
-`--override` wins over the file.
+`--override` wins over the file. Exit status: 2 for a usage or configuration error, 1 when the
+broker cannot start (a port in use, ZooKeeper unreachable), each with one line on stderr.
 """
 from __future__ import annotations
 
@@ -16,14 +17,23 @@ import anyio
 from . import __version__
 from .config import BrokerConfig, ConfigError
 
+TRACE = 5  # below DEBUG, for Kafka's TRACE
+LOG_LEVELS = {"TRACE": TRACE, "DEBUG": logging.DEBUG, "INFO": logging.INFO,
+              "WARN": logging.WARNING, "WARNING": logging.WARNING, "ERROR": logging.ERROR}
+
+
+class UsageError(Exception):
+    """A command line that cannot be run: reported in one line, exit status 2."""
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pykbroker", description="A Kafka broker in Python.")
     parser.add_argument("config", nargs="?", help="a server.properties file")
     parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
                         help="a config setting that wins over the file (repeatable)")
-    parser.add_argument("--log-level", default="INFO",
-                        choices=["DEBUG", "INFO", "WARNING", "ERROR"])
+    parser.add_argument("--log-level", default="INFO", type=str.upper,
+                        choices=["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR"],
+                        help="Kafka's level names: TRACE, DEBUG, INFO, WARN, ERROR")
     parser.add_argument("--version", action="version", version=f"pykbroker {__version__}")
     return parser.parse_args(argv)
 
@@ -33,14 +43,25 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
     for pair in pairs:
         key, sep, value = pair.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--override expects key=value, got {pair!r}")
+            raise UsageError(f"--override expects key=value, got {pair!r}")
         overrides[key.strip()] = value.strip()
     return overrides
 
 
+def load_config(args: argparse.Namespace) -> BrokerConfig:
+    overrides = parse_overrides(args.override)
+    if args.config is None:
+        return BrokerConfig(overrides)
+    try:
+        return BrokerConfig.from_file(args.config, overrides)
+    except OSError as error:
+        raise UsageError(f"cannot read {args.config}: {error.strerror or error}") from None
+
+
 def configure_logging(level: str) -> None:
+    logging.addLevelName(TRACE, "TRACE")
     logging.basicConfig(
-        level=getattr(logging, level),
+        level=LOG_LEVELS[level],
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
         stream=sys.stderr,
     )
@@ -65,11 +86,13 @@ def main(argv: list[str] | None = None) -> int:
     from .broker import Broker  # after logging is set up, so import-time logs are formatted
 
     try:
-        overrides = parse_overrides(args.override)
-        config = (BrokerConfig.from_file(args.config, overrides) if args.config
-                  else BrokerConfig(overrides))
+        config = load_config(args)
+        config.warn_unknown_keys()
         broker = Broker(config)
         broker.open()
+    except UsageError as exc:
+        print(f"pykbroker: error: {exc}", file=sys.stderr)
+        return 2
     except ConfigError as exc:
         logging.getLogger("pykbroker").error("Invalid configuration: %s", exc)
         return 2

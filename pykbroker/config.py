@@ -34,6 +34,7 @@ broker.id) to 0, because a standalone broker has no ZooKeeper to generate one.
 """
 from __future__ import annotations
 
+import difflib
 import logging
 import math
 import re
@@ -733,7 +734,6 @@ class BrokerConfig:
         ]
         self._check_dynamic_keys()
         self._values = self._parse_all()
-        self._log_unknown_keys()
         self._broker_id = self._resolve_broker_id()
         self._log_dirs = self._resolve_log_dirs()
         self._protocols = parse_security_protocol_map("listener.security.protocol.map",
@@ -770,9 +770,13 @@ class BrokerConfig:
                 values[key] = BROKER_CONFIGS[key].parse(raw) if key in BROKER_CONFIGS else raw
         return values
 
-    def _log_unknown_keys(self) -> None:
+    def warn_unknown_keys(self) -> None:
+        """Log each supplied key that is not a broker config, with the closest known key (once,
+        at start: the dynamic layers a running broker rebuilds its config with cannot add any)."""
         for key in self.unknown_keys:
-            logger.warning("unknown config key %r is kept as a string", key)
+            closest = difflib.get_close_matches(key, BROKER_CONFIGS, n=1)
+            hint = f"; did you mean {closest[0]!r}?" if closest else ""
+            logger.warning("The configuration %r was supplied but isn't a known config%s", key, hint)
 
     def _resolve_broker_id(self) -> int:
         """node.id if set, else broker.id if set, else 0 (this project's standalone default)."""
@@ -784,9 +788,14 @@ class BrokerConfig:
             return node_id
         return broker_id if broker_id >= 0 else 0
 
+    @property
+    def log_dirs_key(self) -> str:
+        """The key the log directories come from: log.dirs if set, else log.dir."""
+        return "log.dirs" if self["log.dirs"] is not None else "log.dir"
+
     def _resolve_log_dirs(self) -> list[str]:
         """log.dirs if set, else log.dir, split on commas."""
-        key = "log.dirs" if self["log.dirs"] is not None else "log.dir"
+        key = self.log_dirs_key
         dirs = [item for item in re.split(r"\s*,\s*", self[key].strip()) if item]
         if not dirs:
             raise ConfigError(key, f"{key} must contain at least one directory")

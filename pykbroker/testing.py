@@ -31,10 +31,12 @@ _STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 class BrokerProcess:
     def __init__(self, directory: str | os.PathLike, overrides: dict[str, str] | None = None,
                  *, broker_id: int = 0, start_timeout: float = 30.0,
-                 keep_port_on_restart: bool = False) -> None:
+                 keep_port_on_restart: bool = False, command: list[str] | None = None) -> None:
         """With `keep_port_on_restart`, a restarted broker listens on the port of its first
-        start (as a real broker restarts on its configured port)."""
+        start (as a real broker restarts on its configured port). `command` is how to start it
+        (default: this interpreter's `-m pykbroker`); it runs in `directory`."""
         self.directory = Path(directory)
+        self.command = command or [sys.executable, "-m", "pykbroker"]
         self.keep_port_on_restart = keep_port_on_restart and "listeners" not in (overrides or {})
         self.directory.mkdir(parents=True, exist_ok=True)
         self.overrides = {
@@ -58,12 +60,12 @@ class BrokerProcess:
     def start(self) -> "BrokerProcess":
         if self.keep_port_on_restart and self.port:
             self.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{self.port}"
-        args = [sys.executable, "-m", "pykbroker"]
+        args = list(self.command)
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
         log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL)
+                                        stdin=subprocess.DEVNULL, cwd=self.directory)
         log_file.close()
         self._wait_until_listening()
         return self

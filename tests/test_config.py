@@ -204,13 +204,26 @@ def test_get_and_contains(test_config):
         test_config["no.such.key"]
 
 
-def test_unknown_keys_are_kept_as_strings_and_logged(caplog):
-    with caplog.at_level(logging.WARNING, logger="pykbroker.config"):
-        config = BrokerConfig({"custom.thing": "42", "listener.name.plaintext.foo": "bar"})
+def test_unknown_keys_are_kept_as_strings_and_warned_with_the_closest_known_key(caplog):
+    config = BrokerConfig({"custom.thing": "42", "num.partition": "3"})
     assert config["custom.thing"] == "42"
     assert config.source_of("custom.thing") is STATIC
-    assert config.unknown_keys == ["custom.thing", "listener.name.plaintext.foo"]
-    assert "custom.thing" in caplog.text
+    assert config.unknown_keys == ["custom.thing", "num.partition"]
+    with caplog.at_level(logging.WARNING, logger="pykbroker.config"):
+        config.warn_unknown_keys()
+    warnings = [record.getMessage() for record in caplog.records]
+    assert warnings == [
+        "The configuration 'custom.thing' was supplied but isn't a known config",
+        "The configuration 'num.partition' was supplied but isn't a known config; "
+        "did you mean 'num.partitions'?",
+    ]
+
+
+def test_rebuilding_the_config_with_dynamic_values_warns_nothing(caplog):
+    config = BrokerConfig({"custom.thing": "42"})
+    with caplog.at_level(logging.WARNING, logger="pykbroker.config"):
+        config.with_dynamic({"log.retention.ms": "1000"})
+    assert caplog.records == []
     with pytest.raises(KeyError):
         config.source_of("never.set")
 

@@ -23,6 +23,7 @@ from .epoch_cache import LeaderEpochCache
 from .producer_snapshot import SnapshotFiles
 from .producer_state import ProducerStateManager
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
+from .results import RecoveryStats
 from .scan import StoredBatch
 from .segment import Segment
 from .segments import SegmentList
@@ -37,6 +38,7 @@ class LoadedLog:
     log_start_offset: int
     recovery_point: int
     log_end_offset: int
+    recovery: RecoveryStats | None  # None after a clean shutdown
 
 
 class LogLoader:
@@ -55,11 +57,13 @@ class LogLoader:
         segments = self.open_segments()
         if segments:
             log_start_offset = max(log_start_offset, segments[0].base_offset)
+        recovery = None
         if clean_shutdown:
             segments, log_end_offset = self.load_clean(segments, log_start_offset)
             recovery_point = log_end_offset
         else:
-            segments, log_end_offset = self.recover(segments, recovery_point, log_start_offset)
+            recovery = RecoveryStats(logs=1)
+            segments, log_end_offset = self.recover(segments, recovery_point, log_start_offset, recovery)
             recovery_point = min(recovery_point, log_end_offset)
         if log_start_offset > log_end_offset:
             segments, log_end_offset = self.start_over_at(segments, log_start_offset)
@@ -68,7 +72,7 @@ class LogLoader:
             self.rebuild_epoch_cache(segments)
         self.epoch_cache.truncate_from_end(log_end_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
-        return LoadedLog(SegmentList(segments), log_start_offset, recovery_point, log_end_offset)
+        return LoadedLog(SegmentList(segments), log_start_offset, recovery_point, log_end_offset, recovery)
 
     # -- leftovers ------------------------------------------------------------------------
 
@@ -148,16 +152,20 @@ class LogLoader:
                                log_start_offset, log_end_offset, self.now_ms)
         return segments, log_end_offset
 
-    def recover(self, segments: list[Segment], recovery_point: int,
-                log_start_offset: int) -> tuple[list[Segment], int]:
-        """Recover every segment from the one holding the recovery point."""
+    def recover(self, segments: list[Segment], recovery_point: int, log_start_offset: int,
+                stats: RecoveryStats) -> tuple[list[Segment], int]:
+        """Recover every segment from the one holding the recovery point (counted in `stats`)."""
         if not segments:
             segments = [self.segment_factory(log_start_offset, create=True)]
         first = max(SegmentList(segments).floor_index(recovery_point), 0)
         rebuild_producer_state(self.producers, self.snapshots, SegmentList(segments),
                                log_start_offset, segments[first].base_offset, self.now_ms)
         for index in range(first, len(segments)):
-            if segments[index].recover(self.recovery_observer(segments[index])) and index + 1 < len(segments):
+            truncated = segments[index].recover(self.recovery_observer(segments[index]))
+            stats.segments_scanned += 1
+            stats.bytes_truncated += truncated
+            if truncated and index + 1 < len(segments):
+                stats.segments_dropped += len(segments) - index - 1
                 for dropped in segments[index + 1:]:
                     dropped.delete_files()
                 segments = segments[:index + 1]

@@ -32,7 +32,7 @@ from .producer_snapshot import SnapshotFiles
 from .producer_state import CLIENT, REPLICATION, BatchMetadata, CompletedTxn, ProducerAppend, ProducerStateManager
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .lookups import OffsetLookups
-from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo
+from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
 from .retention import Retention
 from .segment import Segment, now_ms as wall_clock_ms
 from .segments import SegmentList
@@ -64,6 +64,7 @@ class Log(OffsetLookups, Retention, Compaction):
         self.log_start_offset = 0
         self._log_end_offset = 0
         self.recovery_point = 0
+        self.recovery: RecoveryStats | None = None  # what opening after an unclean shutdown did
         self._high_watermark = 0
         self._last_flush_ms = time_ms()
         self._roll_flush_offset: int | None = None
@@ -103,6 +104,7 @@ class Log(OffsetLookups, Retention, Compaction):
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
         self._log_end_offset = loaded.log_end_offset
+        self.recovery = loaded.recovery
         self._segments.active.pin()
 
     def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment:

@@ -27,7 +27,7 @@ from .config import LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .files import HandleCache
 from .log import Log
-from .results import CleanerStats
+from .results import CleanerStats, RecoveryStats
 from .segment import now_ms as wall_clock_ms
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -71,6 +71,7 @@ class LogManager:
         os.makedirs(log_dir, exist_ok=True)
         marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
         clean = os.path.exists(marker)
+        recovery = RecoveryStats()
         recovery_points = self._read_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT)
         log_starts = self._read_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT)
         high_watermarks = self._read_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT)
@@ -92,6 +93,12 @@ class LogManager:
             log.cleaner_checkpoint = cleaner_offsets.get(parsed)
             self._logs[parsed] = log
             self._dir_of[parsed] = log_dir
+            if log.recovery is not None:
+                recovery.add(log.recovery)
+        if recovery.logs:
+            logger.info("Recovered %d logs in %s after an unclean shutdown: %d segments scanned, "
+                        "%d bytes truncated, %d segments dropped", recovery.logs, log_dir,
+                        recovery.segments_scanned, recovery.bytes_truncated, recovery.segments_dropped)
         files.remove_if_exists(marker)
 
     @staticmethod

@@ -105,3 +105,19 @@ class CleanerStats(NamedTuple):
     segments_cleaned: int
     bytes_read: int
     bytes_written: int
+
+
+@dataclass
+class RecoveryStats:
+    """What recovering logs after an unclean shutdown did (one log, or summed over a directory)."""
+
+    logs: int = 0
+    segments_scanned: int = 0
+    bytes_truncated: int = 0
+    segments_dropped: int = 0
+
+    def add(self, other: "RecoveryStats") -> None:
+        self.logs += other.logs
+        self.segments_scanned += other.segments_scanned
+        self.bytes_truncated += other.bytes_truncated
+        self.segments_dropped += other.segments_dropped

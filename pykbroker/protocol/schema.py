@@ -1,4 +1,4 @@
-"""The message schemas in the top-level `protocol/messages/` as Python objects.
+"""The message schemas of `protocol/messages/` as Python objects.
 
 A schema is the structural extract of one Kafka message definition: its fields, their types and
 the versions in which they exist, are nullable or are tagged. This module only reads and models
@@ -11,7 +11,21 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-SCHEMA_DIR = Path(__file__).resolve().parents[2] / "protocol" / "messages"
+PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"  # in a wheel (see setup.py)
+CHECKOUT_SCHEMA_DIR = Path(__file__).resolve().parents[2] / "protocol" / "messages"
+
+
+def find_schema_dir() -> Path:
+    """The schemas an installed package carries, else the checkout's top-level folder."""
+    for candidate in (PACKAGED_SCHEMA_DIR, CHECKOUT_SCHEMA_DIR):
+        if (candidate / "RequestHeader.json").is_file():
+            return candidate
+    raise FileNotFoundError(
+        f"pykbroker's protocol schemas are missing: neither {PACKAGED_SCHEMA_DIR} nor "
+        f"{CHECKOUT_SCHEMA_DIR} holds them (reinstall the package)")
+
+
+SCHEMA_DIR = find_schema_dir()
 
 PRIMITIVE_TYPES = frozenset({
     "bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",

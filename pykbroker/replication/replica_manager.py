@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 import anyio
 
+from ..cluster.model import INTERNAL_TOPICS
 from ..config import topic_config_values
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
@@ -222,8 +223,9 @@ class ReplicaManager:
         self.fetchers.remove_partition(partition.key)
         partition.make_leader(state.leader_epoch, state.replicas, state.isr,
                               state.partition_epoch, now_ms())
-        log.info("Leading %s-%d at leader epoch %d (isr %s, log end %d)", partition.topic,
-                 partition.index, state.leader_epoch, state.isr, partition.log_end_offset)
+        log.log(_role_change_level(partition.topic), "Leading %s-%d at leader epoch %d (isr %s, "
+                "log end %d)", partition.topic, partition.index, state.leader_epoch, state.isr,
+                partition.log_end_offset)
 
     def _follow(self, partition: Partition, state) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr,
@@ -232,8 +234,8 @@ class ReplicaManager:
             self.fetchers.remove_partition(partition.key)
             return
         self.fetchers.add_partition(partition)
-        log.info("Following %s-%d from broker %d at leader epoch %d", partition.topic,
-                 partition.index, state.leader, state.leader_epoch)
+        log.log(_role_change_level(partition.topic), "Following %s-%d from broker %d at leader "
+                "epoch %d", partition.topic, partition.index, state.leader, state.leader_epoch)
 
     def stop_replication(self) -> None:
         """Stop fetching from leaders, now and for partitions followed later (a broker shutting
@@ -439,3 +441,9 @@ class ReplicaManager:
     def shutdown(self) -> None:
         self.log_manager.checkpoint_high_watermarks(self.high_watermarks())
         self.log_manager.close()
+
+
+def _role_change_level(topic: str) -> int:
+    """Role changes of user topics are logged at INFO; the internal topics' many partitions at
+    DEBUG, so that a restart does not print a line for each of them."""
+    return logging.DEBUG if topic in INTERNAL_TOPICS else logging.INFO

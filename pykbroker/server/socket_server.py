@@ -12,6 +12,10 @@ from .dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 
+# The security protocols the server can serve; a listener of any other protocol must stop the
+# broker at start rather than be served as plaintext.
+SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+
 
 @dataclass
 class BoundListener:
@@ -28,12 +32,20 @@ class BoundListener:
 
 
 def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundListener:
-    """Bind now (so the port is known before serving); host "" means every interface."""
+    """Bind now (so the port is known before serving); host "" means every interface.
+
+    A failure raises OSError naming the listener, address and port."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    sock.listen(backlog)
+    try:
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError as error:
+        sock.close()
+        address = f"[{host}]" if ":" in host else (host or "0.0.0.0")
+        raise OSError(f"Socket server failed to bind listener {name} to {address}:{port}: "
+                      f"{error.strerror or error}") from None
     sock.setblocking(False)
     return BoundListener(name, sock)
 

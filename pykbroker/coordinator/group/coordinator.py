@@ -88,11 +88,11 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
 
     # -- following leadership of __consumer_offsets ----------------------------------------
     def on_election(self, partition: int) -> None:
-        log.info("Elected as the group coordinator for partition %d", partition)
+        log.debug("Elected as the group coordinator for partition %d", partition)
         self.manager.schedule_load(partition, self.on_group_loaded)
 
     def on_resignation(self, partition: int) -> None:
-        log.info("Resigned as the group coordinator for partition %d", partition)
+        log.debug("Resigned as the group coordinator for partition %d", partition)
         self.manager.remove_groups_for_partition(partition, self.on_group_unloaded)
 
     def _on_topic_changed(self, name: str, info) -> None:

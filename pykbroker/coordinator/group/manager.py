@@ -62,6 +62,7 @@ class GroupManager:
         self.owned_partitions: set[int] = set()
         self.loading_partitions: set[int] = set()
         self._load_tokens: dict[int, object] = {}
+        self._loaded_partitions = self._loaded_records = 0  # since loading last went idle
 
     # -- where groups live ---------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -124,7 +125,21 @@ class GroupManager:
                                 replayed.offsets.get(group_id, {}), self.runtime.now_ms)
             if self.add_group(group) is group:
                 on_group_loaded(group)
-        log.info("Finished loading __consumer_offsets-%d: %d records", partition, len(entries))
+        log.debug("Finished loading __consumer_offsets-%d: %d records", partition, len(entries))
+        self._count_load(len(entries))
+
+    def _count_load(self, records: int) -> None:
+        """Loads come in bursts (all partitions at start, many on a failover): one INFO line
+        for the burst, written once the loop is done with it, rather than one per partition."""
+        if self._loaded_partitions == 0:
+            self.runtime.call_later(0, self._report_loads)
+        self._loaded_partitions += 1
+        self._loaded_records += records
+
+    def _report_loads(self) -> None:
+        log.info("Loaded the groups and offsets of %d __consumer_offsets partitions (%d records)",
+                 self._loaded_partitions, self._loaded_records)
+        self._loaded_partitions = self._loaded_records = 0
 
     def remove_groups_for_partition(self, partition: int,
                                     on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
@@ -135,7 +150,7 @@ class GroupManager:
                       if self.partition_for(g.group_id) == partition]:
             del self.groups[group.group_id]
             on_group_unloaded(group)
-        log.info("Unloaded the groups of __consumer_offsets-%d", partition)
+        log.debug("Unloaded the groups of __consumer_offsets-%d", partition)
 
     # -- writing a group -------------------------------------------------------------------
     def store_group(self, group: GroupMetadata, assignment: dict[str, bytes],

@@ -8,7 +8,8 @@ hash is Java's `String.hashCode` (over UTF-16 code units) and `abs` maps Integer
 The topic is created on first use (FindCoordinator) as Kafka does: compacted, with
 `offsets.topic.num.partitions` partitions, `offsets.topic.replication.factor` replicas and
 `offsets.topic.segment.bytes` segments. With fewer live brokers than the replication factor the
-creation fails and the coordinator is not available.
+creation fails and the coordinator is not available; the broker then says once, at WARN, which
+setting to change (each later failure is logged at DEBUG: clients retry every few milliseconds).
 """
 from __future__ import annotations
 
@@ -19,6 +20,8 @@ from ...protocol.errors import ErrorCode, KafkaError
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
+
+_warned_failures: set[str] = set()  # creation failures already logged at WARN by this process
 
 
 def java_string_hash(text: str) -> int:
@@ -61,8 +64,21 @@ def ensure_created(metadata, topic_creator, config):
     except KafkaError as exc:
         if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another broker created it meanwhile
             return metadata.topic(OFFSETS_TOPIC)
-        log.warning("Could not create %s: %s", OFFSETS_TOPIC, exc.message_or_default)
+        _log_creation_failure(exc, config)
         return None
     log.info("Created internal topic %s with %d partitions", OFFSETS_TOPIC,
              len(info.partitions))
     return info
+
+
+def _log_creation_failure(exc: KafkaError, config) -> None:
+    message = f"Could not create {OFFSETS_TOPIC}, so consumer groups are not available: " \
+              f"{exc.message_or_default}"
+    if exc.code == ErrorCode.INVALID_REPLICATION_FACTOR:
+        message += (f" Set offsets.topic.replication.factor (now "
+                    f"{config['offsets.topic.replication.factor']}) to at most the number of "
+                    f"brokers: offsets.topic.replication.factor=1 for a single broker, as Kafka's "
+                    f"example config/server.properties does.")
+    level = logging.DEBUG if message in _warned_failures else logging.WARNING
+    _warned_failures.add(message)
+    log.log(level, message)
