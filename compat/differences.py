@@ -77,9 +77,6 @@ ACCEPTED: list[Accepted] = [
              "pykbroker runs with its embedded metadata, Kafka with a ZooKeeper"),
     Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
              "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
-    Accepted(f"{BROKER_CONFIG}*failed.authentication.delay.ms", "pykbroker names Kafka's "
-             "connection.failed.authentication.delay.ms `failed.authentication.delay.ms` (to be "
-             "renamed in pykbroker/config.py); without authentication it has no effect"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
         "ssl.*", "sasl.*", "zookeeper.ssl.*", "principal.builder.class", "security.providers",
         "connections.max.reauth.ms", "delegation.token.*", "password.encoder.*")),

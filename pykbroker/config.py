@@ -426,7 +426,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index([
     _broker("max.connections", INT, INT_MAX, at_least(0)),
     _broker("max.connection.creation.rate", INT, INT_MAX, at_least(0)),
     _broker("connections.max.idle.ms", LONG, 600000),
-    _broker("failed.authentication.delay.ms", INT, 100, at_least(0)),
+    _broker("connection.failed.authentication.delay.ms", INT, 100, at_least(0)),
     # Log
     _broker("num.partitions", INT, 1, at_least(1)),
     _broker("log.dir", STRING, "/tmp/kafka-logs"),
