@@ -1,0 +1,146 @@
+"""The directions between the rooms hold (`../shared/ARCHITECTURE.md`), checked on the source:
+
+- `common/` imports nothing else of pykbroker; `protocol/` and `records/` import only `common/`;
+- nothing below `handlers/` (storage, replication, cluster, coordinators) imports `handlers/`
+  or `server/`;
+- the package has no import cycles between modules.
+
+Imports are read with `ast`, so a lazy import inside a function counts as much as one at the top.
+"""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "pykbroker"
+
+LIBRARIES = {"common": set(), "protocol": {"common"}, "records": {"common"}}
+BELOW_HANDLERS = ("log", "replication", "cluster", "coordinator", "records", "protocol", "common")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE_ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The pykbroker modules `path` imports, as absolute dotted names."""
+    name = module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = resolve(package, node.module, node.level)
+            found.add(base)
+            found.update(f"{base}.{alias.name}" for alias in node.names)
+    return {module for module in found if module.split(".")[0] == "pykbroker"}
+
+
+def resolve(package: str, module: str | None, level: int) -> str:
+    if level == 0:
+        return module or ""
+    parts = package.split(".")
+    base = ".".join(parts[:len(parts) - level + 1])
+    return f"{base}.{module}" if module else base
+
+
+def existing_module(name: str) -> str | None:
+    """`name` if it is a module or package of pykbroker (not a name imported from one)."""
+    relative = Path(*name.split(".")[1:]) if "." in name else Path()
+    candidate = PACKAGE_ROOT / relative
+    if candidate.with_suffix(".py").exists() or (candidate / "__init__.py").exists():
+        return name
+    return None
+
+
+def room_of(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {}
+    for path in sorted(PACKAGE_ROOT.rglob("*.py")):
+        modules = {existing_module(name) for name in imported_modules(path)}
+        graph[module_name(path)] = {m for m in modules if m and m != module_name(path)}
+    return graph
+
+
+GRAPH = import_graph()
+
+
+@pytest.mark.parametrize("room", sorted(LIBRARIES))
+def test_libraries_import_only_what_lies_below_them(room):
+    allowed = LIBRARIES[room] | {room}
+    offending = sorted(f"{module} imports {target}"
+                       for module, targets in GRAPH.items() if room_of(module) == room
+                       for target in targets if room_of(target) not in allowed)
+    assert offending == []
+
+
+@pytest.mark.parametrize("room", BELOW_HANDLERS)
+def test_nothing_below_the_handlers_imports_handlers_or_the_server(room):
+    offending = sorted(f"{module} imports {target}"
+                       for module, targets in GRAPH.items() if room_of(module) == room
+                       for target in targets if room_of(target) in ("handlers", "server"))
+    assert offending == []
+
+
+def test_there_are_no_import_cycles():
+    """Package `__init__` modules are left out of the edges: importing `a.b` runs `a/__init__`,
+    which is not a dependency of `a.b`'s own code."""
+    edges = {module: {t for t in targets if not _is_package(t)} for module, targets in GRAPH.items()}
+    cycles = _cycles(edges)
+    assert cycles == []
+
+
+def _is_package(module: str) -> bool:
+    relative = Path(*module.split(".")[1:]) if "." in module else Path()
+    return (PACKAGE_ROOT / relative / "__init__.py").exists()
+
+
+def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_checks_see_the_imports_they_judge():
+    """A guard against a checker that passes because it reads nothing."""
+    assert any(room_of(target) == "records"
+               for module, targets in GRAPH.items() if room_of(module) == "log" for target in targets)
+    assert any(room_of(target) == "handlers" for target in GRAPH["pykbroker.broker"])
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
