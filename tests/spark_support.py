@@ -97,7 +97,7 @@ def local_session(app: str, config: dict[str, str] | None = None):
     for key, value in (config or {}).items():
         builder = builder.config(key, value)
     session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("ERROR")
+    session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     return session
 
 
@@ -210,3 +210,24 @@ def write_batch(df, bootstrap: str, topic: str, **options) -> None:
     for key, value in {"topic": topic, **options}.items():
         writer = writer.option(key, value)
     writer.save()
+
+
+def check_exact_round_trip(spark, bootstrap: str, source: str, copy: str, partitions: int,
+                           per_partition: int = 200) -> None:
+    """Writes records with ordinary client batching (acks=all) to the empty topic `source`:
+    a batch read and an availableNow stream return them with their keys, values, partitions
+    and offsets; the Kafka sink copies them to the empty topic `copy`, partition for
+    partition, where they get the same offsets. Both topics have `partitions` partitions."""
+    produce(bootstrap, source, [(p, f"k{p}-{i}", f"v{p}-{i}", None)
+                                for i in range(per_partition) for p in range(partitions)],
+            acks="all")
+    expected = [(p, i, f"k{p}-{i}", f"v{p}-{i}")
+                for p in range(partitions) for i in range(per_partition)]
+
+    assert rows(read_batch(spark, bootstrap, source)) == expected
+    stream = read_stream(spark, bootstrap, source, startingOffsets="earliest")
+    assert run_to_memory(stream, source.replace("-", "_")) == expected
+
+    write_batch(read_batch(spark, bootstrap, source).select("key", "value", "partition"),
+                bootstrap, copy, **{"kafka.acks": "all"})
+    assert rows(read_batch(spark, bootstrap, copy)) == expected

@@ -24,8 +24,8 @@ from pykbroker.testing import BrokerProcess, wait_until
 
 from .clients import create_topic, stored_batches
 from .spark_support import (
-    consume, finish, local_session, produce, read_batch, read_stream, require_connector, rows,
-    run_to_memory, stop_spark, write_batch,
+    check_exact_round_trip, consume, finish, local_session, produce, read_batch, read_stream,
+    require_connector, rows, run_to_memory, stop_spark, write_batch,
 )
 
 SPARK_CONFIG = require_connector()
@@ -344,6 +344,17 @@ def test_min_partitions_splits_the_offset_ranges_into_more_spark_partitions(
 
 
 # -- writing ----------------------------------------------------------------------------------
+
+def test_reads_and_writes_see_exact_keys_values_partitions_and_offsets(spark, broker, request):
+    """600 records written by a client with its ordinary batching to 3 partitions come back
+    exactly from a batch read and an availableNow stream, and the Kafka sink copies them to
+    another topic where they get the same partitions and offsets."""
+    name = topic_name(request)
+    create_topic(broker.bootstrap, name, partitions=3)
+    create_topic(broker.bootstrap, f"{name}-copy", partitions=3)
+
+    check_exact_round_trip(spark, broker.bootstrap, name, f"{name}-copy", partitions=3)
+
 
 def test_a_batch_write_through_the_kafka_sink(spark, broker, topic):
     sink = f"{topic}-sink"
