@@ -9,6 +9,8 @@ import pytest
 from compat import differences, realkafka, side_by_side, wire_probes
 from compat.pykbroker_targets import PykBroker, PykCluster
 
+from ..ci import skip_or_fail_in_ci
+
 REPORT: dict[str, str] = {}  # section title -> text, printed after the tests
 
 
@@ -20,12 +22,13 @@ def pytest_terminal_summary(terminalreporter):
 
 def session_broker(target, *, is_kafka: bool = False):
     """A fixture: a broker or cluster of `target`'s class for the whole session, in a fresh
-    temporary directory, always stopped at the end; Kafka's skipped where it cannot run."""
+    temporary directory, always stopped at the end; Kafka's skipped where it cannot run (and
+    failed in CI, where it must)."""
     @pytest.fixture(scope="session")
     def running(tmp_path_factory):
         reason = realkafka.unavailable() if is_kafka else None
         if reason:
-            pytest.skip(f"Kafka 3.9.0 cannot run here: {reason}")
+            skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
         with target(tmp_path_factory.mktemp(f"compat-{target.__name__}")) as started:
             yield started
 
