@@ -73,14 +73,17 @@ class BrokerProcess:
     def _wait_until_listening(self) -> None:
         deadline = time.monotonic() + self.start_timeout
         offset = self.log_path.stat().st_size if self.log_path.exists() else 0
+        process = self.process
+        if process is None:
+            raise RuntimeError("the broker process was not started")
         while time.monotonic() < deadline:
             text = self.log_path.read_text(errors="replace")
             match = _STARTED.search(text, offset if offset <= len(text) else 0)
             if match:
                 self.host, self.port = match.group(1), int(match.group(2))
                 return
-            if self.process.poll() is not None:
-                raise RuntimeError(f"broker exited with {self.process.returncode}:\n{text}")
+            if process.poll() is not None:
+                raise RuntimeError(f"broker exited with {process.returncode}:\n{text}")
             time.sleep(0.02)
         self.stop()
         raise TimeoutError(f"broker did not start within {self.start_timeout}s")
@@ -104,11 +107,11 @@ class BrokerProcess:
 
     def pause(self) -> None:
         """SIGSTOP: the process stops answering anyone (ZooKeeper included) until `resume()`."""
-        if self.is_running():
+        if self.process is not None and self.is_running():
             self.process.send_signal(signal.SIGSTOP)
 
     def resume(self) -> None:
-        if self.is_running():
+        if self.process is not None and self.is_running():
             self.process.send_signal(signal.SIGCONT)
 
     def is_running(self) -> bool:
@@ -186,9 +189,12 @@ class ZooKeeperProcess:
 
     def _wait_until_serving(self) -> None:
         deadline = time.monotonic() + self.start_timeout
+        process = self.process
+        if process is None:
+            raise RuntimeError("the ZooKeeper process was not started")
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"ZooKeeper exited with {self.process.returncode}:\n"
+            if process.poll() is not None:
+                raise RuntimeError(f"ZooKeeper exited with {process.returncode}:\n"
                                    f"{self.log_path.read_text(errors='replace')}")
             if self.is_serving():
                 return

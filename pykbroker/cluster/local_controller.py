@@ -30,7 +30,7 @@ class LocalController:
         if partitions is None:
             partitions = [(name, p) for name, info in sorted(topics.items())
                           for p in sorted(info.partitions)]
-        results = {}
+        results: dict[TopicPartition, tuple[ErrorCode, str | None]] = {}
         for name, p in partitions:
             info = topics.get(name)
             state = info.partitions.get(p) if info is not None else None

@@ -96,6 +96,14 @@ def _decode(data: bytes | None) -> dict | None:
     return json.loads(data.decode())
 
 
+def _decode_object(data: bytes | None) -> dict:
+    """A znode's JSON object, where one must be: ValueError when the znode is empty."""
+    value = _decode(data)
+    if value is None:
+        raise ValueError("the znode is empty where a JSON object was expected")
+    return value
+
+
 def _now_ms_text() -> str:
     return str(int(time.time() * 1000))
 
@@ -107,7 +115,7 @@ def encode_cluster_id(cluster_id: str) -> bytes:
 
 
 def decode_cluster_id(data: bytes) -> str:
-    return _decode(data)["id"]
+    return _decode_object(data)["id"]
 
 
 # -- controller --------------------------------------------------------------------------
@@ -181,7 +189,7 @@ def encode_broker(registration: BrokerRegistration) -> bytes:
 
 
 def decode_broker(broker_id: int, data: bytes, epoch: int = -1) -> BrokerRegistration:
-    value = _decode(data)
+    value = _decode_object(data)
     protocols = value.get("listener_security_protocol_map") or {}
     endpoints = []
     for text in value.get("endpoints") or []:

@@ -136,22 +136,30 @@ class ZkSession:
         threading.Thread(target=run, name="zk-session-event", daemon=True).start()
 
     # -- Kafka's znodes ----------------------------------------------------------------
+    def _started_client(self) -> KazooClient:
+        """The client; the znode methods below are only called once `start()` made it."""
+        if self.client is None:
+            raise RuntimeError("the ZooKeeper session is not started")
+        return self.client
+
     def ensure_persistent_paths(self) -> None:
+        client = self._started_client()
         for path in zk_data.PERSISTENT_PATHS:
-            self.client.ensure_path(path)
+            client.ensure_path(path)
 
     def get_or_create_cluster_id(self, proposed: str) -> str:
+        client = self._started_client()
         try:
-            data, _ = self.client.get(zk_data.CLUSTER_ID)
+            data, _ = client.get(zk_data.CLUSTER_ID)
             return zk_data.decode_cluster_id(data)
         except NoNodeError:
             pass
         try:
-            self.client.create(zk_data.CLUSTER_ID, zk_data.encode_cluster_id(proposed),
-                               makepath=True)
+            client.create(zk_data.CLUSTER_ID, zk_data.encode_cluster_id(proposed),
+                          makepath=True)
             return proposed
         except NodeExistsError:  # another broker was quicker
-            data, _ = self.client.get(zk_data.CLUSTER_ID)
+            data, _ = client.get(zk_data.CLUSTER_ID)
             return zk_data.decode_cluster_id(data)
 
     def register_broker(self, registration: BrokerRegistration) -> int:
@@ -160,21 +168,22 @@ class ZkSession:
         A registration still owned by an older session of this broker id is waited for, up to
         twice the session timeout; another live broker with the same id is an error.
         """
+        client = self._started_client()
         path = zk_data.broker_path(registration.broker_id)
         data = zk_data.encode_broker(registration)
         deadline = time.monotonic() + 2 * self.session_timeout_ms / 1000 + 5
         while True:
             try:
-                _, stat = self.client.create(path, data, ephemeral=True, makepath=True,
-                                             include_data=True)
+                _, stat = client.create(path, data, ephemeral=True, makepath=True,
+                                        include_data=True)
                 log.info("Registered broker %d at path %s with addresses: %s (broker epoch %d)",
                          registration.broker_id, path,
                          ",".join(e.connection_string for e in registration.endpoints),
                          stat.czxid)
                 return stat.czxid
             except NodeExistsError:
-                stat = self.client.exists(path)
-                if stat is not None and stat.ephemeralOwner == self.client.client_id[0]:
+                stat = client.exists(path)
+                if stat is not None and stat.ephemeralOwner == client.client_id[0]:
                     return stat.czxid
             if time.monotonic() > deadline:
                 raise RuntimeError(f"Broker id {registration.broker_id} is registered by "
@@ -182,7 +191,7 @@ class ZkSession:
             log.info("Waiting for the previous registration of broker %d to expire",
                      registration.broker_id)
             gone = threading.Event()
-            if self.client.exists(path, watch=lambda _event: gone.set()) is None:
+            if client.exists(path, watch=lambda _event: gone.set()) is None:
                 continue
             gone.wait(min(1.0, max(0.0, deadline - time.monotonic())))
 

@@ -27,7 +27,7 @@ from typing import Callable, NamedTuple
 from pykbroker.records.batch import (
     ATTRIBUTES_OFFSET, DELETE_HORIZON_MASK, BatchHeader, parse_header, write_crc,
 )
-from pykbroker.records.records import Record, build_batch, decode_batch
+from pykbroker.records.records import Record, build_batch, decode_batch, offset_of, timestamp_of
 
 from .scan import StoredBatch
 from .segment import Segment
@@ -109,11 +109,11 @@ def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
             return True
         if not (header.is_control or aborted.contains(header)):
             for record in decode_batch(batch.data, verify_crc=False)[1]:
-                if record.key is None or not start <= record.offset < end:
+                if record.key is None or not start <= offset_of(record) < end:
                     continue
                 if offset_map.is_full:
                     return False
-                offset_map.put(record.key, record.offset)
+                offset_map.put(record.key, offset_of(record))
         offset_map.update_latest_offset(header.last_offset)
     return True
 
@@ -217,11 +217,12 @@ def is_last_batch_of_active_producer(header: BatchHeader, last_records: dict[int
 
 
 def should_retain(header: BatchHeader, record: Record, rules: CleaningRules) -> bool:
-    if record.offset > rules.offset_map.latest_offset:
+    offset = offset_of(record)
+    if offset > rules.offset_map.latest_offset:
         return True
     if record.key is None:
         return False
-    if record.offset < rules.offset_map.get(record.key):
+    if offset < rules.offset_map.get(record.key):
         return False
     if record.value is not None:
         return True
@@ -231,12 +232,12 @@ def should_retain(header: BatchHeader, record: Record, rules: CleaningRules) -> 
 
 def rebuild_batch(header: BatchHeader, retained: list[Record], delete_horizon: int | None) -> bytes:
     """A batch of `retained` records that keeps `header`'s offsets and producer metadata."""
-    base_timestamp = delete_horizon if delete_horizon is not None else retained[0].timestamp
-    records = [Record(offset_delta=record.offset - header.base_offset,
-                      timestamp_delta=record.timestamp - base_timestamp,
+    base_timestamp = delete_horizon if delete_horizon is not None else timestamp_of(retained[0])
+    records = [Record(offset_delta=offset_of(record) - header.base_offset,
+                      timestamp_delta=timestamp_of(record) - base_timestamp,
                       key=record.key, value=record.value, headers=record.headers)
                for record in retained]
-    max_timestamp = header.max_timestamp if header.is_log_append_time else max(r.timestamp for r in retained)
+    max_timestamp = header.max_timestamp if header.is_log_append_time else max(timestamp_of(r) for r in retained)
     data = bytearray(build_batch(
         records, base_offset=header.base_offset, compression=header.compression,
         producer_id=header.producer_id, producer_epoch=header.producer_epoch,

@@ -11,6 +11,9 @@ a restart that finds the `.swap` replaces exactly the old segments in that range
 """
 from __future__ import annotations
 
+import threading
+from typing import TYPE_CHECKING
+
 from . import files
 from .cleaner import (
     DEFAULT_MAX_MAP_ENTRIES, AbortedRanges, CleaningRules, OffsetMap, build_offset_map,
@@ -19,10 +22,34 @@ from .cleaner import (
 from .results import CleanerStats
 from .segment import Segment
 
+if TYPE_CHECKING:
+    from .config import LogConfig
+    from .producer_state import ProducerStateManager
+    from .segments import SegmentList
+
 
 class Compaction:
     """Needs: _lock, _segments, _truncations, closed, config, producers, log_start_offset,
     _log_end_offset, last_stable_offset, cleaner_checkpoint, _segment, _schedule_deletion, _now."""
+
+    # What this mixin uses of `Log`, declared for the type checker only (Log sets or defines them)
+    _lock: threading.RLock
+    _segments: SegmentList
+    _truncations: int
+    closed: bool
+    config: LogConfig
+    producers: ProducerStateManager
+    directory: str
+    log_start_offset: int
+    _log_end_offset: int
+    cleaner_checkpoint: int | None
+
+    if TYPE_CHECKING:
+        @property
+        def last_stable_offset(self) -> int: ...
+        def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment: ...
+        def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None: ...
+        def _now(self, now_ms: int | None) -> int: ...
 
     def cleanable_offsets(self, now_ms: int) -> tuple[int, int]:
         """(first dirty offset, first uncleanable offset) for compaction."""

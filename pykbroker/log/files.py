@@ -18,6 +18,7 @@ import re
 import threading
 import uuid
 from collections import OrderedDict
+from typing import Protocol
 
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
@@ -195,6 +196,12 @@ class OpenFile:
             pass
 
 
+class FileOwner(Protocol):
+    """What a HandleCache keeps: something that can drop its open files (a `Segment`)."""
+
+    def release_files(self) -> None: ...
+
+
 class HandleCache:
     """Keeps at most `capacity` inactive segments with open files; evicts the least recently used.
 
@@ -204,10 +211,10 @@ class HandleCache:
 
     def __init__(self, capacity: int = 256) -> None:
         self.capacity = capacity
-        self._owners: OrderedDict[int, object] = OrderedDict()
+        self._owners: OrderedDict[int, FileOwner] = OrderedDict()
         self._lock = threading.Lock()
 
-    def touch(self, owner) -> None:
+    def touch(self, owner: FileOwner) -> None:
         evicted = []
         with self._lock:
             key = id(owner)

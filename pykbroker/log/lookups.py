@@ -6,7 +6,13 @@ is decoded.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .results import TimestampAndOffset
+
+if TYPE_CHECKING:
+    from .epoch_cache import LeaderEpochCache
+    from .segments import SegmentList
 
 EARLIEST_TIMESTAMP = -2
 LATEST_TIMESTAMP = -1
@@ -17,6 +23,12 @@ LATEST_TIERED_TIMESTAMP = -5
 
 class OffsetLookups:
     """Needs: _segments, log_start_offset, _log_end_offset, epoch_cache."""
+
+    # What this mixin uses of `Log`, declared for the type checker only (Log sets them)
+    _segments: SegmentList
+    log_start_offset: int
+    _log_end_offset: int
+    epoch_cache: LeaderEpochCache
 
     def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
         """ListOffsets: the earliest record with timestamp >= target_ms (or a special value).

@@ -8,10 +8,14 @@ when every segment qualifies.
 """
 from __future__ import annotations
 
-from typing import Callable
+import threading
+from typing import TYPE_CHECKING, Callable
 
 from .segment import Segment
 from .segments import SegmentList
+
+if TYPE_CHECKING:
+    from .config import LogConfig
 
 Predicate = Callable[[Segment, "Segment | None"], bool]
 
@@ -56,6 +60,23 @@ class Retention:
     """Needs: _lock, _segments, closed, config, size, log_start_offset, _log_end_offset,
     _high_watermark, roll, _increment_log_start_offset, _schedule_deletion, _now."""
 
+    # What this mixin uses of `Log`, declared for the type checker only (Log sets or defines them)
+    _lock: threading.RLock
+    _segments: SegmentList
+    closed: bool
+    config: LogConfig
+    log_start_offset: int
+    _log_end_offset: int
+    _high_watermark: int
+
+    if TYPE_CHECKING:
+        @property
+        def size(self) -> int: ...
+        def roll(self, expected_next_offset: int | None = None) -> Segment: ...
+        def _increment_log_start_offset(self, offset: int) -> None: ...
+        def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None: ...
+        def _now(self, now_ms: int | None) -> int: ...
+
     def delete_old_segments(self, now_ms: int | None = None) -> int:
         """Retention: segments below the log start offset, and by retention.ms / retention.bytes
         when cleanup.policy includes delete. Returns how many segments were deleted."""
@@ -69,7 +90,7 @@ class Retention:
                 deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
         return deleted
 
-    def _delete_segments_where(self, should_delete, now: int) -> int:
+    def _delete_segments_where(self, should_delete: Predicate, now: int) -> int:
         with self._lock:
             if self.closed:
                 return 0

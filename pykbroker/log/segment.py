@@ -13,7 +13,7 @@ import time
 from typing import Callable, Iterator
 
 from pykbroker.records.batch import BatchHeader, is_crc_valid
-from pykbroker.records.records import decode_batch
+from pykbroker.records.records import decode_batch, offset_of, timestamp_of
 
 from . import files
 from .results import FetchDataInfo, FileRegion, TimestampAndOffset
@@ -291,8 +291,8 @@ class Segment:
                 continue
             _, records = decode_batch(self.read_batch(pos, header.size), verify_crc=False)
             for record in records:
-                if record.timestamp >= timestamp and record.offset >= starting_offset:
-                    return TimestampAndOffset(record.offset, record.timestamp, leader_epoch_of(header))
+                if timestamp_of(record) >= timestamp and offset_of(record) >= starting_offset:
+                    return TimestampAndOffset(offset_of(record), timestamp_of(record), leader_epoch_of(header))
         return None
 
     def find_max_timestamp_record(self) -> TimestampAndOffset | None:
@@ -305,7 +305,7 @@ class Segment:
             _, records = decode_batch(self.read_batch(pos, header.size), verify_crc=False)
             for record in records:
                 if record.timestamp == best.timestamp:
-                    return TimestampAndOffset(record.offset, best.timestamp, leader_epoch_of(header))
+                    return TimestampAndOffset(offset_of(record), best.timestamp, leader_epoch_of(header))
             return None
         return None
 

@@ -35,9 +35,14 @@ class TransactionIndex:
         self._last_offset: int | None = None
 
     def _open(self, *, create: bool) -> OpenFile | None:
+        """The file; None if it does not exist and `create` is false."""
+        if self._file is None and not create and not os.path.exists(self.path):
+            return None
+        return self._writable()
+
+    def _writable(self) -> OpenFile:
+        """The file, opened (and created) if it is not open yet."""
         if self._file is None:
-            if not create and not os.path.exists(self.path):
-                return None
             self._file = OpenFile(self.path, writable=True, create=True)
             if self.on_open is not None:
                 self.on_open()
@@ -60,7 +65,7 @@ class TransactionIndex:
             self._last_offset = existing[-1].last_offset if existing else -1
         if txn.last_offset <= self._last_offset:
             raise ValueError(f"aborted transaction at {txn.last_offset} is not after {self._last_offset}")
-        file = self._open(create=True)
+        file = self._writable()
         file.write_at(_ENTRY.pack(VERSION, *txn), file.size())
         self._last_offset = txn.last_offset
 
@@ -79,7 +84,7 @@ class TransactionIndex:
         entries = self.entries()
         keep = sum(1 for txn in entries if txn.last_offset < offset)
         if keep < len(entries):
-            self._open(create=True).truncate(keep * _ENTRY.size)
+            self._writable().truncate(keep * _ENTRY.size)
         self._last_offset = None
 
     def reset(self) -> None:

@@ -95,7 +95,7 @@ class ApiKey(IntEnum):
 
 
 # The schema name of each API: "<name>Request" and "<name>Response" in protocol/messages/.
-MESSAGE_NAMES = {
+MESSAGE_NAMES: dict[int, str] = {  # looked up by ApiKey members and by plain ints from the wire
     ApiKey.PRODUCE: "Produce",
     ApiKey.FETCH: "Fetch",
     ApiKey.LIST_OFFSETS: "ListOffsets",

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import struct
 import uuid
-from typing import Callable
+from typing import Any, Callable
 
 from .schema import FieldSpec, MessageSpec, StructSpec, Versions
 
@@ -24,6 +24,12 @@ FIXED_FORMATS = {
     "bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
     "uint32": "I", "int64": "q", "float64": "d",
 }
+
+
+# A class made by `build_classes` from a schema. Its fields and its nested struct classes
+# (`MetadataResponse.MetadataResponseTopic`) exist only at run time, so to the type checker the
+# class, and what it makes, are `Any`: attribute access on generated messages is not checked.
+GeneratedClass = Any
 
 
 class DecodeError(ValueError):
@@ -94,7 +100,7 @@ def _is_mutable_default(spec: FieldSpec) -> bool:
     return _default_expr(spec).endswith(("[]", "()"))
 
 
-def build_classes(message: MessageSpec) -> dict[str, type]:
+def build_classes(message: MessageSpec) -> dict[str, GeneratedClass]:
     """One class per struct of the message, with keyword-only __init__, __eq__ and __repr__.
 
     The methods of all the message's classes are generated as one source and compiled at once.
@@ -102,7 +108,7 @@ def build_classes(message: MessageSpec) -> dict[str, type]:
     namespace = dict(_HELPERS)
     specs = _structs_in_dependency_order(message)
     exec("\n".join(line for spec in specs for line in _method_source(spec)), namespace)  # noqa: S102
-    classes = {}
+    classes: dict[str, GeneratedClass] = {}
     for spec in specs:
         cls = _make_class(spec, namespace)
         namespace[spec.name] = cls  # __init__ defaults like `Struct()` resolve at call time
@@ -204,7 +210,7 @@ class VersionCodegen:
                 tagged.append(f)
             else:
                 regular.append(f)
-        tagged.sort(key=lambda f: f.tag)
+        tagged.sort(key=lambda f: -1 if f.tag is None else f.tag)  # a tagged field always has a tag
         return regular, tagged, absent
 
     def _is_compact(self, spec: FieldSpec) -> bool:
@@ -494,14 +500,14 @@ def _group_fixed(fields: list[FieldSpec]) -> list:
     return groups
 
 
-def compile_version(message: MessageSpec, version: int, classes: dict[str, type]
+def compile_version(message: MessageSpec, version: int, classes: dict[str, GeneratedClass]
                     ) -> tuple[Callable, Callable, str]:
     """(decoder, encoder, source) for one message at one version."""
     gen = VersionCodegen(message, version)
     gen.gen_decoder(message.root)
     gen.gen_encoder(message.root)
     source = "\n".join(gen.w.lines)
-    namespace = dict(_HELPERS)
+    namespace: dict[str, Any] = dict(_HELPERS)
     namespace.update(classes)
     namespace["_DEFAULTS"] = {name: cls() for name, cls in classes.items()}
     code = compile(source, f"<{message.name} v{version}>", "exec")

@@ -41,7 +41,9 @@ class ErrorCode(IntEnum):
     retriable: bool
     message: str | None
 
-    def __new__(cls, code: int, retriable: bool, message: str | None) -> ErrorCode:
+    # The defaults only serve the type checker: it reads this signature for lookups by value
+    # (`ErrorCode(6)`), which at run time go through the enum's own lookup, not this method.
+    def __new__(cls, code: int, retriable: bool = False, message: str | None = None) -> ErrorCode:
         member = int.__new__(cls, code)
         member._value_ = code
         member.retriable = retriable
@@ -260,7 +262,11 @@ class KafkaError(Exception):
     @property
     def message_or_default(self) -> str:
         """The handler's message, else Kafka's default message for the code."""
-        return self.message if self.message is not None else self.code.message
+        if self.message is not None:
+            return self.message
+        default = self.code.message
+        assert default is not None, "only NONE has no default message, and KafkaError refuses NONE"
+        return default
 
     def __repr__(self) -> str:
         return f"KafkaError({self.code.name}, {self.message!r})"

@@ -7,7 +7,7 @@ tagged fields; ApiVersions responses always use v0 so that any client can read t
 from __future__ import annotations
 
 import struct
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from . import messages
 from .api_keys import ApiKey
@@ -46,7 +46,7 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if messages.response(api_key).is_flexible(api_version) else 0
 
 
-def decode_request_header(frame, api_key: int, api_version: int) -> tuple[object, int]:
+def decode_request_header(frame, api_key: int, api_version: int) -> tuple[Any, int]:
     """(header object, position where the body starts)."""
     return RequestHeader.decode(frame, 0, version=request_header_version(api_key, api_version))
 
@@ -64,5 +64,5 @@ def encode_response_header(api_key: int, api_version: int, correlation_id: int) 
     return _RESPONSE_HEADER_V0.pack(correlation_id) + b"\x00"
 
 
-def decode_response_header(frame, api_key: int, api_version: int) -> tuple[object, int]:
+def decode_response_header(frame, api_key: int, api_version: int) -> tuple[Any, int]:
     return ResponseHeader.decode(frame, 0, version=response_header_version(api_key, api_version))

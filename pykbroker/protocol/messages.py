@@ -11,8 +11,9 @@ Codecs are compiled on first use of a (message, version) and cached.
 from __future__ import annotations
 
 from functools import lru_cache
+from typing import Any
 
-from .codegen import DecodeError, build_classes, compile_version
+from .codegen import DecodeError, GeneratedClass, build_classes, compile_version
 from .api_keys import MESSAGE_NAMES
 from .schema import load_message
 
@@ -24,7 +25,7 @@ class MessageType:
         self.spec = load_message(name)
         self.name = name
         self.classes = build_classes(self.spec)
-        self.cls = self.classes[self.spec.root.name]
+        self.cls: GeneratedClass = self.classes[self.spec.root.name]
         self._codecs: dict[int, tuple] = {}
 
     @property
@@ -47,7 +48,7 @@ class MessageType:
             codec = self._codecs[version] = compile_version(self.spec, version, self.classes)
         return codec
 
-    def decode(self, buf: bytes, pos: int = 0, *, version: int) -> tuple[object, int]:
+    def decode(self, buf: bytes | bytearray, pos: int = 0, *, version: int) -> tuple[Any, int]:
         """Decode one message at `pos`; returns (object, end position). Raises DecodeError."""
         decoder = self.codec(version)[0]
         try:
@@ -62,11 +63,11 @@ class MessageType:
             raise DecodeError(f"truncated {self.name} v{version}")
         return obj, end
 
-    def encode(self, obj: object, *, version: int) -> list:
+    def encode(self, obj: Any, *, version: int) -> list:
         """Encode into a list of pieces: bytes, or file regions carried by `records` fields."""
         return self.codec(version)[1](obj, [])
 
-    def encode_bytes(self, obj: object, *, version: int) -> bytes:
+    def encode_bytes(self, obj: Any, *, version: int) -> bytes:
         return b"".join(self.encode(obj, version=version))
 
     def source(self, version: int) -> str:

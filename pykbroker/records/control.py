@@ -113,14 +113,17 @@ def read_end_txn_marker(buf, pos: int = 0) -> EndTxnMarker:
     header, records = decode_batch(buf, pos)
     if not header.is_control or len(records) != 1:
         raise InvalidRecordError("not a control batch of exactly one record")
-    control_type, coordinator_epoch = parse_control_record(records[0])
+    record = records[0]
+    control_type, coordinator_epoch = parse_control_record(record)
+    if record.offset is None or record.timestamp is None:  # decode_batch fills both in
+        raise InvalidRecordError("control record without an offset or timestamp")
     return EndTxnMarker(
         producer_id=header.producer_id,
         producer_epoch=header.producer_epoch,
         commit=control_type == COMMIT,
         coordinator_epoch=coordinator_epoch,
-        offset=records[0].offset,
-        timestamp=records[0].timestamp,
+        offset=record.offset,
+        timestamp=record.timestamp,
     )
 
 

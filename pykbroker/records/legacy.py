@@ -281,7 +281,7 @@ def _build_wrapper(entries, offsets: list[int], magic: int, compression: int,
         for (key, value, timestamp), offset in zip(entries, offsets))
     if magic == 0:
         wrapper_timestamp = NO_TIMESTAMP
-    elif attributes:
+    elif attributes and log_append_time is not None:  # attributes are set only with a log append time
         wrapper_timestamp = log_append_time
     else:
         wrapper_timestamp = max(timestamp for _, _, timestamp in entries)
@@ -379,16 +379,19 @@ def _downconvert_batch(header: _batch.BatchHeader, records: list[Record], magic:
                        first_offset: int | None) -> bytes:
     if header.is_control:
         return b""
-    kept = [record for record in records if first_offset is None or record.offset >= first_offset]
+    # Each record's absolute offset, as `decode_batch` computes it (typed int, unlike Record.offset)
+    offsets = [header.base_offset + record.offset_delta for record in records]
+    kept = [(offset, record) for offset, record in zip(offsets, records)
+            if first_offset is None or offset >= first_offset]
     if not kept:
         return b""
     if header.compression == ZSTD:
         raise UnsupportedCompressionError("zstd batches cannot be down-converted below magic 2")
     return build_message_set(
-        [(record.key, record.value, record.timestamp) for record in kept],
+        [(record.key, record.value, record.timestamp) for _, record in kept],
         magic=magic,
         compression=header.compression,
-        offsets=[record.offset for record in kept],
+        offsets=[offset for offset, _ in kept],
         log_append_time=header.max_timestamp if header.is_log_append_time else None,
     )
 

@@ -50,6 +50,20 @@ class Record:
     timestamp: int | None = field(default=None, compare=False)
 
 
+def offset_of(record: Record) -> int:
+    """The absolute offset of a record `decode_batch` returned (it always fills it in)."""
+    if record.offset is None:
+        raise ValueError("the record has no absolute offset: it was not decoded from a batch")
+    return record.offset
+
+
+def timestamp_of(record: Record) -> int:
+    """The absolute timestamp of a record `decode_batch` returned (it always fills it in)."""
+    if record.timestamp is None:
+        raise ValueError("the record has no absolute timestamp: it was not decoded from a batch")
+    return record.timestamp
+
+
 # What `build_batch` accepts for a record: a Record, or (key, value[, headers[, timestamp]]).
 RecordLike = Union[Record, Sequence]
 

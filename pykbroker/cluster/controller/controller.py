@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from typing import Iterable
+from typing import Collection, Iterable
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, \
     RolledBackError
@@ -333,7 +333,7 @@ class Controller:
             pass
 
     # -- elections -----------------------------------------------------------------------
-    def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: set[int] = frozenset()
+    def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()
                    ) -> None:
         for name, p in partitions:
             replicas = self._replicas(name, p)
@@ -343,7 +343,7 @@ class Controller:
                 self._reconcile_one(name, replicas, state, gone)))
 
     def _reconcile_one(self, name: str, replicas: list[int], state: LeaderAndIsr | None,
-                       gone: set[int]) -> tuple[int, list[int]] | None:
+                       gone: Collection[int]) -> tuple[int, list[int]] | None:
         decision = election.reconcile(replicas, state, self._live,
                                       shutting_down=self._shutting_down, gone=gone)
         # Left without a leader: going offline now, or offline already (nothing to change for
@@ -436,6 +436,8 @@ class Controller:
         try:
             for name, p in self._partitions_on({broker_id}):
                 replicas = self._replicas(name, p)
+                if replicas is None:  # not reached: _partitions_on yields assigned partitions only
+                    continue
                 state = self._update_state(name, p, lambda state, replicas=replicas: (
                     election.controlled_shutdown(replicas, state, broker_id, self._live,
                                                  self._shutting_down)))

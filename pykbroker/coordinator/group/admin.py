@@ -9,11 +9,15 @@ This mixin expects `manager`, `is_active` and `validate_group_status` of the coo
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .model import DEAD_SUMMARY, EMPTY_SUMMARY, GroupOverview, GroupSummary
 from .state import DEAD, EMPTY
+
+if TYPE_CHECKING:
+    from .manager import GroupManager
 
 log = logging.getLogger(__name__)
 
@@ -21,6 +25,14 @@ CLASSIC_GROUP_TYPE = "classic"
 
 
 class Admin:
+    # What this mixin uses of the coordinator, declared for the type checker only
+    # (GroupCoordinator sets the attributes and defines the methods)
+    manager: GroupManager
+    is_active: bool
+
+    if TYPE_CHECKING:
+        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
+
     def handle_list_groups(self, states: list[str] | None = None,
                            types: list[str] | None = None) -> tuple[ErrorCode, list[GroupOverview]]:
         if not self.is_active:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections import Counter
-from typing import Callable
+from typing import TYPE_CHECKING, Callable, Protocol
 
 from ...protocol import messages
 from .member import MemberMetadata, Protocols, chain_callbacks
@@ -18,9 +18,18 @@ from .offset_cache import OffsetCache
 from .state import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE,
                     VALID_PREVIOUS_STATES, GroupState)
 
+if TYPE_CHECKING:
+    from .delayed import DelayedJoin, DelayedSync
+
 log = logging.getLogger(__name__)
 
 CONSUMER_PROTOCOL_TYPE = "consumer"
+
+
+class Cancellable(Protocol):
+    """A scheduled callback of the coordinator's runtime (`runtime.Timer`)."""
+
+    def cancel(self) -> None: ...
 
 
 class GroupMetadata:
@@ -43,9 +52,9 @@ class GroupMetadata:
         self.new_member_added = False  # lets the initial rebalance delay be extended
         self.offsets = OffsetCache()
         # the coordinator's timers for this group: a pending join or sync completion
-        self.join_operation = None
-        self.sync_operation = None
-        self.heartbeat_timers: dict[str, object] = {}
+        self.join_operation: DelayedJoin | None = None
+        self.sync_operation: DelayedSync | None = None
+        self.heartbeat_timers: dict[str, Cancellable] = {}
 
     # -- state -------------------------------------------------------------------------
     def is_(self, state: GroupState) -> bool:
@@ -129,15 +138,17 @@ class GroupMetadata:
         member.awaiting_join = chain_callbacks(member.awaiting_join, callback)
 
     def invoke_join_callback(self, member: MemberMetadata, result) -> None:
-        if member.is_awaiting_join:
-            callback, member.awaiting_join = member.awaiting_join, None
+        callback = member.awaiting_join
+        if callback is not None:  # member.is_awaiting_join
+            member.awaiting_join = None
             self.num_awaiting_join -= 1
             callback(result)
 
     def invoke_sync_callback(self, member: MemberMetadata, result) -> bool:
-        if not member.is_awaiting_sync:
+        callback = member.awaiting_sync
+        if callback is None:  # not member.is_awaiting_sync
             return False
-        callback, member.awaiting_sync = member.awaiting_sync, None
+        member.awaiting_sync = None
         callback(result)
         return True
 
@@ -265,7 +276,7 @@ class GroupMetadata:
             members = [MemberSummary(m.member_id, m.group_instance_id, m.client_id,
                                      m.client_host, m.metadata(protocol), m.assignment)
                        for m in self.members.values()]
-            return GroupSummary(str(self.state), self.protocol_type or "", protocol, members)
+            return GroupSummary(str(self.state), self.protocol_type or "", protocol or NO_PROTOCOL, members)
         members = [MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
                                  b"", b"") for m in self.members.values()]
         return GroupSummary(str(self.state), self.protocol_type or "", NO_PROTOCOL, members)

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
@@ -28,6 +28,9 @@ from .group import GroupMetadata
 from .member import MemberMetadata, Protocols
 from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from .manager import GroupManager
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +70,26 @@ class JoinRequest:
 
 
 class Joining:
+    # What this mixin uses of the coordinator and the other mixins, declared for the type
+    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
+    group_config: GroupConfig
+    manager: GroupManager
+
+    if TYPE_CHECKING:
+        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
+        def check_join(self, group: GroupMetadata) -> None: ...
+        def current_generation_result(self, group: GroupMetadata, member_id: str, *,
+                                      with_members: bool = True, leader_id: str | None = None,
+                                      skip_assignment: bool = False) -> JoinResult: ...
+        def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
+        def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
+        def validate_current_member(self, group: GroupMetadata, member_id: str,
+                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
+        def schedule_heartbeat_expiration(self, group: GroupMetadata, member_id: str,
+                                          timeout_ms: int, *, pending: bool = False) -> None: ...
+        def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
+
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
         error = self.validate_group_status(request.group_id, ApiKey.JOIN_GROUP)
         if error is not None:

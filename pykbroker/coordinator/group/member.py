@@ -44,7 +44,9 @@ class MemberMetadata:
     def protocol_names(self) -> list[str]:
         return [name for name, _ in self.protocols]
 
-    def metadata(self, protocol: str) -> bytes:
+    def metadata(self, protocol: str | None) -> bytes:
+        """The member's metadata for `protocol` (a group's protocol_name: None when the group
+        has none, which no member supports)."""
         for name, data in self.protocols:
             if name == protocol:
                 return data

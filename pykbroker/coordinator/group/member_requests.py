@@ -9,14 +9,17 @@ mixin; SyncGroup answers through a callback, since followers wait for the leader
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .group import GroupMetadata
-from .member import chain_callbacks
+from .member import MemberMetadata, chain_callbacks
 from .model import UNKNOWN_MEMBER_ID, LeaveMemberResult, LeaveResult, MemberIdentity, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from .manager import GroupManager
 
 log = logging.getLogger(__name__)
 
@@ -24,6 +27,24 @@ SyncCallback = Callable[[SyncResult], None]
 
 
 class MemberRequests:
+    # What this mixin uses of the coordinator and the other mixins, declared for the type
+    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
+    manager: GroupManager
+
+    if TYPE_CHECKING:
+        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
+        def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
+        def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None: ...
+        def set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None: ...
+        def reset_and_propagate_assignment_error(self, group: GroupMetadata, error: ErrorCode) -> None: ...
+        def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata,
+                                           reason: str) -> None: ...
+        def remove_pending_member(self, group: GroupMetadata, member_id: str) -> None: ...
+        def validate_current_member(self, group: GroupMetadata, member_id: str,
+                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
+        def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
+
     def handle_sync_group(self, group_id: str, generation_id: int, member_id: str,
                           protocol_type: str | None, protocol_name: str | None,
                           group_instance_id: str | None, assignments: dict[str, bytes],

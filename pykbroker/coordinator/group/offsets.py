@@ -19,15 +19,19 @@ coordinator, and the `Rebalance` mixin.
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .formats import OffsetAndMetadata
 from .group import CONSUMER_PROTOCOL_TYPE, GroupMetadata
-from .manager import FetchedOffset
+from .manager import FetchedOffset, GroupManager, OffsetConfig
+from .member import MemberMetadata
 from .model import UNKNOWN_MEMBER_ID
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
+
+if TYPE_CHECKING:
+    from .runtime import LoopRuntime
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +40,18 @@ CommitCallback = Callable[[dict[TopicPartition, ErrorCode]], None]
 
 
 class Offsets:
+    # What this mixin uses of the coordinator and the other mixins, declared for the type
+    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
+    manager: GroupManager
+    runtime: LoopRuntime
+    offset_config: OffsetConfig
+
+    if TYPE_CHECKING:
+        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
+        def validate_current_member(self, group: GroupMetadata, member_id: str,
+                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
+
     # -- OffsetCommit ----------------------------------------------------------------------
     def handle_commit_offsets(self, group_id: str, member_id: str,
                               group_instance_id: str | None, generation_id: int,
@@ -52,6 +68,7 @@ class Offsets:
                 return
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
             group = self.manager.get_or_maybe_create_group(group_id, True)
+            assert group is not None, "get_or_maybe_create_group(create=True) always gives a group"
         error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:
             callback({tp: error for tp in offsets})

@@ -15,6 +15,7 @@ This mixin expects `manager`, `runtime` and `group_config` of the coordinator.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import ErrorCode
 from .delayed import DelayedJoin, DelayedSync, InitialDelayedJoin
@@ -23,10 +24,21 @@ from .member import MemberMetadata
 from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
+if TYPE_CHECKING:
+    from .join import GroupConfig
+    from .manager import GroupManager
+    from .runtime import LoopRuntime
+
 log = logging.getLogger(__name__)
 
 
 class Rebalance:
+    # What this mixin uses of the coordinator, declared for the type checker only
+    # (GroupCoordinator sets them)
+    manager: GroupManager
+    runtime: LoopRuntime
+    group_config: GroupConfig
+
     def current_generation_result(self, group: GroupMetadata, member_id: str, *,
                                    with_members: bool = True, leader_id: str | None = None,
                                    skip_assignment: bool = False) -> JoinResult:
@@ -47,6 +59,7 @@ class Rebalance:
             self.reset_and_propagate_assignment_error(group, ErrorCode.REBALANCE_IN_PROGRESS)
         self.remove_sync_expiration(group)
         delay = self.group_config.initial_rebalance_delay_ms
+        operation: DelayedJoin
         if group.is_(EMPTY):
             operation = InitialDelayedJoin(self, group, delay, delay,
                                            max(group.rebalance_timeout_ms - delay, 0))

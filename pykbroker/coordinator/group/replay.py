@@ -82,9 +82,11 @@ def build_group(group_id: str, record: GroupRecord | None,
         group.current_state_timestamp = (None if record.current_state_timestamp == -1
                                          else record.current_state_timestamp)
         for m in record.members:
+            # As in Kafka, the record's protocol is taken as it is: it is null only for a group
+            # without members, so a member's protocol name is never None in practice.
             member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                    m.rebalance_timeout_ms, m.session_timeout_ms,
-                                    record.protocol_type, [(record.protocol, m.subscription)])
+                                    m.rebalance_timeout_ms, m.session_timeout_ms, record.protocol_type,
+                                    [(record.protocol, m.subscription)])  # type: ignore[list-item]
             member.assignment = m.assignment
             group.add(member)
         group.leader_id = record.leader
