@@ -24,8 +24,9 @@ SPARK_CONFIG = require_connector()
 
 # When a leader dies, the driver's AdminClient may look up partition leaders before ZooKeeper
 # has let the dead broker go; it then keeps its ListOffsets call bound to that broker until
-# `default.api.timeout.ms` (60 s) has passed, and Spark retries it. A shorter timeout (a Kafka
-# client setting passed with the `kafka.` prefix) only shortens that pause.
+# `default.api.timeout.ms` (60 s) has passed, and Spark retries it (so it does with Apache
+# Kafka 3.9.0 too). A shorter timeout (a Kafka client setting passed with the `kafka.` prefix)
+# only shortens that pause.
 FAILOVER_OPTIONS = {"kafka.default.api.timeout.ms": "30000"}  # not below request.timeout.ms
 
 
