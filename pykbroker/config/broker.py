@@ -21,6 +21,7 @@ from .types import ConfigError, ConfigSource, to_raw
 
 logger = logging.getLogger(__name__)
 
+
 def _stringify(values: Mapping[str, Any] | None) -> dict[str, str]:
     """Supplied values as strings; a None value means the key is not set."""
     return {str(key): to_raw(value) for key, value in (values or {}).items() if value is not None}

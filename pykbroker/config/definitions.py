@@ -42,6 +42,7 @@ from .types import (
     to_raw,
 )
 
+
 class Synonym(NamedTuple):
     """A broker key that supplies a topic config's default; `unit_ms` converts hours or minutes."""
 

@@ -13,6 +13,7 @@ from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDefinition, broker
 from .topics import topic_config_values
 from .types import ConfigSource, ConfigType
 
+
 class ConfigSynonym(NamedTuple):
     """One DescribeConfigs synonym: a key that sets this config, its value and its source."""
 

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from .definitions import SECURITY_PROTOCOLS
 from .types import invalid_value
 
+
 class Listener(NamedTuple):
     """One listener: name (upper case), host ('' = all interfaces), port (0 = any free port)."""
 

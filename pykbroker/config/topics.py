@@ -10,6 +10,7 @@ from .broker import BrokerConfig
 from .definitions import TOPIC_CONFIGS, ConfigDefinition
 from .types import ConfigError
 
+
 def validate_topic_configs(configs: Mapping[str, Any]) -> dict[str, Any]:
     """Check a topic's overrides (e.g. from CreateTopics) and return their typed values.
 
