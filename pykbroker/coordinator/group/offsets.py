@@ -31,7 +31,7 @@ from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABL
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
+from ...common.topic_partition import TopicPartition
 CommitCallback = Callable[[dict[TopicPartition, ErrorCode]], None]
 
 
