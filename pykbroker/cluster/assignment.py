@@ -1,6 +1,9 @@
-"""Placing a topic's partition replicas on brokers, as Kafka's ZooKeeper-mode admin code does.
+"""Placing a topic's partition replicas on brokers, and the errors placement answers with: the
+one home of replica placement (the controller's rules, the embedded store and the ZooKeeper
+store all call it).
 
     assign_replicas([(1, None), (2, None), (3, None)], num_partitions=6, replication_factor=3)
+    place_replicas([(1, None), (2, None)], num_partitions=2, replication_factor=2)  # [[1, 2], [2, 1]]
 
 Without racks, partition p's first replica (its preferred leader) is broker
 `(p + start) % n` of the sorted broker list, so leaders spread evenly; the other replicas
@@ -10,7 +13,14 @@ as many different racks as possible (Kafka's rack-aware assignment). Some broker
 and others without is an error, as in Kafka.
 
 `start_index` and `replica_shift` are random unless given (Kafka's fixedStartIndex); adding
-partitions continues from the first replica of partition 0, as Kafka does.
+partitions continues from the first replica of partition 0, as Kafka does. `place_replicas`, the
+controller's placement for CreateTopics and CreatePartitions, starts at index 0, so partition p
+is led by the p-th broker (round-robin).
+
+Too few brokers is INVALID_REPLICATION_FACTOR in Kafka 3.9's words: the placer's
+"The target replication factor of 3 cannot be reached because only 1 broker(s) are registered."
+(`NotEnoughBrokersError`), which a new topic reports as "Unable to replicate the partition 3
+time(s): " followed by the placer's message (`unable_to_replicate`, `place_new_topic`).
 """
 from __future__ import annotations
 
@@ -20,6 +30,39 @@ from typing import Iterable
 from ..protocol.errors import ErrorCode, KafkaError
 
 Broker = tuple[int, "str | None"]  # (broker id, rack)
+
+
+class NotEnoughBrokersError(KafkaError):
+    """More replicas asked for than there are brokers (INVALID_REPLICATION_FACTOR)."""
+
+    def __init__(self, replication_factor: int, registered: int) -> None:
+        super().__init__(ErrorCode.INVALID_REPLICATION_FACTOR,
+                         f"The target replication factor of {replication_factor} cannot be reached "
+                         f"because only {registered} broker(s) are registered.")
+
+
+def unable_to_replicate(replication_factor: int, error: KafkaError) -> KafkaError:
+    """A placement failure as CreateTopics reports it (Kafka 3.9's ReplicationControlManager)."""
+    return KafkaError(error.code, f"Unable to replicate the partition {replication_factor} time(s): "
+                                  f"{error.message}")
+
+
+def place_new_topic(brokers: Iterable[Broker], num_partitions: int,
+                    replication_factor: int) -> dict[int, list[int]]:
+    """{partition: replicas} of a new topic; too few brokers reported as `unable_to_replicate`."""
+    try:
+        return dict(enumerate(place_replicas(brokers, num_partitions, replication_factor)))
+    except NotEnoughBrokersError as error:
+        raise unable_to_replicate(replication_factor, error) from None
+
+
+def place_replicas(brokers: Iterable[Broker], num_partitions: int, replication_factor: int,
+                   first_partition: int = 0) -> list[list[int]]:
+    """The controller's replica lists for new partitions numbered from `first_partition`:
+    leaders round-robin over the brokers from the first one, rack-aware when they have racks."""
+    placed = assign_replicas(brokers, num_partitions, replication_factor,
+                             first_partition=first_partition, start_index=0)
+    return [placed[p] for p in sorted(placed)]
 
 
 def assign_replicas(brokers: Iterable[Broker], num_partitions: int, replication_factor: int, *,
@@ -34,9 +77,7 @@ def assign_replicas(brokers: Iterable[Broker], num_partitions: int, replication_
         raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
                          "Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
-        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                         f"Replication factor: {replication_factor} larger than available "
-                         f"brokers: {len(brokers)}.")
+        raise NotEnoughBrokersError(replication_factor, len(brokers))
     racks = {broker_id: rack for broker_id, rack in brokers}
     if all(rack is None for rack in racks.values()):
         ordered, rack_of = [broker_id for broker_id, _ in brokers], None

@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 
 from ..protocol.errors import ErrorCode, KafkaError
+from .assignment import place_new_topic
 from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
     validate_topic_name
@@ -108,19 +109,8 @@ class EmbeddedMetadataStore(MetadataStore):
         self._notify_broker_configs(entity, configs)
 
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
-        if num_partitions <= 0:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                             "Number of partitions must be larger than 0.")
-        if replication_factor <= 0:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                             "Replication factor must be larger than 0.")
-        if replication_factor > 1:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                             f"Unable to replicate the partition {replication_factor} time(s): "
-                             "The target replication factor of "
-                             f"{replication_factor} cannot be reached because only 1 broker(s) "
-                             "are registered.")
-        return {index: [self.broker.broker_id] for index in range(num_partitions)}
+        return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions,
+                               replication_factor)
 
     # -- persistence -------------------------------------------------------------------
     def _load_or_create_cluster_id(self) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..protocol.errors import ErrorCode
 from .controller.election import PREFERRED
 
-TopicPartition = tuple[str, int]
+from ..common.topic_partition import TopicPartition
 
 
 class LocalController:

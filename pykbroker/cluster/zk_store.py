@@ -24,11 +24,11 @@ asynchronously with a compare-and-set on the state znode's version, followed by 
 from __future__ import annotations
 
 import logging
-import uuid
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 
+from ..common.uuids import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
 from . import zk_data
 from .assignment import assign_replicas, start_index_of
@@ -41,7 +41,6 @@ from .zk_watches import ClusterWatches
 
 log = logging.getLogger(__name__)
 
-NO_TOPIC_ID = uuid.UUID(int=0)
 LOOP_WAIT_S = 5.0  # the longest an administrative write holds the event loop
 
 
@@ -133,11 +132,11 @@ class ZkMetadataStore(MetadataStore):
                     ) -> None:
         old = self._topics.get(name)
         if (old is not None and assignment.topic_id is not None
-                and old.topic_id not in (assignment.topic_id, NO_TOPIC_ID)):
+                and old.topic_id not in (assignment.topic_id, ZERO_UUID)):
             self.apply_topic_deleted(name)  # deleted and created again under the same name
             old = None
         self._assignments[name] = assignment
-        topic_id = assignment.topic_id or (old.topic_id if old is not None else NO_TOPIC_ID)
+        topic_id = assignment.topic_id or (old.topic_id if old is not None else ZERO_UUID)
         self._publish(TopicInfo(name, topic_id, self._partition_states(name), dict(configs)))
 
     def apply_partition_state(self, name: str, partition: int, state: LeaderAndIsr | None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-from ..cluster.assignment import assign_replicas
+from ..cluster import assignment
 from ..cluster.model import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -98,23 +98,14 @@ def _bad_assignment(message: str) -> KafkaError:
 
 def place_replicas(broker_ids: list[int], num_partitions: int, replication_factor: int,
                    first_partition: int = 0) -> list[list[int]]:
-    """Replica lists for new partitions, spread over the brokers round-robin.
+    """Replica lists for new partitions (`cluster.assignment.place_replicas` over these brokers
+    and their racks).
 
     KafkaError INVALID_REPLICATION_FACTOR, with the placer's message, when there are not enough
     brokers.
     """
-    if replication_factor > len(broker_ids):
-        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                         f"The target replication factor of {replication_factor} cannot be "
-                         f"reached because only {len(broker_ids)} broker(s) are registered.")
-    racks = [(int(b), getattr(b, "rack", None)) for b in broker_ids]
-    if any(rack is not None for _, rack in racks):
-        placed = assign_replicas(racks, num_partitions, replication_factor,
-                                 first_partition=first_partition)
-        return [placed[p] for p in sorted(placed)]
-    ordered = sorted(int(b) for b in broker_ids)
-    return [[ordered[(partition + offset) % len(ordered)] for offset in range(replication_factor)]
-            for partition in range(first_partition, first_partition + num_partitions)]
+    brokers = [(int(b), getattr(b, "rack", None)) for b in broker_ids]
+    return assignment.place_replicas(brokers, num_partitions, replication_factor, first_partition)
 
 
 class RegisteredBroker(int):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
+from ..common.topic_partition import TopicPartition
 from .files import write_atomically
 
 VERSION = 0
@@ -23,8 +24,6 @@ LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
 REPLICATION_OFFSET_CHECKPOINT = "replication-offset-checkpoint"
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 LEADER_EPOCH_CHECKPOINT = "leader-epoch-checkpoint"
-
-TopicPartition = tuple[str, int]
 
 
 class CorruptCheckpointError(ValueError):

@@ -6,23 +6,15 @@ at the first one whose framing is broken or that runs past the end (recovery, co
 """
 from __future__ import annotations
 
-import struct
 from typing import Iterator, NamedTuple
 
-from pykbroker.records.batch import BATCH_HEADER_SIZE, LOG_OVERHEAD, BatchHeader
+from pykbroker.records.batch import BATCH_HEADER_SIZE, LOG_OVERHEAD, BatchHeader, unpack_header
 
 from .files import OpenFile
 
-# The magic 2 batch header, as laid out in pykbroker.records.batch.
-HEADER = struct.Struct(">qiibIhiqqqhii")
 MIN_BATCH_LENGTH = BATCH_HEADER_SIZE - LOG_OVERHEAD
 HEADER_CHUNK = 16 * 1024
 BATCH_CHUNK = 1024 * 1024
-
-
-def unpack_header(buf, pos: int = 0) -> BatchHeader:
-    """The batch header at `pos` of `buf`, without any checks beyond its 61 bytes being there."""
-    return BatchHeader._make(HEADER.unpack_from(buf, pos))
 
 
 class StoredBatch(NamedTuple):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pykbroker.records.batch import (
     ATTRIBUTES_OFFSET, BatchHeader, LOG_OVERHEAD, MAGIC_OFFSET, TIMESTAMP_TYPE_MASK, is_crc_valid,
-    set_base_offset, set_log_append_time, set_partition_leader_epoch, write_crc,
+    set_base_offset, set_log_append_time, set_partition_leader_epoch, unpack_header, write_crc,
 )
 from pykbroker.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from pykbroker.records.errors import InvalidRecordError
@@ -21,7 +21,7 @@ from pykbroker.records.records import build_batch, decode_batch
 from .config import LONG_MAX, LogConfig
 from .errors import ErrorCode, KafkaError, OffsetsOutOfOrderError, RecordValidationError
 from .producer_state import CLIENT
-from .scan import MIN_BATCH_LENGTH, unpack_header
+from .scan import MIN_BATCH_LENGTH
 
 _OFFSET_AND_LENGTH = struct.Struct(">qi")
 MIN_LEGACY_RECORD_SIZE = 14  # Kafka refuses anything shorter, whatever its magic

@@ -16,9 +16,8 @@ import struct
 import uuid
 from typing import Any, Callable
 
+from ..common.uuids import ZERO_UUID
 from .schema import FieldSpec, MessageSpec, StructSpec, Versions
-
-ZERO_UUID = uuid.UUID(int=0)
 
 FIXED_FORMATS = {
     "bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",

@@ -120,11 +120,17 @@ def read_magic(buf, pos: int = 0) -> int:
     return buf[pos + MAGIC_OFFSET]
 
 
+def unpack_header(buf, pos: int = 0) -> BatchHeader:
+    """The batch header at `pos` of `buf`, without any checks beyond its 61 bytes being there
+    (for data already validated, such as a log's own segments)."""
+    return BatchHeader._make(_HEADER.unpack_from(buf, pos))
+
+
 def parse_header(buf, pos: int = 0) -> BatchHeader:
     """The header of the magic 2 batch at `pos`; checks sizes, not the CRC."""
     if len(buf) - pos < BATCH_HEADER_SIZE:
         raise InvalidRecordError("record batch is shorter than its header")
-    header = BatchHeader._make(_HEADER.unpack_from(buf, pos))
+    header = unpack_header(buf, pos)
     if header.magic != 2:
         raise InvalidRecordError(f"expected a magic 2 batch, found magic {header.magic}")
     if header.batch_length < BATCH_HEADER_SIZE - LOG_OVERHEAD:

@@ -54,9 +54,8 @@ from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from pykbroker.common.uuids import ZERO_UUID
 from pykbroker.protocol.errors import ErrorCode
-
-ZERO_UUID = uuid.UUID(int=0)
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0

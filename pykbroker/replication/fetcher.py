@@ -47,7 +47,7 @@ EARLIEST, LATEST = -2, -1
 FetchRequest = messages.request(ApiKey.FETCH).cls
 ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
 
-TopicPartition = tuple[str, int]
+from ..common.topic_partition import TopicPartition
 
 
 @dataclass

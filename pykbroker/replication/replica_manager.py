@@ -30,7 +30,7 @@ from .purgatory import DelayedOperation, Purgatory
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
+from ..common.topic_partition import TopicPartition
 
 
 def now_ms() -> int:

@@ -4,7 +4,13 @@ from collections import Counter
 
 import pytest
 
-from pykbroker.cluster.assignment import assign_replicas, rack_alternated, start_index_of
+from pykbroker.cluster.assignment import (
+    assign_replicas,
+    place_new_topic,
+    place_replicas,
+    rack_alternated,
+    start_index_of,
+)
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 
 NO_RACKS = [(1, None), (2, None), (3, None)]
@@ -30,6 +36,8 @@ def test_more_replicas_than_brokers_is_an_invalid_replication_factor():
     with pytest.raises(KafkaError) as raised:
         assign_replicas(NO_RACKS, 1, 4)
     assert raised.value.code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert raised.value.message == ("The target replication factor of 4 cannot be reached because only 3 "
+                                    "broker(s) are registered.")
 
 
 def test_racks_alternate_in_the_broker_order():
@@ -60,3 +68,17 @@ def test_added_partitions_continue_the_pattern_of_partition_0():
     start = start_index_of(NO_RACKS, first[0][0])
     added = assign_replicas(NO_RACKS, 3, 2, first_partition=3, start_index=start)
     assert [added[p][0] for p in (3, 4, 5)] == [first[0][0], first[1][0], first[2][0]]
+
+
+def test_the_controller_places_leaders_round_robin_from_the_first_broker():
+    assert place_replicas(NO_RACKS, 3, 2) == [[1, 2], [2, 3], [3, 1]]
+    assert [replicas[0] for replicas in place_replicas(NO_RACKS, 3, 2, first_partition=3)] == [1, 2, 3]
+
+
+def test_a_new_topic_reports_too_few_brokers_in_kafkas_words():
+    assert place_new_topic([(7, None)], 2, 1) == {0: [7], 1: [7]}
+    with pytest.raises(KafkaError) as raised:
+        place_new_topic([(7, None)], 1, 3)
+    assert raised.value.code == ErrorCode.INVALID_REPLICATION_FACTOR
+    assert raised.value.message == ("Unable to replicate the partition 3 time(s): The target replication factor "
+                                    "of 3 cannot be reached because only 1 broker(s) are registered.")

@@ -35,6 +35,7 @@ from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, N
     RolledBackError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .. import zk_data
 from ..model import new_topic_id
@@ -46,8 +47,6 @@ log = logging.getLogger(__name__)
 
 MAX_WRITE_ATTEMPTS = 5
 RESYNC_DELAY_S = 1.0
-
-TopicPartition = tuple[str, int]
 
 
 class ControllerMovedError(Exception):

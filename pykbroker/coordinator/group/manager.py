@@ -24,7 +24,7 @@ from .state import DEAD, EMPTY
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
+from ...common.topic_partition import TopicPartition
 INVALID_OFFSET = -1
 
 

@@ -11,7 +11,7 @@ from typing import Callable, Iterable
 
 from .formats import OffsetAndMetadata
 
-TopicPartition = tuple[str, int]
+from ...common.topic_partition import TopicPartition
 
 
 @dataclass(frozen=True)

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TopicPartition = tuple[str, int]
+from ...common.topic_partition import TopicPartition
 CommitCallback = Callable[[dict[TopicPartition, ErrorCode]], None]
 
 

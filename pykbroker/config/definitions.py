@@ -1,0 +1,370 @@
+"""The tables of config definitions under Kafka 3.9's names, types, defaults and validators.
+
+* `TOPIC_CONFIGS`: per-topic keys, each with the broker keys that supply its default, in Kafka's
+  order of precedence. This is the one topic-config table: the log's `LogConfig` is built from
+  it (`pykbroker/log/config.py`).
+* `BROKER_CONFIGS`: server.properties keys, each marked dynamic when a running broker can
+  change it.
+
+Project-specific keys use the `pykbroker.` prefix and are not Kafka keys; DescribeConfigs never
+reports them. There is one:
+
+* `pykbroker.fsync.before.ack` (boolean, default false): when true, the broker fsyncs a
+  partition's log before acknowledging a produce to it. Kafka itself acknowledges once the
+  data is in the page cache (and, for acks=all, on the in-sync replicas), leaving flushes to
+  `log.flush.interval.*`.
+
+Where this project departs from Kafka's defaults it says so on the definition: `broker.id`
+keeps Kafka's default -1, but `BrokerConfig.broker_id` resolves an unset id (no node.id, no
+broker.id) to 0, because a standalone broker has no ZooKeeper to generate one.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, NamedTuple
+
+from .types import (
+    DOUBLE_MAX,
+    INT_MAX,
+    LONG_MAX,
+    MS_PER_HOUR,
+    MS_PER_MINUTE,
+    ConfigType,
+    Validator,
+    at_least,
+    between,
+    each_one_of,
+    format_value,
+    gzip_level,
+    one_of,
+    parse_typed,
+    throttled_replicas,
+    to_raw,
+)
+
+
+class Synonym(NamedTuple):
+    """A broker key that supplies a topic config's default; `unit_ms` converts hours or minutes."""
+
+    name: str
+    unit_ms: int = 1
+
+
+@dataclass(frozen=True)
+class ConfigDefinition:
+    """One config key: its type, Kafka's default (as a parsed value) and its validator.
+
+    Topic configs list their broker `synonyms` in Kafka's order of precedence. Broker configs
+    say whether they are `dynamic` (updatable at runtime; DescribeConfigs reports the others
+    read-only). `kafka` is False for this project's own keys.
+    """
+
+    name: str
+    type: ConfigType
+    default: Any = None
+    validator: Validator | None = None
+    synonyms: tuple[Synonym, ...] = ()
+    dynamic: bool = False
+    kafka: bool = True
+    doc: str = field(default="", compare=False)
+
+    @property
+    def sensitive(self) -> bool:
+        return self.type is ConfigType.PASSWORD
+
+    def parse(self, raw: Any) -> Any:
+        """A supplied value (string or Python value) as this config's validated Python value."""
+        value = parse_typed(self.name, self.type, to_raw(raw))
+        if self.validator is not None:
+            self.validator(self.name, value)
+        return value
+
+    def format(self, value: Any) -> str | None:
+        return format_value(self.type, value)
+
+
+def _index(definitions: Iterable[ConfigDefinition]) -> dict[str, ConfigDefinition]:
+    return {definition.name: definition for definition in definitions}
+
+
+BOOLEAN, SHORT, INT, LONG = ConfigType.BOOLEAN, ConfigType.SHORT, ConfigType.INT, ConfigType.LONG
+DOUBLE, STRING, LIST, CLASS, PASSWORD = (ConfigType.DOUBLE, ConfigType.STRING, ConfigType.LIST, ConfigType.CLASS,
+                                         ConfigType.PASSWORD)
+COMPRESSION_TYPES = ("uncompressed", "zstd", "lz4", "snappy", "gzip", "producer")
+TIMESTAMP_TYPES = ("CreateTime", "LogAppendTime")
+CLEANUP_POLICIES = ("compact", "delete")
+SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
+MIN_SEGMENT_BYTES = 14  # the size of the smallest possible record: Kafka 3.9's lower bound
+ZSTD_MIN_LEVEL = -131072
+
+
+def _topic(name: str, config_type: ConfigType, default: Any, validator: Validator | None = None,
+           *synonyms: Synonym | str) -> ConfigDefinition:
+    as_synonyms = tuple(s if isinstance(s, Synonym) else Synonym(s) for s in synonyms)
+    return ConfigDefinition(name, config_type, default, validator, synonyms=as_synonyms)
+
+
+TOPIC_CONFIGS: dict[str, ConfigDefinition] = _index([
+    _topic("cleanup.policy", LIST, ["delete"], each_one_of(*CLEANUP_POLICIES), "log.cleanup.policy"),
+    _topic("compression.gzip.level", INT, -1, gzip_level, "compression.gzip.level"),
+    _topic("compression.lz4.level", INT, 9, between(1, 17), "compression.lz4.level"),
+    _topic("compression.type", STRING, "producer", one_of(*COMPRESSION_TYPES), "compression.type"),
+    _topic("compression.zstd.level", INT, 3, between(ZSTD_MIN_LEVEL, 22), "compression.zstd.level"),
+    _topic("delete.retention.ms", LONG, 86400000, at_least(0), "log.cleaner.delete.retention.ms"),
+    _topic("file.delete.delay.ms", LONG, 60000, at_least(0), "log.segment.delete.delay.ms"),
+    _topic("flush.messages", LONG, LONG_MAX, at_least(1), "log.flush.interval.messages"),
+    _topic("flush.ms", LONG, LONG_MAX, at_least(0), "log.flush.interval.ms", "log.flush.scheduler.interval.ms"),
+    _topic("follower.replication.throttled.replicas", LIST, [], throttled_replicas),
+    _topic("index.interval.bytes", INT, 4096, at_least(0), "log.index.interval.bytes"),
+    _topic("leader.replication.throttled.replicas", LIST, [], throttled_replicas),
+    _topic("local.retention.bytes", LONG, -2, at_least(-2), "log.local.retention.bytes"),
+    _topic("local.retention.ms", LONG, -2, at_least(-2), "log.local.retention.ms"),
+    _topic("max.compaction.lag.ms", LONG, LONG_MAX, at_least(1), "log.cleaner.max.compaction.lag.ms"),
+    _topic("max.message.bytes", INT, 1048588, at_least(0), "message.max.bytes"),
+    _topic("message.downconversion.enable", BOOLEAN, True, None, "log.message.downconversion.enable"),
+    _topic("message.format.version", STRING, "3.0-IV1", None, "log.message.format.version"),
+    _topic("message.timestamp.after.max.ms", LONG, LONG_MAX, at_least(0), "log.message.timestamp.after.max.ms"),
+    _topic("message.timestamp.before.max.ms", LONG, LONG_MAX, at_least(0), "log.message.timestamp.before.max.ms"),
+    _topic("message.timestamp.difference.max.ms", LONG, LONG_MAX, at_least(0),
+           "log.message.timestamp.difference.max.ms"),
+    _topic("message.timestamp.type", STRING, "CreateTime", one_of(*TIMESTAMP_TYPES), "log.message.timestamp.type"),
+    _topic("min.cleanable.dirty.ratio", DOUBLE, 0.5, between(0, 1), "log.cleaner.min.cleanable.ratio"),
+    _topic("min.compaction.lag.ms", LONG, 0, at_least(0), "log.cleaner.min.compaction.lag.ms"),
+    _topic("min.insync.replicas", INT, 1, at_least(1), "min.insync.replicas"),
+    _topic("preallocate", BOOLEAN, False, None, "log.preallocate"),
+    _topic("remote.log.copy.disable", BOOLEAN, False),
+    _topic("remote.log.delete.on.disable", BOOLEAN, False),
+    _topic("remote.storage.enable", BOOLEAN, False),
+    _topic("retention.bytes", LONG, -1, None, "log.retention.bytes"),
+    _topic("retention.ms", LONG, 604800000, at_least(-1), "log.retention.ms",
+           Synonym("log.retention.minutes", MS_PER_MINUTE), Synonym("log.retention.hours", MS_PER_HOUR)),
+    _topic("segment.bytes", INT, 1073741824, at_least(MIN_SEGMENT_BYTES), "log.segment.bytes"),
+    _topic("segment.index.bytes", INT, 10485760, at_least(4), "log.index.size.max.bytes"),
+    _topic("segment.jitter.ms", LONG, 0, at_least(0), "log.roll.jitter.ms",
+           Synonym("log.roll.jitter.hours", MS_PER_HOUR)),
+    _topic("segment.ms", LONG, 604800000, at_least(1), "log.roll.ms", Synonym("log.roll.hours", MS_PER_HOUR)),
+    _topic("unclean.leader.election.enable", BOOLEAN, False, None, "unclean.leader.election.enable"),
+])
+
+# The broker keys a running broker can change (DescribeConfigs reports the rest read-only):
+# the first synonym of each topic config (but message format), plus these.
+DYNAMIC_BROKER_KEYS = frozenset(
+    {definition.synonyms[0].name for definition in TOPIC_CONFIGS.values() if definition.synonyms}
+    - {"log.message.format.version"}
+    | {
+        "message.max.bytes", "num.network.threads", "num.io.threads", "background.threads",
+        "num.replica.fetchers", "num.recovery.threads.per.data.dir",
+        "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.size",
+        "log.cleaner.io.buffer.load.factor", "log.cleaner.io.max.bytes.per.second", "log.cleaner.backoff.ms",
+        "listeners", "advertised.listeners", "listener.security.protocol.map",
+        "max.connections", "max.connections.per.ip", "max.connections.per.ip.overrides",
+        "max.connection.creation.rate", "producer.id.expiration.ms", "transaction.partition.verification.enable",
+        "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol",
+        "ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
+        "ssl.truststore.location", "ssl.truststore.password",
+    }
+)
+
+
+def _broker(name: str, config_type: ConfigType, default: Any = None, validator: Validator | None = None,
+            doc: str = "") -> ConfigDefinition:
+    return ConfigDefinition(name, config_type, default, validator, dynamic=name in DYNAMIC_BROKER_KEYS, doc=doc)
+
+
+BROKER_CONFIGS: dict[str, ConfigDefinition] = _index([
+    # General
+    _broker("broker.id", INT, -1, at_least(-1), doc="Kafka's default -1; BrokerConfig.broker_id resolves unset to 0."),
+    _broker("node.id", INT, -1, at_least(-1)),
+    _broker("process.roles", LIST, [], each_one_of("broker", "controller")),
+    _broker("broker.id.generation.enable", BOOLEAN, True),
+    _broker("reserved.broker.max.id", INT, 1000, at_least(0)),
+    _broker("broker.rack", STRING),
+    _broker("message.max.bytes", INT, 1048588, at_least(0)),
+    _broker("num.network.threads", INT, 3, at_least(1)),
+    _broker("num.io.threads", INT, 8, at_least(1)),
+    _broker("background.threads", INT, 10, at_least(1)),
+    _broker("queued.max.requests", INT, 500, at_least(1)),
+    _broker("queued.max.request.bytes", LONG, -1),
+    _broker("request.timeout.ms", INT, 30000),
+    _broker("socket.connection.setup.timeout.ms", LONG, 10000),
+    _broker("socket.connection.setup.timeout.max.ms", LONG, 30000),
+    _broker("authorizer.class.name", STRING, ""),
+    _broker("delete.topic.enable", BOOLEAN, True),
+    _broker("compression.type", STRING, "producer", one_of(*COMPRESSION_TYPES)),
+    _broker("compression.gzip.level", INT, -1, gzip_level),
+    _broker("compression.lz4.level", INT, 9, between(1, 17)),
+    _broker("compression.zstd.level", INT, 3, between(ZSTD_MIN_LEVEL, 22)),
+    _broker("controlled.shutdown.enable", BOOLEAN, True),
+    _broker("controlled.shutdown.max.retries", INT, 3),
+    _broker("controlled.shutdown.retry.backoff.ms", LONG, 5000),
+    _broker("max.incremental.fetch.session.cache.slots", INT, 1000, at_least(0)),
+    _broker("fetch.max.bytes", INT, 57671680, at_least(1024)),
+    _broker("max.request.partition.size.limit", INT, 2000, at_least(1)),
+    # KRaft
+    _broker("controller.listener.names", STRING),
+    _broker("controller.quorum.voters", LIST, []),
+    _broker("controller.quorum.bootstrap.servers", LIST, []),
+    _broker("metadata.log.dir", STRING),
+    _broker("initial.broker.registration.timeout.ms", INT, 60000),
+    _broker("broker.heartbeat.interval.ms", INT, 2000),
+    _broker("broker.session.timeout.ms", INT, 9000),
+    # Socket server
+    _broker("listeners", STRING, "PLAINTEXT://:9092"),
+    _broker("advertised.listeners", STRING),
+    _broker("listener.security.protocol.map", STRING, DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP),
+    _broker("inter.broker.listener.name", STRING),
+    _broker("security.inter.broker.protocol", STRING, "PLAINTEXT", one_of(*SECURITY_PROTOCOLS)),
+    _broker("control.plane.listener.name", STRING),
+    _broker("socket.send.buffer.bytes", INT, 102400),
+    _broker("socket.receive.buffer.bytes", INT, 102400),
+    _broker("socket.request.max.bytes", INT, 104857600, at_least(1)),
+    _broker("socket.listen.backlog.size", INT, 50, at_least(1)),
+    _broker("max.connections.per.ip", INT, INT_MAX, at_least(0)),
+    _broker("max.connections.per.ip.overrides", STRING, ""),
+    _broker("max.connections", INT, INT_MAX, at_least(0)),
+    _broker("max.connection.creation.rate", INT, INT_MAX, at_least(0)),
+    _broker("connections.max.idle.ms", LONG, 600000),
+    _broker("connection.failed.authentication.delay.ms", INT, 100, at_least(0)),
+    # Log
+    _broker("num.partitions", INT, 1, at_least(1)),
+    _broker("log.dir", STRING, "/tmp/kafka-logs"),
+    _broker("log.dirs", STRING),
+    _broker("log.segment.bytes", INT, 1073741824, at_least(MIN_SEGMENT_BYTES)),
+    _broker("log.roll.ms", LONG),
+    _broker("log.roll.hours", INT, 168, at_least(1)),
+    _broker("log.roll.jitter.ms", LONG),
+    _broker("log.roll.jitter.hours", INT, 0, at_least(0)),
+    _broker("log.retention.ms", LONG),
+    _broker("log.retention.minutes", INT),
+    _broker("log.retention.hours", INT, 168),
+    _broker("log.retention.bytes", LONG, -1),
+    _broker("log.retention.check.interval.ms", LONG, 300000, at_least(1)),
+    _broker("log.cleanup.policy", LIST, ["delete"], each_one_of(*CLEANUP_POLICIES)),
+    _broker("log.cleaner.enable", BOOLEAN, True),
+    _broker("log.cleaner.threads", INT, 1, at_least(0)),
+    _broker("log.cleaner.io.max.bytes.per.second", DOUBLE, DOUBLE_MAX),
+    _broker("log.cleaner.dedupe.buffer.size", LONG, 134217728),
+    _broker("log.cleaner.io.buffer.size", INT, 524288, at_least(0)),
+    _broker("log.cleaner.io.buffer.load.factor", DOUBLE, 0.9),
+    _broker("log.cleaner.backoff.ms", LONG, 15000, at_least(0)),
+    _broker("log.cleaner.min.cleanable.ratio", DOUBLE, 0.5, between(0, 1)),
+    _broker("log.cleaner.delete.retention.ms", LONG, 86400000, at_least(0)),
+    _broker("log.cleaner.min.compaction.lag.ms", LONG, 0, at_least(0)),
+    _broker("log.cleaner.max.compaction.lag.ms", LONG, LONG_MAX, at_least(1)),
+    _broker("log.index.size.max.bytes", INT, 10485760, at_least(4)),
+    _broker("log.index.interval.bytes", INT, 4096, at_least(0)),
+    _broker("log.flush.interval.messages", LONG, LONG_MAX, at_least(1)),
+    _broker("log.flush.interval.ms", LONG),
+    _broker("log.flush.scheduler.interval.ms", LONG, LONG_MAX),
+    _broker("log.flush.offset.checkpoint.interval.ms", INT, 60000, at_least(0)),
+    _broker("log.flush.start.offset.checkpoint.interval.ms", INT, 60000, at_least(0)),
+    _broker("log.segment.delete.delay.ms", LONG, 60000, at_least(0)),
+    _broker("log.preallocate", BOOLEAN, False),
+    _broker("log.message.format.version", STRING, "3.0-IV1"),
+    _broker("log.message.timestamp.type", STRING, "CreateTime", one_of(*TIMESTAMP_TYPES)),
+    _broker("log.message.timestamp.difference.max.ms", LONG, LONG_MAX, at_least(0)),
+    _broker("log.message.timestamp.before.max.ms", LONG, LONG_MAX, at_least(0)),
+    _broker("log.message.timestamp.after.max.ms", LONG, LONG_MAX, at_least(0)),
+    _broker("log.message.downconversion.enable", BOOLEAN, True),
+    _broker("log.local.retention.ms", LONG, -2, at_least(-2)),
+    _broker("log.local.retention.bytes", LONG, -2, at_least(-2)),
+    _broker("num.recovery.threads.per.data.dir", INT, 1, at_least(1)),
+    _broker("auto.create.topics.enable", BOOLEAN, True),
+    _broker("min.insync.replicas", INT, 1, at_least(1)),
+    _broker("create.topic.policy.class.name", CLASS),
+    _broker("alter.config.policy.class.name", CLASS),
+    # Replication
+    _broker("default.replication.factor", INT, 1),
+    _broker("unclean.leader.election.enable", BOOLEAN, False),
+    _broker("controller.socket.timeout.ms", INT, 30000),
+    _broker("replica.lag.time.max.ms", LONG, 30000),
+    _broker("replica.socket.timeout.ms", INT, 30000),
+    _broker("replica.socket.receive.buffer.bytes", INT, 65536),
+    _broker("replica.fetch.max.bytes", INT, 1048576, at_least(0)),
+    _broker("replica.fetch.wait.max.ms", INT, 500),
+    _broker("replica.fetch.backoff.ms", INT, 1000, at_least(0)),
+    _broker("replica.fetch.min.bytes", INT, 1),
+    _broker("replica.fetch.response.max.bytes", INT, 10485760, at_least(0)),
+    _broker("num.replica.fetchers", INT, 1),
+    _broker("replica.high.watermark.checkpoint.interval.ms", LONG, 5000),
+    _broker("replica.selector.class", STRING),
+    _broker("fetch.purgatory.purge.interval.requests", INT, 1000),
+    _broker("producer.purgatory.purge.interval.requests", INT, 1000),
+    _broker("delete.records.purgatory.purge.interval.requests", INT, 1),
+    _broker("auto.leader.rebalance.enable", BOOLEAN, True),
+    _broker("leader.imbalance.per.broker.percentage", INT, 10),
+    _broker("leader.imbalance.check.interval.seconds", LONG, 300, at_least(1)),
+    _broker("inter.broker.protocol.version", STRING, "3.9-IV0"),
+    # Group coordinator
+    _broker("group.min.session.timeout.ms", INT, 6000),
+    _broker("group.max.session.timeout.ms", INT, 1800000),
+    _broker("group.initial.rebalance.delay.ms", INT, 3000),
+    _broker("group.max.size", INT, INT_MAX, at_least(1)),
+    _broker("group.coordinator.rebalance.protocols", LIST, ["classic"], each_one_of("classic", "consumer", "share")),
+    _broker("group.coordinator.threads", INT, 1, at_least(1)),
+    _broker("group.consumer.session.timeout.ms", INT, 45000, at_least(1)),
+    _broker("group.consumer.min.session.timeout.ms", INT, 45000, at_least(1)),
+    _broker("group.consumer.max.session.timeout.ms", INT, 60000, at_least(1)),
+    _broker("group.consumer.heartbeat.interval.ms", INT, 5000, at_least(1)),
+    _broker("group.consumer.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
+    _broker("group.consumer.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
+    _broker("group.consumer.max.size", INT, INT_MAX, at_least(1)),
+    # Offsets
+    _broker("offset.metadata.max.bytes", INT, 4096),
+    _broker("offsets.load.buffer.size", INT, 5242880, at_least(1)),
+    _broker("offsets.topic.replication.factor", SHORT, 3, at_least(1)),
+    _broker("offsets.topic.num.partitions", INT, 50, at_least(1)),
+    _broker("offsets.topic.segment.bytes", INT, 104857600, at_least(1)),
+    _broker("offsets.topic.compression.codec", INT, 0),
+    _broker("offsets.retention.minutes", INT, 10080, at_least(1)),
+    _broker("offsets.retention.check.interval.ms", LONG, 600000, at_least(1)),
+    _broker("offsets.commit.timeout.ms", INT, 5000, at_least(1)),
+    _broker("offsets.commit.required.acks", SHORT, -1),
+    # Transactions
+    _broker("transactional.id.expiration.ms", INT, 604800000, at_least(1)),
+    _broker("transaction.max.timeout.ms", INT, 900000, at_least(1)),
+    _broker("transaction.state.log.min.isr", INT, 2, at_least(1)),
+    _broker("transaction.state.log.load.buffer.size", INT, 5242880, at_least(1)),
+    _broker("transaction.state.log.replication.factor", SHORT, 3, at_least(1)),
+    _broker("transaction.state.log.num.partitions", INT, 50, at_least(1)),
+    _broker("transaction.state.log.segment.bytes", INT, 104857600, at_least(1)),
+    _broker("transaction.abort.timed.out.transaction.cleanup.interval.ms", INT, 10000, at_least(1)),
+    _broker("transaction.remove.expired.transaction.cleanup.interval.ms", INT, 3600000, at_least(1)),
+    _broker("transaction.partition.verification.enable", BOOLEAN, True),
+    _broker("producer.id.expiration.ms", INT, 86400000, at_least(1)),
+    # ZooKeeper
+    _broker("zookeeper.connect", STRING),
+    _broker("zookeeper.session.timeout.ms", INT, 18000),
+    _broker("zookeeper.connection.timeout.ms", INT),
+    _broker("zookeeper.set.acl", BOOLEAN, False),
+    _broker("zookeeper.max.in.flight.requests", INT, 10, at_least(1)),
+    # Security
+    _broker("sasl.enabled.mechanisms", LIST, ["GSSAPI"]),
+    _broker("sasl.mechanism.inter.broker.protocol", STRING, "GSSAPI"),
+    _broker("ssl.client.auth", STRING, "none", one_of("required", "requested", "none")),
+    _broker("ssl.keystore.location", STRING),
+    _broker("ssl.keystore.password", PASSWORD),
+    _broker("ssl.key.password", PASSWORD),
+    _broker("ssl.truststore.location", STRING),
+    _broker("ssl.truststore.password", PASSWORD),
+    # This project's own keys (not Kafka's)
+    ConfigDefinition("pykbroker.fsync.before.ack", BOOLEAN, False, kafka=False,
+                     doc="fsync a partition's log before acknowledging a produce to it"),
+])
+
+_BROKER_SYNONYM_GROUPS = (
+    ("log.roll.ms", "log.roll.hours"),
+    ("log.roll.jitter.ms", "log.roll.jitter.hours"),
+    ("log.retention.ms", "log.retention.minutes", "log.retention.hours"),
+)
+
+
+def broker_synonyms(name: str) -> list[str]:
+    """The broker keys that set the same thing as `name`, highest precedence first."""
+    if name == "log.flush.interval.ms":
+        return ["log.flush.interval.ms", "log.flush.scheduler.interval.ms"]
+    for group in _BROKER_SYNONYM_GROUPS:
+        if name in group:
+            return list(group)
+    return [name]

@@ -1,0 +1,123 @@
+"""The entries DescribeConfigs answers with, for topics and brokers: value, source, synonyms.
+
+    entries = describe_topic_configs({"retention.ms": "1000"}, broker_config)
+    entries = describe_broker_configs(broker_config)
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Mapping, NamedTuple
+
+from .broker import BrokerConfig
+from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
+from .topics import topic_config_values
+from .types import ConfigSource, ConfigType
+
+
+class ConfigSynonym(NamedTuple):
+    """One DescribeConfigs synonym: a key that sets this config, its value and its source."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+
+
+@dataclass(frozen=True)
+class ConfigEntry:
+    """One DescribeConfigs result entry."""
+
+    name: str
+    value: str | None
+    source: ConfigSource
+    is_sensitive: bool
+    read_only: bool
+    synonyms: tuple[ConfigSynonym, ...]
+    type: ConfigType
+
+    @property
+    def is_default(self) -> bool:
+        return self.source is ConfigSource.DEFAULT_CONFIG
+
+
+def describe_topic_configs(overrides: Mapping[str, Any], broker: BrokerConfig) -> list[ConfigEntry]:
+    """Every topic config as DescribeConfigs reports it for a topic with these overrides, by name."""
+    values = topic_config_values(overrides, broker)
+    return [_topic_entry(TOPIC_CONFIGS[key], values[key], key in overrides, broker) for key in sorted(TOPIC_CONFIGS)]
+
+
+def _topic_entry(definition: ConfigDefinition, value: Any, overridden: bool, broker: BrokerConfig) -> ConfigEntry:
+    shown = None if definition.sensitive else definition.format(value)
+    synonyms = [ConfigSynonym(definition.name, shown, ConfigSource.DYNAMIC_TOPIC_CONFIG)] if overridden else []
+    if definition.synonyms:
+        server_key = definition.synonyms[0].name
+        synonyms += broker_config_synonyms(broker, server_key, definition.sensitive)
+    return ConfigEntry(definition.name, shown, _source(synonyms), definition.sensitive, False, tuple(synonyms),
+                       definition.type)
+
+
+def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = False) -> list[ConfigSynonym]:
+    """The layers' values for `key` and its broker synonyms, highest precedence first.
+
+    Each layer lists its synonyms in precedence order; Kafka's defaults are the last layer.
+    Entries before the first one for `key` itself are dropped, so a key whose own value is unset
+    (e.g. log.retention.ms while log.retention.hours is set) reports no synonyms at all, exactly
+    as Kafka does.
+    """
+    names = broker_synonyms(key)
+    synonyms = [ConfigSynonym(name, None if sensitive else values[name], source)
+                for source, values in _layers_with_defaults(broker) for name in names if name in values]
+    while synonyms and synonyms[0].name != key:
+        synonyms.pop(0)
+    return synonyms
+
+
+def _layers_with_defaults(broker: BrokerConfig) -> list[tuple[ConfigSource, Mapping[str, str]]]:
+    sources = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+               ConfigSource.STATIC_BROKER_CONFIG)
+    return [(source, broker.layer(source)) for source in sources] + [(ConfigSource.DEFAULT_CONFIG, _DEFAULT_STRINGS)]
+
+
+_DEFAULT_STRINGS: dict[str, str] = {
+    name: definition.format(definition.default)
+    for name, definition in BROKER_CONFIGS.items() if definition.default is not None
+}
+
+
+def _source(synonyms: list[ConfigSynonym]) -> ConfigSource:
+    return synonyms[0].source if synonyms else ConfigSource.DEFAULT_CONFIG
+
+
+# --------------------------------------------------------------------------------------------
+# Broker configs for DescribeConfigs
+
+def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> list[ConfigEntry]:
+    """The broker's configs as DescribeConfigs reports them, by name.
+
+    `per_broker` describes this broker (resource name = its id): every Kafka key plus the
+    supplied unknown keys. Otherwise it describes the cluster-wide default resource (empty
+    resource name): only the keys that have a dynamic cluster-wide default.
+    """
+    if per_broker:
+        keys = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka] + broker.unknown_keys
+    else:
+        keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
+    return [_broker_entry(broker, key, per_broker) for key in sorted(keys)]
+
+
+def _broker_entry(broker: BrokerConfig, key: str, per_broker: bool) -> ConfigEntry:
+    definition = BROKER_CONFIGS.get(key)
+    sensitive = definition is not None and definition.sensitive
+    synonyms = [synonym for synonym in broker_config_synonyms(broker, key, sensitive)
+                if per_broker or synonym.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    value = _broker_value(broker, key, definition, per_broker)
+    return ConfigEntry(key, None if sensitive else value, _source(synonyms), sensitive,
+                       definition is None or not definition.dynamic, tuple(synonyms),
+                       definition.type if definition else ConfigType.UNKNOWN)
+
+
+def _broker_value(broker: BrokerConfig, key: str, definition: ConfigDefinition | None, per_broker: bool) -> Any:
+    if not per_broker:
+        return broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG)[key]
+    if definition is None:
+        return broker.raw(key)
+    return definition.format(broker[key])
