@@ -20,6 +20,12 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 SCHEMA_COUNT = len(list((CHECKOUT / "protocol" / "messages").glob("*.json")))
 
 
+@pytest.fixture(autouse=True)
+def without_the_checkout_on_the_path(monkeypatch):
+    """The installed package must be found on its own, not through a PYTHONPATH to a checkout."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)
+
+
 def run(*args, cwd):
     subprocess.run([str(arg) for arg in args], cwd=cwd, check=True,
                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
