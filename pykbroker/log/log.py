@@ -34,7 +34,8 @@ from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .lookups import OffsetLookups
 from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
 from .retention import Retention
-from .segment import Segment, now_ms as wall_clock_ms
+from ..common.time import now_ms as wall_clock_ms
+from .segment import Segment
 from .segments import SegmentList
 from .txn_index import AbortedTxn
 from .validation import (
