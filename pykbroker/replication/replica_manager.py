@@ -132,6 +132,7 @@ class ReplicaManager:
         self.metadata = metadata_store
         self.inter_broker_listener = inter_broker_listener
         self.partitions: dict[TopicPartition, Partition] = {}
+        self.timer = timer
         self.clock = timer.clock
         self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", timer)
