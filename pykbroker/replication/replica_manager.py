@@ -28,6 +28,7 @@ from ..common.timer import Timer
 from ..config import topic_config_values
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from .durability import sync_before_ack
 from .fetcher import ReplicaFetcherManager
 from .partition import Partition
 
@@ -297,11 +298,19 @@ class ReplicaManager:
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
+        await self._sync_appended(results)
         if required_acks == -1 and any(r.required_offset >= 0 for r in results.values()):
             delayed = DelayedProduce(timeout_ms, self, results)
             await self.produce_purgatory.wait_for(delayed, list(results))
             delayed.settle()
         return results
+
+    async def _sync_appended(self, results: dict[TopicPartition, ProduceResult]) -> None:
+        """Wait, off the event loop, for the fsyncs owed before the appends are acknowledged."""
+        for tp, result in results.items():
+            partition = self.partitions.get(tp)
+            if result.error == ErrorCode.NONE and partition is not None:
+                await sync_before_ack(partition.log, partition.log_end_offset)
 
     def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int,
                     now: int) -> ProduceResult:
