@@ -1,9 +1,10 @@
 """The broker's one timer: callbacks that run once their delay has passed on its clock."""
 import anyio
 
-from pykbroker.common.time import FakeClock
+from pykbroker.common.time import SYSTEM_CLOCK, FakeClock
 from pykbroker.common.timer import MockTimer, SystemTimer
-from pykbroker.common.time import SYSTEM_CLOCK
+
+from .running import run_until
 
 
 def test_a_mock_timer_fires_due_tasks_in_deadline_order_at_their_deadline():
@@ -46,11 +47,7 @@ def test_the_system_timer_fires_in_deadline_order_and_cancelled_tasks_never():
         timer.schedule(10, lambda: fired.append("early"))
         timer.schedule(20, lambda: fired.append("cancelled")).cancel()
         timer.schedule(40, done.set)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(timer.run)
-            with anyio.fail_after(10):
-                await done.wait()
-            tasks.cancel_scope.cancel()
+        await run_until(timer.run, done)
     anyio.run(main)
     assert fired == ["early", "late"]
 
@@ -62,12 +59,12 @@ def test_a_task_scheduled_while_running_wakes_the_system_timer_early():
         timer = SystemTimer(SYSTEM_CLOCK)
         done = anyio.Event()
         timer.schedule(60_000, lambda: fired.append("much later"))
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(timer.run)
+
+        async def schedule_soon_while_running():
             await anyio.sleep(0)
             timer.schedule(1, lambda: (fired.append("soon"), done.set()))
-            with anyio.fail_after(10):
-                await done.wait()
-            tasks.cancel_scope.cancel()
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(schedule_soon_while_running)
+            await run_until(timer.run, done)
     anyio.run(main)
     assert fired == ["soon"]

@@ -4,6 +4,7 @@ import anyio
 from pykbroker.common.time import FakeClock
 from pykbroker.common.timer import MockTimer
 from pykbroker.coordinator.group.runtime import LoopRuntime
+from tests.common.running import run_until
 
 
 def test_timers_and_the_time_are_the_brokers_timer_and_clock():
@@ -31,10 +32,6 @@ def test_tasks_spawned_before_running_start_when_it_runs_and_failures_stay_conta
 
         runtime.spawn(fails)
         runtime.spawn(works, 7)
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(runtime.run)
-            with anyio.fail_after(10):
-                await done.wait()
-            tasks.cancel_scope.cancel()
+        await run_until(runtime.run, done)
     anyio.run(main)
     assert results == [7]
