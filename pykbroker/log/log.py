@@ -326,6 +326,10 @@ class Log(OffsetLookups, Retention, Compaction):
                     segment.fdatasync_log()
                 except FileNotFoundError:
                     pass  # deleted meanwhile
+                except OSError:
+                    if not self.closed:
+                        raise
+                    return  # closed meanwhile (deleted, or the broker stopping): nothing to ack
             if dir_owed:
                 files.fsync_dir(self.directory)  # acknowledged data must be findable after a crash
             with self._lock:
