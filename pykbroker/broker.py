@@ -20,6 +20,8 @@ import time
 
 import anyio
 
+from .common.time import SYSTEM_CLOCK
+from .common.timer import SystemTimer
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
@@ -56,6 +58,7 @@ class Broker:
         self.metadata = None
         self.controller = None
         self.bridge = LoopBridge()
+        self.timer = SystemTimer(SYSTEM_CLOCK)  # the one timer: purgatories, group timeouts
         self.topic_creator = None
         self.log_manager = None
         self.replica_manager = None
@@ -132,13 +135,13 @@ class Broker:
         self.log_manager = LogManager(
             self.config.log_dirs, topic_config_values({}, self.config),
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
-            topic_configs=self._topic_log_config)
+            topic_configs=self._topic_log_config, time_ms=self.timer.clock.now_ms)
         self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
-                                              self.metadata,
+                                              self.metadata, timer=self.timer,
                                               inter_broker_listener=self.inter_broker_listener)
         self.replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id, self.config, self.replica_manager, self.metadata)
+            self.broker_id, self.config, self.replica_manager, self.metadata, self.timer)
         self.group_coordinator.startup()
         self.topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
@@ -217,6 +220,7 @@ class Broker:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self)
+                tasks.start_soon(self.timer.run)
                 tasks.start_soon(self.group_coordinator.run)
                 tasks.start_soon(self.replica_manager.run)
                 self.started = True

@@ -11,8 +11,7 @@ for who may commit when.
 - v6+: the committed leader epoch. v7+: static membership (group_instance_id).
 - Metadata longer than `offset.metadata.max.bytes`: OFFSET_METADATA_TOO_LARGE.
 """
-import time
-
+from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -27,7 +26,7 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx):
     version = ctx.api_version
-    errors, offsets = _split_known_partitions(request, ctx, int(time.time() * 1000))
+    errors, offsets = _split_known_partitions(request, ctx, now_ms())
     if offsets:
         errors.update(await ctx.broker.group_coordinator.commit_offsets(
             request.group_id,

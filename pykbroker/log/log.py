@@ -8,8 +8,13 @@
 The ListOffsets lookups, retention and compaction live in their own modules (`lookups`,
 `retention`, `compaction`) as mixins of `Log`.
 
-Threading: every method may be called from the event loop thread; `flush`, `delete_old_segments`,
-`compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
+Durability: appends only write to the page cache. When the configuration promises more
+(`fsync_before_ack`, or `flush.messages` appends since the last flush) `sync_owed()` says so and
+the appender calls `sync_appended(end)` on a worker thread before acknowledging, so that no fsync
+ever runs on the event loop.
+
+Threading: every method may be called from the event loop thread; `flush`, `sync_appended`,
+`delete_old_segments`, `compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
 changes and is held only briefly: fsyncs and compaction's reading and writing happen
 outside it, and their results are swapped in under it. Reads take no lock at all: they work
 on the immutable segment list current when they start.
@@ -34,7 +39,8 @@ from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .lookups import OffsetLookups
 from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
 from .retention import Retention
-from .segment import Segment, now_ms as wall_clock_ms
+from ..common.time import now_ms as wall_clock_ms
+from .segment import Segment
 from .segments import SegmentList
 from .txn_index import AbortedTxn
 from .validation import (
@@ -57,6 +63,9 @@ class Log(OffsetLookups, Retention, Compaction):
         self._deleter = deleter
         self._time_ms = time_ms
         self._lock = threading.RLock()
+        self._sync_lock = threading.Lock()  # one `sync_appended` at a time
+        self._synced_offset = 0  # fsync before ack: everything below is on disk
+        self._dir_sync_owed = False  # fsync before ack: a segment file was created since
         self.epoch_cache = LeaderEpochCache(os.path.join(directory, "leader-epoch-checkpoint"))
         self.producers = ProducerStateManager(expiration_ms=producer_id_expiration_ms)
         self.snapshots = SnapshotFiles(directory)
@@ -104,6 +113,7 @@ class Log(OffsetLookups, Retention, Compaction):
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
         self._log_end_offset = loaded.log_end_offset
+        self._synced_offset = loaded.log_end_offset
         self.recovery = loaded.recovery
         self._segments.active.pin()
 
@@ -196,10 +206,8 @@ class Log(OffsetLookups, Retention, Compaction):
             updates, completed, duplicate = self._check_producers(append, origin)
             if duplicate is not None:
                 return self._duplicate_info(duplicate, append)
-            segment = self._append(append, updates, completed, now)
-            info = self._append_info(append, now if log_append_time else -1)
-        self._after_append(segment)
-        return info
+            self._append(append, updates, completed, now)
+            return self._append_info(append, now if log_append_time else -1)
 
     def append_as_follower(self, records, *, now_ms: int | None = None) -> LogAppendInfo:
         """Append batches replicated from the leader (offsets and epochs already assigned)."""
@@ -214,10 +222,8 @@ class Log(OffsetLookups, Retention, Compaction):
                     f"{self._log_end_offset}", append.first_offset, append.last_offset)
             self._check_append_size(append)
             updates, completed, _ = self._check_producers(append, REPLICATION)
-            segment = self._append(append, updates, completed, now)
-            info = self._append_info(append, -1)
-        self._after_append(segment)
-        return info
+            self._append(append, updates, completed, now)
+            return self._append_info(append, -1)
 
     def _check_append_size(self, append: AppendBatches) -> None:
         if append.valid_bytes > self.config.segment_bytes:
@@ -251,8 +257,8 @@ class Log(OffsetLookups, Retention, Compaction):
         return updates, completed, None
 
     def _append(self, append: AppendBatches, updates: dict[int, ProducerAppend],
-                completed: list[CompletedTxn], now: int) -> Segment:
-        """Write the batches and apply everything they change (lock held); returns the segment."""
+                completed: list[CompletedTxn], now: int) -> None:
+        """Write the batches and apply everything they change (lock held)."""
         for _, header in append.batches:
             self._maybe_assign_epoch(header.partition_leader_epoch, header.base_offset)
         max_timestamp, offset_of_max = append.max_timestamp_and_offset()
@@ -267,7 +273,6 @@ class Log(OffsetLookups, Retention, Compaction):
                 segment.txn_index.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, lso))
             self.producers.complete_txn(txn)
         self.producers.update_map_end_offset(self._log_end_offset)
-        return segment
 
     def _maybe_assign_epoch(self, epoch: int, start_offset: int) -> None:
         if epoch >= 0:
@@ -288,12 +293,48 @@ class Log(OffsetLookups, Retention, Compaction):
             log_append_time=duplicate.timestamp, log_start_offset=self.log_start_offset,
             record_count=append.record_count, valid_bytes=append.valid_bytes, duplicate=True)
 
-    def _after_append(self, segment: Segment) -> None:
-        """The durability the configuration promises before the append is acknowledged."""
+    # -- durability before acknowledging ----------------------------------------------
+
+    def sync_owed(self) -> bool:
+        """Whether appends must be synced (`sync_appended`) before they are acknowledged."""
+        return self.fsync_before_ack or self._flush_messages_reached()
+
+    def _flush_messages_reached(self) -> bool:
+        return self._log_end_offset - self.recovery_point >= self.config.flush_messages
+
+    def sync_appended(self, end_offset: int) -> None:
+        """Make the appends below `end_offset` as durable as the configuration promises: their
+        data fdatasync'ed (fsync before ack), and a full flush once `flush.messages` appends
+        accumulated. Blocks: call it on a worker thread. Calls that find their appends already
+        synced by another return at once."""
         if self.fsync_before_ack:
-            segment.fdatasync_log()
-        if self._log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self._fdatasync_below(end_offset)
+        if self._flush_messages_reached():
             self.flush()
+
+    def _fdatasync_below(self, end_offset: int) -> None:
+        with self._sync_lock:
+            with self._lock:
+                if self.closed or end_offset <= self._synced_offset:
+                    return
+                target = self._log_end_offset
+                segments = self._segments.overlapping(self._synced_offset, target)
+                dir_owed, self._dir_sync_owed = self._dir_sync_owed, False
+                truncations = self._truncations
+            for segment in segments:
+                try:
+                    segment.fdatasync_log()
+                except FileNotFoundError:
+                    pass  # deleted meanwhile
+                except OSError:
+                    if not self.closed:
+                        raise
+                    return  # closed meanwhile (deleted, or the broker stopping): nothing to ack
+            if dir_owed:
+                files.fsync_dir(self.directory)  # acknowledged data must be findable after a crash
+            with self._lock:
+                if truncations == self._truncations:
+                    self._synced_offset = max(self._synced_offset, target)
 
     # -- rolling --------------------------------------------------------------------------
 
@@ -315,7 +356,7 @@ class Log(OffsetLookups, Retention, Compaction):
             active.on_become_inactive()
             segment = self._segment(base, create=True)
             if self.fsync_before_ack:
-                files.fsync_dir(self.directory)  # acknowledged data must be findable after a crash
+                self._dir_sync_owed = True  # synced by the next `sync_appended`
             segment.pin()
             self._segments = self._segments.with_segment(segment)
             self.producers.update_map_end_offset(base)
@@ -438,6 +479,7 @@ class Log(OffsetLookups, Retention, Compaction):
         self._high_watermark = min(self._high_watermark, self._log_end_offset)
         self._roll_flush_offset = None
         self._limit_position = None
+        self._synced_offset = min(self._synced_offset, self._log_end_offset)
         self._truncations += 1
 
     def _rebuild_producer_state(self) -> None:

@@ -28,7 +28,7 @@ from .deleter import DelayedDeleter
 from .files import HandleCache
 from .log import Log
 from .results import CleanerStats, RecoveryStats
-from .segment import now_ms as wall_clock_ms
+from ..common.time import now_ms as wall_clock_ms
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 

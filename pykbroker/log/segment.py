@@ -9,9 +9,9 @@ memory; its files are opened on demand and closed by the shared `HandleCache`.
 from __future__ import annotations
 
 import os
-import time
 from typing import Callable, Iterator
 
+from pykbroker.common.time import now_ms
 from pykbroker.records.batch import BatchHeader, is_crc_valid
 from pykbroker.records.records import decode_batch, offset_of, timestamp_of
 
@@ -21,10 +21,6 @@ from .files import HandleCache, OpenFile
 from .index import OffsetIndex, TimeIndex, TimestampOffset
 from .scan import StoredBatch, iter_batches, iter_headers
 from .txn_index import TransactionIndex
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def leader_epoch_of(header: BatchHeader) -> int:

@@ -14,7 +14,8 @@ from typing import NamedTuple
 
 from .batch import BatchHeader
 from .errors import InvalidRecordError
-from .records import Record, build_batch, decode_batch, now_ms
+from ..common.time import now_ms
+from .records import Record, build_batch, decode_batch
 
 CONTROL_RECORD_VERSION = 0
 END_TXN_MARKER_VERSION = 0

@@ -30,7 +30,8 @@ from typing import Iterable, NamedTuple, Sequence
 from . import batch as _batch
 from .compression import ZSTD, check_codec, compress, decompress
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .records import Record, as_bytes, build_batch, decode_batch, now_ms
+from ..common.time import now_ms
+from .records import Record, as_bytes, build_batch, decode_batch
 
 NO_TIMESTAMP = -1
 LOG_OVERHEAD = 12  # offset + size

@@ -16,10 +16,10 @@ A record inside a batch (after the optional compression of everything past the h
 """
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Sequence, Union
 
+from ..common.time import now_ms
 from . import batch as _batch
 from .batch import BatchHeader
 from .compression import check_codec, compress, decompress
@@ -66,10 +66,6 @@ def timestamp_of(record: Record) -> int:
 
 # What `build_batch` accepts for a record: a Record, or (key, value[, headers[, timestamp]]).
 RecordLike = Union[Record, Sequence]
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 # -- encoding -----------------------------------------------------------------------------

@@ -37,6 +37,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from .broker_client import BrokerConnection, BrokerConnectionError
+from .durability import sync_before_ack
 
 log = logging.getLogger(__name__)
 
@@ -218,6 +219,7 @@ class LeaderFetcher:
                     self._truncate_diverging(partition, diverging.epoch, diverging.end_offset)
                 else:
                     self._append(partition, data)
+                    await sync_before_ack(partition.log, partition.log_end_offset)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 await self._handle_out_of_range(followed)
             else:

@@ -4,7 +4,9 @@ The ReplicaManager follows the metadata store: when a topic appears, grows, chan
 deleted, it opens, reconfigures or deletes the local logs and takes the partition role (leader or
 follower) the store assigns. Produce and Fetch handlers call `append_records` and
 `fetch_records`; both may wait in a purgatory (acks=all until the ISR has the data; a fetch until
-`min_bytes` are available or `max_wait_ms` passes).
+`min_bytes` are available or `max_wait_ms` passes). The purgatories' timeouts and every timestamp
+here come from the broker's one timer and its clock (`common/timer.py`), so tests can drive them
+on a fake clock.
 
 Replication: a follower partition is handed to the fetcher of its leader (`fetcher.py`); a
 leader learns each follower's log end offset from the follower's fetches (replica id >= 0),
@@ -15,26 +17,24 @@ epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass, field
 
 import anyio
 
 from ..cluster.model import INTERNAL_TOPICS
+from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
+from ..common.time import now_ms  # noqa: F401  (handlers/fetch.py still imports it from here)
+from ..common.timer import Timer
 from ..config import topic_config_values
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from .durability import sync_before_ack
 from .fetcher import ReplicaFetcherManager
 from .partition import Partition
-from .purgatory import DelayedOperation, Purgatory
 
 log = logging.getLogger(__name__)
 
 from ..common.topic_partition import TopicPartition
-
-
-def now_ms() -> int:
-    return int(time.time() * 1000)
 
 
 @dataclass
@@ -125,7 +125,7 @@ class DelayedFetch(DelayedOperation):
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, config, log_manager, metadata_store, *,
+    def __init__(self, broker_id: int, config, log_manager, metadata_store, *, timer: Timer,
                  inter_broker_listener: str | None = None) -> None:
         self.broker_id = broker_id
         self.config = config
@@ -133,8 +133,10 @@ class ReplicaManager:
         self.metadata = metadata_store
         self.inter_broker_listener = inter_broker_listener
         self.partitions: dict[TopicPartition, Partition] = {}
-        self.produce_purgatory = Purgatory("Produce")
-        self.fetch_purgatory = Purgatory("Fetch")
+        self.timer = timer
+        self.clock = timer.clock
+        self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
+        self.fetch_purgatory = DelayedOperationPurgatory("Fetch", timer)
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         metadata_store.add_topic_listener(self._on_topic_changed)
@@ -167,7 +169,7 @@ class ReplicaManager:
         lag_ms = int(self.config["replica.lag.time.max.ms"])
         while True:
             await anyio.sleep(max(lag_ms / 2, 10) / 1000)
-            self.shrink_isrs(now_ms(), lag_ms)
+            self.shrink_isrs(self.clock.now_ms(), lag_ms)
 
     def shrink_isrs(self, now: int, lag_ms: int) -> None:
         for partition in list(self.partitions.values()):
@@ -222,7 +224,7 @@ class ReplicaManager:
             return
         self.fetchers.remove_partition(partition.key)
         partition.make_leader(state.leader_epoch, state.replicas, state.isr,
-                              state.partition_epoch, now_ms())
+                              state.partition_epoch, self.clock.now_ms())
         log.log(_role_change_level(partition.topic), "Leading %s-%d at leader epoch %d (isr %s, "
                 "log end %d)", partition.topic, partition.index, state.leader_epoch, state.isr,
                 partition.log_end_offset)
@@ -290,17 +292,25 @@ class ReplicaManager:
     # -- produce -----------------------------------------------------------------------
     async def append_records(self, entries: dict[TopicPartition, bytearray], *,
                              required_acks: int, timeout_ms: int) -> dict[TopicPartition, ProduceResult]:
-        now = now_ms()
+        now = self.clock.now_ms()
         results = {tp: self._append_one(tp, records, required_acks, now)
                    for tp, records in entries.items()}
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
+        await self._sync_appended(results)
         if required_acks == -1 and any(r.required_offset >= 0 for r in results.values()):
             delayed = DelayedProduce(timeout_ms, self, results)
             await self.produce_purgatory.wait_for(delayed, list(results))
             delayed.settle()
         return results
+
+    async def _sync_appended(self, results: dict[TopicPartition, ProduceResult]) -> None:
+        """Wait, off the event loop, for the fsyncs owed before the appends are acknowledged."""
+        for tp, result in results.items():
+            partition = self.partitions.get(tp)
+            if result.error == ErrorCode.NONE and partition is not None:
+                await sync_before_ack(partition.log, partition.log_end_offset)
 
     def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int,
                     now: int) -> ProduceResult:
@@ -345,7 +355,7 @@ class ReplicaManager:
 
     def _record_follower_fetches(self, requested, replica_id: int) -> None:
         """A follower's fetch offsets are its log end offsets: they move the high watermark."""
-        now = now_ms()
+        now = self.clock.now_ms()
         for tp, request in requested:
             partition = self.partitions.get(tp)
             if (partition is None or not partition.is_leader

@@ -2,18 +2,18 @@
 that speak to it the way the request handlers do, for tests of the state machine."""
 from __future__ import annotations
 
-import heapq
-import itertools
 from collections import defaultdict
 
 from pykbroker.coordinator.group import GroupConfig, GroupCoordinator, JoinRequest
 from pykbroker.coordinator.group.formats import OffsetAndMetadata
 from pykbroker.coordinator.group.manager import GroupManager, OffsetConfig
-from pykbroker.coordinator.group.runtime import Timer
+from pykbroker.common.time import FAKE_EPOCH_MS, FakeClock
+from pykbroker.common.timer import MockTimer
+from pykbroker.coordinator.group.runtime import LoopRuntime
 from pykbroker.protocol import messages
 from pykbroker.protocol.errors import ErrorCode
 
-T0 = 1_700_000_000_000
+T0 = FAKE_EPOCH_MS
 SESSION_MS = 10_000
 REBALANCE_MS = 30_000
 INITIAL_DELAY_MS = 3_000
@@ -22,34 +22,22 @@ INITIAL_DELAY_MS = 3_000
 GROUP_FORMED_MS = 2 * INITIAL_DELAY_MS
 
 
-class FakeRuntime:
-    """Timers on a clock that only moves when a test calls `advance`."""
+class FakeRuntime(LoopRuntime):
+    """The coordinator's runtime on a `MockTimer`: time moves only when a test calls `advance`,
+    which runs every timer that falls due on the way, in order."""
 
     def __init__(self, now_ms: int = T0) -> None:
-        self.now = now_ms
-        self._timers: list = []
-        self._sequence = itertools.count()
+        super().__init__(MockTimer(FakeClock(now_ms)))
 
-    def now_ms(self) -> int:
-        return self.now
+    @property
+    def now(self) -> int:
+        return self.timer.clock.now
 
-    def call_later(self, delay_ms: float, callback) -> Timer:
-        timer = Timer(self.now + max(0, delay_ms), callback)
-        heapq.heappush(self._timers, (timer.deadline, next(self._sequence), timer))
-        return timer
+    def advance(self, ms: int) -> None:
+        self.timer.advance(ms)
 
     def spawn(self, function, *args) -> None:
         raise AssertionError("the fakes never need background tasks")
-
-    def advance(self, ms: int) -> None:
-        """Move the clock, running every timer that falls due on the way, in order."""
-        target = self.now + ms
-        while self._timers and self._timers[0][0] <= target:
-            deadline, _, timer = heapq.heappop(self._timers)
-            self.now = deadline
-            if not timer.cancelled:
-                timer.callback()
-        self.now = target
 
 
 class MemoryOffsetsLog:

@@ -3,23 +3,21 @@ from __future__ import annotations
 
 import os
 
+from pykbroker.common.time import FAKE_EPOCH_MS, FakeClock
 from pykbroker.log import Log, LogConfig
 from pykbroker.records.records import build_batch, iter_batches
 
-T0 = 1_700_000_000_000  # a fixed "now" for the tests' clocks
+T0 = FAKE_EPOCH_MS  # a fixed "now" for the tests' clocks
 
 
-class Clock:
-    """A settable millisecond clock."""
-
-    def __init__(self, now: int = T0) -> None:
-        self.now = now
+class Clock(FakeClock):
+    """The broker's fake clock, handed to logs as their `time_ms` callable."""
 
     def __call__(self) -> int:
         return self.now
 
     def advance(self, ms: int) -> int:
-        self.now += ms
+        super().advance(ms)
         return self.now
 
 

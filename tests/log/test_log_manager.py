@@ -120,12 +120,15 @@ def test_run_flush_makes_rolled_segments_durable_and_checkpoints_the_recovery_po
         ("orders", 0): log.recovery_point}
 
 
-def test_flush_messages_flushes_inline(tmp_path):
+def test_flush_messages_makes_the_appender_flush_before_acknowledging(tmp_path):
     manager = manager_in(tmp_path, config={"flush.messages": 4})
     log = manager.get_or_create("orders", 0)
     log.append_as_leader(kv_batch(3), leader_epoch=0)
-    assert log.recovery_point == 0
+    assert not log.sync_owed()
     log.append_as_leader(kv_batch(1), leader_epoch=0)
+    assert log.recovery_point == 0  # appends never sync on their own (they run on the loop)
+    assert log.sync_owed()
+    log.sync_appended(4)
     assert log.recovery_point == 4
 
 

@@ -1,9 +1,9 @@
 """The group coordinator: serves the classic groups of the `__consumer_offsets` partitions this
 broker leads, and follows leadership changes of those partitions.
 
-    coordinator = GroupCoordinator.for_broker(broker_id, config, replica_manager, metadata)
+    coordinator = GroupCoordinator.for_broker(broker_id, config, replica_manager, metadata, timer)
     coordinator.startup()            # load the partitions led now; follow the metadata store
-    await coordinator.run()          # timers and background writes, until cancelled
+    await coordinator.run()          # background writes, until cancelled (the broker runs the timer)
     result = await coordinator.join_group(JoinRequest(...))
 
 Every group request is first checked as Kafka does: INVALID_GROUP_ID (an empty group id, except
@@ -17,6 +17,8 @@ import logging
 
 import anyio
 
+from ...common.purgatory import DelayedOperationPurgatory
+from ...common.timer import Timer
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .admin import Admin
@@ -45,13 +47,16 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.offset_config = offset_config
         self.manager = manager
         self.runtime = runtime
+        self.join_purgatory = DelayedOperationPurgatory("Rebalance", runtime.timer)
+        self.sync_purgatory = DelayedOperationPurgatory("Sync", runtime.timer)
         self.offsets_log = offsets_log if offsets_log is not None else manager.log
         self.metadata = metadata
         self.is_active = False
 
     @classmethod
-    def for_broker(cls, broker_id: int, config, replica_manager, metadata) -> "GroupCoordinator":
-        runtime = LoopRuntime()
+    def for_broker(cls, broker_id: int, config, replica_manager, metadata,
+                   timer: Timer) -> "GroupCoordinator":
+        runtime = LoopRuntime(timer)
         offsets_log = OffsetsTopicLog(
             replica_manager, runtime,
             compression=int(config["offsets.topic.compression.codec"]),

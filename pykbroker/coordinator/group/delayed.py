@@ -9,51 +9,13 @@ coordinator re-checks them whenever the group changes) or when their timeout pas
   rebalance timeout, so that a group starting up rebalances once rather than once per member.
 - `DelayedSync`: after the JoinGroup answers, waits up to the rebalance timeout for every
   member's SyncGroup; those that did not send it are removed.
+
+They wait in the coordinator's purgatories (`common/purgatory.py`), keyed by group id, with their
+timeouts on the broker's one timer.
 """
 from __future__ import annotations
 
-from abc import ABC, abstractmethod
-
-
-class DelayedOperation(ABC):
-    """Timer-driven like `replication.purgatory.DelayedOperation`, but on the coordinator's
-    runtime (a clock that tests can drive), so that every group timeout is testable."""
-
-    def __init__(self, timeout_ms: int) -> None:
-        self.timeout_ms = max(0, timeout_ms)
-        self.completed = False
-        self._timer = None
-
-    @abstractmethod
-    def try_complete(self) -> bool:
-        """Complete (through `force_complete`) and return True if the condition holds."""
-
-    def on_complete(self) -> None:
-        """Runs once, when the operation completes (by its condition or its timeout)."""
-
-    def on_expiration(self) -> None:
-        """Runs once, after `on_complete`, when the timeout completed the operation."""
-
-    def start(self, runtime) -> None:
-        if not self.try_complete():
-            self._timer = runtime.call_later(self.timeout_ms, self._expire)
-
-    def check(self) -> None:
-        if not self.completed:
-            self.try_complete()
-
-    def force_complete(self) -> bool:
-        if self.completed:
-            return False
-        self.completed = True
-        if self._timer is not None:
-            self._timer.cancel()
-        self.on_complete()
-        return True
-
-    def _expire(self) -> None:
-        if self.force_complete():
-            self.on_expiration()
+from ...common.purgatory import DelayedOperation
 
 
 class DelayedJoin(DelayedOperation):

@@ -10,7 +10,12 @@ changes its metadata or misses its session timeout.
 Each member has a heartbeat deadline: its session timeout (the new-member join timeout while it
 waits for its first JoinGroup answer). Members waiting in JoinGroup or SyncGroup are excused.
 
-This mixin expects `manager`, `runtime` and `group_config` of the coordinator.
+The join and sync waits are delayed operations in the coordinator's `join_purgatory` and
+`sync_purgatory`, watching the group (the object, so that a group re-created under the same id
+never completes its predecessor's wait).
+
+This mixin expects `manager`, `runtime`, `group_config`, `join_purgatory` and `sync_purgatory` of
+the coordinator.
 """
 from __future__ import annotations
 
@@ -73,11 +78,10 @@ class Rebalance:
 
     def start_join_operation(self, group: GroupMetadata, operation: DelayedJoin) -> None:
         group.join_operation = operation
-        operation.start(self.runtime)
+        self.join_purgatory.try_complete_else_watch(operation, [group])
 
     def check_join(self, group: GroupMetadata) -> None:
-        if group.join_operation is not None:
-            group.join_operation.check()
+        self.join_purgatory.check_and_complete(group)
 
     def on_complete_join(self, group: GroupMetadata) -> None:
         for member in [m for m in group.not_yet_rejoined_members() if not m.is_static]:
@@ -115,7 +119,7 @@ class Rebalance:
     def _schedule_pending_sync(self, group: GroupMetadata) -> None:
         group.sync_operation = DelayedSync(self, group, group.generation_id,
                                            group.rebalance_timeout_ms)
-        group.sync_operation.start(self.runtime)
+        self.sync_purgatory.try_complete_else_watch(group.sync_operation, [group])
 
     def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
         group.pending_sync_members.discard(member_id)
@@ -126,8 +130,7 @@ class Rebalance:
         self._check_sync(group)
 
     def _check_sync(self, group: GroupMetadata) -> None:
-        if group.sync_operation is not None:
-            group.sync_operation.check()
+        self.sync_purgatory.check_and_complete(group)
 
     def is_pending_sync_done(self, group: GroupMetadata, generation_id: int) -> bool:
         if generation_id != group.generation_id:

@@ -1,0 +1,99 @@
+"""Flushes never stall the event loop: with `pykbroker.fsync.before.ack=true` a produce waits for
+its fdatasync in a worker thread, and meanwhile the broker answers everyone else.
+
+The broker runs in this process, with `os.fdatasync` replaced by one that blocks until the test
+lets it finish: no test here measures time.
+"""
+import os
+import threading
+from functools import partial
+
+import anyio
+import pytest
+
+from pykbroker.broker import Broker
+from pykbroker.config import BrokerConfig
+from pykbroker.protocol import messages
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.records.records import build_batch
+
+from .wire import WireClient
+
+Produce = messages.request(ApiKey.PRODUCE).cls
+Metadata = messages.request(ApiKey.METADATA).cls
+LONG_ENOUGH = 10  # seconds: a generous bound on waiting for the broker, never reached when it works
+
+
+class SlowFlush:
+    """`os.fdatasync` that, once armed, blocks its first caller until `release()`."""
+
+    def __init__(self) -> None:
+        self.armed = False
+        self.started = threading.Event()
+        self.released = threading.Event()
+        self._real = os.fdatasync
+
+    def __call__(self, fd: int) -> None:
+        if self.armed and not self.started.is_set():
+            self.started.set()
+            self.released.wait(LONG_ENOUGH)
+        self._real(fd)
+
+    def release(self) -> None:
+        self.released.set()
+
+
+@pytest.fixture
+def slow_flush(monkeypatch):
+    flush = SlowFlush()
+    monkeypatch.setattr(os, "fdatasync", flush)
+    yield flush
+    flush.release()
+
+
+def serve_while(broker: Broker, script) -> None:
+    """Run the broker on this thread's event loop while `script()` runs in a worker thread."""
+    async def main():
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(partial(broker.run, handle_signals=False))
+            try:
+                await anyio.to_thread.run_sync(script)
+            finally:
+                broker.shutdown()
+    anyio.run(main)
+
+
+def produce_request(topic: str) -> Produce:
+    return Produce(acks=-1, timeout_ms=30_000, transactional_id=None, topic_data=[
+        Produce.TopicProduceData(name=topic, partition_data=[
+            Produce.PartitionProduceData(index=0, records=build_batch([(b"k", b"v")]))])])
+
+
+def test_a_second_client_is_answered_while_the_first_ones_produce_waits_for_a_slow_flush(
+        tmp_path, slow_flush):
+    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0",
+                                  "pykbroker.fsync.before.ack": "true"}))
+    broker.open()
+    broker.topic_creator.create("durable", 1, 1)
+    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
+    seen = {}
+
+    def script():
+        with WireClient(bootstrap) as producer, WireClient(bootstrap) as other:
+            slow_flush.armed = True
+            produce_id = producer.send(ApiKey.PRODUCE, 9, produce_request("durable"))
+            assert slow_flush.started.wait(LONG_ENOUGH), "the produce never flushed"
+
+            answer = other.request(ApiKey.METADATA, 12, Metadata(
+                topics=[Metadata.MetadataRequestTopic(name="durable")],
+                allow_auto_topic_creation=False))
+            seen["metadata while flushing"] = not slow_flush.released.is_set()
+            seen["topic"] = answer.topics[0].name
+
+            slow_flush.release()
+            received_id, produced = producer.receive(ApiKey.PRODUCE, 9)
+            seen["produce"] = (received_id == produce_id,
+                               produced.responses[0].partition_responses[0].error_code)
+
+    serve_while(broker, script)
+    assert seen == {"metadata while flushing": True, "topic": "durable", "produce": (True, 0)}
