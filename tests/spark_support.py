@@ -20,7 +20,8 @@ import os
 import urllib.request
 from pathlib import Path
 
-import pytest
+
+from .ci import skip_or_fail_in_ci
 
 SHARED_JARS = Path(__file__).resolve().parents[1].parent / "shared" / "spark-kafka"
 MAVEN = "https://repo1.maven.org/maven2/org/apache/spark"
@@ -61,9 +62,7 @@ def connector() -> tuple[dict[str, str], str | None]:
 
 def not_here(reason: str) -> None:
     """Skips the calling module (one line: why), or fails it in CI, where Spark must run."""
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"CI=true, and Spark cannot run: {reason}", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
+    skip_or_fail_in_ci(f"Spark cannot run here: {reason}")
 
 
 def require_pyspark():

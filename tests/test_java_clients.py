@@ -1,6 +1,6 @@
 """Acceptance: the Java client (kafka-clients 3.9.1, with its default settings) works against the
 broker as against Apache Kafka 3.9: producer, consumer groups, manual assignment and AdminClient,
-including every call Spark 3.5's Kafka source and sink make.
+including every call Spark 4.0's Kafka source and sink make.
 
 The scenarios are the Java program `tests/java/ClientScenarios.java`, compiled once per session
 with `javac` against the jars of the `shigawire-apache-flink-libraries` package (in the `test`
