@@ -45,8 +45,9 @@ class TopicCreator:
                                self.config["default.replication.factor"])
         except KafkaError as exc:
             # Another broker of the cluster created it first: use theirs.
-            if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS and self.store.topic(name) is not None:
-                return self.store.topic(name)
+            theirs = self.store.topic(name) if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else None
+            if theirs is not None:
+                return theirs
             raise
         log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))
         return info

@@ -415,7 +415,7 @@ class Log(OffsetLookups, Retention, Compaction):
         upper = segment.fetch_upper_bound_offset(info.position, info.size)
         if upper is None:
             upper = segments.upper_bound(index, log_end_offset)
-        found = []
+        found: list[AbortedTransaction] = []
         for later in range(index, len(segments)):
             txns, complete = segments[later].txn_index.collect(info.fetch_offset, upper)
             found.extend(AbortedTransaction(txn.producer_id, txn.first_offset) for txn in txns)

@@ -242,6 +242,7 @@ def recompress(append: AppendBatches, compression_type: str, *, max_message_byte
     buffer = bytearray()
     batches = []
     for pos, header in append.batches:
+        data: bytes | bytearray
         if header.compression == target or header.is_control:
             data = append.buffer[pos:pos + header.size]
         else:
