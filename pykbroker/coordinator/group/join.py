@@ -228,6 +228,8 @@ class Joining:
                                             new_member_id: str, request: JoinRequest,
                                             callback: JoinCallback) -> None:
         instance_id = request.group_instance_id
+        if instance_id is None:  # the caller replaces only a static member
+            raise ValueError(f"member {old_member_id} of group {group.group_id} has no group instance id")
         current_leader = group.leader_id
         member = group.replace_static_member(
             instance_id, old_member_id, new_member_id,
