@@ -5,17 +5,20 @@ Shared by the Metadata handler (auto-creation), CreateTopics and the coordinator
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .model import TopicInfo, validate_topic_name
 from .store import MetadataStore
 
+if TYPE_CHECKING:
+    from ..config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 
 class TopicCreator:
-    def __init__(self, store: MetadataStore, config) -> None:
+    def __init__(self, store: MetadataStore, config: BrokerConfig) -> None:
         self.store = store
         self.config = config
         self._internal: dict[str, Callable[[], TopicInfo | None]] = {}

@@ -19,7 +19,7 @@ import logging
 import os
 import shutil
 import threading
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
@@ -111,7 +111,7 @@ class LogManager:
             logger.warning("ignoring corrupt checkpoint %s: %s", path, error)
             return {}
 
-    def _open_log(self, path: str, config: LogConfig, **kwargs) -> Log:
+    def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
         return Log.open(path, config, fsync_before_ack=self.fsync_before_ack, handles=self._handles,
                         deleter=self._deleter, time_ms=self._time_ms,
                         producer_id_expiration_ms=self._producer_id_expiration_ms, **kwargs)
