@@ -11,7 +11,9 @@ BENCH_STAMP := $(VENV)/.bench-installed
 
 COMPAT_STAMP := $(VENV)/.compat-installed
 
-.PHONY: run test compat system-deps bench bench-quick codec-bench clean
+LINT_STAMP := $(VENV)/.lint-installed
+
+.PHONY: run test lint compat system-deps bench bench-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +42,18 @@ system-deps:
 
 test: $(TEST_STAMP) system-deps
 	$(PY) -m pytest -q
+
+$(LINT_STAMP): pyproject.toml $(STAMP)
+	$(PY) -m pip install -q -e '.[lint]'
+	touch $@
+
+# The lint gate over pykbroker/: ruff's lint rules and format check, mypy (the venv's, so that it
+# sees anyio's types; [tool.mypy] in pyproject.toml names the files), and the layering rules.
+lint: $(LINT_STAMP)
+	$(VENV)/bin/ruff check pykbroker
+	$(VENV)/bin/ruff format --check pykbroker
+	$(VENV)/bin/mypy
+	$(PY) -m pytest -q tests/test_layering.py
 
 codec-bench: $(STAMP)
 	$(PY) bench/codec_bench.py

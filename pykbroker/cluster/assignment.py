@@ -79,14 +79,16 @@ def assign_replicas(brokers: Iterable[Broker], num_partitions: int, replication_
     if replication_factor > len(brokers):
         raise NotEnoughBrokersError(replication_factor, len(brokers))
     racks = {broker_id: rack for broker_id, rack in brokers}
-    if all(rack is None for rack in racks.values()):
+    known_racks = {broker_id: rack for broker_id, rack in racks.items() if rack is not None}
+    rack_of: dict[int, str] | None
+    if not known_racks:
         ordered, rack_of = [broker_id for broker_id, _ in brokers], None
-    elif any(rack is None for rack in racks.values()):
+    elif len(known_racks) < len(racks):
         raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
                          "Not all brokers have rack information for replica rack aware "
                          "assignment.")
     else:
-        ordered, rack_of = rack_alternated(racks), racks
+        ordered, rack_of = rack_alternated(known_racks), known_racks
     rng = rng or random.Random()
     start = start_index if start_index >= 0 else rng.randrange(len(ordered))
     shift = start_index if start_index >= 0 else rng.randrange(len(ordered))
@@ -157,9 +159,9 @@ def start_index_of(ordered_brokers: Iterable[Broker], first_replica: int) -> int
     so that added partitions continue its pattern."""
     brokers = sorted(ordered_brokers)
     racks = {broker_id: rack for broker_id, rack in brokers}
-    if any(rack is not None for rack in racks.values()) and all(
-            rack is not None for rack in racks.values()):
-        ordered = rack_alternated(racks)
+    known_racks = {broker_id: rack for broker_id, rack in racks.items() if rack is not None}
+    if known_racks and len(known_racks) == len(racks):
+        ordered = rack_alternated(known_racks)
     else:
         ordered = [broker_id for broker_id, _ in brokers]
     return ordered.index(first_replica) if first_replica in ordered else -1

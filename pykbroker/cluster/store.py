@@ -18,13 +18,13 @@ config.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable, Optional
+from typing import Callable
 
 from .model import BrokerInfo, TopicInfo
 
 IsrCallback = Callable[["int | None"], None]  # the new partition epoch, or None if refused
 TopicListener = Callable[[str, "TopicInfo | None"], None]  # (name, new state or None if deleted)
-BrokerEntity = Optional[int]  # a broker id, or None for the cluster-wide default
+BrokerEntity = int | None  # a broker id, or None for the cluster-wide default
 BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
 
 

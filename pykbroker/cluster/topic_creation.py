@@ -5,17 +5,20 @@ Shared by the Metadata handler (auto-creation), CreateTopics and the coordinator
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .model import TopicInfo, validate_topic_name
 from .store import MetadataStore
 
+if TYPE_CHECKING:
+    from ..config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 
 class TopicCreator:
-    def __init__(self, store: MetadataStore, config) -> None:
+    def __init__(self, store: MetadataStore, config: BrokerConfig) -> None:
         self.store = store
         self.config = config
         self._internal: dict[str, Callable[[], TopicInfo | None]] = {}
@@ -45,8 +48,9 @@ class TopicCreator:
                                self.config["default.replication.factor"])
         except KafkaError as exc:
             # Another broker of the cluster created it first: use theirs.
-            if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS and self.store.topic(name) is not None:
-                return self.store.topic(name)
+            theirs = self.store.topic(name) if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else None
+            if theirs is not None:
+                return theirs
             raise
         log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))
         return info

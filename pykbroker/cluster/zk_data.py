@@ -19,7 +19,7 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 
 A partition state's znode version is its "partition epoch": every writer (the controller, or the
 leader changing the ISR) writes with a compare-and-set on it.
-"""
+"""  # noqa: E501 (the table's rows are Kafka's znode contents, kept whole)
 from __future__ import annotations
 
 import base64

@@ -191,7 +191,7 @@ class ZkSession:
             log.info("Waiting for the previous registration of broker %d to expire",
                      registration.broker_id)
             gone = threading.Event()
-            if client.exists(path, watch=lambda _event: gone.set()) is None:
+            if client.exists(path, watch=lambda _event, gone=gone: gone.set()) is None:
                 continue
             gone.wait(min(1.0, max(0.0, deadline - time.monotonic())))
 

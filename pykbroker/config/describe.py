@@ -74,12 +74,14 @@ def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = Fal
 def _layers_with_defaults(broker: BrokerConfig) -> list[tuple[ConfigSource, Mapping[str, str]]]:
     sources = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
                ConfigSource.STATIC_BROKER_CONFIG)
-    return [(source, broker.layer(source)) for source in sources] + [(ConfigSource.DEFAULT_CONFIG, _DEFAULT_STRINGS)]
+    layers: list[tuple[ConfigSource, Mapping[str, str]]] = [(source, broker.layer(source)) for source in sources]
+    layers.append((ConfigSource.DEFAULT_CONFIG, _DEFAULT_STRINGS))
+    return layers
 
 
 _DEFAULT_STRINGS: dict[str, str] = {
-    name: definition.format(definition.default)
-    for name, definition in BROKER_CONFIGS.items() if definition.default is not None
+    name: text for name, definition in BROKER_CONFIGS.items()
+    if (text := definition.format(definition.default)) is not None  # None only for no default
 }
 
 

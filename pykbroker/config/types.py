@@ -153,6 +153,8 @@ def java_double_string(value: float) -> str:
 
 def _java_scientific(value: float) -> str:
     sign, digits, exponent = Decimal(repr(value)).as_tuple()
+    if not isinstance(exponent, int):  # 'n', 'N', 'F': NaN and the infinities have no digits
+        raise ValueError(f"not a finite double: {value!r}")
     digits_text = "".join(map(str, digits)).rstrip("0") or "0"
     power = exponent + len(digits) - 1
     mantissa = digits_text[0] + "." + (digits_text[1:] or "0")

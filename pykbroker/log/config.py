@@ -14,7 +14,7 @@ A value the table rejects raises ValueError. Keys that are not topic configs are
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from ..config.definitions import TIMESTAMP_TYPES, TOPIC_CONFIGS, ConfigDefinition
 from ..config.types import LONG_MAX, ConfigError
@@ -43,12 +43,22 @@ def _parse(definition: ConfigDefinition, value: Any) -> Any:
         raise ValueError(str(error)) from error
 
 
-_Fields = dataclasses.make_dataclass(
-    "_Fields",
-    [(attribute, Any, dataclasses.field(default=_stored(definition.default)))
-     for attribute, definition in _DEFINITIONS.items()]
-    + [("extra", Mapping[str, str], dataclasses.field(default_factory=dict))],
-    frozen=True)
+if TYPE_CHECKING:
+    @dataclasses.dataclass(frozen=True)
+    class _Fields:
+        """What the checker sees of the generated dataclass below: `extra`, and one attribute
+        (of its config's type, hence Any) per topic config."""
+
+        extra: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+        def __getattr__(self, attribute: str) -> Any: ...
+else:
+    _Fields = dataclasses.make_dataclass(
+        "_Fields",
+        [(attribute, Any, dataclasses.field(default=_stored(definition.default)))
+         for attribute, definition in _DEFINITIONS.items()]
+        + [("extra", Mapping[str, str], dataclasses.field(default_factory=dict))],
+        frozen=True)
 
 
 class LogConfig(_Fields):
@@ -71,8 +81,8 @@ class LogConfig(_Fields):
                 extra[key] = str(value)
         return dataclasses.replace(self, **changes, extra=extra)
 
-    def to_dict(self) -> dict[str, str]:
-        """Kafka-named keys and string values (DescribeConfigs style)."""
+    def to_dict(self) -> dict[str, str | None]:
+        """Kafka-named keys and string values (DescribeConfigs style; None for a null value)."""
         result = {key: definition.format(getattr(self, attribute_of(key)))
                   for key, definition in TOPIC_CONFIGS.items()}
         result.update(self.extra)

@@ -176,7 +176,8 @@ class Log(OffsetLookups, Retention, Compaction):
 
     # -- appends --------------------------------------------------------------------------
 
-    def append_as_leader(self, records, *, leader_epoch: int, timestamp_type: str | None = None,
+    def append_as_leader(self, records: bytes | bytearray | memoryview, *, leader_epoch: int,
+                         timestamp_type: str | None = None,
                          now_ms: int | None = None, max_message_bytes: int | None = None,
                          message_timestamp_difference_max_ms: int | None = None,
                          origin: str = CLIENT) -> LogAppendInfo:
@@ -209,7 +210,8 @@ class Log(OffsetLookups, Retention, Compaction):
             self._append(append, updates, completed, now)
             return self._append_info(append, now if log_append_time else -1)
 
-    def append_as_follower(self, records, *, now_ms: int | None = None) -> LogAppendInfo:
+    def append_as_follower(self, records: bytes | bytearray | memoryview, *,
+                           now_ms: int | None = None) -> LogAppendInfo:
         """Append batches replicated from the leader (offsets and epochs already assigned)."""
         now = self._now(now_ms)
         append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
@@ -415,7 +417,7 @@ class Log(OffsetLookups, Retention, Compaction):
         upper = segment.fetch_upper_bound_offset(info.position, info.size)
         if upper is None:
             upper = segments.upper_bound(index, log_end_offset)
-        found = []
+        found: list[AbortedTransaction] = []
         for later in range(index, len(segments)):
             txns, complete = segments[later].txn_index.collect(info.fetch_offset, upper)
             found.extend(AbortedTransaction(txn.producer_id, txn.first_offset) for txn in txns)

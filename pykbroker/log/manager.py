@@ -13,12 +13,13 @@ makes the next start recover its logs.
 """
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
 import shutil
 import threading
-from typing import Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
@@ -79,7 +80,7 @@ class LogManager:
         for name in sorted(os.listdir(log_dir)):
             path = os.path.join(log_dir, name)
             if files.is_delete_dir(name):
-                self._deleter.schedule(0, lambda path=path: shutil.rmtree(path, ignore_errors=True))
+                self._deleter.schedule(0, functools.partial(shutil.rmtree, path, ignore_errors=True))
                 continue
             parsed = files.parse_partition_dir(name)
             if parsed is None or not os.path.isdir(path):
@@ -110,7 +111,7 @@ class LogManager:
             logger.warning("ignoring corrupt checkpoint %s: %s", path, error)
             return {}
 
-    def _open_log(self, path: str, config: LogConfig, **kwargs) -> Log:
+    def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
         return Log.open(path, config, fsync_before_ack=self.fsync_before_ack, handles=self._handles,
                         deleter=self._deleter, time_ms=self._time_ms,
                         producer_id_expiration_ms=self._producer_id_expiration_ms, **kwargs)
@@ -173,6 +174,8 @@ class LogManager:
             self._uncleanable.discard(key)
             if log is None:
                 return False
+            if log_dir is None:
+                raise RuntimeError(f"no log directory recorded for {topic}-{partition}")
             log.mark_deleted()
             doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
             os.replace(log.directory, doomed)

@@ -16,7 +16,7 @@ from pykbroker.records.batch import (
 )
 from pykbroker.records.compression import GZIP, LZ4, NONE, SNAPPY, ZSTD
 from pykbroker.records.errors import InvalidRecordError
-from pykbroker.records.records import build_batch, decode_batch
+from pykbroker.records.records import Record, build_batch, decode_batch, timestamp_of
 
 from .config import LONG_MAX, LogConfig
 from .errors import ErrorCode, KafkaError, OffsetsOutOfOrderError, RecordValidationError
@@ -102,7 +102,7 @@ def validate_leader_append(append: AppendBatches, config: LogConfig, *, origin: 
             check_records(append.buffer, pos, config, now_ms, log_append_time)
 
 
-def check_batch_frame(buffer, pos: int, header: BatchHeader, *, origin: str, max_message_bytes: int) -> None:
+def check_batch_frame(buffer: bytearray, pos: int, header: BatchHeader, *, origin: str, max_message_bytes: int) -> None:
     if origin == CLIENT and header.base_offset != 0:
         raise KafkaError(ErrorCode.INVALID_RECORD,
                          f"The baseOffset of the record batch in the append should be 0, "
@@ -163,7 +163,7 @@ def needs_record_checks(header: BatchHeader, config: LogConfig, now_ms: int, log
     return after != LONG_MAX and header.max_timestamp >= 0 and header.max_timestamp - now_ms > after
 
 
-def check_records(buffer, pos: int, config: LogConfig, now_ms: int, log_append_time: bool) -> None:
+def check_records(buffer: bytearray, pos: int, config: LogConfig, now_ms: int, log_append_time: bool) -> None:
     """Per-record checks (keys of compacted topics, timestamp bounds), Kafka's record_errors."""
     try:
         header, records = decode_batch(buffer, pos, verify_crc=False)
@@ -189,12 +189,13 @@ def check_records(buffer, pos: int, config: LogConfig, now_ms: int, log_append_t
         f"and only showing the first three errors at most: {errors[:3]}", errors)
 
 
-def timestamp_problem(record, config: LogConfig, now_ms: int) -> str | None:
+def timestamp_problem(record: Record, config: LogConfig, now_ms: int) -> str | None:
     """Why a CreateTime record's timestamp is out of the topic's bounds (None if it is not)."""
     before, after = config.timestamp_before_max_ms, config.timestamp_after_max_ms
-    if record.timestamp < 0 or (now_ms - record.timestamp <= before and record.timestamp - now_ms <= after):
+    timestamp = timestamp_of(record)
+    if timestamp < 0 or (now_ms - timestamp <= before and timestamp - now_ms <= after):
         return None
-    return (f"Timestamp {record.timestamp} of message with offset {record.offset} is out of range. "
+    return (f"Timestamp {timestamp} of message with offset {record.offset} is out of range. "
             f"The timestamp should be within [{now_ms - before}, {now_ms + after}]")
 
 
@@ -242,6 +243,7 @@ def recompress(append: AppendBatches, compression_type: str, *, max_message_byte
     buffer = bytearray()
     batches = []
     for pos, header in append.batches:
+        data: bytes | bytearray
         if header.compression == target or header.is_control:
             data = append.buffer[pos:pos + header.size]
         else:
@@ -256,7 +258,7 @@ def recompress(append: AppendBatches, compression_type: str, *, max_message_byte
     return AppendBatches(buffer, batches, len(buffer))
 
 
-def _rebuilt(buffer, pos: int, header: BatchHeader, codec: int) -> bytes:
+def _rebuilt(buffer: bytearray, pos: int, header: BatchHeader, codec: int) -> bytes:
     try:
         _, records = decode_batch(buffer, pos, verify_crc=False)
     except InvalidRecordError as error:

@@ -52,7 +52,8 @@ class ErrorCode(IntEnum):
 
     UNKNOWN_SERVER_ERROR = (-1, False, "The server experienced an unexpected error when processing the request.")
     NONE = (0, False, None)
-    OFFSET_OUT_OF_RANGE = (1, False, "The requested offset is not within the range of offsets maintained by the server.")
+    OFFSET_OUT_OF_RANGE = (1, False, "The requested offset is not within the range of offsets maintained by the "
+                                     "server.")
     CORRUPT_MESSAGE = (2, True, "This message has failed its CRC checksum, exceeds the valid size, has a null key "
                                 "for a compacted topic, or is otherwise corrupt.")
     UNKNOWN_TOPIC_OR_PARTITION = (3, True, "This server does not host this topic-partition.")

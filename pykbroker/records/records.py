@@ -17,7 +17,7 @@ A record inside a batch (after the optional compression of everything past the h
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence, Union
+from typing import Iterable, Iterator, Sequence
 
 from ..common.time import now_ms
 from . import batch as _batch
@@ -29,7 +29,7 @@ from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
 NO_TIMESTAMP = -1
 RECORD_ATTRIBUTES = b"\x00"
 
-Header = tuple[str, Union[bytes, None]]
+Header = tuple[str, bytes | None]
 
 
 @dataclass(slots=True)
@@ -65,7 +65,7 @@ def timestamp_of(record: Record) -> int:
 
 
 # What `build_batch` accepts for a record: a Record, or (key, value[, headers[, timestamp]]).
-RecordLike = Union[Record, Sequence]
+RecordLike = Record | Sequence
 
 
 # -- encoding -----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
     from .manager import GroupManager
 
 log = logging.getLogger(__name__)
@@ -46,7 +47,7 @@ class GroupConfig:
     initial_rebalance_delay_ms: int = 3000
 
     @classmethod
-    def from_broker_config(cls, config) -> "GroupConfig":
+    def from_broker_config(cls, config: BrokerConfig) -> "GroupConfig":
         return cls(int(config["group.min.session.timeout.ms"]),
                    int(config["group.max.session.timeout.ms"]),
                    int(config["group.max.size"]),
@@ -228,6 +229,8 @@ class Joining:
                                             new_member_id: str, request: JoinRequest,
                                             callback: JoinCallback) -> None:
         instance_id = request.group_instance_id
+        if instance_id is None:  # the caller replaces only a static member
+            raise ValueError(f"member {old_member_id} of group {group.group_id} has no group instance id")
         current_leader = group.leader_id
         member = group.replace_static_member(
             instance_id, old_member_id, new_member_id,

@@ -14,6 +14,7 @@ import logging
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .formats import (GroupRecord, MemberRecord, OffsetAndMetadata, group_key, group_value,
                       offset_key, offset_value)
@@ -24,7 +25,6 @@ from .state import DEAD, EMPTY
 
 log = logging.getLogger(__name__)
 
-from ...common.topic_partition import TopicPartition
 INVALID_OFFSET = -1
 
 

@@ -22,6 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Callable
 
 from ...protocol.api_keys import ApiKey
+from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .formats import OffsetAndMetadata
 from .group import CONSUMER_PROTOCOL_TYPE, GroupMetadata
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-from ...common.topic_partition import TopicPartition
 CommitCallback = Callable[[dict[TopicPartition, ErrorCode]], None]
 
 

@@ -30,6 +30,7 @@ from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
 if TYPE_CHECKING:
+    from ...common.purgatory import DelayedOperationPurgatory
     from .join import GroupConfig
     from .manager import GroupManager
     from .runtime import LoopRuntime
@@ -43,15 +44,20 @@ class Rebalance:
     manager: GroupManager
     runtime: LoopRuntime
     group_config: GroupConfig
+    join_purgatory: DelayedOperationPurgatory
+    sync_purgatory: DelayedOperationPurgatory
 
     def current_generation_result(self, group: GroupMetadata, member_id: str, *,
                                    with_members: bool = True, leader_id: str | None = None,
                                    skip_assignment: bool = False) -> JoinResult:
         is_leader = group.is_leader(member_id)
+        leader = group.leader_id if leader_id is None else leader_id
+        if leader is None:  # a group with a member always has a leader
+            raise RuntimeError(f"group {group.group_id} has no leader for member {member_id}")
         return JoinResult(
             member_id=member_id, error=ErrorCode.NONE, generation_id=group.generation_id,
             protocol_type=group.protocol_type, protocol_name=group.protocol_name,
-            leader_id=group.leader_id if leader_id is None else leader_id,
+            leader_id=leader,
             skip_assignment=skip_assignment,
             members=group.current_member_metadata() if with_members and is_leader else [])
 
