@@ -23,15 +23,17 @@ that the first batch is always returned whole so that a consumer can make progre
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
-from ..replication.fetch_session import EpochEndOffset, PartitionFetchRequest, \
-    PartitionFetchResult, TopicIdPartition
-from ..replication.replica_manager import FetchRequestPartition, now_ms
+from ..replication.fetch_session import TopicIdPartition
+from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+from ..replication.replica_manager import now_ms
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0
@@ -60,10 +62,10 @@ async def handle(request, ctx):
     )
     to_read = session.partitions_to_read()
     read = await broker.replica_manager.fetch_records(
-        [(key.topic_partition, _as_read(p)) for key, p in to_read],
+        [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF)
-    results = {key: _as_session_result(read[key.topic_partition], version) for key, _ in to_read}
+    results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, broker.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
@@ -95,36 +97,26 @@ def _partition_request(p, version: int) -> PartitionFetchRequest:
         last_fetched_epoch=p.last_fetched_epoch if version >= 12 else -1)
 
 
-def _as_read(p: PartitionFetchRequest) -> FetchRequestPartition:
-    return FetchRequestPartition(p.fetch_offset, p.max_bytes, p.current_leader_epoch,
-                                 p.log_start_offset, p.last_fetched_epoch)
-
-
-def _as_session_result(result, version: int) -> PartitionFetchResult:
-    error = result.error
+def _for_version(result: PartitionFetchResult, version: int) -> PartitionFetchResult:
+    """The result as the request's version carries it: its records (down-converted below v4)
+    and, from v12, the diverging epoch."""
+    error = result.error_code
     try:
         records = _records_for_version(result.records, version)
     except UnsupportedCompressionError:  # zstd data cannot be down-converted for v0-v3
         error, records = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, b""
-    diverging = (EpochEndOffset(*result.diverging_epoch)
-                 if result.diverging_epoch is not None and version >= 12 else None)
-    return PartitionFetchResult(error_code=error, high_watermark=result.high_watermark,
-                                last_stable_offset=result.last_stable_offset,
-                                log_start_offset=result.log_start_offset,
-                                records_size=len(records), records=records,
-                                diverging_epoch=diverging)
+    return replace(result, error_code=error, records_size=len(records), records=records,
+                   diverging_epoch=result.diverging_epoch if version >= 12 else None)
 
 
 def _refuse_zstd_topics(results: dict, replica_manager) -> None:
     """As Kafka: a consumer older than Fetch v10 gets UNSUPPORTED_COMPRESSION_TYPE (and no
     offsets) for every partition of a topic whose `compression.type` is zstd."""
     for key in results:
-        partition = replica_manager.partitions.get(key.topic_partition)
-        if partition is not None and partition.log.config.compression_type == "zstd":
+        config = replica_manager.log_config(*key.topic_partition)
+        if config is not None and config.compression_type == "zstd":
             results[key] = PartitionFetchResult(
-                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, high_watermark=-1,
-                last_stable_offset=-1, log_start_offset=-1, records_size=0, records=b"",
-                diverging_epoch=None)
+                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, records=b"")
 
 
 _MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
