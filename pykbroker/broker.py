@@ -33,6 +33,7 @@ from .handlers.registry import build_registry, default_modules
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
+from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
@@ -138,7 +139,9 @@ class Broker:
                                               inter_broker_listener=self.inter_broker_listener)
         self.replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id, self.config, self.replica_manager, self.metadata)
+            self.broker_id, self.config, CoordinatorPartitionWriter(self.replica_manager),
+            CoordinatorLogLoader(self.replica_manager, int(self.config["offsets.load.buffer.size"])),
+            self.metadata)
         self.group_coordinator.startup()
         self.topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
