@@ -22,6 +22,7 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION = 0
@@ -34,7 +35,7 @@ MAX_TIMESTAMP = -3
 SPECIAL_TIMESTAMPS = {LATEST: 0, -2: 0, MAX_TIMESTAMP: 7, -4: 8, -5: 9}
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
@@ -53,8 +54,8 @@ async def handle(request, ctx):
     return Response(topics=topics)
 
 
-def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
-    replica_manager = ctx.broker.replica_manager
+def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p, version: int):
+    replica_manager = ctx.services.replica_manager
     try:
         found = replica_manager.fetch_offset_for_timestamp(
             topic, p.partition_index, p.timestamp, replica_id=replica_id,
