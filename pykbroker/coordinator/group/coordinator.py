@@ -46,7 +46,7 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.offset_config = offset_config
         self.manager = manager
         self.runtime = runtime
-        self.offsets_log = offsets_log if offsets_log is not None else manager.log
+        self.offsets_log = offsets_log if offsets_log is not None else manager.offsets_log
         self.metadata = metadata
         self.is_active = False
 
