@@ -37,7 +37,7 @@ class CoordinatorPartitionWriter:
         tp = (topic, partition)
         results = await self.replica_manager.append_records(
             {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms)
-        return ErrorCode(results[tp].error), results[tp].base_offset
+        return results[tp].error, results[tp].base_offset
 
 
 class CoordinatorLogLoader:
