@@ -4,7 +4,8 @@
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
 Nothing imports this module except the CLI and the tests; services reach each other through the
-attributes set here, and handlers reach them through `ctx.broker`.
+attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
+built by `services()`.
 
 Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
 it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),
@@ -32,9 +33,11 @@ from .coordinator.group import GroupCoordinator
 from .coordinator.group import offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .handlers.registry import build_registry, default_modules
+from .handlers.services import BrokerServices
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
+from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
@@ -141,7 +144,9 @@ class Broker:
                                               inter_broker_listener=self.inter_broker_listener)
         self.replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id, self.config, self.replica_manager, self.metadata, self.timer)
+            self.broker_id, self.config, CoordinatorPartitionWriter(self.replica_manager),
+            CoordinatorLogLoader(self.replica_manager, int(self.config["offsets.load.buffer.size"])),
+            self.metadata, self.timer)
         self.group_coordinator.startup()
         self.topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
@@ -207,7 +212,7 @@ class Broker:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
         if not self.listeners:
             self.open()
-        dispatcher = Dispatcher(self.registry, self)
+        dispatcher = Dispatcher(self.registry, self.services())
         server = SocketServer(self.listeners, dispatcher,
                               self.config["socket.request.max.bytes"],
                               self.config["socket.send.buffer.bytes"],
@@ -271,8 +276,14 @@ class Broker:
         return topic_config_values(info.configs if info else {}, self.config)
 
     # -- what handlers ask of the broker -----------------------------------------------
-    def topic_names_by_id(self) -> dict:
-        return {info.topic_id: name for name, info in self.metadata.topics().items()}
+    def services(self) -> BrokerServices:
+        """The services handlers are given, once the broker is open."""
+        return BrokerServices(
+            broker_id=self.broker_id, api_versions=self.api_versions, metadata=self.metadata,
+            replica_manager=self.replica_manager, fetch_sessions=self.fetch_sessions,
+            group_coordinator=self.group_coordinator, topic_creator=self.topic_creator,
+            controller=self.controller, producer_ids=self.producer_ids,
+            current_config=lambda: self.config, live_brokers=self.live_brokers)
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""

@@ -23,6 +23,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import (ConfigResourceType, check_config_entries, check_dynamic_broker_configs,
                            check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
                            parse_node_id, resource_type_name, topic_missing)
+from .context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
@@ -34,12 +35,12 @@ Result = Response.AlterConfigsResourceResponse
 NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     return Response(responses=alter_each_resource(
         request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
 
 
-def _alter(resource, *, validate_only: bool, ctx) -> None:
+def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     check_config_entries(resource.configs, value_required=lambda entry: True)
     proposed = {entry.name: entry.value for entry in resource.configs}
     if resource.resource_type == ConfigResourceType.BROKER:
@@ -53,17 +54,17 @@ def _alter(resource, *, validate_only: bool, ctx) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 
 
-def _alter_broker(name: str, proposed: dict[str, str], validate_only: bool, ctx) -> None:
-    node_id = parse_node_id(name, ctx.broker.broker_id) if name else None
-    check_dynamic_broker_configs(ctx.broker, node_id, proposed)
+def _alter_broker(name: str, proposed: dict[str, str], validate_only: bool, ctx: RequestContext) -> None:
+    node_id = parse_node_id(name, ctx.services.broker_id) if name else None
+    check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
-        ctx.broker.metadata.set_broker_configs(node_id, proposed)
+        ctx.services.metadata.set_broker_configs(node_id, proposed)
 
 
-def _alter_topic(name: str, proposed: dict[str, str], validate_only: bool, ctx) -> None:
+def _alter_topic(name: str, proposed: dict[str, str], validate_only: bool, ctx: RequestContext) -> None:
     check_topic_name_for_configs(name)
     check_topic_overrides(proposed)
-    if ctx.broker.metadata.topic(name) is None:
+    if ctx.services.metadata.topic(name) is None:
         raise topic_missing(name)
     if not validate_only:
-        ctx.broker.metadata.set_topic_configs(name, proposed)
+        ctx.services.metadata.set_topic_configs(name, proposed)

@@ -9,6 +9,7 @@ import re
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.API_VERSIONS
 MIN_VERSION = 0
@@ -18,12 +19,12 @@ Response = messages.response(API_KEY).cls
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     if ctx.api_version >= 3 and not _valid_client_software(request):
         return Response(error_code=ErrorCode.INVALID_REQUEST)
     return Response(error_code=ErrorCode.NONE, api_keys=[
         Response.ApiVersion(api_key=key, min_version=low, max_version=high)
-        for key, low, high in ctx.broker.api_versions
+        for key, low, high in ctx.services.api_versions
     ])
 
 

@@ -25,6 +25,7 @@ from typing import Callable, Iterable, Mapping
 from ..cluster.model import validate_topic_name
 from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
 from ..protocol.errors import ErrorCode, KafkaError
+from .services import BrokerServices
 
 
 class ConfigResourceType(IntEnum):
@@ -55,11 +56,11 @@ def resource_type_name(type_id: int) -> str:
 # --------------------------------------------------------------------------------------------
 # The broker's effective config
 
-def effective_broker_config(broker):
+def effective_broker_config(services: BrokerServices):
     """The broker's static config under the dynamic layers the metadata store holds."""
-    store = broker.metadata
-    return broker.config.with_dynamic(store.broker_configs(broker.broker_id),
-                                      store.broker_configs(None))
+    store = services.metadata
+    return services.config.with_dynamic(store.broker_configs(services.broker_id),
+                                        store.broker_configs(None))
 
 
 _INT32 = re.compile(r"[+-]?[0-9]+")
@@ -249,7 +250,8 @@ def scala_set(names: Iterable[str]) -> str:
     return f"Set({', '.join(names)})"
 
 
-def check_dynamic_broker_configs(broker, node_id: int | None, proposed: Mapping[str, str]) -> None:
+def check_dynamic_broker_configs(services: BrokerServices, node_id: int | None,
+                                 proposed: Mapping[str, str]) -> None:
     """Whether `proposed` may become the dynamic configs of this broker (`node_id`) or of the
     cluster default (None). INVALID_REQUEST with Kafka's message when not."""
     _refuse("Cannot update these configs dynamically",
@@ -261,8 +263,8 @@ def check_dynamic_broker_configs(broker, node_id: int | None, proposed: Mapping[
     if node_id is None:
         _refuse("Cannot update these configs at default cluster level, broker id must be specified",
                 [key for key in proposed if key in PER_BROKER_ONLY])
-    current = effective_broker_config(broker)
-    _check_thread_pools(current, _config_with(broker, node_id, proposed))
+    current = effective_broker_config(services)
+    _check_thread_pools(current, _config_with(services, node_id, proposed))
 
 
 def _refuse(reason: str, keys: list[str]) -> None:
@@ -282,12 +284,12 @@ def _parse_broker_value(key: str, value: str) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
 
 
-def _config_with(broker, node_id: int | None, proposed: Mapping[str, str]):
-    store = broker.metadata
-    per_broker = store.broker_configs(broker.broker_id) if node_id is None else proposed
+def _config_with(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]):
+    store = services.metadata
+    per_broker = store.broker_configs(services.broker_id) if node_id is None else proposed
     cluster_default = proposed if node_id is None else store.broker_configs(None)
     try:
-        return broker.config.with_dynamic(per_broker, cluster_default)
+        return services.config.with_dynamic(per_broker, cluster_default)
     except ConfigError as exc:
         raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
 

@@ -1,11 +1,15 @@
-"""What a request handler is given besides the request: who asked, in which version, and the broker.
+"""What a request handler is given besides the request: who asked, in which version, and the
+services it may use.
 
-`broker` is the running broker's service container (see `pykbroker/broker.py`): handlers reach
-the cluster metadata, the replica manager and the coordinators through it, never each other.
+`services` holds the broker's services, each typed as the narrow interface handlers use (see
+`services.py`): handlers reach the cluster metadata, the replica manager and the coordinators
+through it, never each other and never the broker itself.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from .services import BrokerServices
 
 
 class CloseConnection(Exception):
@@ -22,5 +26,5 @@ class RequestContext:
     client_id: str | None
     client_host: str
     listener_name: str
-    broker: object
+    services: BrokerServices
     request_size: int = 0

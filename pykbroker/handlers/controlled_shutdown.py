@@ -11,6 +11,7 @@ single replica are never listed, since their leadership cannot move.
 """
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .context import RequestContext
 
 API_KEY = ApiKey.CONTROLLED_SHUTDOWN
 MIN_VERSION = 0
@@ -19,9 +20,9 @@ MAX_VERSION = 3
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     broker_epoch = request.broker_epoch if ctx.api_version >= 2 else -1
-    error, remaining = await ctx.broker.controller.controlled_shutdown(request.broker_id,
+    error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id,
                                                                        broker_epoch)
     return Response(error_code=error, remaining_partitions=[
         Response.RemainingPartition(topic_name=topic, partition_index=partition)

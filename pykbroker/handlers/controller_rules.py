@@ -122,4 +122,4 @@ class RegisteredBroker(int):
 
 def registered_brokers(ctx) -> set[int]:
     return {RegisteredBroker(broker.broker_id, broker.rack)
-            for broker in ctx.broker.metadata.brokers()}
+            for broker in ctx.services.metadata.brokers()}

@@ -18,6 +18,7 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 from .controller_rules import (check_manual_assignment, deadline_passed, duplicated, place_replicas,
                                registered_brokers)
 
@@ -29,7 +30,7 @@ Response = messages.response(API_KEY).cls
 Result = Response.CreatePartitionsTopicResult
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     names = [topic.name for topic in request.topics]
     twice = duplicated(names)
     accepted = [topic for topic in request.topics if topic.name not in twice]
@@ -41,19 +42,19 @@ async def handle(request, ctx):
     return Response(results=results)
 
 
-def _grow(topic, validate_only: bool, ctx):
+def _grow(topic, validate_only: bool, ctx: RequestContext):
     try:
         new_replicas = _new_partitions(topic, ctx)
     except KafkaError as exc:
         return Result(name=topic.name, error_code=exc.code, error_message=exc.message)
     if not validate_only:
-        ctx.broker.metadata.add_partitions(topic.name, topic.count, new_replicas)
+        ctx.services.metadata.add_partitions(topic.name, topic.count, new_replicas)
     return Result(name=topic.name, error_code=ErrorCode.NONE)
 
 
-def _new_partitions(topic, ctx) -> list[list[int]]:
+def _new_partitions(topic, ctx: RequestContext) -> list[list[int]]:
     """The replicas of each partition to add, once the request passes Kafka's checks."""
-    info = ctx.broker.metadata.topic(topic.name)
+    info = ctx.services.metadata.topic(topic.name)
     if info is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     current = len(info.partitions)

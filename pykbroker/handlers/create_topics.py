@@ -27,6 +27,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import check_topic_overrides, effective_broker_config
+from .context import RequestContext
 from .controller_rules import (CLUSTER_METADATA_TOPIC, check_manual_assignment, check_new_topic_name,
                                deadline_passed, duplicated, place_replicas, registered_brokers)
 
@@ -38,14 +39,14 @@ Response = messages.response(API_KEY).cls
 Result = Response.CreatableTopicResult
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     names = [topic.name for topic in request.topics]
     twice = duplicated(names)
     accepted = [topic for topic in request.topics
                 if topic.name not in twice and topic.name != CLUSTER_METADATA_TOPIC]
     if accepted and deadline_passed(request.timeout_ms):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
-    existing = set(ctx.broker.metadata.topics())
+    existing = set(ctx.services.metadata.topics())
     created = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
     return Response(topics=created + _refused(names, twice))
 
@@ -60,7 +61,7 @@ def _refused(names: list[str], twice: set[str]) -> list:
     return refused
 
 
-def _create(topic, existing: set[str], validate_only: bool, ctx):
+def _create(topic, existing: set[str], validate_only: bool, ctx: RequestContext):
     try:
         overrides = _checked_topic(topic, existing)
         assignments = _replica_assignments(topic, ctx)
@@ -70,8 +71,9 @@ def _create(topic, existing: set[str], validate_only: bool, ctx):
     return _success(topic.name, topic_id, assignments, overrides, ctx)
 
 
-def _create_in_store(name: str, assignments: dict[int, list[int]], overrides: dict[str, str], ctx) -> uuid.UUID:
-    info = ctx.broker.topic_creator.create(name, len(assignments), len(assignments[0]), overrides, assignments)
+def _create_in_store(name: str, assignments: dict[int, list[int]], overrides: dict[str, str],
+                     ctx: RequestContext) -> uuid.UUID:
+    info = ctx.services.topic_creator.create(name, len(assignments), len(assignments[0]), overrides, assignments)
     return info.topic_id
 
 
@@ -88,7 +90,7 @@ def _checked_topic(topic, existing: set[str]) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 # Replica assignments
 
-def _replica_assignments(topic, ctx) -> dict[int, list[int]]:
+def _replica_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
     """{partition: replicas}, chosen by the client or placed on the brokers."""
     if topic.assignments:
         return _manual_assignments(topic, registered_brokers(ctx))
@@ -123,8 +125,8 @@ def _manual_assignments(topic, registered: set[int]) -> dict[int, list[int]]:
     return dict(sorted(replicas_by_partition.items()))
 
 
-def _placed_assignments(topic, ctx) -> dict[int, list[int]]:
-    config = ctx.broker.config
+def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
+    config = ctx.services.config
     num_partitions = config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
     replication_factor = (config["default.replication.factor"] if topic.replication_factor == -1
                           else topic.replication_factor)
@@ -140,16 +142,16 @@ def _placed_assignments(topic, ctx) -> dict[int, list[int]]:
 # Results
 
 def _success(name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]],
-             overrides: dict[str, str], ctx):
+             overrides: dict[str, str], ctx: RequestContext):
     return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
                   num_partitions=len(assignments), replication_factor=len(assignments[0]),
                   configs=_effective_configs(overrides, ctx))
 
 
-def _effective_configs(overrides: dict[str, str], ctx) -> list:
+def _effective_configs(overrides: dict[str, str], ctx: RequestContext) -> list:
     return [Response.CreatableTopicConfigs(name=entry.name, value=entry.value, read_only=entry.read_only,
                                          config_source=entry.source, is_sensitive=entry.is_sensitive)
-            for entry in describe_topic_configs(overrides, effective_broker_config(ctx.broker))]
+            for entry in describe_topic_configs(overrides, effective_broker_config(ctx.services))]
 
 
 def _failure(name: str, error: KafkaError):

@@ -5,6 +5,7 @@ GROUP_ID_NOT_FOUND for groups the coordinator does not have). One result per dis
 """
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .context import RequestContext
 
 API_KEY = ApiKey.DELETE_GROUPS
 MIN_VERSION = 0
@@ -13,8 +14,8 @@ MAX_VERSION = 2
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     group_ids = list(dict.fromkeys(request.groups_names))
-    errors = ctx.broker.group_coordinator.handle_delete_groups(group_ids)
+    errors = ctx.services.group_coordinator.handle_delete_groups(group_ids)
     return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g])
                              for g in group_ids])

@@ -17,6 +17,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import effective_broker_config
+from .context import RequestContext
 
 API_KEY = ApiKey.DELETE_RECORDS
 MIN_VERSION = 0
@@ -29,7 +30,7 @@ PartitionResult = Response.DeleteRecordsPartitionResult
 INVALID_LOW_WATERMARK = -1
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     by_topic: dict[str, list] = {}
     for topic in request.topics:
         by_topic.setdefault(topic.name, []).extend(
@@ -37,7 +38,7 @@ async def handle(request, ctx):
     return Response(topics=[TopicResult(name=name, partitions=partitions) for name, partitions in by_topic.items()])
 
 
-def _delete(topic: str, partition, ctx):
+def _delete(topic: str, partition, ctx: RequestContext):
     try:
         low_watermark = _delete_before(topic, partition.partition_index, partition.offset, ctx)
     except KafkaError as exc:
@@ -47,13 +48,13 @@ def _delete(topic: str, partition, ctx):
                            error_code=ErrorCode.NONE)
 
 
-def _delete_before(topic: str, index: int, offset: int, ctx) -> int:
-    info = ctx.broker.metadata.topic(topic)
+def _delete_before(topic: str, index: int, offset: int, ctx: RequestContext) -> int:
+    info = ctx.services.metadata.topic(topic)
     if info is None or index not in info.partitions:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
     if topic in INTERNAL_TOPICS:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot delete records of internal topic {topic}")
-    if "delete" not in topic_config_values(info.configs, effective_broker_config(ctx.broker))["cleanup.policy"]:
+    if "delete" not in topic_config_values(info.configs, effective_broker_config(ctx.services))["cleanup.policy"]:
         raise KafkaError(ErrorCode.POLICY_VIOLATION, f"Records of partition {topic}-{index} can not be deleted "
                                                      "due to the configured policy")
-    return ctx.broker.replica_manager.delete_records(topic, index, offset)
+    return ctx.services.replica_manager.delete_records(topic, index, offset)

@@ -21,6 +21,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 from .controller_rules import deadline_passed, duplicated
 
 API_KEY = ApiKey.DELETE_TOPICS
@@ -31,7 +32,7 @@ Response = messages.response(API_KEY).cls
 Result = Response.DeletableTopicResult
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     entries = _requested(request, ctx.api_version)
     refusal = _whole_request_refusal(request, entries, ctx)
     if refusal is not None:
@@ -47,8 +48,8 @@ def _requested(request, version: int) -> list[tuple[str | None, uuid.UUID]]:
     return [(topic.name, topic.topic_id) for topic in request.topics]
 
 
-def _whole_request_refusal(request, entries, ctx) -> ErrorCode | None:
-    if not ctx.broker.config["delete.topic.enable"]:
+def _whole_request_refusal(request, entries, ctx: RequestContext) -> ErrorCode | None:
+    if not ctx.services.config["delete.topic.enable"]:
         return ErrorCode.INVALID_REQUEST if ctx.api_version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
     if deadline_passed(request.timeout_ms) and _lookups(entries):
         return ErrorCode.REQUEST_TIMED_OUT
@@ -60,7 +61,7 @@ def _lookups(entries) -> list:
     return [(name, topic_id) for name, topic_id in entries if (name is None) != (topic_id == ZERO_UUID)]
 
 
-def _delete(entries, ctx) -> list:
+def _delete(entries, ctx: RequestContext) -> list:
     by_name = [name for name, topic_id in entries if name is not None and topic_id == ZERO_UUID]
     by_id = [topic_id for name, topic_id in entries if name is None and topic_id != ZERO_UUID]
     refused = _malformed(entries) + _duplicates(by_name, by_id)
@@ -93,14 +94,14 @@ def _given_once(items: list) -> list:
     return [item for item in dict.fromkeys(items) if item not in twice]
 
 
-def _deleted(topic_id: uuid.UUID, name: str, ctx):
-    ctx.broker.metadata.delete_topic(name)
+def _deleted(topic_id: uuid.UUID, name: str, ctx: RequestContext):
+    ctx.services.metadata.delete_topic(name)
     return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE)
 
 
-def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx):
+def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: RequestContext):
     """({id: name} of the topics to delete, failures of the names and ids that are not found)."""
-    store = ctx.broker.metadata
+    store = ctx.services.metadata
     to_delete: dict[uuid.UUID, str] = {}
     failures = []
     for topic_id in ids:

@@ -12,6 +12,7 @@ from ..authorizer import cluster_authorized_operations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 MIN_VERSION = 0
@@ -23,17 +24,17 @@ ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 BROKER_ENDPOINT = 1
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     refusal = _endpoint_refusal(request.endpoint_type, ctx.api_version)
     if refusal is not None:
         return refusal
     brokers = [Response.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-               for b in ctx.broker.live_brokers(ctx.listener_name)]
-    controller_id = ctx.broker.metadata.controller_id
+               for b in ctx.services.live_brokers(ctx.listener_name)]
+    controller_id = ctx.services.metadata.controller_id
     return Response(
         error_code=ErrorCode.NONE,
         endpoint_type=BROKER_ENDPOINT,
-        cluster_id=ctx.broker.metadata.cluster_id,
+        cluster_id=ctx.services.metadata.cluster_id,
         controller_id=controller_id if any(b.broker_id == controller_id for b in brokers) else -1,
         brokers=brokers,
         cluster_authorized_operations=cluster_authorized_operations(request.include_cluster_authorized_operations),

@@ -24,6 +24,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from .broker_loggers import logger_levels
 from .config_admin import ConfigResourceType, effective_broker_config, parse_int32
+from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION = 0
@@ -44,7 +45,7 @@ class Options:
     include_documentation: bool
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
         return Response(results=[_failure(resource, KafkaError(ErrorCode.INVALID_REQUEST,
                                                                ErrorCode.INVALID_REQUEST.message))
@@ -54,7 +55,7 @@ async def handle(request, ctx):
     return Response(results=[_describe(resource, options, ctx) for resource in request.resources])
 
 
-def _describe(resource, options: Options, ctx):
+def _describe(resource, options: Options, ctx: RequestContext):
     try:
         entries = _entries(resource, options, ctx)
     except KafkaError as exc:
@@ -71,28 +72,28 @@ def _failure(resource, error: KafkaError):
                   resource_name=resource.resource_name, configs=[])
 
 
-def _entries(resource, options: Options, ctx) -> list:
+def _entries(resource, options: Options, ctx: RequestContext) -> list:
     kind = ConfigResourceType(resource.resource_type)
     if kind is ConfigResourceType.TOPIC:
         return _topic_entries(resource.resource_name, options, ctx)
     if kind is ConfigResourceType.BROKER:
         return _broker_entries(resource.resource_name, options, ctx)
     if kind is ConfigResourceType.BROKER_LOGGER:
-        return _logger_entries(resource.resource_name, ctx.broker.broker_id)
+        return _logger_entries(resource.resource_name, ctx.services.broker_id)
     return _client_metrics_entries(resource.resource_name)
 
 
-def _topic_entries(name: str, options: Options, ctx) -> list:
+def _topic_entries(name: str, options: Options, ctx: RequestContext) -> list:
     validate_topic_name(name)
-    info = ctx.broker.metadata.topic(name)
+    info = ctx.services.metadata.topic(name)
     if info is None:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "")  # Kafka leaves the message empty
-    entries = describe_topic_configs(info.configs, effective_broker_config(ctx.broker))
+    entries = describe_topic_configs(info.configs, effective_broker_config(ctx.services))
     return [_entry(entry, options, TOPIC_CONFIGS[entry.name].doc) for entry in entries]
 
 
-def _broker_entries(name: str, options: Options, ctx) -> list:
-    broker_id = ctx.broker.broker_id
+def _broker_entries(name: str, options: Options, ctx: RequestContext) -> list:
+    broker_id = ctx.services.broker_id
     if name:
         node_id = parse_int32(name)
         if node_id is None:
@@ -100,7 +101,7 @@ def _broker_entries(name: str, options: Options, ctx) -> list:
         if node_id != broker_id:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} or "
                                                         f"empty string, but received {name}")
-    entries = describe_broker_configs(effective_broker_config(ctx.broker), per_broker=bool(name))
+    entries = describe_broker_configs(effective_broker_config(ctx.services), per_broker=bool(name))
     return [_entry(entry, options, _broker_doc(entry.name)) for entry in entries]
 
 

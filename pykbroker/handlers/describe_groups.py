@@ -9,6 +9,8 @@ from ..authorizer import group_authorized_operations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
+from .services import GroupService
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 MIN_VERSION = 0
@@ -17,14 +19,14 @@ MAX_VERSION = 5
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     include_operations = ctx.api_version >= 3 and request.include_authorized_operations
-    coordinator = ctx.broker.group_coordinator
+    coordinator = ctx.services.group_coordinator
     return Response(groups=[_describe(coordinator, group_id, include_operations)
                             for group_id in request.groups])
 
 
-def _describe(coordinator, group_id: str, include_operations: bool):
+def _describe(coordinator: GroupService, group_id: str, include_operations: bool):
     error, summary = coordinator.handle_describe_group(group_id)
     return Response.DescribedGroup(
         error_code=error,

@@ -16,6 +16,7 @@ import os
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 MIN_VERSION = 0
@@ -29,10 +30,10 @@ PartitionResult = Response.DescribeLogDirsPartition
 LONG_MAX = 2**63 - 1
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     wanted = _wanted_partitions(request.topics)
     return Response(error_code=ErrorCode.NONE, results=[
-        _describe_dir(path, logs, wanted) for path, logs in ctx.broker.replica_manager.describe_log_dirs()
+        _describe_dir(path, logs, wanted) for path, logs in ctx.services.replica_manager.describe_log_dirs()
     ])
 
 

@@ -19,6 +19,7 @@ from collections import defaultdict
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.ELECT_LEADERS
 MIN_VERSION = 0
@@ -28,7 +29,7 @@ Response = messages.response(API_KEY).cls
 PREFERRED, UNCLEAN = 0, 1
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
     asked = None if request.topic_partitions is None else [
         (entry.topic, partition) for entry in request.topic_partitions
@@ -37,7 +38,7 @@ async def handle(request, ctx):
         results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
                    for tp in asked or []}
     else:
-        results = await ctx.broker.controller.elect_leaders(election_type, asked)
+        results = await ctx.services.controller.elect_leaders(election_type, asked)
     if asked is None:
         results = {tp: r for tp, r in results.items() if r[0] != ErrorCode.ELECTION_NOT_NEEDED}
     return Response(throttle_time_ms=0, error_code=ErrorCode.NONE,

@@ -23,15 +23,19 @@ that the first batch is always returned whole so that a consumer can make progre
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
-from ..replication.fetch_session import EpochEndOffset, PartitionFetchRequest, \
-    PartitionFetchResult, TopicIdPartition
-from ..replication.replica_manager import FetchRequestPartition, now_ms
+from ..replication.fetch_session import TopicIdPartition
+from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+from ..common.time import now_ms
+from .context import RequestContext
+from .services import BrokerServices, ReplicaService
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0
@@ -42,11 +46,11 @@ READ_COMMITTED = 1
 ZSTD_MIN_VERSION = 10  # the first Fetch version whose consumers read zstd batches
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    broker = ctx.broker
+    services = ctx.services
     replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
-    session = broker.fetch_sessions.new_context(
+    session = services.fetch_sessions.new_context(
         version=version,
         session_id=request.session_id if version >= 7 else 0,
         session_epoch=request.session_epoch if version >= 7 else -1,
@@ -56,24 +60,29 @@ async def handle(request, ctx):
                    for p in t.partitions],
         is_follower=replica_id >= 0,
         now_ms=now_ms(),
-        topic_names=broker.topic_names_by_id() if version >= 13 else None,
+        topic_names=_topic_names_by_id(services.metadata) if version >= 13 else None,
     )
     to_read = session.partitions_to_read()
-    read = await broker.replica_manager.fetch_records(
-        [(key.topic_partition, _as_read(p)) for key, p in to_read],
+    read = await services.replica_manager.fetch_records(
+        [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF)
-    results = {key: _as_session_result(read[key.topic_partition], version) for key, _ in to_read}
+    results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     if version < ZSTD_MIN_VERSION and replica_id < 0:
-        _refuse_zstd_topics(results, broker.replica_manager)
+        _refuse_zstd_topics(results, services.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     isolation = request.isolation_level if version >= 4 else 0
-    hints = _leader_hints(included, version, broker)
+    hints = _leader_hints(included, version, services)
     response = Response(error_code=error, session_id=session_id,
                         responses=_topic_responses(included, version, isolation, hints))
     if version >= 16:
-        response.node_endpoints = _node_endpoints(hints, broker, ctx.listener_name)
+        response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
+
+
+def _topic_names_by_id(metadata) -> dict:
+    """{topic id: name} of every topic, for requests that name topics by id (v13+)."""
+    return {info.topic_id: name for name, info in metadata.topics().items()}
 
 
 def _key(topic, partition: int, version: int) -> TopicIdPartition:
@@ -95,42 +104,32 @@ def _partition_request(p, version: int) -> PartitionFetchRequest:
         last_fetched_epoch=p.last_fetched_epoch if version >= 12 else -1)
 
 
-def _as_read(p: PartitionFetchRequest) -> FetchRequestPartition:
-    return FetchRequestPartition(p.fetch_offset, p.max_bytes, p.current_leader_epoch,
-                                 p.log_start_offset, p.last_fetched_epoch)
-
-
-def _as_session_result(result, version: int) -> PartitionFetchResult:
-    error = result.error
+def _for_version(result: PartitionFetchResult, version: int) -> PartitionFetchResult:
+    """The result as the request's version carries it: its records (down-converted below v4)
+    and, from v12, the diverging epoch."""
+    error = result.error_code
     try:
         records = _records_for_version(result.records, version)
     except UnsupportedCompressionError:  # zstd data cannot be down-converted for v0-v3
         error, records = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, b""
-    diverging = (EpochEndOffset(*result.diverging_epoch)
-                 if result.diverging_epoch is not None and version >= 12 else None)
-    return PartitionFetchResult(error_code=error, high_watermark=result.high_watermark,
-                                last_stable_offset=result.last_stable_offset,
-                                log_start_offset=result.log_start_offset,
-                                records_size=len(records), records=records,
-                                diverging_epoch=diverging)
+    return replace(result, error_code=error, records_size=len(records), records=records,
+                   diverging_epoch=result.diverging_epoch if version >= 12 else None)
 
 
-def _refuse_zstd_topics(results: dict, replica_manager) -> None:
+def _refuse_zstd_topics(results: dict, replica_manager: ReplicaService) -> None:
     """As Kafka: a consumer older than Fetch v10 gets UNSUPPORTED_COMPRESSION_TYPE (and no
     offsets) for every partition of a topic whose `compression.type` is zstd."""
     for key in results:
-        partition = replica_manager.partitions.get(key.topic_partition)
-        if partition is not None and partition.log.config.compression_type == "zstd":
+        config = replica_manager.log_config(*key.topic_partition)
+        if config is not None and config.compression_type == "zstd":
             results[key] = PartitionFetchResult(
-                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, high_watermark=-1,
-                last_stable_offset=-1, log_start_offset=-1, records_size=0, records=b"",
-                diverging_epoch=None)
+                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, records=b"")
 
 
 _MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 
 
-def _leader_hints(entries, version: int, broker) -> dict:
+def _leader_hints(entries, version: int, services: BrokerServices) -> dict:
     """{(topic name, partition): (leader id, leader epoch)} for partitions whose leader moved."""
     if version < 12:
         return {}
@@ -141,18 +140,18 @@ def _leader_hints(entries, version: int, broker) -> dict:
             continue
         topic = key.topic
         if topic is None:
-            names = names if names is not None else broker.topic_names_by_id()
+            names = names if names is not None else _topic_names_by_id(services.metadata)
             topic = names.get(key.topic_id)
-        hint = broker.replica_manager.leader_hint(topic, key.partition) if topic else None
+        hint = services.replica_manager.leader_hint(topic, key.partition) if topic else None
         if hint is not None:
             hints[(key.topic, key.topic_id, key.partition)] = hint
     return hints
 
 
-def _node_endpoints(hints: dict, broker, listener_name: str) -> list:
+def _node_endpoints(hints: dict, services: BrokerServices, listener_name: str) -> list:
     leaders = {leader for leader, _ in hints.values()}
     return [Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in broker.live_brokers(listener_name) if b.broker_id in leaders]
+            for b in services.live_brokers(listener_name) if b.broker_id in leaders]
 
 
 def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list:

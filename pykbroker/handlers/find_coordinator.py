@@ -15,6 +15,7 @@ from ..coordinator.group.offsets_topic import ensure_created
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.FIND_COORDINATOR
 MIN_VERSION = 0
@@ -27,7 +28,7 @@ TRANSACTION_KEY_TYPE = 1
 NO_NODE = (-1, "", -1)
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
     if ctx.api_version >= 4:
         return Response(coordinators=[_batched_entry(ctx, key_type, key)
@@ -37,25 +38,25 @@ async def handle(request, ctx):
                     node_id=node_id, host=host, port=port)
 
 
-def _batched_entry(ctx, key_type: int, key: str):
+def _batched_entry(ctx: RequestContext, key_type: int, key: str):
     error, (node_id, host, port) = _find(ctx, key_type, key)
     message = error.message if error == ErrorCode.INVALID_REQUEST else None
     return Response.Coordinator(key=key, node_id=node_id, host=host, port=port,
                                 error_code=error, error_message=message)
 
 
-def _find(ctx, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
+def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
     if key_type == TRANSACTION_KEY_TYPE:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
     if key_type != GROUP_KEY_TYPE:
         return ErrorCode.INVALID_REQUEST, NO_NODE
-    broker = ctx.broker
-    info = ensure_created(broker.metadata, broker.topic_creator, broker.config)
+    services = ctx.services
+    info = ensure_created(services.metadata, services.topic_creator, services.config)
     state = None if info is None else info.partitions.get(
-        broker.group_coordinator.partition_for(key))
+        services.group_coordinator.partition_for(key))
     if state is None or state.leader < 0:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
-    for node in broker.live_brokers(ctx.listener_name):
+    for node in services.live_brokers(ctx.listener_name):
         if node.broker_id == state.leader:
             return ErrorCode.NONE, (node.broker_id, node.host, node.port)
     return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE

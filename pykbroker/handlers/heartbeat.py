@@ -6,6 +6,7 @@ v3+: static membership (group_instance_id).
 """
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .context import RequestContext
 
 API_KEY = ApiKey.HEARTBEAT
 MIN_VERSION = 0
@@ -14,8 +15,8 @@ MAX_VERSION = 4
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
-    error = ctx.broker.group_coordinator.handle_heartbeat(
+async def handle(request, ctx: RequestContext):
+    error = ctx.services.group_coordinator.handle_heartbeat(
         request.group_id, request.member_id,
         request.group_instance_id if ctx.api_version >= 3 else None, request.generation_id)
     return Response(error_code=error)

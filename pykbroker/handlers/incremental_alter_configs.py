@@ -30,6 +30,7 @@ from .config_admin import (ConfigResourceType, OpType, apply_operations, broker_
                            check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
                            parse_int32, parse_node_id, resource_type_name, topic_list_default,
                            topic_missing)
+from .context import RequestContext
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION = 0
@@ -43,12 +44,12 @@ NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     return Response(responses=alter_each_resource(
         request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
 
 
-def _alter(resource, *, validate_only: bool, ctx) -> None:
+def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     check_config_entries(resource.configs, value_required=lambda entry: entry.config_operation != OpType.DELETE)
     operations = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
     kind = resource.resource_type
@@ -64,8 +65,8 @@ def _alter(resource, *, validate_only: bool, ctx) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 
 
-def _alter_loggers(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
-    node_id, broker_id = parse_int32(name), ctx.broker.broker_id
+def _alter_loggers(name: str, operations: list[Operation], validate_only: bool, ctx: RequestContext) -> None:
+    node_id, broker_id = parse_int32(name), ctx.services.broker_id
     if node_id is None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
     if node_id != broker_id:
@@ -77,14 +78,14 @@ def _alter_loggers(name: str, operations: list[Operation], validate_only: bool, 
         broker_loggers.apply_changes(operations)
 
 
-def _alter_broker(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
-    node_id = parse_node_id(name, ctx.broker.broker_id) if name else None
+def _alter_broker(name: str, operations: list[Operation], validate_only: bool, ctx: RequestContext) -> None:
+    node_id = parse_node_id(name, ctx.services.broker_id) if name else None
     for _, op, _ in operations:
         check_operation(op)
-    store = ctx.broker.metadata
+    store = ctx.services.metadata
     proposed = apply_operations(store.broker_configs(node_id), operations, broker_list_default,
                                 _broker_key_not_a_list)
-    check_dynamic_broker_configs(ctx.broker, node_id, proposed)
+    check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
         store.set_broker_configs(node_id, proposed)
 
@@ -95,18 +96,18 @@ def _broker_key_not_a_list(key: str, op: OpType) -> KafkaError:
     return KafkaError(ErrorCode.INVALID_CONFIG, f"Config value {op.name.lower()} is not allowed for config key: {key}")
 
 
-def _alter_topic(name: str, operations: list[Operation], validate_only: bool, ctx) -> None:
+def _alter_topic(name: str, operations: list[Operation], validate_only: bool, ctx: RequestContext) -> None:
     for _, op, _ in operations:
         check_operation(op)
     check_topic_name_for_configs(name)
-    info = ctx.broker.metadata.topic(name)
+    info = ctx.services.metadata.topic(name)
     current = info.configs if info is not None else {}
     proposed = apply_operations(current, operations, topic_list_default, _topic_key_not_a_list)
     check_topic_overrides(proposed)
     if info is None:
         raise topic_missing(name)
     if not validate_only:
-        ctx.broker.metadata.set_topic_configs(name, proposed)
+        ctx.services.metadata.set_topic_configs(name, proposed)
 
 
 def _topic_key_not_a_list(key: str, op: OpType) -> KafkaError:

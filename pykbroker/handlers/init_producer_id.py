@@ -10,6 +10,7 @@ ZooKeeper; while none can be reserved the answer is COORDINATOR_NOT_AVAILABLE (r
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION = 0
@@ -18,12 +19,12 @@ MAX_VERSION = 5
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     if request.transactional_id is not None:
         return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,
                         producer_epoch=-1)
     try:
-        producer_id = ctx.broker.producer_ids.generate_producer_id()
+        producer_id = ctx.services.producer_ids.generate_producer_id()
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)
         return Response(error_code=exc.code, producer_id=-1, producer_epoch=-1)
     return Response(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)

@@ -13,6 +13,7 @@ join phase completes (see `coordinator/group/rebalance.py`).
 from ..coordinator.group import JoinRequest
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .context import RequestContext
 
 API_KEY = ApiKey.JOIN_GROUP
 MIN_VERSION = 0
@@ -21,7 +22,7 @@ MAX_VERSION = 9
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     instance_id = request.group_instance_id if version >= 5 else None
     join = JoinRequest(
@@ -39,7 +40,7 @@ async def handle(request, ctx):
         supports_skipping_assignment=version >= 9,
         reason=request.reason if version >= 8 else None,
     )
-    result = await ctx.broker.group_coordinator.join_group(join)
+    result = await ctx.services.group_coordinator.join_group(join)
     return _response(result, version)
 
 

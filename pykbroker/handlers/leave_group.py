@@ -9,6 +9,7 @@ from ..coordinator.group.model import MemberIdentity
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
 MIN_VERSION = 0
@@ -17,14 +18,14 @@ MAX_VERSION = 5
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if version >= 3:
         leaving = [MemberIdentity(m.member_id, m.group_instance_id,
                                   m.reason if version >= 5 else None) for m in request.members]
     else:
         leaving = [MemberIdentity(request.member_id)]
-    result = ctx.broker.group_coordinator.handle_leave_group(request.group_id, leaving)
+    result = ctx.services.group_coordinator.handle_leave_group(request.group_id, leaving)
     if version >= 3:
         return Response(error_code=result.error, members=[
             Response.MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,

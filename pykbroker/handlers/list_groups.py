@@ -7,6 +7,7 @@ Every group this broker coordinates, with its protocol type; v4+ its state, filt
 """
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .context import RequestContext
 
 API_KEY = ApiKey.LIST_GROUPS
 MIN_VERSION = 0
@@ -15,9 +16,9 @@ MAX_VERSION = 5
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    error, groups = ctx.broker.group_coordinator.handle_list_groups(
+    error, groups = ctx.services.group_coordinator.handle_list_groups(
         request.states_filter if version >= 4 else None,
         request.types_filter if version >= 5 else None)
     return Response(error_code=error, groups=[

@@ -22,6 +22,7 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION = 0
@@ -30,14 +31,11 @@ MAX_VERSION = 9
 Response = messages.response(API_KEY).cls
 LATEST = -1
 MAX_TIMESTAMP = -3
-CONSUMER_REPLICA_ID = -1
-DEBUGGING_REPLICA_ID = -2
-READ_COMMITTED = 1
 # the negative timestamps with a meaning, and the first version that knows each
 SPECIAL_TIMESTAMPS = {LATEST: 0, -2: 0, MAX_TIMESTAMP: 7, -4: 8, -5: 9}
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
@@ -56,33 +54,23 @@ async def handle(request, ctx):
     return Response(topics=topics)
 
 
-def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
+def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p, version: int):
+    replica_manager = ctx.services.replica_manager
     try:
-        partition = _partition(ctx.broker.replica_manager, replica_id, topic, p.partition_index)
-        if version >= 4:
-            partition.check_leader_epoch(p.current_leader_epoch)
+        found = replica_manager.fetch_offset_for_timestamp(
+            topic, p.partition_index, p.timestamp, replica_id=replica_id,
+            isolation_level=isolation,
+            current_leader_epoch=p.current_leader_epoch if version >= 4 else -1)
     except KafkaError as exc:
         return _error(p.partition_index, exc.code)
-    if replica_id != CONSUMER_REPLICA_ID:
-        fetchable = partition.log_end_offset
-    elif isolation == READ_COMMITTED:
-        fetchable = partition.last_stable_offset
-    else:
-        fetchable = partition.high_watermark
-    if p.timestamp == LATEST:
-        found = partition.log.latest()._replace(offset=fetchable)
-    else:
-        found = partition.log.offset_for_timestamp(p.timestamp)
-        searched = p.timestamp >= 0 or p.timestamp == MAX_TIMESTAMP
-        if (found is not None and searched and replica_id == CONSUMER_REPLICA_ID
-                and found.offset >= fetchable):
-            found = None
     if found is None:
         return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index,
                                                      old_style_offsets=[])
     old_style = [found.offset]
     if version == 0 and p.timestamp == LATEST:
-        old_style = _legacy_latest(partition.log, fetchable, p.max_num_offsets)
+        old_style = replica_manager.legacy_fetch_offsets(
+            topic, p.partition_index, p.max_num_offsets, replica_id=replica_id,
+            isolation_level=isolation)
     return Response.ListOffsetsPartitionResponse(
         partition_index=p.partition_index,
         old_style_offsets=old_style,
@@ -94,27 +82,6 @@ def _lookup(ctx, replica_id: int, isolation: int, topic: str, p, version: int):
 
 def _known_timestamp(timestamp: int, version: int) -> bool:
     return timestamp >= 0 or SPECIAL_TIMESTAMPS.get(timestamp, version + 1) <= version
-
-
-def _legacy_latest(log, high_watermark: int, max_num_offsets: int) -> list[int]:
-    """Kafka's v0 answer for latest: the segments' base offsets and the log end offset (when
-    the active segment holds data), newest first, at most `max_num_offsets`; offsets above the
-    high watermark replaced by the high watermark."""
-    segments = list(log.segments)
-    offsets = [max(s.base_offset, log.log_start_offset) for s in segments]
-    if segments[-1].size > 0:
-        offsets.append(log.log_end_offset)
-    offsets = sorted(offsets[::-1][:max(max_num_offsets, 0)], reverse=True)
-    if any(o > high_watermark for o in offsets):
-        offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
-    return offsets
-
-
-def _partition(replica_manager, replica_id: int, topic: str, index: int):
-    """The leader's partition; any replica's for the debugging replica id."""
-    if replica_id == DEBUGGING_REPLICA_ID and (topic, index) in replica_manager.partitions:
-        return replica_manager.partitions[(topic, index)]
-    return replica_manager.leader_partition(topic, index)
 
 
 def _error(index: int, code: ErrorCode):

@@ -19,6 +19,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 from .controller_rules import check_new_topic_name
 
 API_KEY = ApiKey.METADATA
@@ -28,11 +29,11 @@ MAX_VERSION = 12
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
-    broker = ctx.broker
-    store = broker.metadata
+async def handle(request, ctx: RequestContext):
+    services = ctx.services
+    store = services.metadata
     response = Response(
-        brokers=[_broker_entry(b) for b in broker.live_brokers(ctx.listener_name)],
+        brokers=[_broker_entry(b) for b in services.live_brokers(ctx.listener_name)],
         cluster_id=store.cluster_id,
         controller_id=store.controller_id,
         cluster_authorized_operations=cluster_authorized_operations(
@@ -56,9 +57,9 @@ def _wants_all_topics(request, version: int) -> bool:
     return request.topics is None
 
 
-def _resolve_topics(request, ctx):
+def _resolve_topics(request, ctx: RequestContext):
     """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others."""
-    store = ctx.broker.metadata
+    store = ctx.services.metadata
     if _wants_all_topics(request, ctx.api_version):
         yield from sorted(store.topics().values(), key=lambda t: t.name)
         return
@@ -75,7 +76,7 @@ def _resolve_topics(request, ctx):
         info = store.topic(wanted.name)
         if info is not None:
             yield info
-        elif allow_auto_create and ctx.broker.topic_creator.auto_create_enabled:
+        elif allow_auto_create and ctx.services.topic_creator.auto_create_enabled:
             yield _auto_create(ctx, wanted.name)
         else:
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -97,12 +98,12 @@ def _lookup_by_id(store, topic_id: uuid.UUID):
     return info
 
 
-def _auto_create(ctx, name: str):
+def _auto_create(ctx: RequestContext, name: str):
     try:
         # Auto-creation follows the rules of CreateTopics: a name that collides with an
         # existing topic's on '.' versus '_' is refused (INVALID_TOPIC_EXCEPTION), as in Kafka.
-        check_new_topic_name(name, ctx.broker.metadata.topics())
-        return ctx.broker.topic_creator.auto_create(name)
+        check_new_topic_name(name, ctx.services.metadata.topics())
+        return ctx.services.topic_creator.auto_create(name)
     except KafkaError as exc:
         return (name, ZERO_UUID, exc.code)
 

@@ -16,6 +16,7 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION = 0
@@ -24,11 +25,11 @@ MAX_VERSION = 9
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     errors, offsets = _split_known_partitions(request, ctx, now_ms())
     if offsets:
-        errors.update(await ctx.broker.group_coordinator.commit_offsets(
+        errors.update(await ctx.services.group_coordinator.commit_offsets(
             request.group_id,
             request.member_id if version >= 1 else "",
             request.group_instance_id if version >= 7 else None,
@@ -37,14 +38,14 @@ async def handle(request, ctx):
     return _response(request, errors)
 
 
-def _split_known_partitions(request, ctx, now: int):
+def _split_known_partitions(request, ctx: RequestContext, now: int):
     """({tp: error} for unknown partitions, {tp: offset to commit} for the others)."""
     version = ctx.api_version
     retention = request.retention_time_ms if 2 <= version <= 4 else -1
     expire_timestamp = None if retention == -1 else now + retention
     errors, offsets = {}, {}
     for topic in request.topics:
-        info = ctx.broker.metadata.topic(topic.name)
+        info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
             if info is None or p.partition_index not in info.partitions:

@@ -9,6 +9,7 @@ partitions.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.OFFSET_DELETE
 MIN_VERSION = 0
@@ -17,17 +18,17 @@ MAX_VERSION = 0
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     errors, known = {}, []
     for topic in request.topics:
-        info = ctx.broker.metadata.topic(topic.name)
+        info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
             if info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 known.append(tp)
-    group_error, results = ctx.broker.group_coordinator.handle_delete_offsets(
+    group_error, results = ctx.services.group_coordinator.handle_delete_offsets(
         request.group_id, known)
     if group_error != ErrorCode.NONE:
         return Response(error_code=group_error, topics=[])

@@ -12,6 +12,8 @@ metadata and no error for partitions without a committed offset.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
+from .services import GroupService
 
 API_KEY = ApiKey.OFFSET_FETCH
 MIN_VERSION = 0
@@ -21,8 +23,8 @@ Response = messages.response(API_KEY).cls
 INVALID_OFFSET = -1
 
 
-async def handle(request, ctx):
-    coordinator = ctx.broker.group_coordinator
+async def handle(request, ctx: RequestContext):
+    coordinator = ctx.services.group_coordinator
     version = ctx.api_version
     require_stable = version >= 7 and request.require_stable
     if version >= 8:
@@ -42,7 +44,7 @@ async def handle(request, ctx):
         list(fetched), fetched))
 
 
-def _group_response(coordinator, group_id: str, topics, require_stable: bool):
+def _group_response(coordinator: GroupService, group_id: str, topics, require_stable: bool):
     error, fetched = _fetch(coordinator, group_id, topics, require_stable)
     return Response.OffsetFetchResponseGroup(
         group_id=group_id, error_code=error,
@@ -57,7 +59,7 @@ def _requested(topics) -> list[tuple[str, int]] | None:
     return [(t.name, index) for t in topics for index in t.partition_indexes]
 
 
-def _fetch(coordinator, group_id: str, topics, require_stable: bool):
+def _fetch(coordinator: GroupService, group_id: str, topics, require_stable: bool):
     requested = _requested(topics)
     error, fetched = coordinator.handle_fetch_offsets(group_id, requested, require_stable)
     if requested is None:

@@ -13,6 +13,8 @@ from the leader's; consumers use it (v3+) to check their position after a leader
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
+from .services import ReplicaService
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 MIN_VERSION = 0
@@ -22,10 +24,10 @@ Response = messages.response(API_KEY).cls
 DEBUGGING_REPLICA_ID = -2
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     replica_id = request.replica_id if ctx.api_version >= 3 else DEBUGGING_REPLICA_ID
     leader_only = replica_id != DEBUGGING_REPLICA_ID
-    replica_manager = ctx.broker.replica_manager
+    replica_manager = ctx.services.replica_manager
     topics = []
     for topic in request.topics:
         topics.append(Response.OffsetForLeaderTopicResult(topic=topic.topic, partitions=[
@@ -34,7 +36,7 @@ async def handle(request, ctx):
     return Response(throttle_time_ms=0, topics=topics)
 
 
-def _end_offset(replica_manager, topic: str, p, version: int, leader_only: bool):
+def _end_offset(replica_manager: ReplicaService, topic: str, p, version: int, leader_only: bool):
     current = p.current_leader_epoch if version >= 2 else -1
     try:
         epoch, end_offset = replica_manager.end_offset_for_epoch(

@@ -25,7 +25,7 @@ from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
-from .context import CloseConnection
+from .context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
 MIN_VERSION = 0
@@ -34,12 +34,12 @@ MAX_VERSION = 11
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
     entries, early_results = _collect_partitions(request, ctx.api_version)
-    results = await ctx.broker.replica_manager.append_records(
+    results = await ctx.services.replica_manager.append_records(
         entries, required_acks=acks, timeout_ms=request.timeout_ms)
     results.update(early_results)
     if acks == 0:
@@ -54,8 +54,8 @@ async def handle(request, ctx):
     return response
 
 
-def _add_leader_hints(response, ctx) -> None:
-    replica_manager = ctx.broker.replica_manager
+def _add_leader_hints(response, ctx: RequestContext) -> None:
+    replica_manager = ctx.services.replica_manager
     leaders = set()
     for topic in response.responses:
         for part in topic.partition_responses:
@@ -69,7 +69,7 @@ def _add_leader_hints(response, ctx) -> None:
     if leaders:
         response.node_endpoints = [
             Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in ctx.broker.live_brokers(ctx.listener_name) if b.broker_id in leaders]
+            for b in ctx.services.live_brokers(ctx.listener_name) if b.broker_id in leaders]
 
 
 def _collect_partitions(request, version: int):

@@ -10,6 +10,7 @@ leader's has been stored (see `coordinator/group/rebalance.py`).
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .context import RequestContext
 
 API_KEY = ApiKey.SYNC_GROUP
 MIN_VERSION = 0
@@ -18,11 +19,11 @@ MAX_VERSION = 5
 Response = messages.response(API_KEY).cls
 
 
-async def handle(request, ctx):
+async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         return Response(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
-    result = await ctx.broker.group_coordinator.sync_group(
+    result = await ctx.services.group_coordinator.sync_group(
         request.group_id, request.generation_id, request.member_id,
         request.protocol_type if version >= 5 else None,
         request.protocol_name if version >= 5 else None,

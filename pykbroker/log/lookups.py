@@ -65,6 +65,19 @@ class OffsetLookups:
         best = max(segments, key=lambda segment: segment.max_timestamp_so_far)
         return best.find_max_timestamp_record()
 
+    def legacy_latest_offsets(self, high_watermark: int, max_num_offsets: int) -> list[int]:
+        """ListOffsets v0's answer for latest, as Kafka's legacy lookup: the segments' base
+        offsets and the log end offset (when the active segment holds data), newest first, at
+        most `max_num_offsets`; offsets above the high watermark replaced by the high watermark."""
+        segments = list(self._segments)
+        offsets = [max(s.base_offset, self.log_start_offset) for s in segments]
+        if segments[-1].size > 0:
+            offsets.append(self._log_end_offset)
+        offsets = sorted(offsets[::-1][:max(max_num_offsets, 0)], reverse=True)
+        if any(o > high_watermark for o in offsets):
+            offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
+        return offsets
+
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
         """OffsetForLeaderEpoch: (epoch, end offset), or None when the epoch is undefined."""
         epoch, offset = self.epoch_cache.end_offset_for(leader_epoch, self._log_end_offset)

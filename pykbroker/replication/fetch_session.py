@@ -3,7 +3,9 @@
 This module owns the fetch session cache and the per-request *fetch context*. It does no I/O and
 reads no logs: the Fetch handler asks it which partitions to read, reads them, and hands the
 results back so that the context can choose the partitions that go into the response and the
-session id that the response carries.
+session id that the response carries. Partitions are asked for and answered in the fetch
+vocabulary of `fetch_types.py` (`PartitionFetchRequest`, `PartitionFetchResult`), which the
+replica manager's reads share.
 
 A Fetch request (v7+) names a session with `session_id` and `session_epoch`:
 
@@ -51,11 +53,11 @@ import random
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from pykbroker.common.uuids import ZERO_UUID
-from pykbroker.protocol.errors import ErrorCode
+from ..common.uuids import ZERO_UUID
+from ..protocol.errors import ErrorCode
+from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult  # noqa: F401
 
 INVALID_SESSION_ID = 0
 INITIAL_EPOCH = 0
@@ -69,8 +71,6 @@ DEFAULT_MAX_SLOTS = 1000  # max.incremental.fetch.session.cache.slots
 DEFAULT_EVICTION_MS = 120_000  # how long a session must be unused (or have existed) to be evictable
 DEFAULT_SHARDS = 8  # the cache is split into shards, each with its own slots and id range
 
-NO_PREFERRED_READ_REPLICA = -1
-NO_EPOCH = -1
 
 
 def next_epoch(epoch: int) -> int:
@@ -122,60 +122,6 @@ class TopicIdPartition(NamedTuple):
         if self.topic is not None or self.topic_id == ZERO_UUID:
             return self
         return self._replace(topic=topic_names.get(self.topic_id))
-
-
-class PartitionFetchRequest(NamedTuple):
-    """One partition's fetch parameters (FetchRequest's FetchPartition); -1 epochs mean none."""
-
-    fetch_offset: int
-    log_start_offset: int = -1  # the fetcher's own log start offset (followers); -1 for consumers
-    max_bytes: int = 1048576  # partition_max_bytes
-    current_leader_epoch: int = NO_EPOCH
-    last_fetched_epoch: int = NO_EPOCH
-
-
-class EpochEndOffset(NamedTuple):
-    """FetchResponse's diverging_epoch: where the fetcher's log diverges from the leader's."""
-
-    epoch: int
-    end_offset: int
-
-
-@dataclass(frozen=True, slots=True)
-class PartitionFetchResult:
-    """What reading one partition produced, as the response will report it.
-
-    `records_size` is the byte count of the records returned (0 for none); `records` and
-    `aborted_transactions` are carried to the response untouched, the session never looks at
-    them.
-    """
-
-    error_code: int = ErrorCode.NONE
-    high_watermark: int = -1
-    last_stable_offset: int = -1
-    log_start_offset: int = -1
-    records_size: int = 0
-    preferred_read_replica: int = NO_PREFERRED_READ_REPLICA
-    diverging_epoch: EpochEndOffset | None = None
-    aborted_transactions: Any = None
-    records: Any = None
-
-    @classmethod
-    def for_error(cls, error_code: int) -> PartitionFetchResult:
-        """A partition answered with `error_code` only: offsets -1 and no records."""
-        return cls(error_code=error_code)
-
-    @property
-    def has_records(self) -> bool:
-        return self.records_size > 0
-
-    @property
-    def has_preferred_read_replica(self) -> bool:
-        return self.preferred_read_replica != NO_PREFERRED_READ_REPLICA
-
-    @property
-    def has_diverging_epoch(self) -> bool:
-        return self.diverging_epoch is not None and self.diverging_epoch.epoch >= 0
 
 
 class FetchResponsePlan(NamedTuple):

@@ -22,7 +22,11 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
+from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
+
+READ_COMMITTED = 1  # the isolation level of transactional consumers
 
 
 @dataclass
@@ -276,3 +280,33 @@ class Partition:
         max_offset = None if for_follower else self.high_watermark
         return self.log.read(fetch_offset, max_bytes, max_offset=max_offset,
                              min_one_message=min_one_message)
+
+    # -- ListOffsets -------------------------------------------------------------------
+    def fetch_offset_for_timestamp(self, timestamp: int, *, isolation_level: int,
+                                   for_replica: bool) -> TimestampAndOffset | None:
+        """The offset for `timestamp` (or a special timestamp: -1 latest, -2 earliest, ...),
+        as Kafka's Partition.fetchOffsetForTimestamp. Latest is the offset a reader may fetch
+        up to; a consumer is not told of a searched record at or past it (None)."""
+        fetchable = self._fetchable_offset(isolation_level, for_replica)
+        if timestamp == LATEST_TIMESTAMP:
+            return self.log.latest()._replace(offset=fetchable)
+        found = self.log.offset_for_timestamp(timestamp)
+        searched = timestamp >= 0 or timestamp == MAX_TIMESTAMP
+        if found is not None and searched and not for_replica and found.offset >= fetchable:
+            return None
+        return found
+
+    def legacy_latest_offsets(self, max_num_offsets: int, *, isolation_level: int,
+                              for_replica: bool) -> list[int]:
+        """ListOffsets v0's offsets for latest (see `Log.legacy_latest_offsets`)."""
+        return self.log.legacy_latest_offsets(self._fetchable_offset(isolation_level, for_replica),
+                                              max_num_offsets)
+
+    def _fetchable_offset(self, isolation_level: int, for_replica: bool) -> int:
+        """How far a reader may fetch: the log end for replicas, the last stable offset for
+        read_committed consumers, else the high watermark."""
+        if for_replica:
+            return self.log_end_offset
+        if isolation_level == READ_COMMITTED:
+            return self.last_stable_offset
+        return self.high_watermark

@@ -23,18 +23,22 @@ import anyio
 
 from ..cluster.model import INTERNAL_TOPICS
 from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
-from ..common.time import now_ms  # noqa: F401  (handlers/fetch.py still imports it from here)
 from ..common.timer import Timer
+from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
+from ..log.config import LogConfig
+from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .durability import sync_before_ack
+from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
 from .partition import Partition
 
 log = logging.getLogger(__name__)
 
-from ..common.topic_partition import TopicPartition
+CONSUMER_REPLICA_ID = -1  # ListOffsets' replica id of consumers
+DEBUGGING_REPLICA_ID = -2  # ListOffsets' replica id that may ask any replica, not only the leader
 
 
 @dataclass
@@ -46,26 +50,6 @@ class ProduceResult:
     error_message: str | None = None
     record_errors: list[tuple[int, str | None]] = field(default_factory=list)
     required_offset: int = -1  # acks=all: the high watermark this append waits for
-
-
-@dataclass
-class FetchRequestPartition:
-    fetch_offset: int
-    max_bytes: int
-    current_leader_epoch: int = -1
-    log_start_offset: int = -1
-    last_fetched_epoch: int = -1
-
-
-@dataclass
-class FetchResult:
-    error: ErrorCode = ErrorCode.NONE
-    high_watermark: int = -1
-    last_stable_offset: int = -1
-    log_start_offset: int = -1
-    records: list = field(default_factory=list)  # file regions (or bytes)
-    size: int = 0
-    diverging_epoch: tuple[int, int] | None = None  # (epoch, end offset), for followers
 
 
 class DelayedProduce(DelayedOperation):
@@ -282,6 +266,12 @@ class ReplicaManager:
         partition.require_leader()
         return partition
 
+    def log_config(self, topic: str, index: int) -> LogConfig | None:
+        """The config of the partition's local log (Kafka's getLogConfig); None when this
+        broker hosts no replica of it."""
+        partition = self.partitions.get((topic, index))
+        return partition.log.config if partition is not None else None
+
     def min_insync_replicas(self, topic: str) -> int:
         info = self.metadata.topic(topic)
         configs = info.configs if info is not None else {}
@@ -336,15 +326,15 @@ class ReplicaManager:
         return result
 
     # -- fetch -------------------------------------------------------------------------
-    async def fetch_records(self, requested: list[tuple[TopicPartition, FetchRequestPartition]], *,
+    async def fetch_records(self, requested: list[tuple[TopicPartition, PartitionFetchRequest]], *,
                             replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int
-                            ) -> dict[TopicPartition, FetchResult]:
+                            ) -> dict[TopicPartition, PartitionFetchResult]:
         for_follower = replica_id >= 0
         if for_follower:
             self._record_follower_fetches(requested, replica_id)
         results = self._read_all(requested, max_bytes, for_follower)
-        total = sum(r.size for r in results.values())
-        has_error = any(r.error != ErrorCode.NONE or r.diverging_epoch is not None
+        total = sum(r.records_size for r in results.values())
+        has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None
                         for r in results.values())
         if max_wait_ms <= 0 or total >= min_bytes or has_error or not requested:
             return results
@@ -372,18 +362,18 @@ class ReplicaManager:
                 self._complete_delayed(tp)
 
     def _read_all(self, requested, max_bytes: int, for_follower: bool
-                  ) -> dict[TopicPartition, FetchResult]:
+                  ) -> dict[TopicPartition, PartitionFetchResult]:
         results = {}
         remaining = max_bytes
         for tp, request in requested:
             result = self._read_one(tp, request, remaining, for_follower,
                                     min_one_message=remaining == max_bytes)
-            remaining = max(0, remaining - result.size)
+            remaining = max(0, remaining - result.records_size)
             results[tp] = result
         return results
 
-    def _read_one(self, tp: TopicPartition, request: FetchRequestPartition, remaining: int,
-                  for_follower: bool, min_one_message: bool) -> FetchResult:
+    def _read_one(self, tp: TopicPartition, request: PartitionFetchRequest, remaining: int,
+                  for_follower: bool, min_one_message: bool) -> PartitionFetchResult:
         try:
             partition = self.leader_partition(*tp)
             partition.check_leader_epoch(request.current_leader_epoch)
@@ -391,19 +381,15 @@ class ReplicaManager:
                 diverging = partition.diverging_epoch(request.fetch_offset,
                                                       request.last_fetched_epoch)
                 if diverging is not None:
-                    return FetchResult(ErrorCode.NONE, partition.high_watermark,
-                                       partition.last_stable_offset, partition.log_start_offset,
-                                       diverging_epoch=diverging)
+                    return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
             limit = min(request.max_bytes, remaining)
             data = partition.read(request.fetch_offset, limit, for_follower=for_follower,
                                   min_one_message=min_one_message)
         except KafkaError as exc:
             # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
             # epochs, ...) reports no high watermark, last stable offset or log start (-1).
-            return FetchResult(exc.code)
-        return FetchResult(ErrorCode.NONE, partition.high_watermark,
-                           partition.last_stable_offset, partition.log_start_offset,
-                           data.regions, data.size)
+            return PartitionFetchResult.for_error(exc.code)
+        return _partition_state(partition, records=data.regions, records_size=data.size)
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
     def end_offset_for_epoch(self, topic: str, index: int, leader_epoch: int,
@@ -418,6 +404,33 @@ class ReplicaManager:
                 self.leader_partition(topic, index)  # raises the right error
         partition.check_leader_epoch(current_leader_epoch)
         return partition.end_offset_for_epoch(leader_epoch)
+
+    # -- ListOffsets -------------------------------------------------------------------
+    def fetch_offset_for_timestamp(self, topic: str, index: int, timestamp: int, *,
+                                   replica_id: int, isolation_level: int,
+                                   current_leader_epoch: int = -1) -> TimestampAndOffset | None:
+        """ListOffsets: the offset for `timestamp` in the partition (see
+        `Partition.fetch_offset_for_timestamp`); raises KafkaError when this broker cannot
+        answer (not the leader, fenced epoch, unknown partition)."""
+        partition = self._partition_for_offsets(topic, index, replica_id)
+        partition.check_leader_epoch(current_leader_epoch)
+        return partition.fetch_offset_for_timestamp(
+            timestamp, isolation_level=isolation_level,
+            for_replica=replica_id != CONSUMER_REPLICA_ID)
+
+    def legacy_fetch_offsets(self, topic: str, index: int, max_num_offsets: int, *,
+                             replica_id: int, isolation_level: int) -> list[int]:
+        """ListOffsets v0 for latest: the legacy list of offsets, newest first."""
+        partition = self._partition_for_offsets(topic, index, replica_id)
+        return partition.legacy_latest_offsets(max_num_offsets, isolation_level=isolation_level,
+                                               for_replica=replica_id != CONSUMER_REPLICA_ID)
+
+    def _partition_for_offsets(self, topic: str, index: int, replica_id: int) -> Partition:
+        """The leader's partition; any replica's for the debugging replica id."""
+        partition = self.partitions.get((topic, index))
+        if replica_id == DEBUGGING_REPLICA_ID and partition is not None:
+            return partition
+        return self.leader_partition(topic, index)
 
     # -- administration ----------------------------------------------------------------
     def delete_records(self, topic: str, index: int, offset: int) -> int:
@@ -451,6 +464,16 @@ class ReplicaManager:
     def shutdown(self) -> None:
         self.log_manager.checkpoint_high_watermarks(self.high_watermarks())
         self.log_manager.close()
+
+
+def _partition_state(partition: Partition, *, records: list | None = None, records_size: int = 0,
+                     diverging_epoch: EpochEndOffset | None = None) -> PartitionFetchResult:
+    """A successful read's result: the partition's offsets now, and what was read (file
+    regions), or where a follower's log diverges."""
+    return PartitionFetchResult(ErrorCode.NONE, partition.high_watermark,
+                                partition.last_stable_offset, partition.log_start_offset,
+                                records_size=records_size, diverging_epoch=diverging_epoch,
+                                records=records)
 
 
 def _role_change_level(topic: str) -> int:

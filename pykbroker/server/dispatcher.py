@@ -10,6 +10,7 @@ import logging
 
 from ..handlers.context import CloseConnection, RequestContext
 from ..handlers.registry import HandlerEntry
+from ..handlers.services import BrokerServices
 from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
@@ -19,9 +20,9 @@ log = logging.getLogger(__name__)
 
 
 class Dispatcher:
-    def __init__(self, registry: dict[int, HandlerEntry], broker: object) -> None:
+    def __init__(self, registry: dict[int, HandlerEntry], services: BrokerServices) -> None:
         self.registry = registry
-        self.broker = broker
+        self.services = services
 
     async def dispatch(self, frame: bytearray, client_host: str, listener_name: str) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
@@ -45,7 +46,7 @@ class Dispatcher:
                 f"malformed {ApiKey(prefix.api_key).name} v{prefix.api_version} request: {exc}"
             ) from exc
         ctx = RequestContext(prefix.api_key, prefix.api_version, prefix.correlation_id,
-                             header.client_id, client_host, listener_name, self.broker, len(frame))
+                             header.client_id, client_host, listener_name, self.services, len(frame))
         response = await entry.handle(request, ctx)
         if response is None:
             return None

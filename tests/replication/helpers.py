@@ -9,7 +9,8 @@ from pykbroker.cluster.model import BrokerInfo
 from pykbroker.common.timer import MockTimer
 from pykbroker.config import BrokerConfig, topic_config_values
 from pykbroker.log.manager import LogManager
-from pykbroker.replication.replica_manager import FetchRequestPartition, ReplicaManager
+from pykbroker.replication.fetch_types import PartitionFetchRequest
+from pykbroker.replication.replica_manager import ReplicaManager
 
 BROKER = 0
 FOLLOWER = 1  # in the ISR, never fetches unless a test makes it
@@ -32,7 +33,7 @@ def replica_manager(directory, *, replicas=(BROKER, FOLLOWER),
 
 
 def fetch_from(offset: int) -> list:
-    return [(TP, FetchRequestPartition(fetch_offset=offset, max_bytes=1 << 20))]
+    return [(TP, PartitionFetchRequest(fetch_offset=offset, max_bytes=1 << 20))]
 
 
 async def let_waiters_run() -> None:

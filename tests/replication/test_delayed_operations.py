@@ -72,12 +72,12 @@ class TestFetchLongPolling:
         answers = {}
         run_while(consumer(manager, answers),
                   clock_passing(manager, manager.fetch_purgatory, answers, 500))
-        assert answers[TP].error == ErrorCode.NONE
-        assert answers[TP].size == 0
+        assert answers[TP].error_code == ErrorCode.NONE
+        assert answers[TP].records_size == 0
         assert manager.fetch_purgatory.watched(TP) == 0
 
     def test_a_waiting_fetch_is_answered_before_max_wait_once_min_bytes_are_readable(self, tmp_path):
         manager = replica_manager(tmp_path, replicas=[BROKER])  # appends are readable at once
         answers = {}
         run_while(consumer(manager, answers), producer(manager, {}, acks=1))
-        assert answers[TP].size > 0
+        assert answers[TP].records_size > 0

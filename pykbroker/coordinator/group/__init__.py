@@ -13,7 +13,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     manager.py        the groups this broker serves and their storage
     formats.py        Kafka's key and value formats of __consumer_offsets records
     replay.py         loading a partition of __consumer_offsets
-    log_io.py         appending to and reading __consumer_offsets through the replica manager
+    log_io.py         appending to and reading __consumer_offsets (through ../partition_io.py)
     offsets_topic.py  which partition holds a group; creating the topic
     runtime.py        timers and background tasks on the event loop
 """

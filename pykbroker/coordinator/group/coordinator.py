@@ -1,7 +1,7 @@
 """The group coordinator: serves the classic groups of the `__consumer_offsets` partitions this
 broker leads, and follows leadership changes of those partitions.
 
-    coordinator = GroupCoordinator.for_broker(broker_id, config, replica_manager, metadata, timer)
+    coordinator = GroupCoordinator.for_broker(broker_id, config, writer, loader, metadata, timer)
     coordinator.startup()            # load the partitions led now; follow the metadata store
     await coordinator.run()          # background writes, until cancelled (the broker runs the timer)
     result = await coordinator.join_group(JoinRequest(...))
@@ -21,6 +21,7 @@ from ...common.purgatory import DelayedOperationPurgatory
 from ...common.timer import Timer
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
+from ..partition_io import CoordinatorLoader, PartitionWriter
 from .admin import Admin
 from .log_io import OffsetsTopicLog
 from .manager import GroupManager, OffsetConfig
@@ -49,19 +50,20 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.runtime = runtime
         self.join_purgatory = DelayedOperationPurgatory("Rebalance", runtime.timer)
         self.sync_purgatory = DelayedOperationPurgatory("Sync", runtime.timer)
-        self.offsets_log = offsets_log if offsets_log is not None else manager.log
+        self.offsets_log = offsets_log if offsets_log is not None else manager.offsets_log
         self.metadata = metadata
         self.is_active = False
 
     @classmethod
-    def for_broker(cls, broker_id: int, config, replica_manager, metadata,
-                   timer: Timer) -> "GroupCoordinator":
+    def for_broker(cls, broker_id: int, config, writer: PartitionWriter, loader: CoordinatorLoader,
+                   metadata, timer: Timer) -> "GroupCoordinator":
+        """The broker's coordinator: `__consumer_offsets` written through `writer` and loaded
+        through `loader` (`offsets.load.buffer.size` is the loader's), its timeouts on `timer`."""
         runtime = LoopRuntime(timer)
         offsets_log = OffsetsTopicLog(
-            replica_manager, runtime,
+            writer, loader, runtime,
             compression=int(config["offsets.topic.compression.codec"]),
-            timeout_ms=int(config["offsets.commit.timeout.ms"]),
-            load_buffer_size=int(config["offsets.load.buffer.size"]))
+            timeout_ms=int(config["offsets.commit.timeout.ms"]))
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
         manager = GroupManager(offsets_log, runtime, OffsetConfig.from_broker_config(config),
                                lambda: count)

@@ -54,7 +54,7 @@ class FetchedOffset:
 class GroupManager:
     def __init__(self, offsets_log, runtime, offset_config: OffsetConfig,
                  partition_count: Callable[[], int]) -> None:
-        self.log = offsets_log
+        self.offsets_log = offsets_log
         self.runtime = runtime
         self.config = offset_config
         self._partition_count = partition_count
@@ -107,8 +107,8 @@ class GroupManager:
         self._load_tokens[partition] = token
         self.loading_partitions.add(partition)
         log.debug("Loading group metadata from __consumer_offsets-%d", partition)
-        self.log.load(partition, lambda entries: self._finish_load(partition, token, entries,
-                                                                   on_group_loaded))
+        self.offsets_log.load(partition, lambda entries: self._finish_load(
+            partition, token, entries, on_group_loaded))
 
     def _finish_load(self, partition: int, token: object, entries,
                      on_group_loaded: Callable[[GroupMetadata], None]) -> None:
@@ -159,10 +159,10 @@ class GroupManager:
             callback(ErrorCode.NOT_COORDINATOR)
             return
         record = _group_record(group, assignment)
-        self.log.append(self.partition_for(group.group_id),
-                        [(group_key(group.group_id), group_value(record))],
-                        lambda error, _offset: callback(_store_group_error(error)),
-                        acks=self.config.commit_required_acks)
+        self.offsets_log.append(self.partition_for(group.group_id),
+                                [(group_key(group.group_id), group_value(record))],
+                                lambda error, _offset: callback(_store_group_error(error)),
+                                acks=self.config.commit_required_acks)
 
     # -- writing offsets -------------------------------------------------------------------
     def is_metadata_valid(self, metadata: str | None) -> bool:
@@ -192,8 +192,8 @@ class GroupManager:
 
         records = [(offset_key(group.group_id, topic, index), offset_value(entry))
                    for (topic, index), entry in valid.items()]
-        self.log.append(self.partition_for(group.group_id), records, appended,
-                        acks=self.config.commit_required_acks)
+        self.offsets_log.append(self.partition_for(group.group_id), records, appended,
+                                acks=self.config.commit_required_acks)
 
     # -- reading offsets -------------------------------------------------------------------
     def get_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None,
@@ -235,7 +235,7 @@ class GroupManager:
                 if group.generation_id > 0:  # a group that only stored offsets has no record
                     tombstones.append((group_key(group.group_id), None))
             if tombstones:
-                self.log.append(self.partition_for(group.group_id), tombstones, None, acks=0)
+                self.offsets_log.append(self.partition_for(group.group_id), tombstones, None, acks=0)
                 removed_count += len(removed)
         return removed_count
 

@@ -1,0 +1,81 @@
+"""Replication's side of the coordinators' seam (`coordinator/partition_io.py`): appends to an
+internal topic's partitions as their leader, and reads them back to rebuild a coordinator's
+state, as Kafka's CoordinatorPartitionWriter and CoordinatorLoaderImpl do.
+
+    writer = CoordinatorPartitionWriter(replica_manager)
+    error, base_offset = await writer.append("__consumer_offsets", 7, batch, required_acks=-1,
+                                             timeout_ms=5000)
+    loader = CoordinatorLogLoader(replica_manager, buffer_size=5 * 1024 * 1024)
+    entries = await loader.load("__consumer_offsets", 7)   # [(batch base offset, key, value)]
+"""
+from __future__ import annotations
+
+import logging
+
+import anyio.to_thread
+
+from ..protocol.errors import ErrorCode, KafkaError
+from ..records.records import iter_batches
+
+log = logging.getLogger(__name__)
+
+Entry = tuple[int, bytes | None, bytes | None]  # (batch base offset, key, value)
+
+
+class CoordinatorPartitionWriter:
+    """Appends a coordinator's batches through the replica manager, like a producer's."""
+
+    def __init__(self, replica_manager) -> None:
+        self.replica_manager = replica_manager
+
+    def is_leader(self, topic: str, partition: int) -> bool:
+        replica = self.replica_manager.partitions.get((topic, partition))
+        return replica is not None and replica.is_leader
+
+    async def append(self, topic: str, partition: int, batch: bytearray, *, required_acks: int,
+                     timeout_ms: int) -> tuple[ErrorCode, int]:
+        tp = (topic, partition)
+        results = await self.replica_manager.append_records(
+            {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms)
+        return results[tp].error, results[tp].base_offset
+
+
+class CoordinatorLogLoader:
+    """Reads a partition of an internal topic from its log start to its log end in a worker
+    thread, `buffer_size` bytes at a time (`offsets.load.buffer.size`)."""
+
+    def __init__(self, replica_manager, buffer_size: int) -> None:
+        self.replica_manager = replica_manager
+        self.buffer_size = buffer_size
+
+    def is_empty(self, topic: str, partition: int) -> bool:
+        replica = self.replica_manager.partitions.get((topic, partition))
+        return replica is None or replica.log_end_offset == replica.log_start_offset
+
+    async def load(self, topic: str, partition: int) -> list[Entry]:
+        replica = self.replica_manager.partitions.get((topic, partition))
+        if replica is None:
+            return []
+        return await anyio.to_thread.run_sync(read_entries, replica.log, self.buffer_size)
+
+
+def read_entries(partition_log, buffer_size: int) -> list[Entry]:
+    """Every data record from the log start to the log end."""
+    entries: list[Entry] = []
+    offset, end = partition_log.log_start_offset, partition_log.log_end_offset
+    try:
+        while offset < end:
+            data = partition_log.read(offset, buffer_size, max_offset=end,
+                                      min_one_message=True).read_bytes()
+            next_offset = offset
+            for header, records in iter_batches(data, allow_partial_tail=True):
+                if not header.is_control:
+                    entries += [(header.base_offset, r.key, r.value) for r in records]
+                next_offset = header.next_offset
+            if next_offset == offset:
+                break
+            offset = next_offset
+    except KafkaError as exc:  # e.g. the log start moved while reading
+        log.error("Error loading %s-%d at offset %d: %s", partition_log.topic,
+                  partition_log.partition, offset, exc)
+    return entries
