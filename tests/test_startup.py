@@ -226,9 +226,15 @@ def test_a_restart_does_not_log_a_line_per_internal_partition(tmp_path):
         broker.stop()
         restart_offset = len(broker.log_text())
         broker.start()
-        restart_log = broker.log_text()[restart_offset:]
-    assert "Loaded the groups and offsets of" in restart_log
+        restart_log = wait_until(lambda: _loaded_groups_line_after(broker, restart_offset),
+                                 "the summary of the groups loaded after the restart")
     assert restart_log.count("__consumer_offsets-") <= 1
+
+
+def _loaded_groups_line_after(broker: BrokerProcess, offset: int) -> str | None:
+    """The broker's log from `offset` on, once it holds the one summary of loaded groups."""
+    text = broker.log_text()[offset:]
+    return text if "Loaded the groups and offsets of" in text else None
 
 
 # -- Kafka's defaults, and the dev-friendly example file -------------------------------------------
