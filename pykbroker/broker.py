@@ -12,6 +12,7 @@ it, the broker joins a cluster: the ZooKeeper store, a controller (active on one
 follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
 (`controlled.shutdown.enable`).
 """
+
 from __future__ import annotations
 
 import logging
@@ -21,16 +22,15 @@ import time
 
 import anyio
 
-from .common.time import SYSTEM_CLOCK
-from .common.timer import SystemTimer
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
 from .cluster.topic_creation import TopicCreator
+from .common.time import SYSTEM_CLOCK
+from .common.timer import SystemTimer
 from .config import ConfigError, topic_config_values
-from .coordinator.group import GroupCoordinator
-from .coordinator.group import offsets_topic
+from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
@@ -41,8 +41,7 @@ from .replication.coordinator_partitions import CoordinatorLogLoader, Coordinato
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
-from .server.socket_server import (SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer,
-                                   bind_listener)
+from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
 
 log = logging.getLogger(__name__)
@@ -56,8 +55,7 @@ class Broker:
         self.listeners: list[BoundListener] = []
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
-        self.api_versions = sorted((key, e.min_version, e.max_version)
-                                   for key, e in self.registry.items())
+        self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
         self.metadata = None
         self.controller = None
         self.bridge = LoopBridge()
@@ -67,8 +65,7 @@ class Broker:
         self.replica_manager = None
         self.producer_ids = None
         self.group_coordinator = None
-        self.fetch_sessions = FetchSessionCache(
-            config["max.incremental.fetch.session.cache.slots"])
+        self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
 
@@ -91,22 +88,31 @@ class Broker:
         except BaseException:
             self.close()
             raise
-        log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
-                 (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+        log.info(
+            "Broker %d opened in %.0f ms (cluster id %s)",
+            self.broker_id,
+            (time.monotonic() - started_at) * 1000,
+            self.metadata.cluster_id,
+        )
 
     def _refuse_unserved_security_protocols(self) -> None:
         """A listener that asks for TLS or SASL must not be served as plaintext: refuse to start."""
         for listener in self.config.listeners:
             protocol = self.config.security_protocol_of(listener.name)
             if protocol not in SERVED_SECURITY_PROTOCOLS:
-                raise ConfigError("listeners", f"Listener {listener} uses security protocol "
-                                               f"{protocol}, which this broker does not serve (only "
-                                               f"{', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+                raise ConfigError(
+                    "listeners",
+                    f"Listener {listener} uses security protocol "
+                    f"{protocol}, which this broker does not serve (only "
+                    f"{', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
+                )
         protocol = self.config["security.inter.broker.protocol"]
         if protocol not in SERVED_SECURITY_PROTOCOLS:
-            raise ConfigError("security.inter.broker.protocol",
-                              f"security.inter.broker.protocol={protocol} is not served by this "
-                              f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+            raise ConfigError(
+                "security.inter.broker.protocol",
+                f"security.inter.broker.protocol={protocol} is not served by this "
+                f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
+            )
 
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
@@ -114,8 +120,7 @@ class Broker:
         try:
             return LogDirLocks.acquire(self.config.log_dirs)
         except LogDirInUse as error:
-            raise RuntimeError(f"Failed to acquire the lock on {error.directory} ({key}): "
-                               f"{error.reason}") from None
+            raise RuntimeError(f"Failed to acquire the lock on {error.directory} ({key}): {error.reason}") from None
         except LogDirUnusable as error:
             raise ConfigError(key, f"Cannot use {error.directory} ({key}): {error.reason}") from None
 
@@ -132,25 +137,37 @@ class Broker:
 
     def _open_services(self) -> None:
         self._apply_dynamic_configs()
-        self.metadata.add_broker_config_listener(lambda _entity, _configs:
-                                                 self._apply_dynamic_configs())
+        self.metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
         self.topic_creator = TopicCreator(self.metadata, self.config)
         self.log_manager = LogManager(
-            self.config.log_dirs, topic_config_values({}, self.config),
+            self.config.log_dirs,
+            topic_config_values({}, self.config),
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
-            topic_configs=self._topic_log_config, time_ms=self.timer.clock.now_ms)
-        self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
-                                              self.metadata, timer=self.timer,
-                                              inter_broker_listener=self.inter_broker_listener)
+            topic_configs=self._topic_log_config,
+            time_ms=self.timer.clock.now_ms,
+        )
+        self.replica_manager = ReplicaManager(
+            self.broker_id,
+            self.config,
+            self.log_manager,
+            self.metadata,
+            timer=self.timer,
+            inter_broker_listener=self.inter_broker_listener,
+        )
         self.replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id, self.config, CoordinatorPartitionWriter(self.replica_manager),
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(self.replica_manager),
             CoordinatorLogLoader(self.replica_manager, int(self.config["offsets.load.buffer.size"])),
-            self.metadata, self.timer)
+            self.metadata,
+            self.timer,
+        )
         self.group_coordinator.startup()
         self.topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
-            lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config))
+            lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config),
+        )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store())
         self.metadata.register()
         self.controller = self._start_controller()
@@ -159,8 +176,9 @@ class Broker:
         """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
         the static ones, as Kafka's DynamicBrokerConfig does: topic defaults such as
         `log.retention.ms` reach every log, and later readers see the new values."""
-        self.config = self.static_config.with_dynamic(self.metadata.broker_configs(self.broker_id),
-                                                      self.metadata.broker_configs(None))
+        self.config = self.static_config.with_dynamic(
+            self.metadata.broker_configs(self.broker_id), self.metadata.broker_configs(None)
+        )
         for service in (self.topic_creator, self.replica_manager):
             if service is not None:
                 service.config = self.config
@@ -175,9 +193,11 @@ class Broker:
         from .cluster.zk_session import ZkSession  # cluster modules load only in cluster mode
         from .cluster.zk_store import ZkMetadataStore
 
-        session = ZkSession(self.config["zookeeper.connect"],
-                            session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
-                            connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"))
+        session = ZkSession(
+            self.config["zookeeper.connect"],
+            session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
+            connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"),
+        )
         store = ZkMetadataStore(session, self.bridge, self._registration(), self.config.log_dirs)
         try:
             store.open()
@@ -213,10 +233,13 @@ class Broker:
         if not self.listeners:
             self.open()
         dispatcher = Dispatcher(self.registry, self.services())
-        server = SocketServer(self.listeners, dispatcher,
-                              self.config["socket.request.max.bytes"],
-                              self.config["socket.send.buffer.bytes"],
-                              self.config["socket.receive.buffer.bytes"])
+        server = SocketServer(
+            self.listeners,
+            dispatcher,
+            self.config["socket.request.max.bytes"],
+            self.config["socket.send.buffer.bytes"],
+            self.config["socket.receive.buffer.bytes"],
+        )
         try:
             async with anyio.create_task_group() as tasks:
                 self._cancel_scope = tasks.cancel_scope
@@ -231,8 +254,13 @@ class Broker:
                 self.started = True
                 data = ", ".join(self.log_manager.log_dirs)
                 for listener in self.listeners:
-                    log.info("pykbroker started: listening on %s://%s:%d, data in %s",
-                             listener.name, listener.host, listener.port, data)
+                    log.info(
+                        "pykbroker started: listening on %s://%s:%d, data in %s",
+                        listener.name,
+                        listener.host,
+                        listener.port,
+                        data,
+                    )
         finally:
             self.close()
 
@@ -279,11 +307,18 @@ class Broker:
     def services(self) -> BrokerServices:
         """The services handlers are given, once the broker is open."""
         return BrokerServices(
-            broker_id=self.broker_id, api_versions=self.api_versions, metadata=self.metadata,
-            replica_manager=self.replica_manager, fetch_sessions=self.fetch_sessions,
-            group_coordinator=self.group_coordinator, topic_creator=self.topic_creator,
-            controller=self.controller, producer_ids=self.producer_ids,
-            current_config=lambda: self.config, live_brokers=self.live_brokers)
+            broker_id=self.broker_id,
+            api_versions=self.api_versions,
+            metadata=self.metadata,
+            replica_manager=self.replica_manager,
+            fetch_sessions=self.fetch_sessions,
+            group_coordinator=self.group_coordinator,
+            topic_creator=self.topic_creator,
+            controller=self.controller,
+            producer_ids=self.producer_ids,
+            current_config=lambda: self.config,
+            live_brokers=self.live_brokers,
+        )
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
@@ -298,8 +333,7 @@ class Broker:
         endpoints = []
         for name, _, _ in self.config.advertised_listeners:
             advertised = self._advertised_self(name)
-            endpoints.append(Endpoint(name, advertised.host, advertised.port,
-                                      self.config.security_protocol_of(name)))
+            endpoints.append(Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name)))
         return BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
@@ -311,7 +345,6 @@ class Broker:
                     port = bound[name].port
                 if host in ("", "0.0.0.0", "::"):
                     host = socket.getfqdn()  # Kafka advertises the canonical host name
-                return BrokerInfo(self.broker_id, host, port,
-                                  self.config.get("broker.rack"))
+                return BrokerInfo(self.broker_id, host, port, self.config.get("broker.rack"))
         first = self.listeners[0]
         return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))
