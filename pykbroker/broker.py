@@ -19,6 +19,7 @@ import logging
 import signal
 import socket
 import time
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
@@ -26,6 +27,7 @@ from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
+from .cluster.store import MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
@@ -44,7 +46,20 @@ from .server.dispatcher import Dispatcher
 from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
 
+if TYPE_CHECKING:
+    from .cluster.controller.controller import Controller
+    from .cluster.zk_store import ZkMetadataStore
+
 log = logging.getLogger(__name__)
+
+_Service = TypeVar("_Service")
+
+
+def _opened(service: _Service | None) -> _Service:
+    """A service set by `Broker.open()`; a clear error when the broker is not (or no longer) open."""
+    if service is None:
+        raise RuntimeError("broker not open")
+    return service
 
 
 class Broker:
@@ -56,15 +71,16 @@ class Broker:
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
         self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
-        self.metadata = None
-        self.controller = None
+        # set by open(); None until then, and after a failed open() for what was not reached
+        self.metadata: MetadataStore | None = None
+        self.controller: LocalController | Controller | None = None
         self.bridge = LoopBridge()
         self.timer = SystemTimer(SYSTEM_CLOCK)  # the one timer: purgatories, group timeouts
-        self.topic_creator = None
-        self.log_manager = None
-        self.replica_manager = None
-        self.producer_ids = None
-        self.group_coordinator = None
+        self.topic_creator: TopicCreator | None = None
+        self.log_manager: LogManager | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.producer_ids: ProducerIdManager | None = None
+        self.group_coordinator: GroupCoordinator | None = None
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -83,8 +99,8 @@ class Broker:
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
-            self.metadata = self._open_metadata_store()
-            self._open_services()
+            self.metadata = metadata = self._open_metadata_store()
+            self._open_services(metadata)
         except BaseException:
             self.close()
             raise
@@ -92,7 +108,7 @@ class Broker:
             "Broker %d opened in %.0f ms (cluster id %s)",
             self.broker_id,
             (time.monotonic() - started_at) * 1000,
-            self.metadata.cluster_id,
+            metadata.cluster_id,
         )
 
     def _refuse_unserved_security_protocols(self) -> None:
@@ -135,59 +151,64 @@ class Broker:
             raise
         return bound
 
-    def _open_services(self) -> None:
+    def _open_services(self, metadata: MetadataStore) -> None:
+        """Open the services on `metadata` (already `self.metadata`), each set on the broker as
+        soon as it exists so that `close()` stops it if a later one fails."""
         self._apply_dynamic_configs()
-        self.metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
-        self.topic_creator = TopicCreator(self.metadata, self.config)
-        self.log_manager = LogManager(
+        metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
+        self.topic_creator = topic_creator = TopicCreator(metadata, self.config)
+        self.log_manager = log_manager = LogManager(
             self.config.log_dirs,
             topic_config_values({}, self.config),
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
             topic_configs=self._topic_log_config,
             time_ms=self.timer.clock.now_ms,
         )
-        self.replica_manager = ReplicaManager(
+        self.replica_manager = replica_manager = ReplicaManager(
             self.broker_id,
             self.config,
-            self.log_manager,
-            self.metadata,
+            log_manager,
+            metadata,
             timer=self.timer,
             inter_broker_listener=self.inter_broker_listener,
         )
-        self.replica_manager.startup(delete_stray_logs=self.in_cluster)
-        self.group_coordinator = GroupCoordinator.for_broker(
+        replica_manager.startup(delete_stray_logs=self.in_cluster)
+        self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
-            CoordinatorPartitionWriter(self.replica_manager),
-            CoordinatorLogLoader(self.replica_manager, int(self.config["offsets.load.buffer.size"])),
-            self.metadata,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
+            metadata,
             self.timer,
         )
-        self.group_coordinator.startup()
-        self.topic_creator.register_internal_topic(
+        group_coordinator.startup()
+        topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
-            lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config),
+            lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
         )
-        self.producer_ids = ProducerIdManager(self._producer_id_block_store())
-        self.metadata.register()
-        self.controller = self._start_controller()
+        self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
+        metadata.register()
+        self.controller = self._start_controller(metadata)
 
     def _apply_dynamic_configs(self) -> None:
         """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
         the static ones, as Kafka's DynamicBrokerConfig does: topic defaults such as
         `log.retention.ms` reach every log, and later readers see the new values."""
+        metadata = _opened(self.metadata)
         self.config = self.static_config.with_dynamic(
-            self.metadata.broker_configs(self.broker_id), self.metadata.broker_configs(None)
+            metadata.broker_configs(self.broker_id), metadata.broker_configs(None)
         )
-        for service in (self.topic_creator, self.replica_manager):
-            if service is not None:
-                service.config = self.config
-        if self.in_cluster and self.controller is not None:
+        if self.topic_creator is not None:
+            self.topic_creator.config = self.config
+        if self.replica_manager is not None:
+            self.replica_manager.config = self.config
+        # in a cluster the controller is the ZooKeeper one; the LocalController has nothing to reconfigure
+        if self.in_cluster and self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.reconfigure(self.config)
         if self.replica_manager is not None:
             self.replica_manager.reapply_topic_configs()
 
-    def _open_metadata_store(self):
+    def _open_metadata_store(self) -> MetadataStore:
         if not self.in_cluster:
             return EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
         from .cluster.zk_session import ZkSession  # cluster modules load only in cluster mode
@@ -206,21 +227,31 @@ class Broker:
             raise
         return store
 
-    def _producer_id_block_store(self):
+    def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
-        session = self.metadata.session
+        session = self._zk_store(metadata).session
         return ZkBlockStore(session.client, self.broker_id, min(session.request_timeout_s, 5.0))
 
-    def _start_controller(self):
+    def _start_controller(self, metadata: MetadataStore) -> LocalController | Controller:
         if not self.in_cluster:
-            return LocalController(self.metadata, self.broker_id)
+            return LocalController(metadata, self.broker_id)
         from .cluster.controller.controller import Controller
 
-        controller = Controller(self.metadata.session, self.broker_id, self.config, self.bridge)
+        store = self._zk_store(metadata)
+        controller = Controller(store.session, self.broker_id, self.config, self.bridge)
         controller.startup()
-        self.metadata.add_topic_config_listener(controller.topic_configs_changed)
+        store.add_topic_config_listener(controller.topic_configs_changed)
         return controller
+
+    @staticmethod
+    def _zk_store(metadata: MetadataStore) -> ZkMetadataStore:
+        """The metadata store in cluster mode, which is always the ZooKeeper one."""
+        from .cluster.zk_store import ZkMetadataStore  # cluster modules load only in cluster mode
+
+        if not isinstance(metadata, ZkMetadataStore):
+            raise RuntimeError(f"cluster mode needs the ZooKeeper metadata store, not {type(metadata).__name__}")
+        return metadata
 
     @property
     def inter_broker_listener(self) -> str:
@@ -249,10 +280,10 @@ class Broker:
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self)
                 tasks.start_soon(self.timer.run)
-                tasks.start_soon(self.group_coordinator.run)
-                tasks.start_soon(self.replica_manager.run)
+                tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.replica_manager).run)
                 self.started = True
-                data = ", ".join(self.log_manager.log_dirs)
+                data = ", ".join(_opened(self.log_manager).log_dirs)
                 for listener in self.listeners:
                     log.info(
                         "pykbroker started: listening on %s://%s:%d, data in %s",
@@ -306,16 +337,19 @@ class Broker:
     # -- what handlers ask of the broker -----------------------------------------------
     def services(self) -> BrokerServices:
         """The services handlers are given, once the broker is open."""
+        controller = self.controller  # checked here: mypy infers `object` for a union through _opened()
+        if controller is None:
+            raise RuntimeError("broker not open")
         return BrokerServices(
             broker_id=self.broker_id,
             api_versions=self.api_versions,
-            metadata=self.metadata,
-            replica_manager=self.replica_manager,
+            metadata=_opened(self.metadata),
+            replica_manager=_opened(self.replica_manager),
             fetch_sessions=self.fetch_sessions,
-            group_coordinator=self.group_coordinator,
-            topic_creator=self.topic_creator,
-            controller=self.controller,
-            producer_ids=self.producer_ids,
+            group_coordinator=_opened(self.group_coordinator),
+            topic_creator=_opened(self.topic_creator),
+            controller=controller,
+            producer_ids=_opened(self.producer_ids),
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )
@@ -323,7 +357,7 @@ class Broker:
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
         if self.in_cluster:
-            return self.metadata.live_brokers(listener_name)
+            return _opened(self.metadata).live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
 
     def _registration(self):
