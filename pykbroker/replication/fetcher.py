@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -40,6 +41,9 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from .broker_client import BrokerConnection, BrokerConnectionError
 from .durability import sync_before_ack
+
+if TYPE_CHECKING:
+    from .partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -53,7 +57,7 @@ ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
 
 @dataclass
 class FollowedPartition:
-    partition: object  # replication.partition.Partition
+    partition: Partition
     leader_epoch: int
     retry_at: float = 0.0  # monotonic seconds; after an error, wait until then
 
@@ -65,9 +69,9 @@ class ReplicaFetcherManager:
         self.metadata = metadata
         self.broker_id = replica_manager.broker_id
         self.fetchers: dict[int, LeaderFetcher] = {}
-        self._tasks = None
+        self._tasks: anyio.abc.TaskGroup | None = None
 
-    def add_partition(self, partition) -> None:
+    def add_partition(self, partition: Partition) -> None:
         """Follow `partition` from its current leader at its current leader epoch."""
         self.remove_partition(partition.key)
         fetcher = self.fetchers.get(partition.leader_id)
@@ -109,7 +113,7 @@ class LeaderFetcher:
         self.partition_max_bytes = config["replica.fetch.max.bytes"]
         self.timeout_s = config["replica.socket.timeout.ms"] / 1000
 
-    def add(self, partition) -> None:
+    def add(self, partition: Partition) -> None:
         self.partitions[partition.key] = FollowedPartition(partition, partition.leader_epoch)
         self._wake.set()
 
@@ -250,7 +254,7 @@ class LeaderFetcher:
             )
             self._back_off(followed)
 
-    def _append(self, partition, data) -> None:
+    def _append(self, partition: Partition, data) -> None:
         records = data.records
         if records is not None and len(records) and next(iter_headers(records), None):
             self._append_records(partition, records)
@@ -262,7 +266,7 @@ class LeaderFetcher:
         if leader_start > log_.log_start_offset:
             log_.delete_records_before(leader_start)
 
-    def _append_records(self, partition, records) -> None:
+    def _append_records(self, partition: Partition, records) -> None:
         log_ = partition.log
         try:
             log_.append_as_follower(records)
@@ -285,7 +289,7 @@ class LeaderFetcher:
             log_.truncate_fully_and_start_at(exc.first_offset)
             log_.append_as_follower(records)
 
-    def _truncate_diverging(self, partition, epoch: int, end_offset: int) -> None:
+    def _truncate_diverging(self, partition: Partition, epoch: int, end_offset: int) -> None:
         offset = truncation_offset(partition.log, epoch, end_offset)
         log.info(
             "Truncating %s-%d to offset %d: its log diverges from leader %d's at epoch %d (leader's end offset %d)",
@@ -314,7 +318,7 @@ class LeaderFetcher:
             log.info("Restarting %s-%d at the leader's log start %d", partition.topic, partition.index, leader_start)
             partition.log.truncate_fully_and_start_at(leader_start)
 
-    async def _leader_offset(self, partition, timestamp: int) -> int:
+    async def _leader_offset(self, partition: Partition, timestamp: int) -> int:
         request = ListOffsetsRequest(
             replica_id=self.manager.broker_id,
             isolation_level=0,
