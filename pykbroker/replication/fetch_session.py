@@ -656,7 +656,10 @@ class FetchSessionCache:
             self._remove(session_id)  # nothing left to fetch: the session ends
             return SessionlessFetchContext(fetch_data)
         session.resolve_topic_names(topic_names)
-        self._shard_of(session_id).touch(session, now_ms)
+        shard = self._shard_of(session_id)
+        if shard is None:  # cannot happen: the session was just found in its shard
+            raise RuntimeError(f"fetch session {session_id} has no cache shard")
+        shard.touch(session, now_ms)
         session.epoch = next_epoch(session.epoch)
         return IncrementalFetchContext(session, session_epoch)
 

@@ -434,12 +434,11 @@ class ReplicaManager:
         self, topic: str, index: int, leader_epoch: int, current_leader_epoch: int, *, leader_only: bool = True
     ) -> tuple[int, int]:
         """(epoch, end offset) of the largest epoch <= `leader_epoch` in the partition's log."""
-        if leader_only:
+        # a follower may answer too unless `leader_only`; a partition not hosted here gets the
+        # right error from leader_partition()
+        partition = None if leader_only else self.partitions.get((topic, index))
+        if partition is None:
             partition = self.leader_partition(topic, index)
-        else:
-            partition = self.partitions.get((topic, index))
-            if partition is None:
-                self.leader_partition(topic, index)  # raises the right error
         partition.check_leader_epoch(current_leader_epoch)
         return partition.end_offset_for_epoch(leader_epoch)
 

@@ -91,8 +91,8 @@ def build_group(
                 m.rebalance_timeout_ms,
                 m.session_timeout_ms,
                 record.protocol_type,
-                [(record.protocol, m.subscription)],
-            )  # type: ignore[list-item]
+                [(record.protocol, m.subscription)],  # type: ignore[list-item]  # never None with members, see above
+            )
             member.assignment = m.assignment
             group.add(member)
         group.leader_id = record.leader
