@@ -74,7 +74,12 @@ def check_changes(operations: list[tuple[str, int, str | None]]) -> None:
 def apply_changes(operations: list[tuple[str, int, str | None]]) -> None:
     for name, op, value in operations:
         logger = _logger(name)
-        logger.setLevel(LEVELS[value] if op == OpType.SET else logging.NOTSET)
+        if op != OpType.SET:
+            logger.setLevel(logging.NOTSET)
+        elif value is None:  # never: check_changes(), run first, refuses a level not in LEVELS
+            raise ValueError(f"No log level given for {name}")
+        else:
+            logger.setLevel(LEVELS[value])
 
 
 def _require_logger(name: str) -> None:

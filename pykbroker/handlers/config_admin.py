@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 from enum import IntEnum
+from functools import partial
+from typing import Any
 
 from ..cluster.model import validate_topic_name
 from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
@@ -98,7 +100,7 @@ def duplicated_resources(resources) -> set[tuple[int, str]]:
     return twice
 
 
-def alter_each_resource(request, result_class, alter: Callable[[object], None]) -> list:
+def alter_each_resource(request, result_class, alter: Callable[[Any], None]) -> list:
     """The per-resource answers of an alter request: a resource named twice gets INVALID_REQUEST,
     every other one the outcome of `alter(resource)`."""
     twice = duplicated_resources(request.resources)
@@ -108,7 +110,7 @@ def alter_each_resource(request, result_class, alter: Callable[[object], None]) 
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
         alter(resource)
 
-    return [resource_result(result_class, resource, lambda r=resource: checked(r)) for resource in request.resources]
+    return [resource_result(result_class, resource, partial(checked, resource)) for resource in request.resources]
 
 
 def resource_result(result_class, resource, action: Callable[[], None]):
@@ -130,7 +132,7 @@ def resource_result(result_class, resource, action: Callable[[], None]):
     )
 
 
-def check_config_entries(entries, value_required: Callable[[object], bool]) -> None:
+def check_config_entries(entries, value_required: Callable[[Any], bool]) -> None:
     """No config named twice, and no null value where one is required."""
     names = [entry.name for entry in entries]
     if len(names) != len(set(names)):
@@ -195,10 +197,13 @@ def apply_operations(
     result = dict(current)
     for name, op, value in operations:
         op = OpType(op)
+        if op is OpType.DELETE:
+            result.pop(name, None)
+            continue
+        if value is None:  # refused before, by check_config_entries: only DELETE goes without a value
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {name}")
         if op is OpType.SET:
             result[name] = value
-        elif op is OpType.DELETE:
-            result.pop(name, None)
         else:
             try:
                 default = list_default(name)

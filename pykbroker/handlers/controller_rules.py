@@ -18,11 +18,14 @@ the same order, with the same error codes and messages. In particular:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
+from typing import TypeVar
 
 from ..cluster import assignment
 from ..cluster.model import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
+
+_Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"  # Kafka's own log; never a client's topic
 
@@ -32,7 +35,7 @@ def deadline_passed(timeout_ms: int) -> bool:
     return timeout_ms <= 0
 
 
-def duplicated(names: Iterable[str | None]) -> set[str | None]:
+def duplicated(names: Iterable[_Name]) -> set[_Name]:
     """The names that appear more than once."""
     return {name for name, count in Counter(names).items() if count > 1}
 

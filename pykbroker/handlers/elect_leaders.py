@@ -17,6 +17,7 @@ was asked for, those that needed no election are left out of the answer. The top
 
 from collections import defaultdict
 
+from ..common.topic_partition import TopicPartition
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -37,6 +38,7 @@ async def handle(request, ctx: RequestContext):
         if request.topic_partitions is None
         else [(entry.topic, partition) for entry in request.topic_partitions for partition in entry.partitions]
     )
+    results: dict[TopicPartition, tuple[ErrorCode, str | None]]
     if election_type not in (PREFERRED, UNCLEAN):
         results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}") for tp in asked or []}
     else:

@@ -12,6 +12,8 @@ for who may commit when.
 - Metadata longer than `offset.metadata.max.bytes`: OFFSET_METADATA_TOO_LARGE.
 """
 
+from typing import Any
+
 from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
@@ -67,7 +69,7 @@ def _split_known_partitions(request, ctx: RequestContext, now: int):
 
 
 def _response(request, errors: dict):
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic in request.topics:
         entry = topics.setdefault(topic.name, Response.OffsetCommitResponseTopic(name=topic.name, partitions=[]))
         for p in topic.partitions:

@@ -7,6 +7,8 @@ UNKNOWN_TOPIC_OR_PARTITION. A group error (e.g. GROUP_ID_NOT_FOUND) is answered 
 partitions.
 """
 
+from typing import Any
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -33,7 +35,7 @@ async def handle(request, ctx: RequestContext):
     if group_error != ErrorCode.NONE:
         return Response(error_code=group_error, topics=[])
     errors.update(results)
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic in request.topics:
         entry = topics.setdefault(topic.name, Response.OffsetDeleteResponseTopic(name=topic.name, partitions=[]))
         for p in topic.partitions:

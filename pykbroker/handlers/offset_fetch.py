@@ -10,6 +10,8 @@ metadata and no error for partitions without a committed offset.
 - v9's member id and epoch belong to the consumer group protocol and are not checked.
 """
 
+from typing import Any
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -84,7 +86,7 @@ def _fetch(coordinator: GroupService, group_id: str, topics, require_stable: boo
 def _topics(topic_cls, partition_cls, partitions, fetched: dict, group_error=None) -> list:
     """Response topics for `partitions` in order, each topic once; with `group_error`, every
     partition carries that error and no offset."""
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic, index in partitions:
         entry = topics.setdefault(topic, topic_cls(name=topic, partitions=[]))
         if group_error is not None:

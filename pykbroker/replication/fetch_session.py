@@ -106,7 +106,10 @@ class TopicIdPartition(NamedTuple):
         return (self.topic, self.partition)
 
     @property
-    def topic_partition(self) -> tuple[str | None, int]:
+    def topic_partition(self) -> tuple[str, int]:
+        """(topic name, partition) of a resolved key: the handler reads only those."""
+        if self.topic is None:
+            raise ValueError(f"topic id {self.topic_id} of partition {self.partition} is not resolved to a name")
         return (self.topic, self.partition)
 
     @property
