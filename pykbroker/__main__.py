@@ -1,4 +1,5 @@
 """`python -m pykbroker` runs the broker command."""
+
 import sys
 
 from .cli import main

@@ -3,6 +3,7 @@
 There are no ACLs yet, so every operation a resource type supports is allowed; the bit sets below
 are what Kafka reports through `*_authorized_operations` fields when a client asks for them.
 """
+
 from enum import IntEnum
 
 
@@ -27,12 +28,25 @@ class AclOperation(IntEnum):
 # Kafka's sentinel for "authorized operations were not requested".
 OPERATIONS_NOT_REQUESTED = -2147483648
 
-_TOPIC_OPERATIONS = (AclOperation.READ, AclOperation.WRITE, AclOperation.CREATE,
-                     AclOperation.DESCRIBE, AclOperation.DELETE, AclOperation.ALTER,
-                     AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS)
-_CLUSTER_OPERATIONS = (AclOperation.CREATE, AclOperation.CLUSTER_ACTION,
-                       AclOperation.DESCRIBE_CONFIGS, AclOperation.ALTER_CONFIGS,
-                       AclOperation.IDEMPOTENT_WRITE, AclOperation.ALTER, AclOperation.DESCRIBE)
+_TOPIC_OPERATIONS = (
+    AclOperation.READ,
+    AclOperation.WRITE,
+    AclOperation.CREATE,
+    AclOperation.DESCRIBE,
+    AclOperation.DELETE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+)
+_CLUSTER_OPERATIONS = (
+    AclOperation.CREATE,
+    AclOperation.CLUSTER_ACTION,
+    AclOperation.DESCRIBE_CONFIGS,
+    AclOperation.ALTER_CONFIGS,
+    AclOperation.IDEMPOTENT_WRITE,
+    AclOperation.ALTER,
+    AclOperation.DESCRIBE,
+)
 _GROUP_OPERATIONS = (AclOperation.READ, AclOperation.DESCRIBE, AclOperation.DELETE)
 
 

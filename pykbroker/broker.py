@@ -12,25 +12,27 @@ it, the broker joins a cluster: the ZooKeeper store, a controller (active on one
 follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
 (`controlled.shutdown.enable`).
 """
+
 from __future__ import annotations
 
 import logging
 import signal
 import socket
 import time
+from typing import TYPE_CHECKING, TypeVar
 
 import anyio
 
-from .common.time import SYSTEM_CLOCK
-from .common.timer import SystemTimer
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
+from .cluster.store import MetadataStore
 from .cluster.topic_creation import TopicCreator
+from .common.time import SYSTEM_CLOCK
+from .common.timer import SystemTimer
 from .config import ConfigError, topic_config_values
-from .coordinator.group import GroupCoordinator
-from .coordinator.group import offsets_topic
+from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
@@ -41,11 +43,23 @@ from .replication.coordinator_partitions import CoordinatorLogLoader, Coordinato
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .server.dispatcher import Dispatcher
-from .server.socket_server import (SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer,
-                                   bind_listener)
+from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
 
+if TYPE_CHECKING:
+    from .cluster.controller.controller import Controller
+    from .cluster.zk_store import ZkMetadataStore
+
 log = logging.getLogger(__name__)
+
+_Service = TypeVar("_Service")
+
+
+def _opened(service: _Service | None) -> _Service:
+    """A service set by `Broker.open()`; a clear error when the broker is not (or no longer) open."""
+    if service is None:
+        raise RuntimeError("broker not open")
+    return service
 
 
 class Broker:
@@ -56,19 +70,18 @@ class Broker:
         self.listeners: list[BoundListener] = []
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
-        self.api_versions = sorted((key, e.min_version, e.max_version)
-                                   for key, e in self.registry.items())
-        self.metadata = None
-        self.controller = None
+        self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
+        # set by open(); None until then, and after a failed open() for what was not reached
+        self.metadata: MetadataStore | None = None
+        self.controller: LocalController | Controller | None = None
         self.bridge = LoopBridge()
         self.timer = SystemTimer(SYSTEM_CLOCK)  # the one timer: purgatories, group timeouts
-        self.topic_creator = None
-        self.log_manager = None
-        self.replica_manager = None
-        self.producer_ids = None
-        self.group_coordinator = None
-        self.fetch_sessions = FetchSessionCache(
-            config["max.incremental.fetch.session.cache.slots"])
+        self.topic_creator: TopicCreator | None = None
+        self.log_manager: LogManager | None = None
+        self.replica_manager: ReplicaManager | None = None
+        self.producer_ids: ProducerIdManager | None = None
+        self.group_coordinator: GroupCoordinator | None = None
+        self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
 
@@ -86,27 +99,36 @@ class Broker:
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
-            self.metadata = self._open_metadata_store()
-            self._open_services()
+            self.metadata = metadata = self._open_metadata_store()
+            self._open_services(metadata)
         except BaseException:
             self.close()
             raise
-        log.info("Broker %d opened in %.0f ms (cluster id %s)", self.broker_id,
-                 (time.monotonic() - started_at) * 1000, self.metadata.cluster_id)
+        log.info(
+            "Broker %d opened in %.0f ms (cluster id %s)",
+            self.broker_id,
+            (time.monotonic() - started_at) * 1000,
+            metadata.cluster_id,
+        )
 
     def _refuse_unserved_security_protocols(self) -> None:
         """A listener that asks for TLS or SASL must not be served as plaintext: refuse to start."""
         for listener in self.config.listeners:
             protocol = self.config.security_protocol_of(listener.name)
             if protocol not in SERVED_SECURITY_PROTOCOLS:
-                raise ConfigError("listeners", f"Listener {listener} uses security protocol "
-                                               f"{protocol}, which this broker does not serve (only "
-                                               f"{', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+                raise ConfigError(
+                    "listeners",
+                    f"Listener {listener} uses security protocol "
+                    f"{protocol}, which this broker does not serve (only "
+                    f"{', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
+                )
         protocol = self.config["security.inter.broker.protocol"]
         if protocol not in SERVED_SECURITY_PROTOCOLS:
-            raise ConfigError("security.inter.broker.protocol",
-                              f"security.inter.broker.protocol={protocol} is not served by this "
-                              f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})")
+            raise ConfigError(
+                "security.inter.broker.protocol",
+                f"security.inter.broker.protocol={protocol} is not served by this "
+                f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
+            )
 
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
@@ -114,8 +136,7 @@ class Broker:
         try:
             return LogDirLocks.acquire(self.config.log_dirs)
         except LogDirInUse as error:
-            raise RuntimeError(f"Failed to acquire the lock on {error.directory} ({key}): "
-                               f"{error.reason}") from None
+            raise RuntimeError(f"Failed to acquire the lock on {error.directory} ({key}): {error.reason}") from None
         except LogDirUnusable as error:
             raise ConfigError(key, f"Cannot use {error.directory} ({key}): {error.reason}") from None
 
@@ -130,54 +151,74 @@ class Broker:
             raise
         return bound
 
-    def _open_services(self) -> None:
+    def _open_services(self, metadata: MetadataStore) -> None:
+        """Open the services on `metadata` (already `self.metadata`), each set on the broker as
+        soon as it exists so that `close()` stops it if a later one fails."""
         self._apply_dynamic_configs()
-        self.metadata.add_broker_config_listener(lambda _entity, _configs:
-                                                 self._apply_dynamic_configs())
-        self.topic_creator = TopicCreator(self.metadata, self.config)
-        self.log_manager = LogManager(
-            self.config.log_dirs, topic_config_values({}, self.config),
+        metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
+        self.topic_creator = topic_creator = TopicCreator(metadata, self.config)
+        self.log_manager = log_manager = LogManager(
+            self.config.log_dirs,
+            topic_config_values({}, self.config),
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
-            topic_configs=self._topic_log_config, time_ms=self.timer.clock.now_ms)
-        self.replica_manager = ReplicaManager(self.broker_id, self.config, self.log_manager,
-                                              self.metadata, timer=self.timer,
-                                              inter_broker_listener=self.inter_broker_listener)
-        self.replica_manager.startup(delete_stray_logs=self.in_cluster)
-        self.group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id, self.config, CoordinatorPartitionWriter(self.replica_manager),
-            CoordinatorLogLoader(self.replica_manager, int(self.config["offsets.load.buffer.size"])),
-            self.metadata, self.timer)
-        self.group_coordinator.startup()
-        self.topic_creator.register_internal_topic(
+            topic_configs=self._topic_log_config,
+            time_ms=self.timer.clock.now_ms,
+        )
+        self.replica_manager = replica_manager = ReplicaManager(
+            self.broker_id,
+            self.config,
+            log_manager,
+            metadata,
+            timer=self.timer,
+            inter_broker_listener=self.inter_broker_listener,
+        )
+        replica_manager.startup(delete_stray_logs=self.in_cluster)
+        self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
+            metadata,
+            self.timer,
+        )
+        group_coordinator.startup()
+        topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
-            lambda: offsets_topic.ensure_created(self.metadata, self.topic_creator, self.config))
-        self.producer_ids = ProducerIdManager(self._producer_id_block_store())
-        self.metadata.register()
-        self.controller = self._start_controller()
+            lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
+        metadata.register()
+        self.controller = self._start_controller(metadata)
 
     def _apply_dynamic_configs(self) -> None:
         """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
         the static ones, as Kafka's DynamicBrokerConfig does: topic defaults such as
         `log.retention.ms` reach every log, and later readers see the new values."""
-        self.config = self.static_config.with_dynamic(self.metadata.broker_configs(self.broker_id),
-                                                      self.metadata.broker_configs(None))
-        for service in (self.topic_creator, self.replica_manager):
-            if service is not None:
-                service.config = self.config
-        if self.in_cluster and self.controller is not None:
+        metadata = _opened(self.metadata)
+        self.config = self.static_config.with_dynamic(
+            metadata.broker_configs(self.broker_id), metadata.broker_configs(None)
+        )
+        if self.topic_creator is not None:
+            self.topic_creator.config = self.config
+        if self.replica_manager is not None:
+            self.replica_manager.config = self.config
+        # in a cluster the controller is the ZooKeeper one; the LocalController has nothing to reconfigure
+        if self.in_cluster and self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.reconfigure(self.config)
         if self.replica_manager is not None:
             self.replica_manager.reapply_topic_configs()
 
-    def _open_metadata_store(self):
+    def _open_metadata_store(self) -> MetadataStore:
         if not self.in_cluster:
             return EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
         from .cluster.zk_session import ZkSession  # cluster modules load only in cluster mode
         from .cluster.zk_store import ZkMetadataStore
 
-        session = ZkSession(self.config["zookeeper.connect"],
-                            session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
-                            connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"))
+        session = ZkSession(
+            self.config["zookeeper.connect"],
+            session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
+            connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"),
+        )
         store = ZkMetadataStore(session, self.bridge, self._registration(), self.config.log_dirs)
         try:
             store.open()
@@ -186,21 +227,31 @@ class Broker:
             raise
         return store
 
-    def _producer_id_block_store(self):
+    def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
-        session = self.metadata.session
+        session = self._zk_store(metadata).session
         return ZkBlockStore(session.client, self.broker_id, min(session.request_timeout_s, 5.0))
 
-    def _start_controller(self):
+    def _start_controller(self, metadata: MetadataStore) -> LocalController | Controller:
         if not self.in_cluster:
-            return LocalController(self.metadata, self.broker_id)
+            return LocalController(metadata, self.broker_id)
         from .cluster.controller.controller import Controller
 
-        controller = Controller(self.metadata.session, self.broker_id, self.config, self.bridge)
+        store = self._zk_store(metadata)
+        controller = Controller(store.session, self.broker_id, self.config, self.bridge)
         controller.startup()
-        self.metadata.add_topic_config_listener(controller.topic_configs_changed)
+        store.add_topic_config_listener(controller.topic_configs_changed)
         return controller
+
+    @staticmethod
+    def _zk_store(metadata: MetadataStore) -> ZkMetadataStore:
+        """The metadata store in cluster mode, which is always the ZooKeeper one."""
+        from .cluster.zk_store import ZkMetadataStore  # cluster modules load only in cluster mode
+
+        if not isinstance(metadata, ZkMetadataStore):
+            raise RuntimeError(f"cluster mode needs the ZooKeeper metadata store, not {type(metadata).__name__}")
+        return metadata
 
     @property
     def inter_broker_listener(self) -> str:
@@ -213,10 +264,13 @@ class Broker:
         if not self.listeners:
             self.open()
         dispatcher = Dispatcher(self.registry, self.services())
-        server = SocketServer(self.listeners, dispatcher,
-                              self.config["socket.request.max.bytes"],
-                              self.config["socket.send.buffer.bytes"],
-                              self.config["socket.receive.buffer.bytes"])
+        server = SocketServer(
+            self.listeners,
+            dispatcher,
+            self.config["socket.request.max.bytes"],
+            self.config["socket.send.buffer.bytes"],
+            self.config["socket.receive.buffer.bytes"],
+        )
         try:
             async with anyio.create_task_group() as tasks:
                 self._cancel_scope = tasks.cancel_scope
@@ -226,13 +280,18 @@ class Broker:
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self)
                 tasks.start_soon(self.timer.run)
-                tasks.start_soon(self.group_coordinator.run)
-                tasks.start_soon(self.replica_manager.run)
+                tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.replica_manager).run)
                 self.started = True
-                data = ", ".join(self.log_manager.log_dirs)
+                data = ", ".join(_opened(self.log_manager).log_dirs)
                 for listener in self.listeners:
-                    log.info("pykbroker started: listening on %s://%s:%d, data in %s",
-                             listener.name, listener.host, listener.port, data)
+                    log.info(
+                        "pykbroker started: listening on %s://%s:%d, data in %s",
+                        listener.name,
+                        listener.host,
+                        listener.port,
+                        data,
+                    )
         finally:
             self.close()
 
@@ -278,17 +337,27 @@ class Broker:
     # -- what handlers ask of the broker -----------------------------------------------
     def services(self) -> BrokerServices:
         """The services handlers are given, once the broker is open."""
+        controller = self.controller  # checked here: mypy infers `object` for a union through _opened()
+        if controller is None:
+            raise RuntimeError("broker not open")
         return BrokerServices(
-            broker_id=self.broker_id, api_versions=self.api_versions, metadata=self.metadata,
-            replica_manager=self.replica_manager, fetch_sessions=self.fetch_sessions,
-            group_coordinator=self.group_coordinator, topic_creator=self.topic_creator,
-            controller=self.controller, producer_ids=self.producer_ids,
-            current_config=lambda: self.config, live_brokers=self.live_brokers)
+            broker_id=self.broker_id,
+            api_versions=self.api_versions,
+            metadata=_opened(self.metadata),
+            replica_manager=_opened(self.replica_manager),
+            fetch_sessions=self.fetch_sessions,
+            group_coordinator=_opened(self.group_coordinator),
+            topic_creator=_opened(self.topic_creator),
+            controller=controller,
+            producer_ids=_opened(self.producer_ids),
+            current_config=lambda: self.config,
+            live_brokers=self.live_brokers,
+        )
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""
         if self.in_cluster:
-            return self.metadata.live_brokers(listener_name)
+            return _opened(self.metadata).live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
 
     def _registration(self):
@@ -298,8 +367,7 @@ class Broker:
         endpoints = []
         for name, _, _ in self.config.advertised_listeners:
             advertised = self._advertised_self(name)
-            endpoints.append(Endpoint(name, advertised.host, advertised.port,
-                                      self.config.security_protocol_of(name)))
+            endpoints.append(Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name)))
         return BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
@@ -311,7 +379,6 @@ class Broker:
                     port = bound[name].port
                 if host in ("", "0.0.0.0", "::"):
                     host = socket.getfqdn()  # Kafka advertises the canonical host name
-                return BrokerInfo(self.broker_id, host, port,
-                                  self.config.get("broker.rack"))
+                return BrokerInfo(self.broker_id, host, port, self.config.get("broker.rack"))
         first = self.listeners[0]
         return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))

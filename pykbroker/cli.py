@@ -6,6 +6,7 @@ Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply)
 `--override` wins over the file. Exit status: 2 for a usage or configuration error, 1 when the
 broker cannot start (a port in use, ZooKeeper unreachable), each with one line on stderr.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -18,8 +19,14 @@ from . import __version__
 from .config import BrokerConfig, ConfigError
 
 TRACE = 5  # below DEBUG, for Kafka's TRACE
-LOG_LEVELS = {"TRACE": TRACE, "DEBUG": logging.DEBUG, "INFO": logging.INFO,
-              "WARN": logging.WARNING, "WARNING": logging.WARNING, "ERROR": logging.ERROR}
+LOG_LEVELS = {
+    "TRACE": TRACE,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "WARNING": logging.WARNING,
+    "ERROR": logging.ERROR,
+}
 
 
 class UsageError(Exception):
@@ -29,11 +36,20 @@ class UsageError(Exception):
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="pykbroker", description="A Kafka broker in Python.")
     parser.add_argument("config", nargs="?", help="a server.properties file")
-    parser.add_argument("--override", action="append", default=[], metavar="KEY=VALUE",
-                        help="a config setting that wins over the file (repeatable)")
-    parser.add_argument("--log-level", default="INFO", type=str.upper,
-                        choices=["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR"],
-                        help="Kafka's level names: TRACE, DEBUG, INFO, WARN, ERROR")
+    parser.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config setting that wins over the file (repeatable)",
+    )
+    parser.add_argument(
+        "--log-level",
+        default="INFO",
+        type=str.upper,
+        choices=["TRACE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR"],
+        help="Kafka's level names: TRACE, DEBUG, INFO, WARN, ERROR",
+    )
     parser.add_argument("--version", action="version", version=f"pykbroker {__version__}")
     return parser.parse_args(argv)
 

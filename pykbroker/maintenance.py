@@ -6,10 +6,11 @@ at Kafka's intervals: `log.retention.check.interval.ms`, `log.cleaner.backoff.ms
 `log.flush.offset.checkpoint.interval.ms` and `log.flush.start.offset.checkpoint.interval.ms`.
 A job that fails logs its error and runs again at its next interval.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 import anyio
 import anyio.to_thread
@@ -25,12 +26,21 @@ async def run_maintenance(broker) -> None:
     jobs: list[tuple[str, int, Callable[[], object]]] = [
         ("retention", config["log.retention.check.interval.ms"], log_manager.run_retention),
         ("flush", config["log.flush.scheduler.interval.ms"], log_manager.run_flush),
-        ("high watermark checkpoint", config["replica.high.watermark.checkpoint.interval.ms"],
-         lambda: log_manager.checkpoint_high_watermarks(broker.replica_manager.high_watermarks())),
-        ("recovery point checkpoint", config["log.flush.offset.checkpoint.interval.ms"],
-         log_manager.checkpoint_recovery_points),
-        ("log start offset checkpoint", config["log.flush.start.offset.checkpoint.interval.ms"],
-         log_manager.checkpoint_log_start_offsets),
+        (
+            "high watermark checkpoint",
+            config["replica.high.watermark.checkpoint.interval.ms"],
+            lambda: log_manager.checkpoint_high_watermarks(broker.replica_manager.high_watermarks()),
+        ),
+        (
+            "recovery point checkpoint",
+            config["log.flush.offset.checkpoint.interval.ms"],
+            log_manager.checkpoint_recovery_points,
+        ),
+        (
+            "log start offset checkpoint",
+            config["log.flush.start.offset.checkpoint.interval.ms"],
+            log_manager.checkpoint_log_start_offsets,
+        ),
     ]
     if config["log.cleaner.enable"]:
         jobs.append(("compaction", config["log.cleaner.backoff.ms"], log_manager.run_compaction))

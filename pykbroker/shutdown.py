@@ -8,6 +8,7 @@ ask again, at most `controlled.shutdown.max.retries` times. The broker stops eit
 start it fetches from no leader any more (Kafka's controller stops such a broker's replicas and
 keeps it out of the ISRs).
 """
+
 from __future__ import annotations
 
 import logging
@@ -45,12 +46,10 @@ async def controlled_shutdown(broker) -> bool:
             log.info("Controlled shutdown succeeded")
             return True
         if error is not None:
-            log.info("Controlled shutdown attempt %d: %s, still leading %s", attempt,
-                     error.name, remaining)
+            log.info("Controlled shutdown attempt %d: %s, still leading %s", attempt, error.name, remaining)
         if attempt < attempts:
             await anyio.sleep(backoff_s)
-    log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts "
-                "failed")
+    log.warning("Proceeding to do an unclean shutdown as all the controlled shutdown attempts failed")
     return False
 
 
@@ -59,12 +58,13 @@ async def _ask_controller(broker) -> tuple[ErrorCode | None, list]:
     endpoint = store.broker_endpoint(store.controller_id, broker.inter_broker_listener)
     if endpoint is None:
         return None, []
-    connection = await BrokerConnection.open(endpoint.host, endpoint.port,
-                                             client_id=f"broker-{broker.broker_id}-shutdown",
-                                             timeout_s=REQUEST_TIMEOUT_S)
+    connection = await BrokerConnection.open(
+        endpoint.host, endpoint.port, client_id=f"broker-{broker.broker_id}-shutdown", timeout_s=REQUEST_TIMEOUT_S
+    )
     try:
-        response = await connection.request(ApiKey.CONTROLLED_SHUTDOWN, VERSION, Request(
-            broker_id=broker.broker_id, broker_epoch=store.broker_epoch))
+        response = await connection.request(
+            ApiKey.CONTROLLED_SHUTDOWN, VERSION, Request(broker_id=broker.broker_id, broker_epoch=store.broker_epoch)
+        )
     finally:
         await connection.aclose()
     remaining = [(p.topic_name, p.partition_index) for p in response.remaining_partitions]

@@ -13,6 +13,7 @@ directory, and is always stopped (SIGTERM, then SIGKILL) when the block ends. Zo
 Debian's package (`/usr/share/java/zookeeper.jar`, or `$ZOOKEEPER_CLASSPATH`) run standalone on
 a free loopback port with its data under the given directory.
 """
+
 from __future__ import annotations
 
 import os
@@ -29,9 +30,16 @@ _STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
 
 class BrokerProcess:
-    def __init__(self, directory: str | os.PathLike, overrides: dict[str, str] | None = None,
-                 *, broker_id: int = 0, start_timeout: float = 30.0,
-                 keep_port_on_restart: bool = False, command: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike,
+        overrides: dict[str, str] | None = None,
+        *,
+        broker_id: int = 0,
+        start_timeout: float = 30.0,
+        keep_port_on_restart: bool = False,
+        command: list[str] | None = None,
+    ) -> None:
         """With `keep_port_on_restart`, a restarted broker listens on the port of its first
         start (as a real broker restarts on its configured port). `command` is how to start it
         (default: this interpreter's `-m pykbroker`); it runs in `directory`."""
@@ -57,15 +65,16 @@ class BrokerProcess:
     def bootstrap(self) -> str:
         return f"{self.host}:{self.port}"
 
-    def start(self) -> "BrokerProcess":
+    def start(self) -> BrokerProcess:
         if self.keep_port_on_restart and self.port:
             self.overrides["listeners"] = f"PLAINTEXT://127.0.0.1:{self.port}"
         args = list(self.command)
         for key, value in self.overrides.items():
             args += ["--override", f"{key}={value}"]
         log_file = open(self.log_path, "ab")
-        self.process = subprocess.Popen(args, stdout=log_file, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, cwd=self.directory)
+        self.process = subprocess.Popen(
+            args, stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=self.directory
+        )
         log_file.close()
         self._wait_until_listening()
         return self
@@ -120,7 +129,7 @@ class BrokerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
-    def __enter__(self) -> "BrokerProcess":
+    def __enter__(self) -> BrokerProcess:
         return self.start()
 
     def __exit__(self, *exc) -> None:
@@ -133,7 +142,8 @@ ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
 
 def zookeeper_available() -> bool:
     return shutil.which("java") is not None and all(
-        os.path.exists(path) for path in ZOOKEEPER_CLASSPATH.split(os.pathsep))
+        os.path.exists(path) for path in ZOOKEEPER_CLASSPATH.split(os.pathsep)
+    )
 
 
 def free_port() -> int:
@@ -149,8 +159,7 @@ class ZooKeeperProcess:
     `stop()` and `start()`, as a restarted ZooKeeper's does.
     """
 
-    def __init__(self, directory: str | os.PathLike, *, tick_time_ms: int = 500,
-                 start_timeout: float = 30.0) -> None:
+    def __init__(self, directory: str | os.PathLike, *, tick_time_ms: int = 500, start_timeout: float = 30.0) -> None:
         self.directory = Path(directory)
         self.directory.mkdir(parents=True, exist_ok=True)
         self.tick_time_ms = tick_time_ms
@@ -166,23 +175,31 @@ class ZooKeeperProcess:
     def connect(self) -> str:
         return self.connect_string()
 
-    def start(self) -> "ZooKeeperProcess":
+    def start(self) -> ZooKeeperProcess:
         if not self.port:
             self.port = free_port()
         config = self.directory / "zoo.cfg"
-        config.write_text("\n".join([
-            f"tickTime={self.tick_time_ms}",
-            f"dataDir={self.directory / 'data'}",
-            f"clientPort={self.port}",
-            "clientPortAddress=127.0.0.1",
-            "admin.enableServer=false",
-            "4lw.commands.whitelist=ruok,srvr",
-            f"maxSessionTimeout={self.tick_time_ms * 60}",
-        ]) + "\n")
+        config.write_text(
+            "\n".join(
+                [
+                    f"tickTime={self.tick_time_ms}",
+                    f"dataDir={self.directory / 'data'}",
+                    f"clientPort={self.port}",
+                    "clientPortAddress=127.0.0.1",
+                    "admin.enableServer=false",
+                    "4lw.commands.whitelist=ruok,srvr",
+                    f"maxSessionTimeout={self.tick_time_ms * 60}",
+                ]
+            )
+            + "\n"
+        )
         log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(
             ["java", "-Xmx256m", "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(config)],
-            stdout=log_file, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+            stdout=log_file,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+        )
         log_file.close()
         self._wait_until_serving()
         return self
@@ -194,8 +211,9 @@ class ZooKeeperProcess:
             raise RuntimeError("the ZooKeeper process was not started")
         while time.monotonic() < deadline:
             if process.poll() is not None:
-                raise RuntimeError(f"ZooKeeper exited with {process.returncode}:\n"
-                                   f"{self.log_path.read_text(errors='replace')}")
+                raise RuntimeError(
+                    f"ZooKeeper exited with {process.returncode}:\n{self.log_path.read_text(errors='replace')}"
+                )
             if self.is_serving():
                 return
             time.sleep(0.05)
@@ -220,15 +238,14 @@ class ZooKeeperProcess:
             self.process.kill()
             self.process.wait()
 
-    def __enter__(self) -> "ZooKeeperProcess":
+    def __enter__(self) -> ZooKeeperProcess:
         return self.start()
 
     def __exit__(self, *exc) -> None:
         self.stop()
 
 
-def wait_until(condition, what: str = "condition", *, timeout: float = 30.0,
-               interval: float = 0.05):
+def wait_until(condition, what: str = "condition", *, timeout: float = 30.0, interval: float = 0.05):
     """Poll `condition` until it returns something truthy (which is returned); raise
     AssertionError naming `what` after `timeout` seconds. Tests wait with this, never with sleeps
     of a guessed length."""

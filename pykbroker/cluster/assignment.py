@@ -22,10 +22,11 @@ Too few brokers is INVALID_REPLICATION_FACTOR in Kafka 3.9's words: the placer's
 (`NotEnoughBrokersError`), which a new topic reports as "Unable to replicate the partition 3
 time(s): " followed by the placer's message (`unable_to_replicate`, `place_new_topic`).
 """
+
 from __future__ import annotations
 
 import random
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -36,19 +37,19 @@ class NotEnoughBrokersError(KafkaError):
     """More replicas asked for than there are brokers (INVALID_REPLICATION_FACTOR)."""
 
     def __init__(self, replication_factor: int, registered: int) -> None:
-        super().__init__(ErrorCode.INVALID_REPLICATION_FACTOR,
-                         f"The target replication factor of {replication_factor} cannot be reached "
-                         f"because only {registered} broker(s) are registered.")
+        super().__init__(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            f"The target replication factor of {replication_factor} cannot be reached "
+            f"because only {registered} broker(s) are registered.",
+        )
 
 
 def unable_to_replicate(replication_factor: int, error: KafkaError) -> KafkaError:
     """A placement failure as CreateTopics reports it (Kafka 3.9's ReplicationControlManager)."""
-    return KafkaError(error.code, f"Unable to replicate the partition {replication_factor} time(s): "
-                                  f"{error.message}")
+    return KafkaError(error.code, f"Unable to replicate the partition {replication_factor} time(s): {error.message}")
 
 
-def place_new_topic(brokers: Iterable[Broker], num_partitions: int,
-                    replication_factor: int) -> dict[int, list[int]]:
+def place_new_topic(brokers: Iterable[Broker], num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
     """{partition: replicas} of a new topic; too few brokers reported as `unable_to_replicate`."""
     try:
         return dict(enumerate(place_replicas(brokers, num_partitions, replication_factor)))
@@ -56,26 +57,32 @@ def place_new_topic(brokers: Iterable[Broker], num_partitions: int,
         raise unable_to_replicate(replication_factor, error) from None
 
 
-def place_replicas(brokers: Iterable[Broker], num_partitions: int, replication_factor: int,
-                   first_partition: int = 0) -> list[list[int]]:
+def place_replicas(
+    brokers: Iterable[Broker], num_partitions: int, replication_factor: int, first_partition: int = 0
+) -> list[list[int]]:
     """The controller's replica lists for new partitions numbered from `first_partition`:
     leaders round-robin over the brokers from the first one, rack-aware when they have racks."""
-    placed = assign_replicas(brokers, num_partitions, replication_factor,
-                             first_partition=first_partition, start_index=0)
+    placed = assign_replicas(
+        brokers, num_partitions, replication_factor, first_partition=first_partition, start_index=0
+    )
     return [placed[p] for p in sorted(placed)]
 
 
-def assign_replicas(brokers: Iterable[Broker], num_partitions: int, replication_factor: int, *,
-                    first_partition: int = 0, start_index: int = -1,
-                    rng: random.Random | None = None) -> dict[int, list[int]]:
+def assign_replicas(
+    brokers: Iterable[Broker],
+    num_partitions: int,
+    replication_factor: int,
+    *,
+    first_partition: int = 0,
+    start_index: int = -1,
+    rng: random.Random | None = None,
+) -> dict[int, list[int]]:
     """{partition: replicas} for `num_partitions` partitions numbered from `first_partition`."""
     brokers = sorted(brokers)
     if num_partitions <= 0:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                         "Number of partitions must be larger than 0.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
     if replication_factor <= 0:
-        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                         "Replication factor must be larger than 0.")
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
     if replication_factor > len(brokers):
         raise NotEnoughBrokersError(replication_factor, len(brokers))
     racks = {broker_id: rack for broker_id, rack in brokers}
@@ -84,21 +91,27 @@ def assign_replicas(brokers: Iterable[Broker], num_partitions: int, replication_
     if not known_racks:
         ordered, rack_of = [broker_id for broker_id, _ in brokers], None
     elif len(known_racks) < len(racks):
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         "Not all brokers have rack information for replica rack aware "
-                         "assignment.")
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            "Not all brokers have rack information for replica rack aware assignment.",
+        )
     else:
         ordered, rack_of = rack_alternated(known_racks), known_racks
     rng = rng or random.Random()
     start = start_index if start_index >= 0 else rng.randrange(len(ordered))
     shift = start_index if start_index >= 0 else rng.randrange(len(ordered))
-    return _assign(ordered, rack_of, num_partitions, replication_factor, first_partition,
-                   start, shift)
+    return _assign(ordered, rack_of, num_partitions, replication_factor, first_partition, start, shift)
 
 
-def _assign(ordered: list[int], rack_of: dict[int, str] | None, num_partitions: int,
-            replication_factor: int, first_partition: int, start: int, shift: int
-            ) -> dict[int, list[int]]:
+def _assign(
+    ordered: list[int],
+    rack_of: dict[int, str] | None,
+    num_partitions: int,
+    replication_factor: int,
+    first_partition: int,
+    start: int,
+    shift: int,
+) -> dict[int, list[int]]:
     n = len(ordered)
     result: dict[int, list[int]] = {}
     for partition in range(first_partition, first_partition + num_partitions):
@@ -107,15 +120,16 @@ def _assign(ordered: list[int], rack_of: dict[int, str] | None, num_partitions: 
         first = (partition + start) % n
         if rack_of is None:
             result[partition] = [ordered[first]] + [
-                ordered[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)]
+                ordered[_replica_index(first, shift, j, n)] for j in range(replication_factor - 1)
+            ]
         else:
-            result[partition] = _rack_aware_replicas(ordered, rack_of, first, shift,
-                                                     replication_factor)
+            result[partition] = _rack_aware_replicas(ordered, rack_of, first, shift, replication_factor)
     return result
 
 
-def _rack_aware_replicas(ordered: list[int], rack_of: dict[int, str], first: int, shift: int,
-                         replication_factor: int) -> list[int]:
+def _rack_aware_replicas(
+    ordered: list[int], rack_of: dict[int, str], first: int, shift: int, replication_factor: int
+) -> list[int]:
     n, num_racks = len(ordered), len(set(rack_of.values()))
     leader = ordered[first]
     replicas, racks_used, brokers_used = [leader], {rack_of[leader]}, {leader}

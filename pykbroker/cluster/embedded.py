@@ -6,6 +6,7 @@ broker id, and the cluster-wide default under Kafka's entity name `<default>`).
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,8 +16,7 @@ from pathlib import Path
 from ..protocol.errors import ErrorCode, KafkaError
 from .assignment import place_new_topic
 from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
-from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
-    validate_topic_name
+from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .store import BrokerEntity, MetadataStore
 
 STATE_FILE = "pykbroker-metadata.json"
@@ -44,9 +44,14 @@ class EmbeddedMetadataStore(MetadataStore):
         return self._topics
 
     # -- writing -----------------------------------------------------------------------
-    def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                     configs: dict[str, str] | None = None,
-                     assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo:
         validate_topic_name(name)
         if name in self._topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
@@ -67,14 +72,12 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_topic(name, None)
 
-    def add_partitions(self, name: str, new_total: int,
-                       assignments: list[list[int]] | None = None) -> TopicInfo:
+    def add_partitions(self, name: str, new_total: int, assignments: list[list[int]] | None = None) -> TopicInfo:
         info = self._topics[name]
         first_new = len(info.partitions)
         for offset, index in enumerate(range(first_new, new_total)):
             replicas = assignments[offset] if assignments else [self.broker.broker_id]
-            info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0],
-                                                    isr=list(replicas))
+            info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
         self._save_state()
         self._notify_topic(name, info)
         return info
@@ -84,8 +87,9 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_topic(name, self._topics[name])
 
-    def propose_isr(self, topic: str, partition: int, leader_epoch: int, partition_epoch: int,
-                    new_isr: list[int], callback) -> None:
+    def propose_isr(
+        self, topic: str, partition: int, leader_epoch: int, partition_epoch: int, new_isr: list[int], callback
+    ) -> None:
         state = self._topics[topic].partitions.get(partition) if topic in self._topics else None
         if state is None or state.partition_epoch != partition_epoch:
             callback(None)
@@ -109,8 +113,7 @@ class EmbeddedMetadataStore(MetadataStore):
         self._notify_broker_configs(entity, configs)
 
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
-        return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions,
-                               replication_factor)
+        return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions, replication_factor)
 
     # -- persistence -------------------------------------------------------------------
     def _load_or_create_cluster_id(self) -> str:
@@ -129,25 +132,42 @@ class EmbeddedMetadataStore(MetadataStore):
         for t in raw["topics"]:
             partitions = {
                 int(p["partition"]): PartitionState(
-                    int(p["partition"]), p["replicas"], p["leader"], p["leader_epoch"], p["isr"],
-                    p.get("partition_epoch", 0))
+                    int(p["partition"]),
+                    p["replicas"],
+                    p["leader"],
+                    p["leader_epoch"],
+                    p["isr"],
+                    p.get("partition_epoch", 0),
+                )
                 for p in t["partitions"]
             }
-            self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions,
-                                                t.get("configs", {}))
-        self._broker_configs = {entity: dict(configs)
-                                for entity, configs in raw.get("broker_configs", {}).items()}
+            self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions, t.get("configs", {}))
+        self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
 
     def _save_state(self) -> None:
-        raw = {"version": 1, "topics": [
-            {"name": t.name, "topic_id": str(t.topic_id), "configs": t.configs,
-             "partitions": [
-                 {"partition": p.partition, "replicas": p.replicas, "leader": p.leader,
-                  "leader_epoch": p.leader_epoch, "isr": p.isr,
-                  "partition_epoch": p.partition_epoch}
-                 for p in t.partitions.values()]}
-            for t in self._topics.values()],
-            "broker_configs": self._broker_configs}
+        raw = {
+            "version": 1,
+            "topics": [
+                {
+                    "name": t.name,
+                    "topic_id": str(t.topic_id),
+                    "configs": t.configs,
+                    "partitions": [
+                        {
+                            "partition": p.partition,
+                            "replicas": p.replicas,
+                            "leader": p.leader,
+                            "leader_epoch": p.leader_epoch,
+                            "isr": p.isr,
+                            "partition_epoch": p.partition_epoch,
+                        }
+                        for p in t.partitions.values()
+                    ],
+                }
+                for t in self._topics.values()
+            ],
+            "broker_configs": self._broker_configs,
+        }
         write_atomically(self._state_path(), json.dumps(raw, indent=1))
 
 

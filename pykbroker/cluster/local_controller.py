@@ -4,12 +4,12 @@ every partition has one replica, so leadership never needs to move.
 Offers the same requests as the cluster controller (`controller/controller.py`) for the
 ControlledShutdown and ElectLeaders handlers.
 """
+
 from __future__ import annotations
 
+from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
 from .controller.election import PREFERRED
-
-from ..common.topic_partition import TopicPartition
 
 
 class LocalController:
@@ -18,18 +18,17 @@ class LocalController:
         self.broker_id = broker_id
         self.active = True
 
-    async def controlled_shutdown(self, broker_id: int, broker_epoch: int
-                                  ) -> tuple[ErrorCode, list[TopicPartition]]:
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TopicPartition]]:
         if broker_id != self.broker_id:
             return ErrorCode.BROKER_NOT_AVAILABLE, []
         return ErrorCode.NONE, []  # single-replica partitions are never listed
 
-    async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
-                            ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
         topics = self.store.topics()
         if partitions is None:
-            partitions = [(name, p) for name, info in sorted(topics.items())
-                          for p in sorted(info.partitions)]
+            partitions = [(name, p) for name, info in sorted(topics.items()) for p in sorted(info.partitions)]
         results: dict[TopicPartition, tuple[ErrorCode, str | None]] = {}
         for name, p in partitions:
             info = topics.get(name)
@@ -39,6 +38,5 @@ class LocalController:
             elif election_type == PREFERRED and state.leader != state.replicas[0]:
                 results[(name, p)] = (ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None)
             else:
-                results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED,
-                                      "Leader election not needed for topic partition")
+                results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition")
         return results

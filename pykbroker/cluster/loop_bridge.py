@@ -10,13 +10,15 @@ dropped.
     bridge.post(store.apply_partition_state, "orders", 0, state)   # from any thread
     result = await bridge.wait(concurrent_future)                   # on the loop
 """
+
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import logging
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import anyio
 

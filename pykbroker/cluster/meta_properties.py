@@ -6,11 +6,12 @@
 A broker refuses to start when its log dirs belong to another cluster than its metadata store
 (Kafka's InconsistentClusterIdException).
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 META_PROPERTIES = "meta.properties"
 
@@ -33,14 +34,16 @@ def check_cluster_id(log_dirs: Iterable[str | Path], cluster_id: str) -> None:
         raise InconsistentClusterIdError(
             f"The Cluster ID {cluster_id} doesn't match stored clusterId Some({stored}) in "
             "meta.properties. The broker is trying to join the wrong cluster. Configured "
-            "zookeeper.connect may be wrong.")
+            "zookeeper.connect may be wrong."
+        )
 
 
 def write_meta_properties(log_dirs: Iterable[str | Path], *, broker_id: int, cluster_id: str) -> None:
     for d in log_dirs:
         Path(d).mkdir(parents=True, exist_ok=True)
-        write_properties(Path(d) / META_PROPERTIES, {
-            "version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id})
+        write_properties(
+            Path(d) / META_PROPERTIES, {"version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id}
+        )
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -1,4 +1,5 @@
 """Plain records of cluster state, shared by every metadata store."""
+
 from __future__ import annotations
 
 import base64
@@ -55,16 +56,18 @@ def validate_topic_name(name: str) -> None:
     if not name:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, "Topic name is illegal, it can't be empty")
     if name in (".", ".."):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         "Topic name cannot be \".\" or \"..\"")
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, 'Topic name cannot be "." or ".."')
     if len(name) > MAX_TOPIC_NAME_LENGTH:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} "
-                         "characters")
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f"Topic name is illegal, it can't be longer than {MAX_TOPIC_NAME_LENGTH} characters",
+        )
     if not _LEGAL_TOPIC_NAME.match(name):
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Topic name \"{name}\" is illegal, it contains a character other than "
-                         "ASCII alphanumerics, '.', '_' and '-'")
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION,
+            f'Topic name "{name}" is illegal, it contains a character other than '
+            "ASCII alphanumerics, '.', '_' and '-'",
+        )
 
 
 def new_topic_id() -> uuid.UUID:

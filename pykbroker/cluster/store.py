@@ -15,10 +15,11 @@ overrides per broker id, and one cluster-wide default set (entity `None`). They 
 already validated by whoever wrote them; `BrokerConfig.with_dynamic` layers them over the static
 config.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from typing import Callable
+from collections.abc import Callable
 
 from .model import BrokerInfo, TopicInfo
 
@@ -50,8 +51,7 @@ class MetadataStore(ABC):
         """The live brokers with their endpoint on `listener_name` (None: their first)."""
         return self.brokers()
 
-    def broker_endpoint(self, broker_id: int, listener_name: str | None = None
-                        ) -> BrokerInfo | None:
+    def broker_endpoint(self, broker_id: int, listener_name: str | None = None) -> BrokerInfo | None:
         for broker in self.live_brokers(listener_name):
             if broker.broker_id == broker_id:
                 return broker
@@ -68,9 +68,14 @@ class MetadataStore(ABC):
 
     # -- writing -----------------------------------------------------------------------
     @abstractmethod
-    def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                     configs: dict[str, str] | None = None,
-                     assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo:
         """Create a topic; raises KafkaError (TOPIC_ALREADY_EXISTS, INVALID_*, ...)."""
 
     @abstractmethod
@@ -78,8 +83,7 @@ class MetadataStore(ABC):
         """Delete a topic; raises KafkaError UNKNOWN_TOPIC_OR_PARTITION if absent."""
 
     @abstractmethod
-    def add_partitions(self, name: str, new_total: int,
-                       assignments: list[list[int]] | None = None) -> TopicInfo:
+    def add_partitions(self, name: str, new_total: int, assignments: list[list[int]] | None = None) -> TopicInfo:
         """Grow a topic to `new_total` partitions (replicas of each new one, or the default)."""
 
     @abstractmethod
@@ -87,8 +91,15 @@ class MetadataStore(ABC):
         """Replace a topic's config overrides."""
 
     @abstractmethod
-    def propose_isr(self, topic: str, partition: int, leader_epoch: int, partition_epoch: int,
-                    new_isr: list[int], callback: IsrCallback) -> None:
+    def propose_isr(
+        self,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: list[int],
+        callback: IsrCallback,
+    ) -> None:
         """Persist a leader's new ISR if the partition is still at `partition_epoch`; then
         `callback(new partition epoch)`, or `callback(None)` when refused (later, on the loop)."""
 

@@ -2,10 +2,12 @@
 
 Shared by the Metadata handler (auto-creation), CreateTopics and the coordinators' internal topics.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .model import TopicInfo, validate_topic_name
@@ -44,8 +46,7 @@ class TopicCreator:
                 raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE)
             return info
         try:
-            info = self.create(name, self.config["num.partitions"],
-                               self.config["default.replication.factor"])
+            info = self.create(name, self.config["num.partitions"], self.config["default.replication.factor"])
         except KafkaError as exc:
             # Another broker of the cluster created it first: use theirs.
             theirs = self.store.topic(name) if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS else None
@@ -55,19 +56,25 @@ class TopicCreator:
         log.info("Auto-created topic %s with %d partition(s)", name, len(info.partitions))
         return info
 
-    def create(self, name: str, num_partitions: int, replication_factor: int,
-               configs: dict[str, str] | None = None,
-               assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+    def create(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo:
         if num_partitions == -1:
             num_partitions = self.config["num.partitions"]
         if replication_factor == -1:
             replication_factor = self.config["default.replication.factor"]
         if num_partitions <= 0 and not assignments:
-            raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                             "Number of partitions was set to an invalid non-positive value.")
+            raise KafkaError(
+                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
+            )
         if replication_factor <= 0 and not assignments:
-            raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                             "Replication factor must be larger than 0, or -1 to use the default "
-                             "value.")
-        return self.store.create_topic(name, num_partitions, replication_factor, configs,
-                                       assignments)
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICATION_FACTOR,
+                "Replication factor must be larger than 0, or -1 to use the default value.",
+            )
+        return self.store.create_topic(name, num_partitions, replication_factor, configs, assignments)

@@ -20,6 +20,7 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 A partition state's znode version is its "partition epoch": every writer (the controller, or the
 leader changing the ISR) writes with a compare-and-set on it.
 """  # noqa: E501 (the table's rows are Kafka's znode contents, kept whole)
+
 from __future__ import annotations
 
 import base64
@@ -48,9 +49,20 @@ DEFAULT_BROKER_ENTITY = "<default>"
 
 # The znodes a Kafka broker makes sure exist when it starts (Kafka's PersistentZkPaths).
 PERSISTENT_PATHS = (
-    "/consumers", BROKER_IDS, TOPICS, CONFIG_CHANGES, DELETE_TOPICS, "/brokers/seqid",
-    ISR_CHANGES, PRODUCER_ID_BLOCK, "/log_dir_event_notification",
-    "/config/topics", "/config/clients", "/config/users", "/config/brokers", "/config/ips",
+    "/consumers",
+    BROKER_IDS,
+    TOPICS,
+    CONFIG_CHANGES,
+    DELETE_TOPICS,
+    "/brokers/seqid",
+    ISR_CHANGES,
+    PRODUCER_ID_BLOCK,
+    "/log_dir_event_notification",
+    "/config/topics",
+    "/config/clients",
+    "/config/users",
+    "/config/brokers",
+    "/config/ips",
 )
 
 INITIAL_CONTROLLER_EPOCH = 0
@@ -110,6 +122,7 @@ def _now_ms_text() -> str:
 
 # -- cluster id --------------------------------------------------------------------------
 
+
 def encode_cluster_id(cluster_id: str) -> bytes:
     return _encode({"version": "1", "id": cluster_id})
 
@@ -120,9 +133,9 @@ def decode_cluster_id(data: bytes) -> str:
 
 # -- controller --------------------------------------------------------------------------
 
+
 def encode_controller(broker_id: int) -> bytes:
-    return _encode({"version": 2, "brokerid": broker_id, "timestamp": _now_ms_text(),
-                    "kraftControllerEpoch": -1})
+    return _encode({"version": 2, "brokerid": broker_id, "timestamp": _now_ms_text(), "kraftControllerEpoch": -1})
 
 
 def decode_controller(data: bytes | None) -> int:
@@ -140,6 +153,7 @@ def decode_controller_epoch(data: bytes) -> int:
 
 
 # -- broker registration -----------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class Endpoint:
@@ -170,12 +184,10 @@ class BrokerRegistration:
 
 
 def encode_broker(registration: BrokerRegistration) -> bytes:
-    plaintext = next((e for e in registration.endpoints if e.security_protocol == "PLAINTEXT"),
-                     None)
+    plaintext = next((e for e in registration.endpoints if e.security_protocol == "PLAINTEXT"), None)
     value = {
         "features": {},
-        "listener_security_protocol_map": {e.listener: e.security_protocol
-                                           for e in registration.endpoints},
+        "listener_security_protocol_map": {e.listener: e.security_protocol for e in registration.endpoints},
         "endpoints": [e.connection_string for e in registration.endpoints],
         "jmx_port": -1,
         "port": plaintext.port if plaintext else -1,
@@ -195,14 +207,14 @@ def decode_broker(broker_id: int, data: bytes, epoch: int = -1) -> BrokerRegistr
     for text in value.get("endpoints") or []:
         listener, _, address = text.partition("://")
         host, _, port = address.rpartition(":")
-        endpoints.append(Endpoint(listener, host.strip("[]"), int(port),
-                                  protocols.get(listener, listener)))
+        endpoints.append(Endpoint(listener, host.strip("[]"), int(port), protocols.get(listener, listener)))
     if not endpoints and value.get("host"):
         endpoints.append(Endpoint("PLAINTEXT", value["host"], int(value["port"])))
     return BrokerRegistration(broker_id, tuple(endpoints), value.get("rack"), epoch)
 
 
 # -- topics ------------------------------------------------------------------------------
+
 
 def uuid_from_text(text: str) -> uuid.UUID:
     return uuid.UUID(bytes=base64.urlsafe_b64decode(text + "=" * (-len(text) % 4)))
@@ -231,12 +243,12 @@ def encode_topic(assignment: TopicAssignment) -> bytes:
 def decode_topic(data: bytes | None) -> TopicAssignment:
     value = _decode(data) or {}
     topic_id = value.get("topic_id")
-    partitions = {int(p): [int(r) for r in replicas]
-                  for p, replicas in (value.get("partitions") or {}).items()}
+    partitions = {int(p): [int(r) for r in replicas] for p, replicas in (value.get("partitions") or {}).items()}
     return TopicAssignment(uuid_from_text(topic_id) if topic_id else None, partitions)
 
 
 # -- partition state ---------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class LeaderAndIsr:
@@ -247,34 +259,54 @@ class LeaderAndIsr:
     isr: list[int] = field(default_factory=list)
     controller_epoch: int = INITIAL_CONTROLLER_EPOCH
     zk_version: int = -1  # the partition epoch: compare-and-set on it
-    mzxid: int = -1       # when it was last written, to compare with a broker's epoch
+    mzxid: int = -1  # when it was last written, to compare with a broker's epoch
 
-    def with_changes(self, *, leader: int | None = None, isr: list[int] | None = None,
-                     bump_epoch: bool, controller_epoch: int | None = None) -> "LeaderAndIsr":
+    def with_changes(
+        self,
+        *,
+        leader: int | None = None,
+        isr: list[int] | None = None,
+        bump_epoch: bool,
+        controller_epoch: int | None = None,
+    ) -> LeaderAndIsr:
         return LeaderAndIsr(
             self.leader if leader is None else leader,
             self.leader_epoch + 1 if bump_epoch else self.leader_epoch,
             list(self.isr if isr is None else isr),
             self.controller_epoch if controller_epoch is None else controller_epoch,
-            self.zk_version, self.mzxid)
+            self.zk_version,
+            self.mzxid,
+        )
 
 
 def encode_state(state: LeaderAndIsr) -> bytes:
-    return _encode({"controller_epoch": state.controller_epoch, "leader": state.leader,
-                    "version": 1, "leader_epoch": state.leader_epoch, "isr": list(state.isr)})
+    return _encode(
+        {
+            "controller_epoch": state.controller_epoch,
+            "leader": state.leader,
+            "version": 1,
+            "leader_epoch": state.leader_epoch,
+            "isr": list(state.isr),
+        }
+    )
 
 
-def decode_state(data: bytes | None, zk_version: int = -1, mzxid: int = -1
-                 ) -> LeaderAndIsr | None:
+def decode_state(data: bytes | None, zk_version: int = -1, mzxid: int = -1) -> LeaderAndIsr | None:
     value = _decode(data)
     if value is None:
         return None
-    return LeaderAndIsr(int(value["leader"]), int(value["leader_epoch"]),
-                        [int(r) for r in value["isr"]], int(value["controller_epoch"]),
-                        zk_version, mzxid)
+    return LeaderAndIsr(
+        int(value["leader"]),
+        int(value["leader_epoch"]),
+        [int(r) for r in value["isr"]],
+        int(value["controller_epoch"]),
+        zk_version,
+        mzxid,
+    )
 
 
 # -- configs and change notifications ----------------------------------------------------
+
 
 def encode_config(configs: dict[str, str]) -> bytes:
     return _encode({"version": 1, "config": dict(configs)})
@@ -301,8 +333,7 @@ def decode_config_change(data: bytes | None) -> tuple[str, str] | None:
 
 
 def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
-    return _encode({"version": 1, "partitions": [{"topic": t, "partition": p}
-                                                 for t, p in partitions]})
+    return _encode({"version": 1, "partitions": [{"topic": t, "partition": p} for t, p in partitions]})
 
 
 def decode_isr_change(data: bytes | None) -> list[tuple[str, int]]:
@@ -312,9 +343,9 @@ def decode_isr_change(data: bytes | None) -> list[tuple[str, int]]:
 
 # -- producer ids ------------------------------------------------------------------------
 
+
 def encode_producer_id_block(broker_id: int, block_start: int, block_end: int) -> bytes:
-    return _encode({"version": 1, "broker": broker_id, "block_start": str(block_start),
-                    "block_end": str(block_end)})
+    return _encode({"version": 1, "broker": broker_id, "block_start": str(block_start), "block_end": str(block_end)})
 
 
 def decode_producer_id_block_end(data: bytes | None) -> int | None:

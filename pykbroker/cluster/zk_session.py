@@ -14,12 +14,13 @@ When the session expires, ZooKeeper deletes the registration; kazoo connects aga
 session, and `on_new_session` callbacks run (on a helper thread) so that the owner registers
 the broker again.
 """
+
 from __future__ import annotations
 
 import logging
 import threading
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import NodeExistsError, NoNodeError
@@ -37,8 +38,7 @@ class ZooKeeperUnavailableError(RuntimeError):
 
 
 class ZkSession:
-    def __init__(self, connect: str, *, session_timeout_ms: int,
-                 connection_timeout_ms: int | None = None) -> None:
+    def __init__(self, connect: str, *, session_timeout_ms: int, connection_timeout_ms: int | None = None) -> None:
         self.connect = connect
         self.session_timeout_ms = session_timeout_ms
         self.connection_timeout_ms = connection_timeout_ms or session_timeout_ms
@@ -65,13 +65,15 @@ class ZkSession:
         self.client = self._new_client(self.connect)
         self.client.add_listener(self._on_state)
         self._start_client(self.client)
-        log.info("Connected to ZooKeeper at %s (session 0x%x)", self.connect,
-                 self.client.client_id[0])
+        log.info("Connected to ZooKeeper at %s (session 0x%x)", self.connect, self.client.client_id[0])
 
     def _new_client(self, hosts: str) -> KazooClient:
-        return KazooClient(hosts=hosts, timeout=self.session_timeout_ms / 1000,
-                           connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
-                           command_retry=KazooRetry(max_tries=3, max_delay=1.0))
+        return KazooClient(
+            hosts=hosts,
+            timeout=self.session_timeout_ms / 1000,
+            connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
+            command_retry=KazooRetry(max_tries=3, max_delay=1.0),
+        )
 
     def _start_client(self, client: KazooClient) -> None:
         try:
@@ -79,8 +81,8 @@ class ZkSession:
         except KazooTimeoutError:
             client.close()
             raise ZooKeeperUnavailableError(
-                f"Timed out waiting for connection to ZooKeeper at {self.connect} "
-                f"({self.connection_timeout_ms} ms)") from None
+                f"Timed out waiting for connection to ZooKeeper at {self.connect} ({self.connection_timeout_ms} ms)"
+            ) from None
 
     def _create_chroot(self, hosts: str, chroot: str) -> None:
         client = self._new_client(hosts)
@@ -133,6 +135,7 @@ class ZkSession:
                     callback()
                 except Exception:
                     log.exception("ZooKeeper session callback failed")
+
         threading.Thread(target=run, name="zk-session-event", daemon=True).start()
 
     # -- Kafka's znodes ----------------------------------------------------------------
@@ -155,8 +158,7 @@ class ZkSession:
         except NoNodeError:
             pass
         try:
-            client.create(zk_data.CLUSTER_ID, zk_data.encode_cluster_id(proposed),
-                          makepath=True)
+            client.create(zk_data.CLUSTER_ID, zk_data.encode_cluster_id(proposed), makepath=True)
             return proposed
         except NodeExistsError:  # another broker was quicker
             data, _ = client.get(zk_data.CLUSTER_ID)
@@ -174,22 +176,24 @@ class ZkSession:
         deadline = time.monotonic() + 2 * self.session_timeout_ms / 1000 + 5
         while True:
             try:
-                _, stat = client.create(path, data, ephemeral=True, makepath=True,
-                                        include_data=True)
-                log.info("Registered broker %d at path %s with addresses: %s (broker epoch %d)",
-                         registration.broker_id, path,
-                         ",".join(e.connection_string for e in registration.endpoints),
-                         stat.czxid)
+                _, stat = client.create(path, data, ephemeral=True, makepath=True, include_data=True)
+                log.info(
+                    "Registered broker %d at path %s with addresses: %s (broker epoch %d)",
+                    registration.broker_id,
+                    path,
+                    ",".join(e.connection_string for e in registration.endpoints),
+                    stat.czxid,
+                )
                 return stat.czxid
             except NodeExistsError:
                 stat = client.exists(path)
                 if stat is not None and stat.ephemeralOwner == client.client_id[0]:
                     return stat.czxid
             if time.monotonic() > deadline:
-                raise RuntimeError(f"Broker id {registration.broker_id} is registered by "
-                                   "another live session in ZooKeeper")
-            log.info("Waiting for the previous registration of broker %d to expire",
-                     registration.broker_id)
+                raise RuntimeError(
+                    f"Broker id {registration.broker_id} is registered by another live session in ZooKeeper"
+                )
+            log.info("Waiting for the previous registration of broker %d to expire", registration.broker_id)
             gone = threading.Event()
             if client.exists(path, watch=lambda _event, gone=gone: gone.set()) is None:
                 continue

@@ -21,6 +21,7 @@ threads do, and update the view at once. ISR changes proposed by a leader are wr
 asynchronously with a compare-and-set on the state znode's version, followed by an
 `/isr_change_notification` for the controller; the answer comes back on the event loop.
 """
+
 from __future__ import annotations
 
 import logging
@@ -33,8 +34,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from . import zk_data
 from .assignment import assign_replicas, start_index_of
 from .meta_properties import check_cluster_id, write_meta_properties
-from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, \
-    validate_topic_name
+from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .store import BrokerEntity, IsrCallback, MetadataStore
 from .zk_data import BrokerRegistration, LeaderAndIsr, TopicAssignment
 from .zk_watches import ClusterWatches
@@ -45,8 +45,7 @@ LOOP_WAIT_S = 5.0  # the longest an administrative write holds the event loop
 
 
 class ZkMetadataStore(MetadataStore):
-    def __init__(self, session, bridge, registration: BrokerRegistration, log_dirs: list[str]
-                 ) -> None:
+    def __init__(self, session, bridge, registration: BrokerRegistration, log_dirs: list[str]) -> None:
         super().__init__()
         self.session = session
         self.bridge = bridge
@@ -77,8 +76,12 @@ class ZkMetadataStore(MetadataStore):
         self._watches = ClusterWatches(self.session.client, self.bridge, self)
         self._watches.start()
         self.bridge.flush_pending()  # the first snapshot, before the event loop runs
-        log.info("Read the cluster state from ZooKeeper: %d live broker(s), %d topic(s), "
-                 "controller %d", len(self._registrations), len(self._topics), self.controller_id)
+        log.info(
+            "Read the cluster state from ZooKeeper: %d live broker(s), %d topic(s), controller %d",
+            len(self._registrations),
+            len(self._topics),
+            self.controller_id,
+        )
 
     def register(self) -> None:
         """Register this broker (blocking); again by itself after a session expires."""
@@ -105,8 +108,7 @@ class ZkMetadataStore(MetadataStore):
         for broker_id, registration in sorted(self._registrations.items()):
             endpoint = registration.endpoint(listener_name)
             if endpoint is not None:
-                brokers.append(BrokerInfo(broker_id, endpoint.host, endpoint.port,
-                                          registration.rack))
+                brokers.append(BrokerInfo(broker_id, endpoint.host, endpoint.port, registration.rack))
         return brokers
 
     def topics(self) -> dict[str, TopicInfo]:
@@ -128,19 +130,16 @@ class ZkMetadataStore(MetadataStore):
     def apply_controller(self, controller_id: int) -> None:
         self.controller_id = controller_id
 
-    def apply_topic(self, name: str, assignment: TopicAssignment, configs: dict[str, str]
-                    ) -> None:
+    def apply_topic(self, name: str, assignment: TopicAssignment, configs: dict[str, str]) -> None:
         old = self._topics.get(name)
-        if (old is not None and assignment.topic_id is not None
-                and old.topic_id not in (assignment.topic_id, ZERO_UUID)):
+        if old is not None and assignment.topic_id is not None and old.topic_id not in (assignment.topic_id, ZERO_UUID):
             self.apply_topic_deleted(name)  # deleted and created again under the same name
             old = None
         self._assignments[name] = assignment
         topic_id = assignment.topic_id or (old.topic_id if old is not None else ZERO_UUID)
         self._publish(TopicInfo(name, topic_id, self._partition_states(name), dict(configs)))
 
-    def apply_partition_state(self, name: str, partition: int, state: LeaderAndIsr | None
-                              ) -> None:
+    def apply_partition_state(self, name: str, partition: int, state: LeaderAndIsr | None) -> None:
         key = (name, partition)
         old = self._states.get(key)
         if state is None:
@@ -151,8 +150,7 @@ class ZkMetadataStore(MetadataStore):
             self._states[key] = state
         info = self._topics.get(name)
         if info is not None:
-            self._publish(TopicInfo(name, info.topic_id, self._partition_states(name),
-                                    info.configs))
+            self._publish(TopicInfo(name, info.topic_id, self._partition_states(name), info.configs))
 
     def apply_topic_deleted(self, name: str) -> None:
         self._assignments.pop(name, None)
@@ -184,13 +182,16 @@ class ZkMetadataStore(MetadataStore):
 
     def _refresh_all_topics(self) -> None:
         for name, info in list(self._topics.items()):
-            self._publish(TopicInfo(name, info.topic_id, self._partition_states(name),
-                                    info.configs))
+            self._publish(TopicInfo(name, info.topic_id, self._partition_states(name), info.configs))
 
     def _publish(self, info: TopicInfo) -> None:
         old = self._topics.get(info.name)
-        if (old is not None and old.topic_id == info.topic_id and old.configs == info.configs
-                and old.partitions == info.partitions):
+        if (
+            old is not None
+            and old.topic_id == info.topic_id
+            and old.configs == info.configs
+            and old.partitions == info.partitions
+        ):
             return
         self._topics[info.name] = info
         self._notify_topic(info.name, info)
@@ -199,8 +200,10 @@ class ZkMetadataStore(MetadataStore):
         assignment = self._assignments.get(name)
         if assignment is None:
             return {}
-        return {index: self._partition_state(name, index, replicas)
-                for index, replicas in sorted(assignment.partitions.items())}
+        return {
+            index: self._partition_state(name, index, replicas)
+            for index, replicas in sorted(assignment.partitions.items())
+        }
 
     def _partition_state(self, name: str, index: int, replicas: list[int]) -> PartitionState:
         offline = [r for r in replicas if r not in self._registrations]
@@ -208,8 +211,9 @@ class ZkMetadataStore(MetadataStore):
         if state is None:  # the controller has not elected a leader yet
             return PartitionState(index, list(replicas), -1, -1, [], 0, offline)
         leader = state.leader if self._leadership_is_current(state) else -1
-        return PartitionState(index, list(replicas), leader, state.leader_epoch, list(state.isr),
-                              state.zk_version, offline)
+        return PartitionState(
+            index, list(replicas), leader, state.leader_epoch, list(state.isr), state.zk_version, offline
+        )
 
     def _leadership_is_current(self, state: LeaderAndIsr) -> bool:
         """The leader is registered, and was when its leadership was written."""
@@ -221,9 +225,14 @@ class ZkMetadataStore(MetadataStore):
         return registration is not None and registration.epoch < state.mzxid
 
     # -- writing topics (event loop; waits for ZooKeeper) ------------------------------
-    def create_topic(self, name: str, num_partitions: int, replication_factor: int,
-                     configs: dict[str, str] | None = None,
-                     assignments: dict[int, list[int]] | None = None) -> TopicInfo:
+    def create_topic(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo:
         validate_topic_name(name)
         if name in self._topics:
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
@@ -232,20 +241,20 @@ class ZkMetadataStore(MetadataStore):
             assignments = assign_replicas(self.broker_racks(), num_partitions, replication_factor)
         client = self.session.client
         if self._wait(client.exists_async(zk_data.delete_topic_path(name))) is not None:
-            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS,
-                             f"Topic '{name}' is marked for deletion.")
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         configs = dict(configs or {})
-        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name),
-                            zk_data.encode_config(configs))
+        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name), zk_data.encode_config(configs))
         assignment = TopicAssignment(new_topic_id(), {p: list(r) for p, r in assignments.items()})
         try:
-            self._wait(client.create_async(zk_data.topic_path(name),
-                                           zk_data.encode_topic(assignment), makepath=True))
+            self._wait(client.create_async(zk_data.topic_path(name), zk_data.encode_topic(assignment), makepath=True))
         except NodeExistsError:
-            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS,
-                             f"Topic '{name}' already exists.") from None
-        log.info("Creating topic %s with configuration %s and initial partition assignment %s",
-                 name, configs, assignment.partitions)
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from None
+        log.info(
+            "Creating topic %s with configuration %s and initial partition assignment %s",
+            name,
+            configs,
+            assignment.partitions,
+        )
         self.apply_topic(name, assignment, configs)
         return self._topics[name]
 
@@ -254,14 +263,12 @@ class ZkMetadataStore(MetadataStore):
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         self._require_connection()
         try:
-            self._wait(self.session.client.create_async(zk_data.delete_topic_path(name),
-                                                        makepath=True))
+            self._wait(self.session.client.create_async(zk_data.delete_topic_path(name), makepath=True))
         except NodeExistsError:
             pass  # already marked for deletion
         log.info("Topic %s marked for deletion", name)
 
-    def add_partitions(self, name: str, new_total: int,
-                       assignments: list[list[int]] | None = None) -> TopicInfo:
+    def add_partitions(self, name: str, new_total: int, assignments: list[list[int]] | None = None) -> TopicInfo:
         self._require_connection()
         client = self.session.client
         path = zk_data.topic_path(name)
@@ -279,20 +286,21 @@ class ZkMetadataStore(MetadataStore):
             return self._topics[name]
         raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, f"The partitions of topic {name} kept changing")
 
-    def _new_partition_assignments(self, current: TopicAssignment, new_total: int,
-                                   assignments: list[list[int]] | None) -> dict[int, list[int]]:
+    def _new_partition_assignments(
+        self, current: TopicAssignment, new_total: int, assignments: list[list[int]] | None
+    ) -> dict[int, list[int]]:
         first_new = len(current.partitions)
         if assignments is not None:
             return {first_new + i: list(replicas) for i, replicas in enumerate(assignments)}
         replication_factor = len(current.partitions[0])
         racks = self.broker_racks()
         start = start_index_of(racks, current.partitions[0][0])
-        return assign_replicas(racks, new_total - first_new, replication_factor,
-                               first_partition=first_new, start_index=max(start, 0))
+        return assign_replicas(
+            racks, new_total - first_new, replication_factor, first_partition=first_new, start_index=max(start, 0)
+        )
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
-        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name),
-                            zk_data.encode_config(configs))
+        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name), zk_data.encode_config(configs))
         self._announce_config_change(zk_data.TOPIC_CONFIG_TYPE, name)
         self.apply_topic_configs(name, dict(configs))
 
@@ -302,49 +310,62 @@ class ZkMetadataStore(MetadataStore):
 
     def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
         name = _entity_name(entity)
-        self._set_or_create(zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name),
-                            zk_data.encode_config(configs))
+        self._set_or_create(zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name), zk_data.encode_config(configs))
         self._announce_config_change(zk_data.BROKER_CONFIG_TYPE, name)
         self.apply_broker_configs(name, dict(configs))
 
     # -- ISR changes from a leader (asynchronous) --------------------------------------
-    def propose_isr(self, topic: str, partition: int, leader_epoch: int, partition_epoch: int,
-                    new_isr: list[int], callback: IsrCallback) -> None:
+    def propose_isr(
+        self,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: list[int],
+        callback: IsrCallback,
+    ) -> None:
         current = self._states.get((topic, partition))
         if current is None or current.leader != self.broker_id:
             callback(None)
             return
-        proposed = LeaderAndIsr(self.broker_id, leader_epoch, list(new_isr),
-                                current.controller_epoch)
+        proposed = LeaderAndIsr(self.broker_id, leader_epoch, list(new_isr), current.controller_epoch)
         client = self.session.client
         try:
-            result = client.set_async(zk_data.partition_state_path(topic, partition),
-                                      zk_data.encode_state(proposed), partition_epoch)
+            result = client.set_async(
+                zk_data.partition_state_path(topic, partition), zk_data.encode_state(proposed), partition_epoch
+            )
         except KazooException:
             callback(None)
             return
-        result.rawlink(lambda done: self.bridge.post(
-            self._isr_written, topic, partition, proposed, done, callback))
+        result.rawlink(lambda done: self.bridge.post(self._isr_written, topic, partition, proposed, done, callback))
 
-    def _isr_written(self, topic: str, partition: int, proposed: LeaderAndIsr, done,
-                     callback: IsrCallback) -> None:
+    def _isr_written(self, topic: str, partition: int, proposed: LeaderAndIsr, done, callback: IsrCallback) -> None:
         try:
             stat = done.get_nowait()
         except Exception as exc:
-            log.info("ISR change of %s-%d to %s not written: %s", topic, partition,
-                     proposed.isr, type(exc).__name__)
+            log.info("ISR change of %s-%d to %s not written: %s", topic, partition, proposed.isr, type(exc).__name__)
             callback(None)
             return
-        log.info("ISR of %s-%d is now %s (partition epoch %d)", topic, partition, proposed.isr,
-                 stat.version)
-        self.apply_partition_state(topic, partition, LeaderAndIsr(
-            proposed.leader, proposed.leader_epoch, proposed.isr, proposed.controller_epoch,
-            stat.version, stat.mzxid))
+        log.info("ISR of %s-%d is now %s (partition epoch %d)", topic, partition, proposed.isr, stat.version)
+        self.apply_partition_state(
+            topic,
+            partition,
+            LeaderAndIsr(
+                proposed.leader,
+                proposed.leader_epoch,
+                proposed.isr,
+                proposed.controller_epoch,
+                stat.version,
+                stat.mzxid,
+            ),
+        )
         callback(stat.version)
         try:
             self.session.client.create_async(
                 f"{zk_data.ISR_CHANGES}/{zk_data.ISR_CHANGE_PREFIX}",
-                zk_data.encode_isr_change([(topic, partition)]), sequence=True)
+                zk_data.encode_isr_change([(topic, partition)]),
+                sequence=True,
+            )
         except KazooException:
             log.debug("Could not announce the ISR change of %s-%d", topic, partition)
 
@@ -355,8 +376,7 @@ class ZkMetadataStore(MetadataStore):
         try:
             return async_result.get(timeout=min(self.session.request_timeout_s, LOOP_WAIT_S))
         except KazooTimeoutError:
-            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT,
-                             "ZooKeeper did not answer in time") from None
+            raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, "ZooKeeper did not answer in time") from None
 
     def _require_connection(self) -> None:
         """Fail at once rather than block the event loop while ZooKeeper is unreachable."""
@@ -375,9 +395,14 @@ class ZkMetadataStore(MetadataStore):
                 self._wait(client.set_async(path, data))
 
     def _announce_config_change(self, entity_type: str, name: str) -> None:
-        self._wait(self.session.client.create_async(
-            f"{zk_data.CONFIG_CHANGES}/{zk_data.CONFIG_CHANGE_PREFIX}",
-            zk_data.encode_config_change(entity_type, name), sequence=True, makepath=True))
+        self._wait(
+            self.session.client.create_async(
+                f"{zk_data.CONFIG_CHANGES}/{zk_data.CONFIG_CHANGE_PREFIX}",
+                zk_data.encode_config_change(entity_type, name),
+                sequence=True,
+                makepath=True,
+            )
+        )
 
 
 def _entity_name(entity: BrokerEntity) -> str:

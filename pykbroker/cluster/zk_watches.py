@@ -13,6 +13,7 @@ The first reading of every watch happens inside `start()`, so after `start()` th
 a complete snapshot of the cluster. kazoo re-arms the watches after a reconnection and after a
 new session replaces an expired one.
 """
+
 from __future__ import annotations
 
 import functools
@@ -38,7 +39,7 @@ class ClusterWatches:
         self.store = store
         self._lock = threading.Lock()
         self._generations = itertools.count(1)
-        self._topics: dict[str, int] = {}           # watched topic -> its watch generation
+        self._topics: dict[str, int] = {}  # watched topic -> its watch generation
         self._partitions: dict[str, set[int]] = {}  # watched partitions of each topic
         self._last_config_change: str | None = None
         self._stopped = False
@@ -93,8 +94,7 @@ class ClusterWatches:
         with self._lock:
             self._topics[topic] = generation
             self._partitions[topic] = set()
-        DataWatch(self.client, zk_data.topic_path(topic),
-                  functools.partial(self._on_topic_data, topic, generation))
+        DataWatch(self.client, zk_data.topic_path(topic), functools.partial(self._on_topic_data, topic, generation))
 
     def _current(self, topic: str, generation: int) -> bool:
         with self._lock:
@@ -122,15 +122,17 @@ class ClusterWatches:
             new = sorted(set(assignment.partitions) - watched)
             watched.update(new)
         for partition in new:
-            DataWatch(self.client, zk_data.partition_state_path(topic, partition),
-                      functools.partial(self._on_state, topic, generation, partition))
+            DataWatch(
+                self.client,
+                zk_data.partition_state_path(topic, partition),
+                functools.partial(self._on_state, topic, generation, partition),
+            )
         return None
 
     def _on_state(self, topic: str, generation: int, partition: int, data, stat, _event=None):
         if not self._current(topic, generation):
             return False
-        state = (zk_data.decode_state(data, stat.version, stat.mzxid)
-                 if data is not None else None)
+        state = zk_data.decode_state(data, stat.version, stat.mzxid) if data is not None else None
         self.bridge.post(self.store.apply_partition_state, topic, partition, state)
         return None
 
@@ -159,8 +161,7 @@ class ClusterWatches:
         if entity is not None:
             entity_type, name = entity
             if entity_type == zk_data.TOPIC_CONFIG_TYPE:
-                self.bridge.post(self.store.apply_topic_configs, name,
-                                 self._read_config(entity_type, name))
+                self.bridge.post(self.store.apply_topic_configs, name, self._read_config(entity_type, name))
             elif entity_type == zk_data.BROKER_CONFIG_TYPE:
                 self._post_broker_configs(name)
         if time.time() * 1000 - stat.ctime > CONFIG_CHANGE_EXPIRATION_MS:

@@ -13,11 +13,12 @@ Two ways to wait, one implementation:
 Kafka's `DelayedOperationPurgatory<T>` with an injected `Timer`: one class, one instance per kind
 of wait. Everything runs on the broker's one event loop, so no locks are needed.
 """
+
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from typing import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable
 
 import anyio
 

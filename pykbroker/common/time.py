@@ -9,6 +9,7 @@
 
 Kafka's `Time`/`MockTime`. The timers that fire callbacks on a clock are in `timer.py`.
 """
+
 from __future__ import annotations
 
 import time

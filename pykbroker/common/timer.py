@@ -10,13 +10,14 @@
 Kafka's `Timer`/`SystemTimer`/`MockTimer`. Callbacks run on the event loop one at a time, so they
 never race; one that raises is logged and the others still run.
 """
+
 from __future__ import annotations
 
 import heapq
 import itertools
 import logging
 import math
-from typing import Callable
+from collections.abc import Callable
 
 import anyio
 

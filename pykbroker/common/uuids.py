@@ -1,5 +1,6 @@
 """The zero UUID: the wire's "no topic id" (Kafka's `Uuid.ZERO_UUID`), also the id of a topic
 that has none yet (a ZooKeeper topic written by an old broker)."""
+
 from __future__ import annotations
 
 import uuid

@@ -19,6 +19,7 @@ The names other modules use are re-exported here:
     topic = topic_config_values({"retention.ms": "1000"}, config)
     entries = describe_topic_configs({"retention.ms": "1000"}, config)
 """
+
 from .broker import BrokerConfig
 from .definitions import (
     BROKER_CONFIGS,
@@ -49,9 +50,30 @@ from .types import (
 )
 
 __all__ = [
-    "BROKER_CONFIGS", "DYNAMIC_BROKER_KEYS", "TOPIC_CONFIGS", "BrokerConfig", "ConfigDefinition", "ConfigEntry",
-    "ConfigError", "ConfigSource", "ConfigSynonym", "ConfigType", "Listener", "Synonym", "broker_config_synonyms",
-    "broker_synonyms", "describe_broker_configs", "describe_topic_configs", "format_value", "java_double_string",
-    "load_properties", "parse_listeners", "parse_properties", "parse_security_protocol_map", "parse_typed",
-    "to_raw", "topic_config_values", "validate_topic_configs",
+    "BROKER_CONFIGS",
+    "DYNAMIC_BROKER_KEYS",
+    "TOPIC_CONFIGS",
+    "BrokerConfig",
+    "ConfigDefinition",
+    "ConfigEntry",
+    "ConfigError",
+    "ConfigSource",
+    "ConfigSynonym",
+    "ConfigType",
+    "Listener",
+    "Synonym",
+    "broker_config_synonyms",
+    "broker_synonyms",
+    "describe_broker_configs",
+    "describe_topic_configs",
+    "format_value",
+    "java_double_string",
+    "load_properties",
+    "parse_listeners",
+    "parse_properties",
+    "parse_security_protocol_map",
+    "parse_typed",
+    "to_raw",
+    "topic_config_values",
+    "validate_topic_configs",
 ]

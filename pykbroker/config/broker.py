@@ -6,13 +6,15 @@ broker id.
     config["num.partitions"]                  # 1
     config.listeners                          # [Listener('PLAINTEXT', '127.0.0.1', 0)]
 """
+
 from __future__ import annotations
 
 import difflib
 import logging
 import re
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
@@ -35,9 +37,14 @@ class BrokerConfig:
     --override), then Kafka's defaults. Unknown keys are kept as strings and logged.
     """
 
-    def __init__(self, props: Mapping[str, Any] | None = None, overrides: Mapping[str, Any] | None = None, *,
-                 dynamic_broker: Mapping[str, Any] | None = None,
-                 dynamic_default: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self,
+        props: Mapping[str, Any] | None = None,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        dynamic_broker: Mapping[str, Any] | None = None,
+        dynamic_default: Mapping[str, Any] | None = None,
+    ) -> None:
         static = {**_stringify(props), **_stringify(overrides)}
         self._layers: list[tuple[ConfigSource, dict[str, str]]] = [
             (ConfigSource.DYNAMIC_BROKER_CONFIG, _stringify(dynamic_broker)),
@@ -48,8 +55,9 @@ class BrokerConfig:
         self._values = self._parse_all()
         self._broker_id = self._resolve_broker_id()
         self._log_dirs = self._resolve_log_dirs()
-        self._protocols = parse_security_protocol_map("listener.security.protocol.map",
-                                                      self["listener.security.protocol.map"])
+        self._protocols = parse_security_protocol_map(
+            "listener.security.protocol.map", self["listener.security.protocol.map"]
+        )
         self._listeners = parse_listeners("listeners", self["listeners"])
         self._advertised = self._resolve_advertised_listeners()
         self._check_listeners_have_protocols()
@@ -60,8 +68,9 @@ class BrokerConfig:
         """Load server.properties; `overrides` (e.g. from --override key=value) win."""
         return cls(load_properties(path), overrides)
 
-    def with_dynamic(self, per_broker: Mapping[str, Any] | None = None,
-                     cluster_default: Mapping[str, Any] | None = None) -> BrokerConfig:
+    def with_dynamic(
+        self, per_broker: Mapping[str, Any] | None = None, cluster_default: Mapping[str, Any] | None = None
+    ) -> BrokerConfig:
         """A copy with these dynamic values replacing the current dynamic layers."""
         return BrokerConfig(self.static_values, dynamic_broker=per_broker, dynamic_default=cluster_default)
 
@@ -94,8 +103,10 @@ class BrokerConfig:
         """node.id if set, else broker.id if set, else 0 (this project's standalone default)."""
         node_id, broker_id = self["node.id"], self["broker.id"]
         if node_id >= 0 and broker_id >= 0 and node_id != broker_id:
-            raise ConfigError("broker.id", f"If both broker.id and node.id are set, they must match "
-                                           f"(broker.id={broker_id}, node.id={node_id})")
+            raise ConfigError(
+                "broker.id",
+                f"If both broker.id and node.id are set, they must match (broker.id={broker_id}, node.id={node_id})",
+            )
         if node_id >= 0:
             return node_id
         return broker_id if broker_id >= 0 else 0
@@ -122,18 +133,22 @@ class BrokerConfig:
         protocols = self.security_protocol_map
         for listener in self.listeners:
             if listener.name not in protocols:
-                raise ConfigError("listener.security.protocol.map",
-                                  f"No security protocol defined for listener {listener.name}")
+                raise ConfigError(
+                    "listener.security.protocol.map", f"No security protocol defined for listener {listener.name}"
+                )
 
     def _check_advertised_listeners(self) -> None:
         names = {listener.name for listener in self.listeners}
         for listener in self.advertised_listeners:
             if listener.host == "0.0.0.0":
-                raise ConfigError("advertised.listeners",
-                                  "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0")
+                raise ConfigError(
+                    "advertised.listeners", "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0"
+                )
             if listener.name not in names:
-                raise ConfigError("advertised.listeners", f"advertised listener {listener.name} is not one of "
-                                                          f"the listeners {sorted(names)}")
+                raise ConfigError(
+                    "advertised.listeners",
+                    f"advertised listener {listener.name} is not one of the listeners {sorted(names)}",
+                )
 
     # Access ------------------------------------------------------------------------------
 

@@ -1,12 +1,14 @@
 """The entries DescribeConfigs answers with, for topics and brokers: value, source, synonyms.
 
-    entries = describe_topic_configs({"retention.ms": "1000"}, broker_config)
-    entries = describe_broker_configs(broker_config)
+entries = describe_topic_configs({"retention.ms": "1000"}, broker_config)
+entries = describe_broker_configs(broker_config)
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping, NamedTuple
+from typing import Any, NamedTuple
 
 from .broker import BrokerConfig
 from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
@@ -51,8 +53,9 @@ def _topic_entry(definition: ConfigDefinition, value: Any, overridden: bool, bro
     if definition.synonyms:
         server_key = definition.synonyms[0].name
         synonyms += broker_config_synonyms(broker, server_key, definition.sensitive)
-    return ConfigEntry(definition.name, shown, _source(synonyms), definition.sensitive, False, tuple(synonyms),
-                       definition.type)
+    return ConfigEntry(
+        definition.name, shown, _source(synonyms), definition.sensitive, False, tuple(synonyms), definition.type
+    )
 
 
 def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = False) -> list[ConfigSynonym]:
@@ -64,23 +67,31 @@ def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = Fal
     as Kafka does.
     """
     names = broker_synonyms(key)
-    synonyms = [ConfigSynonym(name, None if sensitive else values[name], source)
-                for source, values in _layers_with_defaults(broker) for name in names if name in values]
+    synonyms = [
+        ConfigSynonym(name, None if sensitive else values[name], source)
+        for source, values in _layers_with_defaults(broker)
+        for name in names
+        if name in values
+    ]
     while synonyms and synonyms[0].name != key:
         synonyms.pop(0)
     return synonyms
 
 
 def _layers_with_defaults(broker: BrokerConfig) -> list[tuple[ConfigSource, Mapping[str, str]]]:
-    sources = (ConfigSource.DYNAMIC_BROKER_CONFIG, ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
-               ConfigSource.STATIC_BROKER_CONFIG)
+    sources = (
+        ConfigSource.DYNAMIC_BROKER_CONFIG,
+        ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG,
+        ConfigSource.STATIC_BROKER_CONFIG,
+    )
     layers: list[tuple[ConfigSource, Mapping[str, str]]] = [(source, broker.layer(source)) for source in sources]
     layers.append((ConfigSource.DEFAULT_CONFIG, _DEFAULT_STRINGS))
     return layers
 
 
 _DEFAULT_STRINGS: dict[str, str] = {
-    name: text for name, definition in BROKER_CONFIGS.items()
+    name: text
+    for name, definition in BROKER_CONFIGS.items()
     if (text := definition.format(definition.default)) is not None  # None only for no default
 }
 
@@ -91,6 +102,7 @@ def _source(synonyms: list[ConfigSynonym]) -> ConfigSource:
 
 # --------------------------------------------------------------------------------------------
 # Broker configs for DescribeConfigs
+
 
 def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> list[ConfigEntry]:
     """The broker's configs as DescribeConfigs reports them, by name.
@@ -109,12 +121,21 @@ def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> li
 def _broker_entry(broker: BrokerConfig, key: str, per_broker: bool) -> ConfigEntry:
     definition = BROKER_CONFIGS.get(key)
     sensitive = definition is not None and definition.sensitive
-    synonyms = [synonym for synonym in broker_config_synonyms(broker, key, sensitive)
-                if per_broker or synonym.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG]
+    synonyms = [
+        synonym
+        for synonym in broker_config_synonyms(broker, key, sensitive)
+        if per_broker or synonym.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    ]
     value = _broker_value(broker, key, definition, per_broker)
-    return ConfigEntry(key, None if sensitive else value, _source(synonyms), sensitive,
-                       definition is None or not definition.dynamic, tuple(synonyms),
-                       definition.type if definition else ConfigType.UNKNOWN)
+    return ConfigEntry(
+        key,
+        None if sensitive else value,
+        _source(synonyms),
+        sensitive,
+        definition is None or not definition.dynamic,
+        tuple(synonyms),
+        definition.type if definition else ConfigType.UNKNOWN,
+    )
 
 
 def _broker_value(broker: BrokerConfig, key: str, definition: ConfigDefinition | None, per_broker: bool) -> Any:

@@ -1,7 +1,8 @@
 """Listeners (`listeners`, `advertised.listeners`) and `listener.security.protocol.map`.
 
-    parse_listeners("listeners", "PLAINTEXT://127.0.0.1:9092")   # [Listener('PLAINTEXT', '127.0.0.1', 9092)]
+parse_listeners("listeners", "PLAINTEXT://127.0.0.1:9092")   # [Listener('PLAINTEXT', '127.0.0.1', 9092)]
 """
+
 from __future__ import annotations
 
 import re

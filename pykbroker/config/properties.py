@@ -1,12 +1,13 @@
 """The parser of server.properties files (Java properties syntax).
 
-    parse_properties("broker.id=1\\nlog.dirs: /data")    # {'broker.id': '1', 'log.dirs': '/data'}
+parse_properties("broker.id=1\\nlog.dirs: /data")    # {'broker.id': '1', 'log.dirs': '/data'}
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 _WHITESPACE = " \t\f"
 _ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
@@ -86,7 +87,7 @@ def _unescape(text: str) -> str:
 
 
 def _unicode_escape(text: str, index: int) -> str:
-    digits = text[index + 2:index + 6]
+    digits = text[index + 2 : index + 6]
     if not re.fullmatch(r"[0-9a-fA-F]{4}", digits):
         raise ValueError(f"Malformed \\uxxxx encoding: \\u{digits}")
     return chr(int(digits, 16))

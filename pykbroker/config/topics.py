@@ -1,10 +1,12 @@
 """A topic's configs: validating its overrides and the effective values its log uses.
 
-    topic_config_values({"retention.ms": "1000"}, broker_config)["retention.ms"]   # 1000
+topic_config_values({"retention.ms": "1000"}, broker_config)["retention.ms"]   # 1000
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .broker import BrokerConfig
 from .definitions import TOPIC_CONFIGS, ConfigDefinition
@@ -35,8 +37,10 @@ def _check_compaction_lags(typed: Mapping[str, Any]) -> None:
     low = typed.get("min.compaction.lag.ms", TOPIC_CONFIGS["min.compaction.lag.ms"].default)
     high = typed.get("max.compaction.lag.ms", TOPIC_CONFIGS["max.compaction.lag.ms"].default)
     if low > high:
-        raise ConfigError("min.compaction.lag.ms", f"conflict topic config setting min.compaction.lag.ms ({low}) "
-                                                   f"> max.compaction.lag.ms ({high})")
+        raise ConfigError(
+            "min.compaction.lag.ms",
+            f"conflict topic config setting min.compaction.lag.ms ({low}) > max.compaction.lag.ms ({high})",
+        )
 
 
 def topic_config_values(overrides: Mapping[str, Any], broker: BrokerConfig) -> dict[str, Any]:

@@ -7,13 +7,15 @@ case, lists are comma separated (an empty string is an empty list), numbers are 
     parse_typed("num.partitions", ConfigType.INT, " 3 ")      # 3
     format_value(ConfigType.DOUBLE, 1e7)                       # '1.0E7'
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from decimal import Decimal
 from enum import IntEnum
-from typing import Any, Callable
+from typing import Any
 
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -171,6 +173,7 @@ def at_least(minimum: float) -> Validator:
     def check(key: str, value: Any) -> None:
         if value is not None and value < minimum:
             raise invalid_value(key, value, f"Value must be at least {minimum}")
+
     return check
 
 
@@ -178,6 +181,7 @@ def between(minimum: float, maximum: float) -> Validator:
     def check(key: str, value: Any) -> None:
         if value is not None and not minimum <= value <= maximum:
             raise invalid_value(key, value, f"Value must be in the range [{minimum}, {maximum}]")
+
     return check
 
 
@@ -185,6 +189,7 @@ def one_of(*allowed: str) -> Validator:
     def check(key: str, value: Any) -> None:
         if value is not None and value not in allowed:
             raise invalid_value(key, value, f"String must be one of: {', '.join(allowed)}")
+
     return check
 
 
@@ -193,6 +198,7 @@ def each_one_of(*allowed: str) -> Validator:
         for item in value or ():
             if item not in allowed:
                 raise invalid_value(key, item, f"String must be one of: {', '.join(allowed)}")
+
     return check
 
 
@@ -208,5 +214,6 @@ def throttled_replicas(key: str, value: Any) -> None:
     """Either ['*'] or a list of partition:broker pairs."""
     if value == ["*"] or all(_THROTTLED_REPLICA.fullmatch(item.strip()) for item in value):
         return
-    raise invalid_value(key, ",".join(value), "must be the literal '*' or a list of replicas in the "
-                                              "form partitionId:brokerId")
+    raise invalid_value(
+        key, ",".join(value), "must be the literal '*' or a list of replicas in the form partitionId:brokerId"
+    )

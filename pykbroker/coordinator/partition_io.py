@@ -6,6 +6,7 @@ manager; a coordinator never sees a partition or its log.
 The group coordinator uses them for `__consumer_offsets` (`group/log_io.py`); the transaction
 coordinator will use them for `__transaction_state`.
 """
+
 from __future__ import annotations
 
 from typing import Protocol
@@ -20,8 +21,9 @@ class PartitionWriter(Protocol):
         """Whether this broker leads the partition now (and so may write and load it)."""
         ...
 
-    async def append(self, topic: str, partition: int, batch: bytearray, *, required_acks: int,
-                     timeout_ms: int) -> tuple[ErrorCode, int]:
+    async def append(
+        self, topic: str, partition: int, batch: bytearray, *, required_acks: int, timeout_ms: int
+    ) -> tuple[ErrorCode, int]:
         """Append one record batch as the partition's leader: (error, base offset), once the
         append is acknowledged as `required_acks` asks (-1: by every in-sync replica)."""
         ...

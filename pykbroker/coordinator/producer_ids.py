@@ -6,6 +6,7 @@ handed out from memory (Kafka reserves blocks of 1000 the same way, in ZooKeeper
 controller). The block store is a small file in the first log dir for a single broker
 (`FileBlockStore`), and `/latest_producer_id_block` in ZooKeeper for a cluster (`ZkBlockStore`).
 """
+
 from __future__ import annotations
 
 import os
@@ -72,18 +73,17 @@ class ZkBlockStore:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Not connected to ZooKeeper")
         try:
             for _ in range(self.MAX_ATTEMPTS):
-                data, stat = self.client.get_async(zk_data.PRODUCER_ID_BLOCK).get(
-                    timeout=self.timeout_s)
+                data, stat = self.client.get_async(zk_data.PRODUCER_ID_BLOCK).get(timeout=self.timeout_s)
                 last_end = zk_data.decode_producer_id_block_end(data)
                 start = 0 if last_end is None else last_end + 1
                 block = zk_data.encode_producer_id_block(self.broker_id, start, start + size - 1)
                 try:
-                    self.client.set_async(zk_data.PRODUCER_ID_BLOCK, block, stat.version).get(
-                        timeout=self.timeout_s)
+                    self.client.set_async(zk_data.PRODUCER_ID_BLOCK, block, stat.version).get(timeout=self.timeout_s)
                 except BadVersionError:
                     continue
                 return start
         except (KazooException, KazooTimeoutError) as exc:
-            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE,
-                             f"Could not reserve producer ids: {type(exc).__name__}") from exc
+            raise KafkaError(
+                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Could not reserve producer ids: {type(exc).__name__}"
+            ) from exc
         raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Producer id blocks kept changing")

@@ -13,6 +13,7 @@ Before that, every resource is checked as Kafka's broker checks it: each resourc
 no config named twice, no null value, and a resource type AlterConfigs handles (INVALID_REQUEST
 otherwise; BROKER_LOGGER needs IncrementalAlterConfigs). With `validate_only` nothing changes.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -20,9 +21,17 @@ from functools import partial
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .config_admin import (ConfigResourceType, check_config_entries, check_dynamic_broker_configs,
-                           check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
-                           parse_node_id, resource_type_name, topic_missing)
+from .config_admin import (
+    ConfigResourceType,
+    alter_each_resource,
+    check_config_entries,
+    check_dynamic_broker_configs,
+    check_topic_name_for_configs,
+    check_topic_overrides,
+    parse_node_id,
+    resource_type_name,
+    topic_missing,
+)
 from .context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
@@ -36,8 +45,9 @@ NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
 
 async def handle(request, ctx: RequestContext):
-    return Response(responses=alter_each_resource(
-        request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
+    return Response(
+        responses=alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
+    )
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
@@ -48,8 +58,9 @@ def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type in NOT_ALTERED_HERE:
-        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected resource type {resource_type_name(resource.resource_type)}.")
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type_name(resource.resource_type)}."
+        )
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 

@@ -4,6 +4,7 @@ Lists every API and version range the broker fully handles (taken from the handl
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
 A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
 """
+
 import re
 
 from ..protocol import messages
@@ -22,12 +23,17 @@ _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-
 async def handle(request, ctx: RequestContext):
     if ctx.api_version >= 3 and not _valid_client_software(request):
         return Response(error_code=ErrorCode.INVALID_REQUEST)
-    return Response(error_code=ErrorCode.NONE, api_keys=[
-        Response.ApiVersion(api_key=key, min_version=low, max_version=high)
-        for key, low, high in ctx.services.api_versions
-    ])
+    return Response(
+        error_code=ErrorCode.NONE,
+        api_keys=[
+            Response.ApiVersion(api_key=key, min_version=low, max_version=high)
+            for key, low, high in ctx.services.api_versions
+        ],
+    )
 
 
 def _valid_client_software(request) -> bool:
-    return all(_SOFTWARE_NAME_OR_VERSION.match(value or "") for value in
-               (request.client_software_name, request.client_software_version))
+    return all(
+        _SOFTWARE_NAME_OR_VERSION.match(value or "")
+        for value in (request.client_software_name, request.client_software_version)
+    )

@@ -5,6 +5,7 @@ a logger without a level of its own shows the root's level, as Kafka's log4j vie
 IncrementalAlterConfigs sets a logger's level (SET) or removes it (DELETE); the change is not
 persisted. Levels use log4j's names: FATAL, ERROR, WARN, INFO, DEBUG, TRACE.
 """
+
 from __future__ import annotations
 
 import logging
@@ -14,8 +15,14 @@ from .config_admin import OpType
 
 ROOT_LOGGER = "root"
 TRACE = 5  # below DEBUG: log4j's TRACE
-LEVELS = {"FATAL": logging.CRITICAL, "ERROR": logging.ERROR, "WARN": logging.WARNING,
-          "INFO": logging.INFO, "DEBUG": logging.DEBUG, "TRACE": TRACE}
+LEVELS = {
+    "FATAL": logging.CRITICAL,
+    "ERROR": logging.ERROR,
+    "WARN": logging.WARNING,
+    "INFO": logging.INFO,
+    "DEBUG": logging.DEBUG,
+    "TRACE": TRACE,
+}
 VALID_LEVELS = ", ".join(sorted(LEVELS))
 
 
@@ -42,26 +49,37 @@ def check_changes(operations: list[tuple[str, int, str | None]]) -> None:
         if op == OpType.SET:
             _require_logger(name)
             if value not in LEVELS:
-                raise KafkaError(ErrorCode.INVALID_CONFIG, f"Cannot set the log level of {name} to {value} as "
-                                                           f"it is not a supported log level. Valid log levels "
-                                                           f"are {VALID_LEVELS}")
+                raise KafkaError(
+                    ErrorCode.INVALID_CONFIG,
+                    f"Cannot set the log level of {name} to {value} as "
+                    f"it is not a supported log level. Valid log levels "
+                    f"are {VALID_LEVELS}",
+                )
         elif op == OpType.DELETE:
             _require_logger(name)
             if name == ROOT_LOGGER:
-                raise KafkaError(ErrorCode.INVALID_REQUEST,
-                                 f"Removing the log level of the {ROOT_LOGGER} logger is not allowed")
+                raise KafkaError(
+                    ErrorCode.INVALID_REQUEST, f"Removing the log level of the {ROOT_LOGGER} logger is not allowed"
+                )
         elif op in (OpType.APPEND, OpType.SUBTRACT):
-            raise KafkaError(ErrorCode.INVALID_REQUEST,
-                             f"{OpType(op).name} operation is not allowed for the BROKER_LOGGER resource")
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST, f"{OpType(op).name} operation is not allowed for the BROKER_LOGGER resource"
+            )
         else:
-            raise KafkaError(ErrorCode.INVALID_REQUEST,
-                             f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource")
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST, f"Unknown operation type {op} is not allowed for the BROKER_LOGGER resource"
+            )
 
 
 def apply_changes(operations: list[tuple[str, int, str | None]]) -> None:
     for name, op, value in operations:
         logger = _logger(name)
-        logger.setLevel(LEVELS[value] if op == OpType.SET else logging.NOTSET)
+        if op != OpType.SET:
+            logger.setLevel(logging.NOTSET)
+        elif value is None:  # never: check_changes(), run first, refuses a level not in LEVELS
+            raise ValueError(f"No log level given for {name}")
+        else:
+            logger.setLevel(LEVELS[value])
 
 
 def _require_logger(name: str) -> None:

@@ -16,11 +16,14 @@ Owns:
 
 All checks raise KafkaError with Kafka's code and message.
 """
+
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterable, Mapping
 from enum import IntEnum
-from typing import Callable, Iterable, Mapping
+from functools import partial
+from typing import Any
 
 from ..cluster.model import validate_topic_name
 from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
@@ -56,11 +59,11 @@ def resource_type_name(type_id: int) -> str:
 # --------------------------------------------------------------------------------------------
 # The broker's effective config
 
+
 def effective_broker_config(services: BrokerServices):
     """The broker's static config under the dynamic layers the metadata store holds."""
     store = services.metadata
-    return services.config.with_dynamic(store.broker_configs(services.broker_id),
-                                        store.broker_configs(None))
+    return services.config.with_dynamic(store.broker_configs(services.broker_id), store.broker_configs(None))
 
 
 _INT32 = re.compile(r"[+-]?[0-9]+")
@@ -80,13 +83,13 @@ def parse_node_id(name: str, broker_id: int) -> int:
     if node_id is None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
     if node_id != broker_id:
-        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected broker id, expected {broker_id}, but received {name}")
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id}, but received {name}")
     return node_id
 
 
 # --------------------------------------------------------------------------------------------
 # Checks every alter request makes first (duplicates, nulls)
+
 
 def duplicated_resources(resources) -> set[tuple[int, str]]:
     seen: set[tuple[int, str]] = set()
@@ -97,7 +100,7 @@ def duplicated_resources(resources) -> set[tuple[int, str]]:
     return twice
 
 
-def alter_each_resource(request, result_class, alter: Callable[[object], None]) -> list:
+def alter_each_resource(request, result_class, alter: Callable[[Any], None]) -> list:
     """The per-resource answers of an alter request: a resource named twice gets INVALID_REQUEST,
     every other one the outcome of `alter(resource)`."""
     twice = duplicated_resources(request.resources)
@@ -107,8 +110,7 @@ def alter_each_resource(request, result_class, alter: Callable[[object], None]) 
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
         alter(resource)
 
-    return [resource_result(result_class, resource, lambda r=resource: checked(r))
-            for resource in request.resources]
+    return [resource_result(result_class, resource, partial(checked, resource)) for resource in request.resources]
 
 
 def resource_result(result_class, resource, action: Callable[[], None]):
@@ -116,13 +118,21 @@ def resource_result(result_class, resource, action: Callable[[], None]):
     try:
         action()
     except KafkaError as exc:
-        return result_class(error_code=exc.code, error_message=exc.message,
-                            resource_type=resource.resource_type, resource_name=resource.resource_name)
-    return result_class(error_code=ErrorCode.NONE, error_message=None,
-                        resource_type=resource.resource_type, resource_name=resource.resource_name)
+        return result_class(
+            error_code=exc.code,
+            error_message=exc.message,
+            resource_type=resource.resource_type,
+            resource_name=resource.resource_name,
+        )
+    return result_class(
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+    )
 
 
-def check_config_entries(entries, value_required: Callable[[object], bool]) -> None:
+def check_config_entries(entries, value_required: Callable[[Any], bool]) -> None:
     """No config named twice, and no null value where one is required."""
     names = [entry.name for entry in entries]
     if len(names) != len(set(names)):
@@ -135,8 +145,9 @@ def check_config_entries(entries, value_required: Callable[[object], bool]) -> N
 # --------------------------------------------------------------------------------------------
 # Topic overrides
 
-TIERED_STORAGE_DISABLED = ("Tiered Storage functionality is disabled in the broker. "
-                           "Topic cannot be configured with remote log storage.")
+TIERED_STORAGE_DISABLED = (
+    "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."
+)
 
 
 def check_topic_name_for_configs(name: str) -> None:
@@ -170,9 +181,13 @@ def topic_missing(name: str) -> KafkaError:
 # --------------------------------------------------------------------------------------------
 # Incremental operations
 
-def apply_operations(current: Mapping[str, str], operations: Iterable[tuple[str, int, str | None]],
-                     list_default: Callable[[str], str | None],
-                     not_a_list: Callable[[str, OpType], KafkaError]) -> dict[str, str]:
+
+def apply_operations(
+    current: Mapping[str, str],
+    operations: Iterable[tuple[str, int, str | None]],
+    list_default: Callable[[str], str | None],
+    not_a_list: Callable[[str, OpType], KafkaError],
+) -> dict[str, str]:
     """`current` after each (name, operation, value) in turn.
 
     APPEND adds the listed values not already there, SUBTRACT removes them, both starting from
@@ -182,10 +197,13 @@ def apply_operations(current: Mapping[str, str], operations: Iterable[tuple[str,
     result = dict(current)
     for name, op, value in operations:
         op = OpType(op)
+        if op is OpType.DELETE:
+            result.pop(name, None)
+            continue
+        if value is None:  # refused before, by check_config_entries: only DELETE goes without a value
+            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Null value not supported for : {name}")
         if op is OpType.SET:
             result[name] = value
-        elif op is OpType.DELETE:
-            result.pop(name, None)
         else:
             try:
                 default = list_default(name)
@@ -235,14 +253,31 @@ def broker_list_default(name: str) -> str | None:
 
 # SSL settings a running broker can take only per listener ("listener.name.<l>.ssl...."),
 # which this broker does not support; Kafka refuses them without the prefix.
-SSL_PER_LISTENER = frozenset({"ssl.keystore.location", "ssl.keystore.password", "ssl.key.password",
-                              "ssl.truststore.location", "ssl.truststore.password"})
+SSL_PER_LISTENER = frozenset(
+    {
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+    }
+)
 # Settings of a broker's listeners: per broker only, never cluster-wide.
-PER_BROKER_ONLY = SSL_PER_LISTENER | {"listeners", "advertised.listeners", "listener.security.protocol.map",
-                                      "sasl.enabled.mechanisms", "sasl.mechanism.inter.broker.protocol"}
+PER_BROKER_ONLY = SSL_PER_LISTENER | {
+    "listeners",
+    "advertised.listeners",
+    "listener.security.protocol.map",
+    "sasl.enabled.mechanisms",
+    "sasl.mechanism.inter.broker.protocol",
+}
 # Thread pools a running broker resizes: at most halved or doubled in one change.
-THREAD_POOLS = ("num.io.threads", "num.network.threads", "num.replica.fetchers",
-                "num.recovery.threads.per.data.dir", "background.threads")
+THREAD_POOLS = (
+    "num.io.threads",
+    "num.network.threads",
+    "num.replica.fetchers",
+    "num.recovery.threads.per.data.dir",
+    "background.threads",
+)
 
 
 def scala_set(names: Iterable[str]) -> str:
@@ -250,19 +285,21 @@ def scala_set(names: Iterable[str]) -> str:
     return f"Set({', '.join(names)})"
 
 
-def check_dynamic_broker_configs(services: BrokerServices, node_id: int | None,
-                                 proposed: Mapping[str, str]) -> None:
+def check_dynamic_broker_configs(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]) -> None:
     """Whether `proposed` may become the dynamic configs of this broker (`node_id`) or of the
     cluster default (None). INVALID_REQUEST with Kafka's message when not."""
-    _refuse("Cannot update these configs dynamically",
-            [key for key in proposed if not _dynamically_updatable(key)])
-    _refuse("These security configs can be dynamically updated only per-listener using the listener prefix",
-            [key for key in proposed if key in SSL_PER_LISTENER])
+    _refuse("Cannot update these configs dynamically", [key for key in proposed if not _dynamically_updatable(key)])
+    _refuse(
+        "These security configs can be dynamically updated only per-listener using the listener prefix",
+        [key for key in proposed if key in SSL_PER_LISTENER],
+    )
     for key, value in proposed.items():
         _parse_broker_value(key, value)
     if node_id is None:
-        _refuse("Cannot update these configs at default cluster level, broker id must be specified",
-                [key for key in proposed if key in PER_BROKER_ONLY])
+        _refuse(
+            "Cannot update these configs at default cluster level, broker id must be specified",
+            [key for key in proposed if key in PER_BROKER_ONLY],
+        )
     current = effective_broker_config(services)
     _check_thread_pools(current, _config_with(services, node_id, proposed))
 

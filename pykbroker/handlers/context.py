@@ -5,6 +5,7 @@ services it may use.
 `services.py`): handlers reach the cluster metadata, the replica manager and the coordinators
 through it, never each other and never the broker itself.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

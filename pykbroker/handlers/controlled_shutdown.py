@@ -9,6 +9,7 @@ single replica are never listed, since their leadership cannot move.
 - NOT_CONTROLLER when this broker is not the controller; BROKER_NOT_AVAILABLE for a broker that
   is not registered; STALE_BROKER_EPOCH (v2+) for an epoch older than the broker's registration.
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from .context import RequestContext
@@ -22,8 +23,10 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     broker_epoch = request.broker_epoch if ctx.api_version >= 2 else -1
-    error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id,
-                                                                       broker_epoch)
-    return Response(error_code=error, remaining_partitions=[
-        Response.RemainingPartition(topic_name=topic, partition_index=partition)
-        for topic, partition in remaining])
+    error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id, broker_epoch)
+    return Response(
+        error_code=error,
+        remaining_partitions=[
+            Response.RemainingPartition(topic_name=topic, partition_index=partition) for topic, partition in remaining
+        ],
+    )

@@ -14,14 +14,18 @@ the same order, with the same error codes and messages. In particular:
   racks (`broker.rack`), Kafka's rack-aware assignment puts each partition's replicas on as many
   racks as possible.
 """
+
 from __future__ import annotations
 
 from collections import Counter
-from typing import Iterable
+from collections.abc import Hashable, Iterable
+from typing import TypeVar
 
 from ..cluster import assignment
 from ..cluster.model import validate_topic_name
 from ..protocol.errors import ErrorCode, KafkaError
+
+_Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"  # Kafka's own log; never a client's topic
 
@@ -31,7 +35,7 @@ def deadline_passed(timeout_ms: int) -> bool:
     return timeout_ms <= 0
 
 
-def duplicated(names: Iterable[str | None]) -> set[str | None]:
+def duplicated(names: Iterable[_Name]) -> set[_Name]:
     """The names that appear more than once."""
     return {name for name, count in Counter(names).items() if count > 1}
 
@@ -39,13 +43,13 @@ def duplicated(names: Iterable[str | None]) -> set[str | None]:
 # --------------------------------------------------------------------------------------------
 # Topic names
 
+
 def check_new_topic_name(name: str, existing: Iterable[str]) -> None:
     """Kafka's checks of a new topic's name: no collision on '.' versus '_' (reported in
     preference to any other fault), and a legal name."""
     colliding = colliding_topic(name, existing)
     if colliding is not None:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Topic '{name}' collides with existing topic: {colliding}")
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {colliding}")
     validate_topic_name(name)
 
 
@@ -71,8 +75,8 @@ def unify_collision_chars(name: str) -> str:
 # --------------------------------------------------------------------------------------------
 # Replica assignments
 
-def check_manual_assignment(replicas: list[int], registered: set[int],
-                            replication_factor: int | None) -> None:
+
+def check_manual_assignment(replicas: list[int], registered: set[int], replication_factor: int | None) -> None:
     """A client-chosen replica list: not empty, registered brokers only, each once, and as many
     replicas as the other partitions (when `replication_factor` is known)."""
     if not replicas:
@@ -80,24 +84,27 @@ def check_manual_assignment(replicas: list[int], registered: set[int],
     previous = None
     for broker_id in sorted(replicas):
         if broker_id not in registered:
-            raise _bad_assignment(f"The manual partition assignment includes broker {broker_id}, "
-                                  "but no such broker is registered.")
+            raise _bad_assignment(
+                f"The manual partition assignment includes broker {broker_id}, but no such broker is registered."
+            )
         if broker_id == previous:
-            raise _bad_assignment(f"The manual partition assignment includes the broker "
-                                  f"{broker_id} more than once.")
+            raise _bad_assignment(f"The manual partition assignment includes the broker {broker_id} more than once.")
         previous = broker_id
     if replication_factor is not None and len(replicas) != replication_factor:
-        raise _bad_assignment(f"The manual partition assignment includes a partition with "
-                              f"{len(replicas)} replica(s), but this is not consistent with "
-                              f"previous partitions, which have {replication_factor} replica(s).")
+        raise _bad_assignment(
+            f"The manual partition assignment includes a partition with "
+            f"{len(replicas)} replica(s), but this is not consistent with "
+            f"previous partitions, which have {replication_factor} replica(s)."
+        )
 
 
 def _bad_assignment(message: str) -> KafkaError:
     return KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, message)
 
 
-def place_replicas(broker_ids: list[int], num_partitions: int, replication_factor: int,
-                   first_partition: int = 0) -> list[list[int]]:
+def place_replicas(
+    broker_ids: list[int], num_partitions: int, replication_factor: int, first_partition: int = 0
+) -> list[list[int]]:
     """Replica lists for new partitions (`cluster.assignment.place_replicas` over these brokers
     and their racks).
 
@@ -114,12 +121,11 @@ class RegisteredBroker(int):
 
     rack: str | None
 
-    def __new__(cls, broker_id: int, rack: str | None = None) -> "RegisteredBroker":
+    def __new__(cls, broker_id: int, rack: str | None = None) -> RegisteredBroker:
         broker = super().__new__(cls, broker_id)
         broker.rack = rack
         return broker
 
 
 def registered_brokers(ctx) -> set[int]:
-    return {RegisteredBroker(broker.broker_id, broker.rack)
-            for broker in ctx.services.metadata.brokers()}
+    return {RegisteredBroker(broker.broker_id, broker.rack) for broker in ctx.services.metadata.brokers()}

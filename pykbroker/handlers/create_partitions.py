@@ -13,14 +13,14 @@ partition) or placed on the brokers with the topic's replication factor, answeri
 
 With `validate_only` nothing changes.
 """
+
 from __future__ import annotations
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from .context import RequestContext
-from .controller_rules import (check_manual_assignment, deadline_passed, duplicated, place_replicas,
-                               registered_brokers)
+from .controller_rules import check_manual_assignment, deadline_passed, duplicated, place_replicas, registered_brokers
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION = 0
@@ -36,8 +36,11 @@ async def handle(request, ctx: RequestContext):
     accepted = [topic for topic in request.topics if topic.name not in twice]
     if accepted and deadline_passed(request.timeout_ms):
         return Response(results=[Result(name=name, error_code=ErrorCode.REQUEST_TIMED_OUT) for name in names])
-    results = [Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
-               for name in dict.fromkeys(names) if name in twice]
+    results = [
+        Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
+        for name in dict.fromkeys(names)
+        if name in twice
+    ]
     results += [_grow(topic, request.validate_only, ctx) for topic in accepted]
     return Response(results=results)
 
@@ -61,14 +64,19 @@ def _new_partitions(topic, ctx: RequestContext) -> list[list[int]]:
     if topic.count == current:
         raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
     if topic.count < current:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"The topic {topic.name} currently has {current} "
-                                                       f"partition(s); {topic.count} would not be an increase.")
+        raise KafkaError(
+            ErrorCode.INVALID_PARTITIONS,
+            f"The topic {topic.name} currently has {current} partition(s); {topic.count} would not be an increase.",
+        )
     added = topic.count - current
     if topic.assignments is None:
         return place_replicas(sorted(registered_brokers(ctx)), added, info.replication_factor, current)
     if len(topic.assignments) != added:
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Attempted to add {added} additional "
-                         f"partition(s), but only {len(topic.assignments)} assignment(s) were specified.")
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+            f"Attempted to add {added} additional "
+            f"partition(s), but only {len(topic.assignments)} assignment(s) were specified.",
+        )
     registered = registered_brokers(ctx)
     for assignment in topic.assignments:
         check_manual_assignment(assignment.broker_ids, registered, info.replication_factor)

@@ -16,6 +16,7 @@ A non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller
 partition count, replication factor and effective configs, from v7 its id (a fresh random id for
 `validate_only`, as Kafka's controller answers).
 """
+
 from __future__ import annotations
 
 import uuid
@@ -28,8 +29,15 @@ from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
 from .config_admin import check_topic_overrides, effective_broker_config
 from .context import RequestContext
-from .controller_rules import (CLUSTER_METADATA_TOPIC, check_manual_assignment, check_new_topic_name,
-                               deadline_passed, duplicated, place_replicas, registered_brokers)
+from .controller_rules import (
+    CLUSTER_METADATA_TOPIC,
+    check_manual_assignment,
+    check_new_topic_name,
+    deadline_passed,
+    duplicated,
+    place_replicas,
+    registered_brokers,
+)
 
 API_KEY = ApiKey.CREATE_TOPICS
 MIN_VERSION = 0
@@ -42,8 +50,7 @@ Result = Response.CreatableTopicResult
 async def handle(request, ctx: RequestContext):
     names = [topic.name for topic in request.topics]
     twice = duplicated(names)
-    accepted = [topic for topic in request.topics
-                if topic.name not in twice and topic.name != CLUSTER_METADATA_TOPIC]
+    accepted = [topic for topic in request.topics if topic.name not in twice and topic.name != CLUSTER_METADATA_TOPIC]
     if accepted and deadline_passed(request.timeout_ms):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.services.metadata.topics())
@@ -53,11 +60,15 @@ async def handle(request, ctx: RequestContext):
 
 def _refused(names: list[str], twice: set[str]) -> list:
     """The results of names given twice, and of Kafka's own metadata topic."""
-    refused = [_failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
-               for name in dict.fromkeys(names) if name in twice]
+    refused = [
+        _failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
+        for name in dict.fromkeys(names)
+        if name in twice
+    ]
     if CLUSTER_METADATA_TOPIC in names and CLUSTER_METADATA_TOPIC not in twice:
-        refused.append(_failure(CLUSTER_METADATA_TOPIC,
-                                KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed.")))
+        refused.append(
+            _failure(CLUSTER_METADATA_TOPIC, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+        )
     return refused
 
 
@@ -71,8 +82,9 @@ def _create(topic, existing: set[str], validate_only: bool, ctx: RequestContext)
     return _success(topic.name, topic_id, assignments, overrides, ctx)
 
 
-def _create_in_store(name: str, assignments: dict[int, list[int]], overrides: dict[str, str],
-                     ctx: RequestContext) -> uuid.UUID:
+def _create_in_store(
+    name: str, assignments: dict[int, list[int]], overrides: dict[str, str], ctx: RequestContext
+) -> uuid.UUID:
     info = ctx.services.topic_creator.create(name, len(assignments), len(assignments[0]), overrides, assignments)
     return info.topic_id
 
@@ -90,68 +102,94 @@ def _checked_topic(topic, existing: set[str]) -> dict[str, str]:
 # --------------------------------------------------------------------------------------------
 # Replica assignments
 
+
 def _replica_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
     """{partition: replicas}, chosen by the client or placed on the brokers."""
     if topic.assignments:
         return _manual_assignments(topic, registered_brokers(ctx))
     if topic.replication_factor < -1 or topic.replication_factor == 0:
-        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR,
-                         "Replication factor must be larger than 0, or -1 to use the default value.")
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICATION_FACTOR,
+            "Replication factor must be larger than 0, or -1 to use the default value.",
+        )
     if topic.num_partitions < -1 or topic.num_partitions == 0:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS,
-                         "Number of partitions was set to an invalid non-positive value.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
     return _placed_assignments(topic, ctx)
 
 
 def _manual_assignments(topic, registered: set[int]) -> dict[int, list[int]]:
     if topic.replication_factor != -1:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
-                                                    "but replication factor was not set to -1.")
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but replication factor was not set to -1.",
+        )
     if topic.num_partitions != -1:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, "A manual partition assignment was specified, "
-                                                    "but numPartitions was not set to -1.")
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST,
+            "A manual partition assignment was specified, but numPartitions was not set to -1.",
+        )
     replicas_by_partition: dict[int, list[int]] = {}
     replication_factor = None
     for assignment in topic.assignments:
         if assignment.partition_index in replicas_by_partition:
-            raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Found multiple manual partition "
-                             f"assignments for partition {assignment.partition_index}")
+            raise KafkaError(
+                ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+                f"Found multiple manual partition assignments for partition {assignment.partition_index}",
+            )
         check_manual_assignment(assignment.broker_ids, registered, replication_factor)
         replication_factor = len(assignment.broker_ids)
         replicas_by_partition[assignment.partition_index] = list(assignment.broker_ids)
     if set(replicas_by_partition) != set(range(len(replicas_by_partition))):
-        raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-                         "partitions should be a consecutive 0-based integer sequence")
+        raise KafkaError(
+            ErrorCode.INVALID_REPLICA_ASSIGNMENT, "partitions should be a consecutive 0-based integer sequence"
+        )
     return dict(sorted(replicas_by_partition.items()))
 
 
 def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
     config = ctx.services.config
     num_partitions = config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
-    replication_factor = (config["default.replication.factor"] if topic.replication_factor == -1
-                          else topic.replication_factor)
+    replication_factor = (
+        config["default.replication.factor"] if topic.replication_factor == -1 else topic.replication_factor
+    )
     try:
         placed = place_replicas(sorted(registered_brokers(ctx)), num_partitions, replication_factor)
     except KafkaError as exc:
-        raise KafkaError(exc.code, f"Unable to replicate the partition {replication_factor} time(s): "
-                                   f"{exc.message}") from None
+        raise KafkaError(
+            exc.code, f"Unable to replicate the partition {replication_factor} time(s): {exc.message}"
+        ) from None
     return dict(enumerate(placed))
 
 
 # --------------------------------------------------------------------------------------------
 # Results
 
-def _success(name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]],
-             overrides: dict[str, str], ctx: RequestContext):
-    return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE, error_message=None,
-                  num_partitions=len(assignments), replication_factor=len(assignments[0]),
-                  configs=_effective_configs(overrides, ctx))
+
+def _success(
+    name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]], overrides: dict[str, str], ctx: RequestContext
+):
+    return Result(
+        name=name,
+        topic_id=topic_id,
+        error_code=ErrorCode.NONE,
+        error_message=None,
+        num_partitions=len(assignments),
+        replication_factor=len(assignments[0]),
+        configs=_effective_configs(overrides, ctx),
+    )
 
 
 def _effective_configs(overrides: dict[str, str], ctx: RequestContext) -> list:
-    return [Response.CreatableTopicConfigs(name=entry.name, value=entry.value, read_only=entry.read_only,
-                                         config_source=entry.source, is_sensitive=entry.is_sensitive)
-            for entry in describe_topic_configs(overrides, effective_broker_config(ctx.services))]
+    return [
+        Response.CreatableTopicConfigs(
+            name=entry.name,
+            value=entry.value,
+            read_only=entry.read_only,
+            config_source=entry.source,
+            is_sensitive=entry.is_sensitive,
+        )
+        for entry in describe_topic_configs(overrides, effective_broker_config(ctx.services))
+    ]
 
 
 def _failure(name: str, error: KafkaError):

@@ -3,6 +3,7 @@
 Deletes Empty groups with their committed offsets (NON_EMPTY_GROUP for groups with members,
 GROUP_ID_NOT_FOUND for groups the coordinator does not have). One result per distinct group.
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from .context import RequestContext
@@ -17,5 +18,4 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     group_ids = list(dict.fromkeys(request.groups_names))
     errors = ctx.services.group_coordinator.handle_delete_groups(group_ids)
-    return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g])
-                             for g in group_ids])
+    return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in group_ids])

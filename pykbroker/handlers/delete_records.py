@@ -9,6 +9,7 @@ low watermark is -1.
 
 The deletion itself is the replica manager's (`delete_records(topic, partition, offset)`).
 """
+
 from __future__ import annotations
 
 from ..cluster.model import INTERNAL_TOPICS
@@ -34,7 +35,8 @@ async def handle(request, ctx: RequestContext):
     by_topic: dict[str, list] = {}
     for topic in request.topics:
         by_topic.setdefault(topic.name, []).extend(
-            _delete(topic.name, partition, ctx) for partition in topic.partitions)
+            _delete(topic.name, partition, ctx) for partition in topic.partitions
+        )
     return Response(topics=[TopicResult(name=name, partitions=partitions) for name, partitions in by_topic.items()])
 
 
@@ -42,10 +44,12 @@ def _delete(topic: str, partition, ctx: RequestContext):
     try:
         low_watermark = _delete_before(topic, partition.partition_index, partition.offset, ctx)
     except KafkaError as exc:
-        return PartitionResult(partition_index=partition.partition_index,
-                               low_watermark=INVALID_LOW_WATERMARK, error_code=exc.code)
-    return PartitionResult(partition_index=partition.partition_index, low_watermark=low_watermark,
-                           error_code=ErrorCode.NONE)
+        return PartitionResult(
+            partition_index=partition.partition_index, low_watermark=INVALID_LOW_WATERMARK, error_code=exc.code
+        )
+    return PartitionResult(
+        partition_index=partition.partition_index, low_watermark=low_watermark, error_code=ErrorCode.NONE
+    )
 
 
 def _delete_before(topic: str, index: int, offset: int, ctx: RequestContext) -> int:
@@ -55,6 +59,8 @@ def _delete_before(topic: str, index: int, offset: int, ctx: RequestContext) -> 
     if topic in INTERNAL_TOPICS:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot delete records of internal topic {topic}")
     if "delete" not in topic_config_values(info.configs, effective_broker_config(ctx.services))["cleanup.policy"]:
-        raise KafkaError(ErrorCode.POLICY_VIOLATION, f"Records of partition {topic}-{index} can not be deleted "
-                                                     "due to the configured policy")
+        raise KafkaError(
+            ErrorCode.POLICY_VIOLATION,
+            f"Records of partition {topic}-{index} can not be deleted due to the configured policy",
+        )
     return ctx.services.replica_manager.delete_records(topic, index, offset)

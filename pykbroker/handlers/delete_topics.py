@@ -13,6 +13,7 @@ Kafka 3.9's controller does:
 Internal topics are deleted like any other, as Kafka does. Every result carries the topic's id
 (v6); errors carry a message from v5. Whole-request failures carry none.
 """
+
 from __future__ import annotations
 
 import uuid
@@ -36,8 +37,9 @@ async def handle(request, ctx: RequestContext):
     entries = _requested(request, ctx.api_version)
     refusal = _whole_request_refusal(request, entries, ctx)
     if refusal is not None:
-        return Response(responses=[Result(name=name, topic_id=topic_id, error_code=refusal)
-                                   for name, topic_id in entries])
+        return Response(
+            responses=[Result(name=name, topic_id=topic_id, error_code=refusal) for name, topic_id in entries]
+        )
     return Response(responses=_delete(entries, ctx))
 
 
@@ -73,20 +75,27 @@ def _malformed(entries) -> list:
     results = []
     for name, topic_id in entries:
         if name is None and topic_id == ZERO_UUID:
-            results.append(_failure(None, ZERO_UUID, ErrorCode.INVALID_REQUEST,
-                                    "Neither topic name nor id were specified."))
+            results.append(
+                _failure(None, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Neither topic name nor id were specified.")
+            )
         elif name is not None and topic_id != ZERO_UUID:
-            results.append(_failure(name, topic_id, ErrorCode.INVALID_REQUEST,
-                                    "You may not specify both topic name and topic id."))
+            results.append(
+                _failure(name, topic_id, ErrorCode.INVALID_REQUEST, "You may not specify both topic name and topic id.")
+            )
     return results
 
 
 def _duplicates(by_name: list[str], by_id: list[uuid.UUID]) -> list:
     twice_named, twice_id = duplicated(by_name), duplicated(by_id)
-    return ([_failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
-             for name in dict.fromkeys(by_name) if name in twice_named]
-            + [_failure(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
-               for topic_id in dict.fromkeys(by_id) if topic_id in twice_id])
+    return [
+        _failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
+        for name in dict.fromkeys(by_name)
+        if name in twice_named
+    ] + [
+        _failure(None, topic_id, ErrorCode.INVALID_REQUEST, "Duplicate topic id.")
+        for topic_id in dict.fromkeys(by_id)
+        if topic_id in twice_id
+    ]
 
 
 def _given_once(items: list) -> list:
@@ -113,12 +122,21 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
     for name in names:
         info = store.topic(name)
         if info is None:
-            failures.append(_failure(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-                                     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message))
+            failures.append(
+                _failure(
+                    name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
+                )
+            )
         elif info.topic_id in to_delete or info.topic_id in twice_id:
             to_delete.pop(info.topic_id, None)
-            failures.append(_failure(name, info.topic_id, ErrorCode.INVALID_REQUEST,
-                                     "The provided topic name maps to an ID that was already supplied."))
+            failures.append(
+                _failure(
+                    name,
+                    info.topic_id,
+                    ErrorCode.INVALID_REQUEST,
+                    "The provided topic name maps to an ID that was already supplied.",
+                )
+            )
         else:
             to_delete[info.topic_id] = name
     return to_delete, failures

@@ -6,6 +6,7 @@ client used, plus the cluster's authorized operations when asked for. Brokers se
 other type with UNSUPPORTED_ENDPOINT_TYPE (v1); v0 requests cannot ask, but would get
 INVALID_REQUEST. A controller id that is not among the brokers is reported as -1, as Kafka does.
 """
+
 from __future__ import annotations
 
 from ..authorizer import cluster_authorized_operations
@@ -28,8 +29,10 @@ async def handle(request, ctx: RequestContext):
     refusal = _endpoint_refusal(request.endpoint_type, ctx.api_version)
     if refusal is not None:
         return refusal
-    brokers = [Response.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-               for b in ctx.services.live_brokers(ctx.listener_name)]
+    brokers = [
+        Response.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+        for b in ctx.services.live_brokers(ctx.listener_name)
+    ]
     controller_id = ctx.services.metadata.controller_id
     return Response(
         error_code=ErrorCode.NONE,
@@ -47,6 +50,10 @@ def _endpoint_refusal(endpoint_type: int, version: int):
         return Response(error_code=code, error_message=f"Unsupported endpoint type {endpoint_type}")
     if endpoint_type != BROKER_ENDPOINT:
         code = ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE
-        return Response(error_code=code, error_message=f"The request was sent to an endpoint of type BROKER, "
-                                                       f"but we wanted an endpoint of type {ENDPOINT_TYPES[endpoint_type]}")
+        wanted = ENDPOINT_TYPES[endpoint_type]
+        return Response(
+            error_code=code,
+            error_message=f"The request was sent to an endpoint of type BROKER, "
+            f"but we wanted an endpoint of type {wanted}",
+        )
     return None

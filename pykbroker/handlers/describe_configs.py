@@ -12,13 +12,20 @@ an illegal topic name (INVALID_TOPIC_EXCEPTION), an unknown topic (UNKNOWN_TOPIC
 another broker's id or a name that is not a number (INVALID_REQUEST). A resource type Kafka does
 not describe fails the whole request: every resource gets INVALID_REQUEST.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..cluster.model import validate_topic_name
-from ..config import (BROKER_CONFIGS, TOPIC_CONFIGS, ConfigEntry, ConfigSource, describe_broker_configs,
-                      describe_topic_configs)
+from ..config import (
+    BROKER_CONFIGS,
+    TOPIC_CONFIGS,
+    ConfigEntry,
+    ConfigSource,
+    describe_broker_configs,
+    describe_topic_configs,
+)
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -35,8 +42,12 @@ Result = Response.DescribeConfigsResult
 Entry = Response.DescribeConfigsResourceResult
 Synonym = Response.DescribeConfigsSynonym
 
-DESCRIBABLE = {ConfigResourceType.TOPIC, ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER,
-               ConfigResourceType.CLIENT_METRICS}
+DESCRIBABLE = {
+    ConfigResourceType.TOPIC,
+    ConfigResourceType.BROKER,
+    ConfigResourceType.BROKER_LOGGER,
+    ConfigResourceType.CLIENT_METRICS,
+}
 
 
 @dataclass(frozen=True)
@@ -47,11 +58,16 @@ class Options:
 
 async def handle(request, ctx: RequestContext):
     if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
-        return Response(results=[_failure(resource, KafkaError(ErrorCode.INVALID_REQUEST,
-                                                               ErrorCode.INVALID_REQUEST.message))
-                                 for resource in request.resources])
-    options = Options(include_synonyms=ctx.api_version >= 1 and request.include_synonyms,
-                      include_documentation=ctx.api_version >= 3 and request.include_documentation)
+        return Response(
+            results=[
+                _failure(resource, KafkaError(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST.message))
+                for resource in request.resources
+            ]
+        )
+    options = Options(
+        include_synonyms=ctx.api_version >= 1 and request.include_synonyms,
+        include_documentation=ctx.api_version >= 3 and request.include_documentation,
+    )
     return Response(results=[_describe(resource, options, ctx) for resource in request.resources])
 
 
@@ -63,13 +79,22 @@ def _describe(resource, options: Options, ctx: RequestContext):
     wanted = resource.configuration_keys
     if wanted:
         entries = [entry for entry in entries if entry.name in wanted]
-    return Result(error_code=ErrorCode.NONE, resource_type=resource.resource_type,
-                  resource_name=resource.resource_name, configs=entries)
+    return Result(
+        error_code=ErrorCode.NONE,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        configs=entries,
+    )
 
 
 def _failure(resource, error: KafkaError):
-    return Result(error_code=error.code, error_message=error.message, resource_type=resource.resource_type,
-                  resource_name=resource.resource_name, configs=[])
+    return Result(
+        error_code=error.code,
+        error_message=error.message,
+        resource_type=resource.resource_type,
+        resource_name=resource.resource_name,
+        configs=[],
+    )
 
 
 def _entries(resource, options: Options, ctx: RequestContext) -> list:
@@ -99,8 +124,10 @@ def _broker_entries(name: str, options: Options, ctx: RequestContext) -> list:
         if node_id is None:
             raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
         if node_id != broker_id:
-            raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} or "
-                                                        f"empty string, but received {name}")
+            raise KafkaError(
+                ErrorCode.INVALID_REQUEST,
+                f"Unexpected broker id, expected {broker_id} or empty string, but received {name}",
+            )
     entries = describe_broker_configs(effective_broker_config(ctx.services), per_broker=bool(name))
     return [_entry(entry, options, _broker_doc(entry.name)) for entry in entries]
 
@@ -117,11 +144,18 @@ def _logger_entries(name: str, broker_id: int) -> list:
     if node_id is None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Broker id must be an integer, but it is: {name}")
     if node_id != broker_id:
-        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected broker id, expected {broker_id} but received {name}")
-    return [Entry(name=logger, value=level, read_only=False, is_sensitive=False, synonyms=[],
-                  config_source=ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG)
-            for logger, level in logger_levels().items()]
+        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected broker id, expected {broker_id} but received {name}")
+    return [
+        Entry(
+            name=logger,
+            value=level,
+            read_only=False,
+            is_sensitive=False,
+            synonyms=[],
+            config_source=ConfigSource.DYNAMIC_BROKER_LOGGER_CONFIG,
+        )
+        for logger, level in logger_levels().items()
+    ]
 
 
 def _client_metrics_entries(name: str) -> list:
@@ -132,7 +166,14 @@ def _client_metrics_entries(name: str) -> list:
 
 def _entry(entry: ConfigEntry, options: Options, documentation: str):
     synonyms = [Synonym(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
-    return Entry(name=entry.name, value=entry.value, read_only=entry.read_only, is_default=entry.is_default,
-                 config_source=entry.source, is_sensitive=entry.is_sensitive,
-                 synonyms=synonyms if options.include_synonyms else [], config_type=entry.type,
-                 documentation=(documentation or None) if options.include_documentation else None)
+    return Entry(
+        name=entry.name,
+        value=entry.value,
+        read_only=entry.read_only,
+        is_default=entry.is_default,
+        config_source=entry.source,
+        is_sensitive=entry.is_sensitive,
+        synonyms=synonyms if options.include_synonyms else [],
+        config_type=entry.type,
+        documentation=(documentation or None) if options.include_documentation else None,
+    )

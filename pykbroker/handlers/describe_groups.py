@@ -5,6 +5,7 @@ bytes are shown only for a Stable group (the protocol is empty in other states).
 coordinator does not know is described as Dead without members (no error before v6).
 v3+: the group's authorized operations when asked for. v4+: members' group instance ids.
 """
+
 from ..authorizer import group_authorized_operations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -22,8 +23,7 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     include_operations = ctx.api_version >= 3 and request.include_authorized_operations
     coordinator = ctx.services.group_coordinator
-    return Response(groups=[_describe(coordinator, group_id, include_operations)
-                            for group_id in request.groups])
+    return Response(groups=[_describe(coordinator, group_id, include_operations) for group_id in request.groups])
 
 
 def _describe(coordinator: GroupService, group_id: str, include_operations: bool):
@@ -34,10 +34,16 @@ def _describe(coordinator: GroupService, group_id: str, include_operations: bool
         group_state=summary.state,
         protocol_type=summary.protocol_type,
         protocol_data=summary.protocol,
-        members=[Response.DescribedGroupMember(
-            member_id=m.member_id, group_instance_id=m.group_instance_id, client_id=m.client_id,
-            client_host=m.client_host, member_metadata=m.metadata,
-            member_assignment=m.assignment) for m in summary.members],
-        authorized_operations=group_authorized_operations(
-            include_operations and error == ErrorCode.NONE),
+        members=[
+            Response.DescribedGroupMember(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                member_metadata=m.metadata,
+                member_assignment=m.assignment,
+            )
+            for m in summary.members
+        ],
+        authorized_operations=group_authorized_operations(include_operations and error == ErrorCode.NONE),
     )

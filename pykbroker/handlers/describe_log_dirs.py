@@ -9,6 +9,7 @@ dir that cannot be read answers KAFKA_STORAGE_ERROR.
 
 The partitions come from the replica manager (`describe_log_dirs()`).
 """
+
 from __future__ import annotations
 
 import os
@@ -32,9 +33,10 @@ LONG_MAX = 2**63 - 1
 
 async def handle(request, ctx: RequestContext):
     wanted = _wanted_partitions(request.topics)
-    return Response(error_code=ErrorCode.NONE, results=[
-        _describe_dir(path, logs, wanted) for path, logs in ctx.services.replica_manager.describe_log_dirs()
-    ])
+    return Response(
+        error_code=ErrorCode.NONE,
+        results=[_describe_dir(path, logs, wanted) for path, logs in ctx.services.replica_manager.describe_log_dirs()],
+    )
 
 
 def _wanted_partitions(topics) -> set[tuple[str, int]] | None:
@@ -50,8 +52,13 @@ def _describe_dir(path: str, logs: list[tuple[str, int, int, int]], wanted):
         total_bytes, usable_bytes = _space(absolute)
     except OSError:
         return DirResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=absolute, topics=[])
-    return DirResult(error_code=ErrorCode.NONE, log_dir=absolute, topics=_topics(logs, wanted),
-                     total_bytes=total_bytes, usable_bytes=usable_bytes)
+    return DirResult(
+        error_code=ErrorCode.NONE,
+        log_dir=absolute,
+        topics=_topics(logs, wanted),
+        total_bytes=total_bytes,
+        usable_bytes=usable_bytes,
+    )
 
 
 def _topics(logs, wanted) -> list:
@@ -59,8 +66,9 @@ def _topics(logs, wanted) -> list:
     for topic, partition, size, lag in logs:
         partitions = by_topic.setdefault(topic, [])
         if wanted is None or (topic, partition) in wanted:
-            partitions.append(PartitionResult(partition_index=partition, partition_size=size,
-                                              offset_lag=lag, is_future_key=False))
+            partitions.append(
+                PartitionResult(partition_index=partition, partition_size=size, offset_lag=lag, is_future_key=False)
+            )
     return [TopicResult(name=topic, partitions=partitions) for topic, partitions in by_topic.items()]
 
 

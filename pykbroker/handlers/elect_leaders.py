@@ -14,8 +14,10 @@ NOT_CONTROLLER for each, and an unknown election type is INVALID_REQUEST. When e
 was asked for, those that needed no election are left out of the answer. The top-level error
 (v1+) is NONE.
 """
+
 from collections import defaultdict
 
+from ..common.topic_partition import TopicPartition
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -31,24 +33,25 @@ PREFERRED, UNCLEAN = 0, 1
 
 async def handle(request, ctx: RequestContext):
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
-    asked = None if request.topic_partitions is None else [
-        (entry.topic, partition) for entry in request.topic_partitions
-        for partition in entry.partitions]
+    asked = (
+        None
+        if request.topic_partitions is None
+        else [(entry.topic, partition) for entry in request.topic_partitions for partition in entry.partitions]
+    )
+    results: dict[TopicPartition, tuple[ErrorCode, str | None]]
     if election_type not in (PREFERRED, UNCLEAN):
-        results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}")
-                   for tp in asked or []}
+        results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}") for tp in asked or []}
     else:
         results = await ctx.services.controller.elect_leaders(election_type, asked)
     if asked is None:
         results = {tp: r for tp, r in results.items() if r[0] != ErrorCode.ELECTION_NOT_NEEDED}
-    return Response(throttle_time_ms=0, error_code=ErrorCode.NONE,
-                    replica_election_results=_by_topic(results))
+    return Response(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=_by_topic(results))
 
 
 def _by_topic(results: dict) -> list:
     topics = defaultdict(list)
     for (topic, partition), (error, message) in results.items():
-        topics[topic].append(Response.PartitionResult(partition_id=partition, error_code=error,
-                                                      error_message=message))
-    return [Response.ReplicaElectionResult(topic=topic, partition_result=partitions)
-            for topic, partitions in topics.items()]
+        topics[topic].append(Response.PartitionResult(partition_id=partition, error_code=error, error_message=message))
+    return [
+        Response.ReplicaElectionResult(topic=topic, partition_result=partitions) for topic, partitions in topics.items()
+    ]

@@ -21,10 +21,12 @@ that the first batch is always returned whole so that a consumer can make progre
   (`current_leader`), and from v16 its endpoint (`node_endpoints`), so that clients need not
   refresh their metadata first (KIP-951).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ..common.time import now_ms
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
@@ -33,7 +35,6 @@ from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition
 from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
-from ..common.time import now_ms
 from .context import RequestContext
 from .services import BrokerServices, ReplicaService
 
@@ -54,10 +55,10 @@ async def handle(request, ctx: RequestContext):
         version=version,
         session_id=request.session_id if version >= 7 else 0,
         session_epoch=request.session_epoch if version >= 7 else -1,
-        fetch_data={_key(t, p.partition, version): _partition_request(p, version)
-                    for t in request.topics for p in t.partitions},
-        forgotten=[_key(t, p, version) for t in _forgotten_topics(request, version)
-                   for p in t.partitions],
+        fetch_data={
+            _key(t, p.partition, version): _partition_request(p, version) for t in request.topics for p in t.partitions
+        },
+        forgotten=[_key(t, p, version) for t in _forgotten_topics(request, version) for p in t.partitions],
         is_follower=replica_id >= 0,
         now_ms=now_ms(),
         topic_names=_topic_names_by_id(services.metadata) if version >= 13 else None,
@@ -65,16 +66,20 @@ async def handle(request, ctx: RequestContext):
     to_read = session.partitions_to_read()
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
-        replica_id=replica_id, max_wait_ms=request.max_wait_ms, min_bytes=request.min_bytes,
-        max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF)
+        replica_id=replica_id,
+        max_wait_ms=request.max_wait_ms,
+        min_bytes=request.min_bytes,
+        max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
+    )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, services.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     isolation = request.isolation_level if version >= 4 else 0
     hints = _leader_hints(included, version, services)
-    response = Response(error_code=error, session_id=session_id,
-                        responses=_topic_responses(included, version, isolation, hints))
+    response = Response(
+        error_code=error, session_id=session_id, responses=_topic_responses(included, version, isolation, hints)
+    )
     if version >= 16:
         response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
@@ -101,7 +106,8 @@ def _partition_request(p, version: int) -> PartitionFetchRequest:
         log_start_offset=p.log_start_offset if version >= 5 else -1,
         max_bytes=p.partition_max_bytes,
         current_leader_epoch=p.current_leader_epoch if version >= 9 else -1,
-        last_fetched_epoch=p.last_fetched_epoch if version >= 12 else -1)
+        last_fetched_epoch=p.last_fetched_epoch if version >= 12 else -1,
+    )
 
 
 def _for_version(result: PartitionFetchResult, version: int) -> PartitionFetchResult:
@@ -112,8 +118,13 @@ def _for_version(result: PartitionFetchResult, version: int) -> PartitionFetchRe
         records = _records_for_version(result.records, version)
     except UnsupportedCompressionError:  # zstd data cannot be down-converted for v0-v3
         error, records = ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, b""
-    return replace(result, error_code=error, records_size=len(records), records=records,
-                   diverging_epoch=result.diverging_epoch if version >= 12 else None)
+    return replace(
+        result,
+        error_code=error,
+        records_size=len(records),
+        records=records,
+        diverging_epoch=result.diverging_epoch if version >= 12 else None,
+    )
 
 
 def _refuse_zstd_topics(results: dict, replica_manager: ReplicaService) -> None:
@@ -122,8 +133,7 @@ def _refuse_zstd_topics(results: dict, replica_manager: ReplicaService) -> None:
     for key in results:
         config = replica_manager.log_config(*key.topic_partition)
         if config is not None and config.compression_type == "zstd":
-            results[key] = PartitionFetchResult(
-                error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, records=b"")
+            results[key] = PartitionFetchResult(error_code=ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, records=b"")
 
 
 _MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
@@ -150,8 +160,11 @@ def _leader_hints(entries, version: int, services: BrokerServices) -> dict:
 
 def _node_endpoints(hints: dict, services: BrokerServices, listener_name: str) -> list:
     leaders = {leader for leader, _ in hints.values()}
-    return [Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in services.live_brokers(listener_name) if b.broker_id in leaders]
+    return [
+        Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+        for b in services.live_brokers(listener_name)
+        if b.broker_id in leaders
+    ]
 
 
 def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list:
@@ -160,10 +173,10 @@ def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list
         topic = topics.get((key.topic, key.topic_id))
         if topic is None:
             topic = topics[(key.topic, key.topic_id)] = Response.FetchableTopicResponse(
-                topic=key.topic, topic_id=key.topic_id, partitions=[])
+                topic=key.topic, topic_id=key.topic_id, partitions=[]
+            )
         hint = hints.get((key.topic, key.topic_id, key.partition))
-        topic.partitions.append(_partition_response(key.partition, result, version, isolation,
-                                                    hint))
+        topic.partitions.append(_partition_response(key.partition, result, version, isolation, hint))
     return list(topics.values())
 
 
@@ -171,24 +184,24 @@ def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list
 _UNKNOWN_PARTITION = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID)
 
 
-def _partition_response(index: int, result: PartitionFetchResult, version: int, isolation: int,
-                        hint: tuple[int, int] | None = None):
+def _partition_response(
+    index: int, result: PartitionFetchResult, version: int, isolation: int, hint: tuple[int, int] | None = None
+):
     response = Response.PartitionData(
         partition_index=index,
         error_code=result.error_code,
         high_watermark=result.high_watermark,
         last_stable_offset=result.last_stable_offset,
         log_start_offset=result.log_start_offset,
-        aborted_transactions=[] if isolation == READ_COMMITTED or result.error_code in
-        _UNKNOWN_PARTITION else None,
+        aborted_transactions=[] if isolation == READ_COMMITTED or result.error_code in _UNKNOWN_PARTITION else None,
         records=result.records if result.records is not None else b"",
     )
     if result.diverging_epoch is not None:
         response.diverging_epoch = Response.EpochEndOffset(
-            epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset)
+            epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset
+        )
     if hint is not None:
-        response.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0],
-                                                            leader_epoch=hint[1])
+        response.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
     return response
 
 

@@ -11,6 +11,7 @@ The coordinator of a group is the leader of the group's `__consumer_offsets` par
 - As Kafka, v1-v3 answer success with the error message "NONE", errors with the error's default
   message and node -1, host "" and port -1.
 """
+
 from ..coordinator.group.offsets_topic import ensure_created
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -31,18 +32,15 @@ NO_NODE = (-1, "", -1)
 async def handle(request, ctx: RequestContext):
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
     if ctx.api_version >= 4:
-        return Response(coordinators=[_batched_entry(ctx, key_type, key)
-                                      for key in request.coordinator_keys])
+        return Response(coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys])
     error, (node_id, host, port) = _find(ctx, key_type, request.key)
-    return Response(error_code=error, error_message=error.message or error.name,
-                    node_id=node_id, host=host, port=port)
+    return Response(error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port)
 
 
 def _batched_entry(ctx: RequestContext, key_type: int, key: str):
     error, (node_id, host, port) = _find(ctx, key_type, key)
     message = error.message if error == ErrorCode.INVALID_REQUEST else None
-    return Response.Coordinator(key=key, node_id=node_id, host=host, port=port,
-                                error_code=error, error_message=message)
+    return Response.Coordinator(key=key, node_id=node_id, host=host, port=port, error_code=error, error_message=message)
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
@@ -52,8 +50,7 @@ def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tupl
         return ErrorCode.INVALID_REQUEST, NO_NODE
     services = ctx.services
     info = ensure_created(services.metadata, services.topic_creator, services.config)
-    state = None if info is None else info.partitions.get(
-        services.group_coordinator.partition_for(key))
+    state = None if info is None else info.partitions.get(services.group_coordinator.partition_for(key))
     if state is None or state.leader < 0:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
     for node in services.live_brokers(ctx.listener_name):

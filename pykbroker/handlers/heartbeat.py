@@ -4,6 +4,7 @@ Keeps a member's session alive. REBALANCE_IN_PROGRESS tells the member to rejoin
 group's partition is loading the answer is NONE (see `coordinator/group/member_requests.py`).
 v3+: static membership (group_instance_id).
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from .context import RequestContext
@@ -17,6 +18,9 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     error = ctx.services.group_coordinator.handle_heartbeat(
-        request.group_id, request.member_id,
-        request.group_instance_id if ctx.api_version >= 3 else None, request.generation_id)
+        request.group_id,
+        request.member_id,
+        request.group_instance_id if ctx.api_version >= 3 else None,
+        request.generation_id,
+    )
     return Response(error_code=error)

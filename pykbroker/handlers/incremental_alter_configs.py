@@ -16,6 +16,7 @@ Before that, every resource is checked as Kafka's broker checks it: each resourc
 no config named twice, a value for every operation but DELETE, and a known resource type
 (INVALID_REQUEST otherwise). With `validate_only` nothing changes.
 """
+
 from __future__ import annotations
 
 from functools import partial
@@ -25,11 +26,23 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from . import broker_loggers
-from .config_admin import (ConfigResourceType, OpType, apply_operations, broker_list_default,
-                           check_config_entries, check_dynamic_broker_configs, check_operation,
-                           check_topic_name_for_configs, check_topic_overrides, alter_each_resource,
-                           parse_int32, parse_node_id, resource_type_name, topic_list_default,
-                           topic_missing)
+from .config_admin import (
+    ConfigResourceType,
+    OpType,
+    alter_each_resource,
+    apply_operations,
+    broker_list_default,
+    check_config_entries,
+    check_dynamic_broker_configs,
+    check_operation,
+    check_topic_name_for_configs,
+    check_topic_overrides,
+    parse_int32,
+    parse_node_id,
+    resource_type_name,
+    topic_list_default,
+    topic_missing,
+)
 from .context import RequestContext
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
@@ -45,8 +58,9 @@ Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
 async def handle(request, ctx: RequestContext):
-    return Response(responses=alter_each_resource(
-        request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx)))
+    return Response(
+        responses=alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
+    )
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
@@ -71,8 +85,9 @@ def _alter_loggers(name: str, operations: list[Operation], validate_only: bool, 
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Node id must be an integer, but it is: {name}")
     if node_id != broker_id:
         # Kafka's message names this broker's id twice
-        raise KafkaError(ErrorCode.INVALID_REQUEST,
-                         f"Unexpected node id. Expected {broker_id}, but received {broker_id}")
+        raise KafkaError(
+            ErrorCode.INVALID_REQUEST, f"Unexpected node id. Expected {broker_id}, but received {broker_id}"
+        )
     broker_loggers.check_changes(operations)
     if not validate_only:
         broker_loggers.apply_changes(operations)
@@ -83,8 +98,7 @@ def _alter_broker(name: str, operations: list[Operation], validate_only: bool, c
     for _, op, _ in operations:
         check_operation(op)
     store = ctx.services.metadata
-    proposed = apply_operations(store.broker_configs(node_id), operations, broker_list_default,
-                                _broker_key_not_a_list)
+    proposed = apply_operations(store.broker_configs(node_id), operations, broker_list_default, _broker_key_not_a_list)
     check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
         store.set_broker_configs(node_id, proposed)

@@ -7,6 +7,7 @@ broker does not have yet: such requests get COORDINATOR_NOT_AVAILABLE, as from a
 whose transaction coordinator is unavailable. In a cluster, ids come from blocks reserved in
 ZooKeeper; while none can be reserved the answer is COORDINATOR_NOT_AVAILABLE (retriable).
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -21,8 +22,7 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     if request.transactional_id is not None:
-        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1,
-                        producer_epoch=-1)
+        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1)
     try:
         producer_id = ctx.services.producer_ids.generate_producer_id()
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)

@@ -10,6 +10,7 @@ join phase completes (see `coordinator/group/rebalance.py`).
 - v8+: the client's reason (logged). v9+: a rejoining static leader may skip the assignment.
 - The member's client host is shown as Kafka shows it, "/<address>".
 """
+
 from ..coordinator.group import JoinRequest
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -31,8 +32,7 @@ async def handle(request, ctx: RequestContext):
         group_instance_id=instance_id,
         client_id=ctx.client_id or "",
         client_host=f"/{ctx.client_host}",
-        rebalance_timeout_ms=request.session_timeout_ms if version == 0
-        else request.rebalance_timeout_ms,
+        rebalance_timeout_ms=request.session_timeout_ms if version == 0 else request.rebalance_timeout_ms,
         session_timeout_ms=request.session_timeout_ms,
         protocol_type=request.protocol_type,
         protocols=[(p.name, bytes(p.metadata)) for p in request.protocols],
@@ -58,8 +58,10 @@ def _response(result, version: int):
         leader=result.leader_id,
         skip_assignment=result.skip_assignment,
         member_id=result.member_id,
-        members=[Response.JoinGroupResponseMember(member_id=m.member_id,
-                                                  group_instance_id=m.group_instance_id,
-                                                  metadata=m.metadata)
-                 for m in result.members],
+        members=[
+            Response.JoinGroupResponseMember(
+                member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata
+            )
+            for m in result.members
+        ],
     )

@@ -5,6 +5,7 @@ fine); v3+ name a batch of members, dynamic ones by member id, static ones by gr
 (an empty member id removes a static member administratively), each answered on its own.
 v5+ carries the client's reason (logged).
 """
+
 from ..coordinator.group.model import MemberIdentity
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -21,15 +22,23 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if version >= 3:
-        leaving = [MemberIdentity(m.member_id, m.group_instance_id,
-                                  m.reason if version >= 5 else None) for m in request.members]
+        leaving = [
+            MemberIdentity(m.member_id, m.group_instance_id, m.reason if version >= 5 else None)
+            for m in request.members
+        ]
     else:
         leaving = [MemberIdentity(request.member_id)]
     result = ctx.services.group_coordinator.handle_leave_group(request.group_id, leaving)
     if version >= 3:
-        return Response(error_code=result.error, members=[
-            Response.MemberResponse(member_id=m.member_id, group_instance_id=m.group_instance_id,
-                                    error_code=m.error) for m in result.members])
+        return Response(
+            error_code=result.error,
+            members=[
+                Response.MemberResponse(
+                    member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error
+                )
+                for m in result.members
+            ],
+        )
     if result.error != ErrorCode.NONE or not result.members:
         return Response(error_code=result.error)
     return Response(error_code=result.members[0].error)

@@ -5,6 +5,7 @@ Every group this broker coordinates, with its protocol type; v4+ its state, filt
 `types_filter`. COORDINATOR_LOAD_IN_PROGRESS (with the groups loaded so far) while partitions of
 `__consumer_offsets` are loading.
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from .context import RequestContext
@@ -19,9 +20,14 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     error, groups = ctx.services.group_coordinator.handle_list_groups(
-        request.states_filter if version >= 4 else None,
-        request.types_filter if version >= 5 else None)
-    return Response(error_code=error, groups=[
-        Response.ListedGroup(group_id=g.group_id, protocol_type=g.protocol_type,
-                             group_state=g.state, group_type=g.group_type)
-        for g in groups])
+        request.states_filter if version >= 4 else None, request.types_filter if version >= 5 else None
+    )
+    return Response(
+        error_code=error,
+        groups=[
+            Response.ListedGroup(
+                group_id=g.group_id, protocol_type=g.protocol_type, group_state=g.state, group_type=g.group_type
+            )
+            for g in groups
+        ],
+    )

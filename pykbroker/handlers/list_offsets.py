@@ -17,6 +17,7 @@ twice in one request gets INVALID_REQUEST (v1+). A replica (replica id other tha
 follower, or -2 for debugging) reads past the high watermark: latest is the log end offset; the
 debugging replica id may ask any replica, not only the leader.
 """
+
 from collections import Counter
 
 from ..protocol import messages
@@ -58,19 +59,22 @@ def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p,
     replica_manager = ctx.services.replica_manager
     try:
         found = replica_manager.fetch_offset_for_timestamp(
-            topic, p.partition_index, p.timestamp, replica_id=replica_id,
+            topic,
+            p.partition_index,
+            p.timestamp,
+            replica_id=replica_id,
             isolation_level=isolation,
-            current_leader_epoch=p.current_leader_epoch if version >= 4 else -1)
+            current_leader_epoch=p.current_leader_epoch if version >= 4 else -1,
+        )
     except KafkaError as exc:
         return _error(p.partition_index, exc.code)
     if found is None:
-        return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index,
-                                                     old_style_offsets=[])
+        return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index, old_style_offsets=[])
     old_style = [found.offset]
     if version == 0 and p.timestamp == LATEST:
         old_style = replica_manager.legacy_fetch_offsets(
-            topic, p.partition_index, p.max_num_offsets, replica_id=replica_id,
-            isolation_level=isolation)
+            topic, p.partition_index, p.max_num_offsets, replica_id=replica_id, isolation_level=isolation
+        )
     return Response.ListOffsetsPartitionResponse(
         partition_index=p.partition_index,
         old_style_offsets=old_style,

@@ -11,6 +11,7 @@ Missing topics are created when the broker allows auto-creation and the request 
 existing topic's ('.' versus '_') is not auto-created: INVALID_TOPIC_EXCEPTION.
 Authorized operations are reported when asked for (v8+).
 """
+
 import uuid
 
 from ..authorizer import cluster_authorized_operations, topic_authorized_operations
@@ -37,18 +38,16 @@ async def handle(request, ctx: RequestContext):
         cluster_id=store.cluster_id,
         controller_id=store.controller_id,
         cluster_authorized_operations=cluster_authorized_operations(
-            ctx.api_version in range(8, 11) and request.include_cluster_authorized_operations),
+            ctx.api_version in range(8, 11) and request.include_cluster_authorized_operations
+        ),
     )
     include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
-    response.topics = [
-        _describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx)
-    ]
+    response.topics = [_describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx)]
     return response
 
 
 def _broker_entry(b) -> object:
-    return Response.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port,
-                                           rack=b.rack)
+    return Response.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
 
 
 def _wants_all_topics(request, version: int) -> bool:
@@ -112,15 +111,18 @@ def _describe_topic(entry, include_ops: bool):
     if not isinstance(entry, TopicInfo):
         name, topic_id, error = entry
         return Response.MetadataResponseTopic(
-            error_code=error, name=name, topic_id=topic_id, is_internal=name in INTERNAL_TOPICS,
-            topic_authorized_operations=topic_authorized_operations(include_ops))
+            error_code=error,
+            name=name,
+            topic_id=topic_id,
+            is_internal=name in INTERNAL_TOPICS,
+            topic_authorized_operations=topic_authorized_operations(include_ops),
+        )
     return Response.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=entry.name,
         topic_id=entry.topic_id,
         is_internal=entry.is_internal,
-        partitions=[_describe_partition(p) for p in
-                    sorted(entry.partitions.values(), key=lambda p: p.partition)],
+        partitions=[_describe_partition(p) for p in sorted(entry.partitions.values(), key=lambda p: p.partition)],
         topic_authorized_operations=topic_authorized_operations(include_ops),
     )
 

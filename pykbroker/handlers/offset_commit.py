@@ -11,6 +11,9 @@ for who may commit when.
 - v6+: the committed leader epoch. v7+: static membership (group_instance_id).
 - Metadata longer than `offset.metadata.max.bytes`: OFFSET_METADATA_TOO_LARGE.
 """
+
+from typing import Any
+
 from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
@@ -29,12 +32,15 @@ async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     errors, offsets = _split_known_partitions(request, ctx, now_ms())
     if offsets:
-        errors.update(await ctx.services.group_coordinator.commit_offsets(
-            request.group_id,
-            request.member_id if version >= 1 else "",
-            request.group_instance_id if version >= 7 else None,
-            request.generation_id_or_member_epoch if version >= 1 else -1,
-            offsets))
+        errors.update(
+            await ctx.services.group_coordinator.commit_offsets(
+                request.group_id,
+                request.member_id if version >= 1 else "",
+                request.group_instance_id if version >= 7 else None,
+                request.generation_id_or_member_epoch if version >= 1 else -1,
+                offsets,
+            )
+        )
     return _response(request, errors)
 
 
@@ -57,17 +63,19 @@ def _split_known_partitions(request, ctx: RequestContext, now: int):
                 leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
                 metadata="" if p.committed_metadata is None else p.committed_metadata,
                 commit_timestamp=now if commit_timestamp == -1 else commit_timestamp,
-                expire_timestamp=expire_timestamp)
+                expire_timestamp=expire_timestamp,
+            )
     return errors, offsets
 
 
 def _response(request, errors: dict):
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic in request.topics:
-        entry = topics.setdefault(topic.name, Response.OffsetCommitResponseTopic(
-            name=topic.name, partitions=[]))
+        entry = topics.setdefault(topic.name, Response.OffsetCommitResponseTopic(name=topic.name, partitions=[]))
         for p in topic.partitions:
-            entry.partitions.append(Response.OffsetCommitResponsePartition(
-                partition_index=p.partition_index,
-                error_code=errors[(topic.name, p.partition_index)]))
+            entry.partitions.append(
+                Response.OffsetCommitResponsePartition(
+                    partition_index=p.partition_index, error_code=errors[(topic.name, p.partition_index)]
+                )
+            )
     return Response(topics=list(topics.values()))

@@ -6,6 +6,9 @@ non-consumer group with members gets NON_EMPTY_GROUP. Unknown topics or partitio
 UNKNOWN_TOPIC_OR_PARTITION. A group error (e.g. GROUP_ID_NOT_FOUND) is answered alone, without
 partitions.
 """
+
+from typing import Any
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -28,17 +31,17 @@ async def handle(request, ctx: RequestContext):
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 known.append(tp)
-    group_error, results = ctx.services.group_coordinator.handle_delete_offsets(
-        request.group_id, known)
+    group_error, results = ctx.services.group_coordinator.handle_delete_offsets(request.group_id, known)
     if group_error != ErrorCode.NONE:
         return Response(error_code=group_error, topics=[])
     errors.update(results)
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic in request.topics:
-        entry = topics.setdefault(topic.name, Response.OffsetDeleteResponseTopic(
-            name=topic.name, partitions=[]))
+        entry = topics.setdefault(topic.name, Response.OffsetDeleteResponseTopic(name=topic.name, partitions=[]))
         for p in topic.partitions:
-            entry.partitions.append(Response.OffsetDeleteResponsePartition(
-                partition_index=p.partition_index,
-                error_code=errors[(topic.name, p.partition_index)]))
+            entry.partitions.append(
+                Response.OffsetDeleteResponsePartition(
+                    partition_index=p.partition_index, error_code=errors[(topic.name, p.partition_index)]
+                )
+            )
     return Response(error_code=ErrorCode.NONE, topics=list(topics.values()))

@@ -9,6 +9,9 @@ metadata and no error for partitions without a committed offset.
   partition whose commit is still being written.
 - v9's member id and epoch belong to the consumer group protocol and are not checked.
 """
+
+from typing import Any
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -28,29 +31,42 @@ async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     require_stable = version >= 7 and request.require_stable
     if version >= 8:
-        return Response(groups=[
-            _group_response(coordinator, g.group_id, g.topics, require_stable)
-            for g in request.groups])
+        return Response(
+            groups=[_group_response(coordinator, g.group_id, g.topics, require_stable) for g in request.groups]
+        )
     topics = request.topics if version >= 2 else (request.topics or [])
     error, fetched = _fetch(coordinator, request.group_id, topics, require_stable)
     if error != ErrorCode.NONE:
         if version < 2:
-            return Response(topics=_topics(Response.OffsetFetchResponseTopic,
-                                           Response.OffsetFetchResponsePartition,
-                                           _requested(topics), {}, error))
+            return Response(
+                topics=_topics(
+                    Response.OffsetFetchResponseTopic,
+                    Response.OffsetFetchResponsePartition,
+                    _requested(topics),
+                    {},
+                    error,
+                )
+            )
         return Response(error_code=error, topics=[])
-    return Response(error_code=ErrorCode.NONE, topics=_topics(
-        Response.OffsetFetchResponseTopic, Response.OffsetFetchResponsePartition,
-        list(fetched), fetched))
+    return Response(
+        error_code=ErrorCode.NONE,
+        topics=_topics(
+            Response.OffsetFetchResponseTopic, Response.OffsetFetchResponsePartition, list(fetched), fetched
+        ),
+    )
 
 
 def _group_response(coordinator: GroupService, group_id: str, topics, require_stable: bool):
     error, fetched = _fetch(coordinator, group_id, topics, require_stable)
     return Response.OffsetFetchResponseGroup(
-        group_id=group_id, error_code=error,
-        topics=[] if error != ErrorCode.NONE else _topics(
-            Response.OffsetFetchResponseTopics, Response.OffsetFetchResponsePartitions,
-            list(fetched), fetched))
+        group_id=group_id,
+        error_code=error,
+        topics=[]
+        if error != ErrorCode.NONE
+        else _topics(
+            Response.OffsetFetchResponseTopics, Response.OffsetFetchResponsePartitions, list(fetched), fetched
+        ),
+    )
 
 
 def _requested(topics) -> list[tuple[str, int]] | None:
@@ -70,17 +86,28 @@ def _fetch(coordinator: GroupService, group_id: str, topics, require_stable: boo
 def _topics(topic_cls, partition_cls, partitions, fetched: dict, group_error=None) -> list:
     """Response topics for `partitions` in order, each topic once; with `group_error`, every
     partition carries that error and no offset."""
-    topics: dict[str, object] = {}
+    topics: dict[str, Any] = {}  # generated response topics
     for topic, index in partitions:
         entry = topics.setdefault(topic, topic_cls(name=topic, partitions=[]))
         if group_error is not None:
-            entry.partitions.append(partition_cls(
-                partition_index=index, committed_offset=INVALID_OFFSET,
-                committed_leader_epoch=-1, metadata="", error_code=group_error))
+            entry.partitions.append(
+                partition_cls(
+                    partition_index=index,
+                    committed_offset=INVALID_OFFSET,
+                    committed_leader_epoch=-1,
+                    metadata="",
+                    error_code=group_error,
+                )
+            )
             continue
         offset = fetched[(topic, index)]
-        entry.partitions.append(partition_cls(
-            partition_index=index, committed_offset=offset.offset,
-            committed_leader_epoch=offset.leader_epoch, metadata=offset.metadata,
-            error_code=offset.error))
+        entry.partitions.append(
+            partition_cls(
+                partition_index=index,
+                committed_offset=offset.offset,
+                committed_leader_epoch=offset.leader_epoch,
+                metadata=offset.metadata,
+                error_code=offset.error,
+            )
+        )
     return list(topics.values())

@@ -10,6 +10,7 @@ from the leader's; consumers use it (v3+) to check their position after a leader
 - Only the leader answers (NOT_LEADER_OR_FOLLOWER otherwise), except for the debugging replica
   id -2 (the default before v3), which any replica answers, as in Kafka.
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -30,9 +31,14 @@ async def handle(request, ctx: RequestContext):
     replica_manager = ctx.services.replica_manager
     topics = []
     for topic in request.topics:
-        topics.append(Response.OffsetForLeaderTopicResult(topic=topic.topic, partitions=[
-            _end_offset(replica_manager, topic.topic, p, ctx.api_version, leader_only)
-            for p in topic.partitions]))
+        topics.append(
+            Response.OffsetForLeaderTopicResult(
+                topic=topic.topic,
+                partitions=[
+                    _end_offset(replica_manager, topic.topic, p, ctx.api_version, leader_only) for p in topic.partitions
+                ],
+            )
+        )
     return Response(throttle_time_ms=0, topics=topics)
 
 
@@ -40,9 +46,10 @@ def _end_offset(replica_manager: ReplicaService, topic: str, p, version: int, le
     current = p.current_leader_epoch if version >= 2 else -1
     try:
         epoch, end_offset = replica_manager.end_offset_for_epoch(
-            topic, p.partition, p.leader_epoch, current, leader_only=leader_only)
+            topic, p.partition, p.leader_epoch, current, leader_only=leader_only
+        )
     except KafkaError as exc:
-        return Response.EpochEndOffset(error_code=exc.code, partition=p.partition,
-                                       leader_epoch=-1, end_offset=-1)
-    return Response.EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition,
-                                   leader_epoch=epoch, end_offset=end_offset)
+        return Response.EpochEndOffset(error_code=exc.code, partition=p.partition, leader_epoch=-1, end_offset=-1)
+    return Response.EpochEndOffset(
+        error_code=ErrorCode.NONE, partition=p.partition, leader_epoch=epoch, end_offset=end_offset
+    )

@@ -17,6 +17,7 @@ offset (v5+), and per-batch errors with a message (v8+).
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 """
+
 from ..cluster.model import INTERNAL_TOPICS
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -40,13 +41,13 @@ async def handle(request, ctx: RequestContext):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
     entries, early_results = _collect_partitions(request, ctx.api_version)
     results = await ctx.services.replica_manager.append_records(
-        entries, required_acks=acks, timeout_ms=request.timeout_ms)
+        entries, required_acks=acks, timeout_ms=request.timeout_ms
+    )
     results.update(early_results)
     if acks == 0:
         failed = [tp for tp, r in results.items() if r.error != ErrorCode.NONE]
         if failed:
-            raise CloseConnection(f"acks=0 produce failed for {failed}: "
-                                  f"{results[failed[0]].error.name}")
+            raise CloseConnection(f"acks=0 produce failed for {failed}: {results[failed[0]].error.name}")
         return None
     response = _response(request, results)
     if ctx.api_version >= 10:
@@ -63,13 +64,14 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
                 continue
             hint = replica_manager.leader_hint(topic.name, part.index)
             if hint is not None:
-                part.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0],
-                                                                leader_epoch=hint[1])
+                part.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
                 leaders.add(hint[0])
     if leaders:
         response.node_endpoints = [
             Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
-            for b in ctx.services.live_brokers(ctx.listener_name) if b.broker_id in leaders]
+            for b in ctx.services.live_brokers(ctx.listener_name)
+            if b.broker_id in leaders
+        ]
 
 
 def _collect_partitions(request, version: int):
@@ -91,8 +93,7 @@ def _collect_partitions(request, version: int):
 def _refuse_internal_topic(name: str) -> None:
     """Only the broker itself writes to internal topics such as `__consumer_offsets`."""
     if name in INTERNAL_TOPICS:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION,
-                         f"Cannot append to internal topic {name}")
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
 
 
 def _as_single_v2_batch(records, version: int) -> bytearray:
@@ -101,16 +102,21 @@ def _as_single_v2_batch(records, version: int) -> bytearray:
     magic = batch.read_magic(records)
     if magic < 2:
         if version >= 3:
-            raise InvalidRecordError(f"Produce requests with version {version} are only "
-                                     "allowed to contain record batches with magic version 2")
+            raise InvalidRecordError(
+                f"Produce requests with version {version} are only "
+                "allowed to contain record batches with magic version 2"
+            )
         return bytearray(legacy.upconvert_to_v2(bytes(records), base_offset=0))
     header = batch.parse_header(records)
     if version < 7 and header.compression == ZSTD:
-        raise KafkaError(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
-                         "Produce requests with version below 7 cannot use zstd compression")
+        raise KafkaError(
+            ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, "Produce requests with version below 7 cannot use zstd compression"
+        )
     if version >= 3 and header.size != len(records):
-        raise InvalidRecordError(f"Produce requests with version {version} are only allowed to "
-                                 "contain exactly one record batch per partition")
+        raise InvalidRecordError(
+            f"Produce requests with version {version} are only allowed to "
+            "contain exactly one record batch per partition"
+        )
     return records if isinstance(records, bytearray) else bytearray(records)
 
 
@@ -121,22 +127,29 @@ def _partition_response(index: int, result: ProduceResult):
         base_offset=result.base_offset,
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
-        record_errors=[Response.BatchIndexAndErrorMessage(batch_index=i,
-                                                          batch_index_error_message=message)
-                       for i, message in result.record_errors],
+        record_errors=[
+            Response.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=message)
+            for i, message in result.record_errors
+        ],
         error_message=result.error_message,
     )
 
 
 def _response(request, results):
-    return Response(responses=[
-        Response.TopicProduceResponse(name=topic.name, partition_responses=[
-            _partition_response(part.index, results[(topic.name, part.index)])
-            for part in topic.partition_data])
-        for topic in request.topic_data
-    ])
+    return Response(
+        responses=[
+            Response.TopicProduceResponse(
+                name=topic.name,
+                partition_responses=[
+                    _partition_response(part.index, results[(topic.name, part.index)]) for part in topic.partition_data
+                ],
+            )
+            for topic in request.topic_data
+        ]
+    )
 
 
 def _uniform_response(request, error: ErrorCode):
-    return _response(request, {(t.name, p.index): ProduceResult(error)
-                               for t in request.topic_data for p in t.partition_data})
+    return _response(
+        request, {(t.name, p.index): ProduceResult(error) for t in request.topic_data for p in t.partition_data}
+    )

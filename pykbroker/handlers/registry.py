@@ -3,11 +3,12 @@
 A handler module declares `API_KEY`, `MIN_VERSION`, `MAX_VERSION` (the versions it fully handles;
 only these are advertised in ApiVersions) and `async def handle(request, ctx) -> response | None`.
 """
+
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Awaitable, Callable
 
 from ..protocol import messages
 
@@ -30,10 +31,12 @@ def entry_for(module: ModuleType) -> HandlerEntry:
     response_type = messages.response(module.API_KEY)
     for version in (module.MIN_VERSION, module.MAX_VERSION):
         if version not in request_type.versions:
-            raise ValueError(f"{module.__name__} claims {request_type.name} v{version}, "
-                             "which the schema does not define")
-    return HandlerEntry(module.API_KEY, module.MIN_VERSION, module.MAX_VERSION, module.handle,
-                        request_type, response_type)
+            raise ValueError(
+                f"{module.__name__} claims {request_type.name} v{version}, which the schema does not define"
+            )
+    return HandlerEntry(
+        module.API_KEY, module.MIN_VERSION, module.MAX_VERSION, module.handle, request_type, response_type
+    )
 
 
 def build_registry(modules: list[ModuleType]) -> dict[int, HandlerEntry]:

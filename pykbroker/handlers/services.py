@@ -17,6 +17,7 @@ checker sees the whole seam; the implementations live in their rooms:
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -30,8 +31,14 @@ if TYPE_CHECKING:
     from ..coordinator.group.formats import OffsetAndMetadata
     from ..coordinator.group.join import JoinRequest
     from ..coordinator.group.manager import FetchedOffset
-    from ..coordinator.group.model import (GroupOverview, GroupSummary, JoinResult, LeaveResult,
-                                           MemberIdentity, SyncResult)
+    from ..coordinator.group.model import (
+        GroupOverview,
+        GroupSummary,
+        JoinResult,
+        LeaveResult,
+        MemberIdentity,
+        SyncResult,
+    )
     from ..log.config import LogConfig
     from ..log.results import TimestampAndOffset
     from ..protocol.errors import ErrorCode
@@ -46,25 +53,38 @@ class ReplicaService(Protocol):
     """The partitions this broker hosts: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
     DeleteRecords and DescribeLogDirs read and write them only through these calls."""
 
-    async def append_records(self, entries: dict[TopicPartition, bytearray], *,
-                             required_acks: int, timeout_ms: int
-                             ) -> dict[TopicPartition, ProduceResult]: ...
+    async def append_records(
+        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int
+    ) -> dict[TopicPartition, ProduceResult]: ...
 
-    async def fetch_records(self, requested: list[tuple[TopicPartition, PartitionFetchRequest]],
-                            *, replica_id: int, max_wait_ms: int, min_bytes: int,
-                            max_bytes: int) -> dict[TopicPartition, PartitionFetchResult]: ...
+    async def fetch_records(
+        self,
+        requested: list[tuple[TopicPartition, PartitionFetchRequest]],
+        *,
+        replica_id: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+    ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
-    def fetch_offset_for_timestamp(self, topic: str, index: int, timestamp: int, *,
-                                   replica_id: int, isolation_level: int,
-                                   current_leader_epoch: int = -1
-                                   ) -> TimestampAndOffset | None: ...
+    def fetch_offset_for_timestamp(
+        self,
+        topic: str,
+        index: int,
+        timestamp: int,
+        *,
+        replica_id: int,
+        isolation_level: int,
+        current_leader_epoch: int = -1,
+    ) -> TimestampAndOffset | None: ...
 
-    def legacy_fetch_offsets(self, topic: str, index: int, max_num_offsets: int, *,
-                             replica_id: int, isolation_level: int) -> list[int]: ...
+    def legacy_fetch_offsets(
+        self, topic: str, index: int, max_num_offsets: int, *, replica_id: int, isolation_level: int
+    ) -> list[int]: ...
 
-    def end_offset_for_epoch(self, topic: str, index: int, leader_epoch: int,
-                             current_leader_epoch: int, *, leader_only: bool = True
-                             ) -> tuple[int, int]: ...
+    def end_offset_for_epoch(
+        self, topic: str, index: int, leader_epoch: int, current_leader_epoch: int, *, leader_only: bool = True
+    ) -> tuple[int, int]: ...
 
     def delete_records(self, topic: str, index: int, offset: int) -> int: ...
 
@@ -82,31 +102,43 @@ class GroupService(Protocol):
 
     async def join_group(self, request: JoinRequest) -> JoinResult: ...
 
-    async def sync_group(self, group_id: str, generation_id: int, member_id: str,
-                         protocol_type: str | None, protocol_name: str | None,
-                         group_instance_id: str | None, assignments: dict[str, bytes]
-                         ) -> SyncResult: ...
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+    ) -> SyncResult: ...
 
-    async def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None,
-                             generation_id: int,
-                             offsets: dict[TopicPartition, OffsetAndMetadata]) -> dict: ...
+    async def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+    ) -> dict: ...
 
-    def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None,
-                         generation_id: int) -> ErrorCode: ...
+    def handle_heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode: ...
 
-    def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]
-                           ) -> LeaveResult: ...
+    def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult: ...
 
-    def handle_fetch_offsets(self, group_id: str, partitions: list[TopicPartition] | None,
-                             require_stable: bool = False
-                             ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]: ...
+    def handle_fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]: ...
 
-    def handle_delete_offsets(self, group_id: str, partitions: list[TopicPartition]
-                              ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]: ...
+    def handle_delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]: ...
 
-    def handle_list_groups(self, states: list[str] | None = None,
-                           types: list[str] | None = None
-                           ) -> tuple[ErrorCode, list[GroupOverview]]: ...
+    def handle_list_groups(
+        self, states: list[str] | None = None, types: list[str] | None = None
+    ) -> tuple[ErrorCode, list[GroupOverview]]: ...
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
 
@@ -121,19 +153,26 @@ class TopicAdmin(Protocol):
 
     def auto_create(self, name: str) -> TopicInfo: ...
 
-    def create(self, name: str, num_partitions: int, replication_factor: int,
-               configs: dict[str, str] | None = None,
-               assignments: dict[int, list[int]] | None = None) -> TopicInfo: ...
+    def create(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo: ...
 
 
 class ControllerService(Protocol):
     """What ControlledShutdown and ElectLeaders ask of the controller."""
 
-    async def controlled_shutdown(self, broker_id: int, broker_epoch: int
-                                  ) -> tuple[ErrorCode, list[TopicPartition]]: ...
+    async def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> tuple[ErrorCode, list[TopicPartition]]: ...
 
-    async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
-                            ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]: ...
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]: ...
 
 
 class ProducerIdService(Protocol):

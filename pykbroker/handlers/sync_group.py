@@ -7,6 +7,7 @@ leader's has been stored (see `coordinator/group/rebalance.py`).
 - v5+: protocol type and name are required (INCONSISTENT_GROUP_PROTOCOL when missing, or when
   they differ from the group's) and are returned.
 """
+
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -24,10 +25,17 @@ async def handle(request, ctx: RequestContext):
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         return Response(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
     result = await ctx.services.group_coordinator.sync_group(
-        request.group_id, request.generation_id, request.member_id,
+        request.group_id,
+        request.generation_id,
+        request.member_id,
         request.protocol_type if version >= 5 else None,
         request.protocol_name if version >= 5 else None,
         request.group_instance_id if version >= 3 else None,
-        {a.member_id: bytes(a.assignment) for a in request.assignments})
-    return Response(error_code=result.error, protocol_type=result.protocol_type,
-                    protocol_name=result.protocol_name, assignment=result.assignment)
+        {a.member_id: bytes(a.assignment) for a in request.assignments},
+    )
+    return Response(
+        error_code=result.error,
+        protocol_type=result.protocol_type,
+        protocol_name=result.protocol_name,
+        assignment=result.assignment,
+    )

@@ -10,9 +10,10 @@ Offset checkpoints (`recovery-point-offset-checkpoint`, `log-start-offset-checkp
 lines; a partition's `leader-epoch-checkpoint` holds `epoch start_offset` lines.
 Files are replaced atomically (temporary file, fsync, rename).
 """
+
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from ..common.topic_partition import TopicPartition
 from .files import write_atomically

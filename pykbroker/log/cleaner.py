@@ -18,14 +18,20 @@ it, which stamps its batch with a delete horizon of now + delete.retention.ms (a
 bit 6, the base timestamp holding the horizon); a later pass after the horizon drops it.
 Records of aborted transactions are dropped; transaction markers are kept.
 """
+
 from __future__ import annotations
 
 import hashlib
 import struct
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from pykbroker.records.batch import (
-    ATTRIBUTES_OFFSET, DELETE_HORIZON_MASK, BatchHeader, parse_header, write_crc,
+    ATTRIBUTES_OFFSET,
+    DELETE_HORIZON_MASK,
+    BatchHeader,
+    parse_header,
+    write_crc,
 )
 from pykbroker.records.records import Record, build_batch, decode_batch, offset_of, timestamp_of
 
@@ -86,8 +92,10 @@ class AbortedRanges:
 
 # -- 1. the offset map --------------------------------------------------------------------
 
-def build_offset_map(segments: list[Segment], start: int, end: int, offset_map: OffsetMap,
-                     aborted: AbortedRanges) -> None:
+
+def build_offset_map(
+    segments: list[Segment], start: int, end: int, offset_map: OffsetMap, aborted: AbortedRanges
+) -> None:
     """Map the keys of records in [start, end); stops early when the map is full."""
     for index, segment in enumerate(segments):
         segment_end = min(segments[index + 1].base_offset, end) if index + 1 < len(segments) else end
@@ -97,8 +105,7 @@ def build_offset_map(segments: list[Segment], start: int, end: int, offset_map: 
             offset_map.update_latest_offset(segment_end - 1)  # over the gaps compaction left
 
 
-def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
-                aborted: AbortedRanges) -> bool:
+def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap, aborted: AbortedRanges) -> bool:
     """Add one segment's keys; False once the map is full."""
     position = segment.offset_index.lookup(start).position
     for batch in segment.iter_batches(position):
@@ -120,8 +127,10 @@ def map_segment(segment: Segment, start: int, end: int, offset_map: OffsetMap,
 
 # -- 2. grouping and rewriting ------------------------------------------------------------
 
-def group_segments_by_size(segments: list[Segment], max_size: int, max_index_size: int,
-                           first_uncleanable_offset: int) -> list[list[Segment]]:
+
+def group_segments_by_size(
+    segments: list[Segment], max_size: int, max_index_size: int, first_uncleanable_offset: int
+) -> list[list[Segment]]:
     """Consecutive segments merged while their data and indexes fit one segment (Kafka's rule)."""
     groups = []
     remaining = list(segments)
@@ -130,8 +139,9 @@ def group_segments_by_size(segments: list[Segment], max_size: int, max_index_siz
         log_size = group[0].size
         index_size = group[0].offset_index.size_in_bytes
         time_index_size = group[0].time_index.size_in_bytes
-        while remaining and fits(group, remaining, log_size, index_size, time_index_size,
-                                 max_size, max_index_size, first_uncleanable_offset):
+        while remaining and fits(
+            group, remaining, log_size, index_size, time_index_size, max_size, max_index_size, first_uncleanable_offset
+        ):
             following = remaining.pop(0)
             group.append(following)
             log_size += following.size
@@ -141,14 +151,17 @@ def group_segments_by_size(segments: list[Segment], max_size: int, max_index_siz
     return groups
 
 
-def fits(group, remaining, log_size, index_size, time_index_size, max_size, max_index_size,
-         first_uncleanable_offset) -> bool:
+def fits(
+    group, remaining, log_size, index_size, time_index_size, max_size, max_index_size, first_uncleanable_offset
+) -> bool:
     candidate = remaining[0]
     last_offset = remaining[1].base_offset - 1 if len(remaining) > 1 else first_uncleanable_offset - 1
-    return (log_size + candidate.size <= max_size
-            and index_size + candidate.offset_index.size_in_bytes <= max_index_size
-            and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
-            and (candidate.size == 0 or last_offset - group[0].base_offset <= 0x7FFFFFFF))
+    return (
+        log_size + candidate.size <= max_size
+        and index_size + candidate.offset_index.size_in_bytes <= max_index_size
+        and time_index_size + candidate.time_index.size_in_bytes <= max_index_size
+        and (candidate.size == 0 or last_offset - group[0].base_offset <= 0x7FFFFFFF)
+    )
 
 
 class CleaningRules(NamedTuple):
@@ -162,8 +175,9 @@ class CleaningRules(NamedTuple):
     upper_bound: int  # where the pass's cleanable range ends (Kafka's upperBoundOffsetOfCleaningRound)
 
 
-def clean_group(group: list[Segment], rules: CleaningRules,
-                new_segment: Callable[[int], Segment]) -> tuple[Segment, int, int]:
+def clean_group(
+    group: list[Segment], rules: CleaningRules, new_segment: Callable[[int], Segment]
+) -> tuple[Segment, int, int]:
     """Write the retained batches of `group` into a new `.cleaned` segment.
 
     Returns (cleaned segment, bytes read, bytes written); the segment is flushed and closed
@@ -194,8 +208,9 @@ def filter_batch(batch: StoredBatch, rules: CleaningRules) -> bytes | None:
     header = batch.header
     if header.is_control:
         return bytes(batch.data)
-    retain_empty = (is_last_batch_of_active_producer(header, rules.last_records)
-                    or header.next_offset == rules.upper_bound)
+    retain_empty = (
+        is_last_batch_of_active_producer(header, rules.last_records) or header.next_offset == rules.upper_bound
+    )
     if rules.aborted.contains(header):
         return empty_batch(header) if retain_empty else None
     records = decode_batch(batch.data, verify_crc=False)[1]
@@ -206,8 +221,9 @@ def filter_batch(batch: StoredBatch, rules: CleaningRules) -> bytes | None:
     needs_horizon = not has_horizon and any(record.value is None for record in retained)
     if len(retained) == len(records) and not needs_horizon:
         return bytes(batch.data)
-    horizon = rules.now_ms + rules.delete_retention_ms if needs_horizon else (
-        header.base_timestamp if has_horizon else None)
+    horizon = (
+        rules.now_ms + rules.delete_retention_ms if needs_horizon else (header.base_timestamp if has_horizon else None)
+    )
     return rebuild_batch(header, retained, horizon)
 
 
@@ -233,18 +249,33 @@ def should_retain(header: BatchHeader, record: Record, rules: CleaningRules) -> 
 def rebuild_batch(header: BatchHeader, retained: list[Record], delete_horizon: int | None) -> bytes:
     """A batch of `retained` records that keeps `header`'s offsets and producer metadata."""
     base_timestamp = delete_horizon if delete_horizon is not None else timestamp_of(retained[0])
-    records = [Record(offset_delta=offset_of(record) - header.base_offset,
-                      timestamp_delta=timestamp_of(record) - base_timestamp,
-                      key=record.key, value=record.value, headers=record.headers)
-               for record in retained]
+    records = [
+        Record(
+            offset_delta=offset_of(record) - header.base_offset,
+            timestamp_delta=timestamp_of(record) - base_timestamp,
+            key=record.key,
+            value=record.value,
+            headers=record.headers,
+        )
+        for record in retained
+    ]
     max_timestamp = header.max_timestamp if header.is_log_append_time else max(timestamp_of(r) for r in retained)
-    data = bytearray(build_batch(
-        records, base_offset=header.base_offset, compression=header.compression,
-        producer_id=header.producer_id, producer_epoch=header.producer_epoch,
-        base_sequence=header.base_sequence, is_transactional=header.is_transactional,
-        log_append_time=header.is_log_append_time, partition_leader_epoch=header.partition_leader_epoch,
-        base_timestamp=base_timestamp, max_timestamp=max_timestamp,
-        last_offset_delta=header.last_offset_delta))
+    data = bytearray(
+        build_batch(
+            records,
+            base_offset=header.base_offset,
+            compression=header.compression,
+            producer_id=header.producer_id,
+            producer_epoch=header.producer_epoch,
+            base_sequence=header.base_sequence,
+            is_transactional=header.is_transactional,
+            log_append_time=header.is_log_append_time,
+            partition_leader_epoch=header.partition_leader_epoch,
+            base_timestamp=base_timestamp,
+            max_timestamp=max_timestamp,
+            last_offset_delta=header.last_offset_delta,
+        )
+    )
     if delete_horizon is not None:
         set_delete_horizon_flag(data)
     return bytes(data)
@@ -259,9 +290,16 @@ def set_delete_horizon_flag(data: bytearray) -> None:
 def empty_batch(header: BatchHeader) -> bytes:
     """A record-less batch keeping `header`'s offset range and producer metadata."""
     return build_batch(
-        [], base_offset=header.base_offset, producer_id=header.producer_id,
-        producer_epoch=header.producer_epoch, base_sequence=header.base_sequence,
-        is_transactional=header.is_transactional, is_control=header.is_control,
-        log_append_time=header.is_log_append_time, partition_leader_epoch=header.partition_leader_epoch,
-        base_timestamp=header.max_timestamp, max_timestamp=header.max_timestamp,
-        last_offset_delta=header.last_offset_delta)
+        [],
+        base_offset=header.base_offset,
+        producer_id=header.producer_id,
+        producer_epoch=header.producer_epoch,
+        base_sequence=header.base_sequence,
+        is_transactional=header.is_transactional,
+        is_control=header.is_control,
+        log_append_time=header.is_log_append_time,
+        partition_leader_epoch=header.partition_leader_epoch,
+        base_timestamp=header.max_timestamp,
+        max_timestamp=header.max_timestamp,
+        last_offset_delta=header.last_offset_delta,
+    )

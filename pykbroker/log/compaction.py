@@ -9,6 +9,7 @@ it). Its cleaned segment may end well before that (the last batches of the group
 dropped), so the range's end is written to `<base>.swapend` before the swap is committed:
 a restart that finds the `.swap` replaces exactly the old segments in that range.
 """
+
 from __future__ import annotations
 
 import threading
@@ -16,8 +17,13 @@ from typing import TYPE_CHECKING
 
 from . import files
 from .cleaner import (
-    DEFAULT_MAX_MAP_ENTRIES, AbortedRanges, CleaningRules, OffsetMap, build_offset_map,
-    clean_group, group_segments_by_size,
+    DEFAULT_MAX_MAP_ENTRIES,
+    AbortedRanges,
+    CleaningRules,
+    OffsetMap,
+    build_offset_map,
+    clean_group,
+    group_segments_by_size,
 )
 from .results import CleanerStats
 from .segment import Segment
@@ -45,6 +51,7 @@ class Compaction:
     cleaner_checkpoint: int | None
 
     if TYPE_CHECKING:
+
         @property
         def last_stable_offset(self) -> int: ...
         def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment: ...
@@ -76,8 +83,9 @@ class Compaction:
         total = clean + dirty
         return (dirty / total if total else 0.0), dirty
 
-    def compact(self, now_ms: int | None = None, *,
-                max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> CleanerStats | None:
+    def compact(
+        self, now_ms: int | None = None, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
+    ) -> CleanerStats | None:
         """One compaction pass (see `cleaner`); None when there is nothing dirty to clean."""
         now = self._now(now_ms)
         with self._lock:
@@ -94,11 +102,13 @@ class Compaction:
         offset_map = OffsetMap(max_map_entries)
         build_offset_map(dirty, first_dirty, first_uncleanable, offset_map, aborted)
         end_offset = offset_map.latest_offset + 1 if len(offset_map) else first_uncleanable
-        rules = CleaningRules(offset_map, now, self.config.delete_retention_ms, last_records, aborted,
-                              upper_bound=first_uncleanable)
+        rules = CleaningRules(
+            offset_map, now, self.config.delete_retention_ms, last_records, aborted, upper_bound=first_uncleanable
+        )
         candidates = [s for s in segments.overlapping(0, end_offset) if s is not segments.active]
-        groups = group_segments_by_size(candidates, self.config.segment_bytes,
-                                        self.config.segment_index_bytes, first_uncleanable)
+        groups = group_segments_by_size(
+            candidates, self.config.segment_bytes, self.config.segment_index_bytes, first_uncleanable
+        )
         bytes_read = bytes_written = 0
         for group in groups:
             cleaned, read, written = clean_group(group, rules, self._cleaned_segment)

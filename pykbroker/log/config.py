@@ -11,10 +11,12 @@ Every topic config is an attribute, named as the key with '.' as '_' (`segment.b
 A value the table rejects raises ValueError. Keys that are not topic configs are kept in
 `extra` (so they survive a round trip).
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from ..config.definitions import TIMESTAMP_TYPES, TOPIC_CONFIGS, ConfigDefinition
 from ..config.types import LONG_MAX, ConfigError
@@ -44,6 +46,7 @@ def _parse(definition: ConfigDefinition, value: Any) -> Any:
 
 
 if TYPE_CHECKING:
+
     @dataclasses.dataclass(frozen=True)
     class _Fields:
         """What the checker sees of the generated dataclass below: `extra`, and one attribute
@@ -55,10 +58,13 @@ if TYPE_CHECKING:
 else:
     _Fields = dataclasses.make_dataclass(
         "_Fields",
-        [(attribute, Any, dataclasses.field(default=_stored(definition.default)))
-         for attribute, definition in _DEFINITIONS.items()]
+        [
+            (attribute, Any, dataclasses.field(default=_stored(definition.default)))
+            for attribute, definition in _DEFINITIONS.items()
+        ]
         + [("extra", Mapping[str, str], dataclasses.field(default_factory=dict))],
-        frozen=True)
+        frozen=True,
+    )
 
 
 class LogConfig(_Fields):
@@ -83,8 +89,7 @@ class LogConfig(_Fields):
 
     def to_dict(self) -> dict[str, str | None]:
         """Kafka-named keys and string values (DescribeConfigs style; None for a null value)."""
-        result = {key: definition.format(getattr(self, attribute_of(key)))
-                  for key, definition in TOPIC_CONFIGS.items()}
+        result = {key: definition.format(getattr(self, attribute_of(key))) for key, definition in TOPIC_CONFIGS.items()}
         result.update(self.extra)
         return result
 

@@ -4,12 +4,13 @@ Segments dropped by retention, truncation or compaction are renamed to `*.delete
 and removed when their time comes, so a fetch already handed a region of them can still
 send it. `run_due` is called from the maintenance thread.
 """
+
 from __future__ import annotations
 
 import heapq
 import itertools
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 
 class DelayedDeleter:

@@ -10,6 +10,7 @@ Kafka broker and a pykbroker exclude each other) and a `flock` (which, unlike a 
 excludes a second broker inside the same process). The holder's process id is written into the
 file, so the error a second broker gets can name it.
 """
+
 from __future__ import annotations
 
 import fcntl
@@ -38,7 +39,7 @@ class LogDirLocks:
         self._fds = fds
 
     @classmethod
-    def acquire(cls, log_dirs: list[str]) -> "LogDirLocks":
+    def acquire(cls, log_dirs: list[str]) -> LogDirLocks:
         """Lock every directory or none: on a failure the locks already taken are released."""
         locks = cls([])
         try:
@@ -69,8 +70,9 @@ def _lock_dir(directory: str) -> int:
     except OSError:
         holder = _recorded_holder(fd)
         os.close(fd)
-        raise LogDirInUse(directory, "another broker is using this directory"
-                                     + (f" (process {holder})" if holder else "")) from None
+        raise LogDirInUse(
+            directory, "another broker is using this directory" + (f" (process {holder})" if holder else "")
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd

@@ -5,6 +5,7 @@ entry that would break monotonicity, and `end_offset_for` answers OffsetForLeade
 Changes are written to the checkpoint file at once (page cache; no fsync on the append path)
 and made durable by `flush()`, which the log calls when it flushes.
 """
+
 from __future__ import annotations
 
 import threading
@@ -116,8 +117,8 @@ class LeaderEpochCache:
             if covering < 0 or (covering == 0 and self._offsets[0] == start_offset):
                 return
             epoch = self._epochs[covering]
-            del self._epochs[:covering + 1]
-            del self._offsets[:covering + 1]
+            del self._epochs[: covering + 1]
+            del self._offsets[: covering + 1]
             self._epochs.insert(0, epoch)
             self._offsets.insert(0, start_offset)
             self._dirty = True

@@ -3,13 +3,19 @@
 `RecordValidationError` is a KafkaError that also names the records at fault, for the
 ProduceResponse's `record_errors` (batch_index = the record's index within its batch).
 """
+
 from __future__ import annotations
 
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 
 __all__ = [
-    "ErrorCode", "KafkaError", "RecordValidationError", "LogError",
-    "OffsetsOutOfOrderError", "UnexpectedAppendOffsetError", "LogClosedError",
+    "ErrorCode",
+    "KafkaError",
+    "RecordValidationError",
+    "LogError",
+    "OffsetsOutOfOrderError",
+    "UnexpectedAppendOffsetError",
+    "LogClosedError",
 ]
 
 

@@ -11,6 +11,7 @@ offset range that the swap replaces ends (see `write_swap_end`).
 handed to the network layer stays readable after its segment is closed, renamed or deleted.
 `HandleCache` bounds how many inactive segments keep their files open.
 """
+
 from __future__ import annotations
 
 import os

@@ -10,13 +10,15 @@ Files hold exactly their entries (no preallocation). Lookups read the file lazil
 memory; the active segment keeps a mirror of its entries in two compact arrays (bounded by
 `segment.index.bytes`) because tailing consumers look it up on every fetch.
 """
+
 from __future__ import annotations
 
 import os
 import struct
 from array import array
 from bisect import bisect_right
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .files import OpenFile
 

@@ -12,11 +12,12 @@ Order of work (Kafka's LogLoader):
    rebuilt on the way;
 4. after a clean shutdown, rebuild producer state from the newest snapshot.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from . import files
 from .epoch_cache import LeaderEpochCache
@@ -42,8 +43,16 @@ class LoadedLog:
 
 
 class LogLoader:
-    def __init__(self, directory: str, *, segment_factory: SegmentFactory, epoch_cache: LeaderEpochCache,
-                 producers: ProducerStateManager, snapshots: SnapshotFiles, now_ms: int) -> None:
+    def __init__(
+        self,
+        directory: str,
+        *,
+        segment_factory: SegmentFactory,
+        epoch_cache: LeaderEpochCache,
+        producers: ProducerStateManager,
+        snapshots: SnapshotFiles,
+        now_ms: int,
+    ) -> None:
         self.directory = directory
         self.segment_factory = segment_factory
         self.epoch_cache = epoch_cache
@@ -84,7 +93,7 @@ class LogLoader:
             if name.endswith((files.DELETED_SUFFIX, files.CLEANED_SUFFIX, files.TMP_SUFFIX)):
                 files.remove_if_exists(path)
             elif name.endswith(files.SWAP_SUFFIX):
-                if files.is_offset_file(name[:-len(files.SWAP_SUFFIX)], files.LOG_SUFFIX):
+                if files.is_offset_file(name[: -len(files.SWAP_SUFFIX)], files.LOG_SUFFIX):
                     swaps.append(files.offset_from_file_name(name))
                 else:
                     files.remove_if_exists(path)  # index swaps: indexes are rebuilt
@@ -126,8 +135,11 @@ class LogLoader:
                     files.remove_if_exists(os.path.join(self.directory, name))
 
     def log_file_offsets(self) -> list[int]:
-        return sorted(files.offset_from_file_name(name) for name in os.listdir(self.directory)
-                      if files.is_offset_file(name, files.LOG_SUFFIX))
+        return sorted(
+            files.offset_from_file_name(name)
+            for name in os.listdir(self.directory)
+            if files.is_offset_file(name, files.LOG_SUFFIX)
+        )
 
     # -- segments -------------------------------------------------------------------------
 
@@ -148,27 +160,35 @@ class LogLoader:
         if not segments:
             segments = [self.segment_factory(log_start_offset, create=True)]
         log_end_offset = segments[-1].read_next_offset()
-        rebuild_producer_state(self.producers, self.snapshots, SegmentList(segments),
-                               log_start_offset, log_end_offset, self.now_ms)
+        rebuild_producer_state(
+            self.producers, self.snapshots, SegmentList(segments), log_start_offset, log_end_offset, self.now_ms
+        )
         return segments, log_end_offset
 
-    def recover(self, segments: list[Segment], recovery_point: int, log_start_offset: int,
-                stats: RecoveryStats) -> tuple[list[Segment], int]:
+    def recover(
+        self, segments: list[Segment], recovery_point: int, log_start_offset: int, stats: RecoveryStats
+    ) -> tuple[list[Segment], int]:
         """Recover every segment from the one holding the recovery point (counted in `stats`)."""
         if not segments:
             segments = [self.segment_factory(log_start_offset, create=True)]
         first = max(SegmentList(segments).floor_index(recovery_point), 0)
-        rebuild_producer_state(self.producers, self.snapshots, SegmentList(segments),
-                               log_start_offset, segments[first].base_offset, self.now_ms)
+        rebuild_producer_state(
+            self.producers,
+            self.snapshots,
+            SegmentList(segments),
+            log_start_offset,
+            segments[first].base_offset,
+            self.now_ms,
+        )
         for index in range(first, len(segments)):
             truncated = segments[index].recover(self.recovery_observer(segments[index]))
             stats.segments_scanned += 1
             stats.bytes_truncated += truncated
             if truncated and index + 1 < len(segments):
                 stats.segments_dropped += len(segments) - index - 1
-                for dropped in segments[index + 1:]:
+                for dropped in segments[index + 1 :]:
                     dropped.delete_files()
-                segments = segments[:index + 1]
+                segments = segments[: index + 1]
                 break
         log_end_offset = segments[-1].read_next_offset()
         self.producers.update_map_end_offset(log_end_offset)
@@ -177,6 +197,7 @@ class LogLoader:
 
     def recovery_observer(self, segment: Segment) -> Callable:
         """What each recovered batch updates: epoch cache, producer state, aborted txn index."""
+
         def on_batch(header, batch: StoredBatch) -> None:
             epoch = header.partition_leader_epoch
             latest = self.epoch_cache.latest_epoch
@@ -185,9 +206,15 @@ class LogLoader:
             marker = read_marker(batch.data, header) if is_marker_candidate(header) else None
             completed = self.producers.apply_stored_batch(header, marker)
             if completed is not None and completed.is_aborted:
-                segment.txn_index.append(AbortedTxn(completed.producer_id, completed.first_offset,
-                                                    completed.last_offset,
-                                                    self.producers.last_stable_offset(completed)))
+                segment.txn_index.append(
+                    AbortedTxn(
+                        completed.producer_id,
+                        completed.first_offset,
+                        completed.last_offset,
+                        self.producers.last_stable_offset(completed),
+                    )
+                )
+
         return on_batch
 
     def rebuild_epoch_cache(self, segments: list[Segment]) -> None:

@@ -19,12 +19,14 @@ changes and is held only briefly: fsyncs and compaction's reading and writing ha
 outside it, and their results are swapped in under it. Reads take no lock at all: they work
 on the immutable segment list current when they start.
 """
+
 from __future__ import annotations
 
 import os
 import threading
-from typing import Callable
+from collections.abc import Callable
 
+from ..common.time import now_ms as wall_clock_ms
 from . import files
 from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
@@ -33,27 +35,41 @@ from .epoch_cache import LeaderEpochCache
 from .errors import ErrorCode, KafkaError, LogClosedError, UnexpectedAppendOffsetError
 from .files import HandleCache
 from .loader import LogLoader
+from .lookups import OffsetLookups
 from .producer_snapshot import SnapshotFiles
 from .producer_state import CLIENT, REPLICATION, BatchMetadata, CompletedTxn, ProducerAppend, ProducerStateManager
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
-from .lookups import OffsetLookups
 from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
 from .retention import Retention
-from ..common.time import now_ms as wall_clock_ms
 from .segment import Segment
 from .segments import SegmentList
 from .txn_index import AbortedTxn
 from .validation import (
-    AppendBatches, assign_offsets, recompress, split_batches, validate_follower_append,
+    AppendBatches,
+    assign_offsets,
+    recompress,
+    split_batches,
+    validate_follower_append,
     validate_leader_append,
 )
+
 
 class Log(OffsetLookups, Retention, Compaction):
     """A partition's log. Construct with `Log.open`."""
 
-    def __init__(self, directory: str, config: LogConfig, *, topic: str, partition: int,
-                 fsync_before_ack: bool, handles: HandleCache, deleter: DelayedDeleter,
-                 time_ms: Callable[[], int], producer_id_expiration_ms: int) -> None:
+    def __init__(
+        self,
+        directory: str,
+        config: LogConfig,
+        *,
+        topic: str,
+        partition: int,
+        fsync_before_ack: bool,
+        handles: HandleCache,
+        deleter: DelayedDeleter,
+        time_ms: Callable[[], int],
+        producer_id_expiration_ms: int,
+    ) -> None:
         self.directory = directory
         self.topic = topic
         self.partition = partition
@@ -83,11 +99,21 @@ class Log(OffsetLookups, Retention, Compaction):
         self.closed = False
 
     @classmethod
-    def open(cls, directory: str, config: LogConfig | dict | None = None, *, recovery_point: int = 0,
-             log_start_offset: int = 0, clean_shutdown: bool = False, fsync_before_ack: bool = False,
-             high_watermark: int | None = None, handles: HandleCache | None = None,
-             deleter: DelayedDeleter | None = None, time_ms: Callable[[], int] | None = None,
-             producer_id_expiration_ms: int = 86400000) -> "Log":
+    def open(
+        cls,
+        directory: str,
+        config: LogConfig | dict | None = None,
+        *,
+        recovery_point: int = 0,
+        log_start_offset: int = 0,
+        clean_shutdown: bool = False,
+        fsync_before_ack: bool = False,
+        high_watermark: int | None = None,
+        handles: HandleCache | None = None,
+        deleter: DelayedDeleter | None = None,
+        time_ms: Callable[[], int] | None = None,
+        producer_id_expiration_ms: int = 86400000,
+    ) -> Log:
         """Open (creating if needed) the log in `directory`, named `<topic>-<partition>`.
 
         Without `clean_shutdown` the segments from `recovery_point` on are recovered.
@@ -96,19 +122,33 @@ class Log(OffsetLookups, Retention, Compaction):
         if parsed is None:
             raise ValueError(f"{directory!r} is not named <topic>-<partition>")
         os.makedirs(directory, exist_ok=True)
-        log = cls(directory, as_log_config(config), topic=parsed[0], partition=parsed[1],
-                  fsync_before_ack=fsync_before_ack, handles=HandleCache() if handles is None else handles,
-                  deleter=DelayedDeleter() if deleter is None else deleter, time_ms=time_ms or wall_clock_ms,
-                  producer_id_expiration_ms=producer_id_expiration_ms)
+        log = cls(
+            directory,
+            as_log_config(config),
+            topic=parsed[0],
+            partition=parsed[1],
+            fsync_before_ack=fsync_before_ack,
+            handles=HandleCache() if handles is None else handles,
+            deleter=DelayedDeleter() if deleter is None else deleter,
+            time_ms=time_ms or wall_clock_ms,
+            producer_id_expiration_ms=producer_id_expiration_ms,
+        )
         log._load(log_start_offset, recovery_point, clean_shutdown)
         log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
         return log
 
     def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
-        loader = LogLoader(self.directory, segment_factory=self._segment, epoch_cache=self.epoch_cache,
-                           producers=self.producers, snapshots=self.snapshots, now_ms=self._time_ms())
-        loaded = loader.load(log_start_offset=log_start_offset, recovery_point=recovery_point,
-                             clean_shutdown=clean_shutdown)
+        loader = LogLoader(
+            self.directory,
+            segment_factory=self._segment,
+            epoch_cache=self.epoch_cache,
+            producers=self.producers,
+            snapshots=self.snapshots,
+            now_ms=self._time_ms(),
+        )
+        loaded = loader.load(
+            log_start_offset=log_start_offset, recovery_point=recovery_point, clean_shutdown=clean_shutdown
+        )
         self._segments = loaded.segments
         self.log_start_offset = loaded.log_start_offset
         self.recovery_point = loaded.recovery_point
@@ -119,9 +159,15 @@ class Log(OffsetLookups, Retention, Compaction):
 
     def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment:
         make = Segment.create if create else Segment
-        return make(self.directory, base_offset, index_interval_bytes=self.config.index_interval_bytes,
-                    max_index_bytes=self.config.segment_index_bytes, suffix=suffix, handles=self._handles,
-                    created_ms=self._time_ms())
+        return make(
+            self.directory,
+            base_offset,
+            index_interval_bytes=self.config.index_interval_bytes,
+            max_index_bytes=self.config.segment_index_bytes,
+            suffix=suffix,
+            handles=self._handles,
+            created_ms=self._time_ms(),
+        )
 
     # -- state ----------------------------------------------------------------------------
 
@@ -176,11 +222,17 @@ class Log(OffsetLookups, Retention, Compaction):
 
     # -- appends --------------------------------------------------------------------------
 
-    def append_as_leader(self, records: bytes | bytearray | memoryview, *, leader_epoch: int,
-                         timestamp_type: str | None = None,
-                         now_ms: int | None = None, max_message_bytes: int | None = None,
-                         message_timestamp_difference_max_ms: int | None = None,
-                         origin: str = CLIENT) -> LogAppendInfo:
+    def append_as_leader(
+        self,
+        records: bytes | bytearray | memoryview,
+        *,
+        leader_epoch: int,
+        timestamp_type: str | None = None,
+        now_ms: int | None = None,
+        max_message_bytes: int | None = None,
+        message_timestamp_difference_max_ms: int | None = None,
+        origin: str = CLIENT,
+    ) -> LogAppendInfo:
         """Validate, assign offsets in place, stamp the epoch, and append batches from a producer.
 
         Batches are stored in the codec of the topic's `compression.type` (rebuilt when the
@@ -196,10 +248,20 @@ class Log(OffsetLookups, Retention, Compaction):
         log_append_time = (timestamp_type or config.message_timestamp_type) == LOG_APPEND_TIME
         append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
         max_message_bytes = max_message_bytes or config.max_message_bytes
-        validate_leader_append(append, config, origin=origin, now_ms=now, log_append_time=log_append_time,
-                               max_message_bytes=max_message_bytes)
-        append = recompress(append, config.compression_type, max_message_bytes=max_message_bytes,
-                            topic_partition=f"{self.topic}-{self.partition}")
+        validate_leader_append(
+            append,
+            config,
+            origin=origin,
+            now_ms=now,
+            log_append_time=log_append_time,
+            max_message_bytes=max_message_bytes,
+        )
+        append = recompress(
+            append,
+            config.compression_type,
+            max_message_bytes=max_message_bytes,
+            topic_partition=f"{self.topic}-{self.partition}",
+        )
         with self._lock:
             self._check_open()
             assign_offsets(append, self._log_end_offset, leader_epoch, now if log_append_time else None)
@@ -210,8 +272,9 @@ class Log(OffsetLookups, Retention, Compaction):
             self._append(append, updates, completed, now)
             return self._append_info(append, now if log_append_time else -1)
 
-    def append_as_follower(self, records: bytes | bytearray | memoryview, *,
-                           now_ms: int | None = None) -> LogAppendInfo:
+    def append_as_follower(
+        self, records: bytes | bytearray | memoryview, *, now_ms: int | None = None
+    ) -> LogAppendInfo:
         """Append batches replicated from the leader (offsets and epochs already assigned)."""
         now = self._now(now_ms)
         append = split_batches(records if isinstance(records, bytearray) else bytearray(records))
@@ -220,8 +283,10 @@ class Log(OffsetLookups, Retention, Compaction):
             self._check_open()
             if append.first_offset < self._log_end_offset:
                 raise UnexpectedAppendOffsetError(
-                    f"First offset {append.first_offset} is less than the next offset "
-                    f"{self._log_end_offset}", append.first_offset, append.last_offset)
+                    f"First offset {append.first_offset} is less than the next offset {self._log_end_offset}",
+                    append.first_offset,
+                    append.last_offset,
+                )
             self._check_append_size(append)
             updates, completed, _ = self._check_producers(append, REPLICATION)
             self._append(append, updates, completed, now)
@@ -229,13 +294,16 @@ class Log(OffsetLookups, Retention, Compaction):
 
     def _check_append_size(self, append: AppendBatches) -> None:
         if append.valid_bytes > self.config.segment_bytes:
-            raise KafkaError(ErrorCode.RECORD_LIST_TOO_LARGE,
-                             f"Message batch size is {append.valid_bytes} bytes in append to partition "
-                             f"{self.topic}-{self.partition}, which exceeds the maximum configured segment "
-                             f"size of {self.config.segment_bytes}.")
+            raise KafkaError(
+                ErrorCode.RECORD_LIST_TOO_LARGE,
+                f"Message batch size is {append.valid_bytes} bytes in append to partition "
+                f"{self.topic}-{self.partition}, which exceeds the maximum configured segment "
+                f"size of {self.config.segment_bytes}.",
+            )
 
-    def _check_producers(self, append: AppendBatches, origin: str) -> tuple[
-            dict[int, ProducerAppend], list[CompletedTxn], BatchMetadata | None]:
+    def _check_producers(
+        self, append: AppendBatches, origin: str
+    ) -> tuple[dict[int, ProducerAppend], list[CompletedTxn], BatchMetadata | None]:
         """Producer checks for every batch; stops at a duplicate of an earlier client batch."""
         updates: dict[int, ProducerAppend] = {}
         completed: list[CompletedTxn] = []
@@ -252,14 +320,15 @@ class Log(OffsetLookups, Retention, Compaction):
                 update = updates[header.producer_id] = self.producers.prepare(header.producer_id, origin)
             marker = None
             if is_marker_candidate(header):
-                marker = read_marker(memoryview(append.buffer)[pos:pos + header.size], header)
+                marker = read_marker(memoryview(append.buffer)[pos : pos + header.size], header)
             done = update.append(header, marker)
             if done is not None:
                 completed.append(done)
         return updates, completed, None
 
-    def _append(self, append: AppendBatches, updates: dict[int, ProducerAppend],
-                completed: list[CompletedTxn], now: int) -> None:
+    def _append(
+        self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
+    ) -> None:
         """Write the batches and apply everything they change (lock held)."""
         for _, header in append.batches:
             self._maybe_assign_epoch(header.partition_leader_epoch, header.base_offset)
@@ -283,17 +352,29 @@ class Log(OffsetLookups, Retention, Compaction):
     def _append_info(self, append: AppendBatches, log_append_time: int) -> LogAppendInfo:
         max_timestamp, offset_of_max = append.max_timestamp_and_offset()
         return LogAppendInfo(
-            first_offset=append.first_offset, last_offset=append.last_offset, max_timestamp=max_timestamp,
-            offset_of_max_timestamp=offset_of_max, log_append_time=log_append_time,
-            log_start_offset=self.log_start_offset, record_count=append.record_count,
-            valid_bytes=append.valid_bytes, last_leader_epoch=append.batches[-1][1].partition_leader_epoch)
+            first_offset=append.first_offset,
+            last_offset=append.last_offset,
+            max_timestamp=max_timestamp,
+            offset_of_max_timestamp=offset_of_max,
+            log_append_time=log_append_time,
+            log_start_offset=self.log_start_offset,
+            record_count=append.record_count,
+            valid_bytes=append.valid_bytes,
+            last_leader_epoch=append.batches[-1][1].partition_leader_epoch,
+        )
 
     def _duplicate_info(self, duplicate: BatchMetadata, append: AppendBatches) -> LogAppendInfo:
         return LogAppendInfo(
-            first_offset=duplicate.first_offset, last_offset=duplicate.last_offset,
-            max_timestamp=duplicate.timestamp, offset_of_max_timestamp=duplicate.last_offset,
-            log_append_time=duplicate.timestamp, log_start_offset=self.log_start_offset,
-            record_count=append.record_count, valid_bytes=append.valid_bytes, duplicate=True)
+            first_offset=duplicate.first_offset,
+            last_offset=duplicate.last_offset,
+            max_timestamp=duplicate.timestamp,
+            offset_of_max_timestamp=duplicate.last_offset,
+            log_append_time=duplicate.timestamp,
+            log_start_offset=self.log_start_offset,
+            record_count=append.record_count,
+            valid_bytes=append.valid_bytes,
+            duplicate=True,
+        )
 
     # -- durability before acknowledging ----------------------------------------------
 
@@ -342,9 +423,14 @@ class Log(OffsetLookups, Retention, Compaction):
 
     def _maybe_roll(self, append: AppendBatches, max_timestamp: int, now: int) -> Segment:
         segment = self._segments.active
-        if segment.should_roll(segment_bytes=self.config.segment_bytes, segment_ms=self.config.segment_ms,
-                               messages_size=append.valid_bytes, max_timestamp_in_messages=max_timestamp,
-                               max_offset_in_messages=append.last_offset, now=now):
+        if segment.should_roll(
+            segment_bytes=self.config.segment_bytes,
+            segment_ms=self.config.segment_ms,
+            messages_size=append.valid_bytes,
+            max_timestamp_in_messages=max_timestamp,
+            max_offset_in_messages=append.last_offset,
+            now=now,
+        ):
             return self.roll(append.first_offset)
         return segment
 
@@ -371,8 +457,15 @@ class Log(OffsetLookups, Retention, Compaction):
 
     # -- reads ----------------------------------------------------------------------------
 
-    def read(self, fetch_offset: int, max_bytes: int, *, max_offset: int | None = None,
-             min_one_message: bool = True, read_committed: bool = False) -> FetchDataInfo:
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        max_offset: int | None = None,
+        min_one_message: bool = True,
+        read_committed: bool = False,
+    ) -> FetchDataInfo:
         """Batches from the one holding `fetch_offset`, never past `max_offset` (default: log end).
 
         Consumers pass the high watermark (or, read_committed, the last stable offset) as
@@ -381,10 +474,12 @@ class Log(OffsetLookups, Retention, Compaction):
         """
         segments, log_end_offset, log_start_offset = self._segments, self._log_end_offset, self.log_start_offset
         if fetch_offset < log_start_offset or fetch_offset > log_end_offset:
-            raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                             f"Received request for offset {fetch_offset} for partition "
-                             f"{self.topic}-{self.partition}, but we only have log segments in the range "
-                             f"{log_start_offset} to {log_end_offset}.")
+            raise KafkaError(
+                ErrorCode.OFFSET_OUT_OF_RANGE,
+                f"Received request for offset {fetch_offset} for partition "
+                f"{self.topic}-{self.partition}, but we only have log segments in the range "
+                f"{log_start_offset} to {log_end_offset}.",
+            )
         limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
         if fetch_offset >= limit:
             return FetchDataInfo(fetch_offset)
@@ -411,8 +506,9 @@ class Log(OffsetLookups, Retention, Compaction):
         self._limit_position = (limit, segment, position)
         return position
 
-    def _aborted_transactions(self, segments: SegmentList, index: int, info: FetchDataInfo,
-                              log_end_offset: int) -> list[AbortedTransaction]:
+    def _aborted_transactions(
+        self, segments: SegmentList, index: int, info: FetchDataInfo, log_end_offset: int
+    ) -> list[AbortedTransaction]:
         segment = segments[index]
         upper = segment.fetch_upper_bound_offset(info.position, info.size)
         if upper is None:
@@ -485,8 +581,9 @@ class Log(OffsetLookups, Retention, Compaction):
         self._truncations += 1
 
     def _rebuild_producer_state(self) -> None:
-        rebuild_producer_state(self.producers, self.snapshots, self._segments, self.log_start_offset,
-                               self._log_end_offset, self._time_ms())
+        rebuild_producer_state(
+            self.producers, self.snapshots, self._segments, self.log_start_offset, self._log_end_offset, self._time_ms()
+        )
 
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark).
@@ -499,10 +596,12 @@ class Log(OffsetLookups, Retention, Compaction):
             if offset == -1:
                 offset = self._high_watermark
             if offset < 0 or offset > self._high_watermark:
-                raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE,
-                                 f"Cannot increment the log start offset to {offset} of partition "
-                                 f"{self.topic}-{self.partition} since it is larger than the high "
-                                 f"watermark {self._high_watermark}")
+                raise KafkaError(
+                    ErrorCode.OFFSET_OUT_OF_RANGE,
+                    f"Cannot increment the log start offset to {offset} of partition "
+                    f"{self.topic}-{self.partition} since it is larger than the high "
+                    f"watermark {self._high_watermark}",
+                )
             self._increment_log_start_offset(offset)
             return self.log_start_offset
 
@@ -592,5 +691,7 @@ class Log(OffsetLookups, Retention, Compaction):
             self.closed = True
 
     def __repr__(self) -> str:
-        return (f"Log({self.topic}-{self.partition}, log_start_offset={self.log_start_offset}, "
-                f"log_end_offset={self._log_end_offset}, high_watermark={self._high_watermark})")
+        return (
+            f"Log({self.topic}-{self.partition}, log_start_offset={self.log_start_offset}, "
+            f"log_end_offset={self._log_end_offset}, high_watermark={self._high_watermark})"
+        )

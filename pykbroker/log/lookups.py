@@ -4,6 +4,7 @@ Timestamp lookups follow Kafka: the first segment whose largest timestamp reache
 target, then its time index, offset index and a scan; only the one batch holding the answer
 is decoded.
 """
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -73,7 +74,7 @@ class OffsetLookups:
         offsets = [max(s.base_offset, self.log_start_offset) for s in segments]
         if segments[-1].size > 0:
             offsets.append(self._log_end_offset)
-        offsets = sorted(offsets[::-1][:max(max_num_offsets, 0)], reverse=True)
+        offsets = sorted(offsets[::-1][: max(max_num_offsets, 0)], reverse=True)
         if any(o > high_watermark for o in offsets):
             offsets = [high_watermark, *(o for o in offsets if o <= high_watermark)]
         return offsets

@@ -11,6 +11,7 @@ watermarks, cleaner offsets) and, while the broker is stopped cleanly, `.kafka_c
 The marker is removed once the logs are loaded, so only a broker that did not close cleanly
 makes the next start recover its logs.
 """
+
 from __future__ import annotations
 
 import functools
@@ -19,8 +20,10 @@ import logging
 import os
 import shutil
 import threading
-from typing import Any, Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
+from ..common.time import now_ms as wall_clock_ms
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
 from .cleaner import DEFAULT_MAX_MAP_ENTRIES
@@ -29,7 +32,6 @@ from .deleter import DelayedDeleter
 from .files import HandleCache
 from .log import Log
 from .results import CleanerStats, RecoveryStats
-from ..common.time import now_ms as wall_clock_ms
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
@@ -41,10 +43,18 @@ ConfigProvider = Callable[[str], "LogConfig | Mapping | None"]
 class LogManager:
     """Owns every `Log` of this broker; maintenance runs on the caller's worker thread."""
 
-    def __init__(self, log_dirs: Iterable[str], default_config: LogConfig | Mapping | None = None, *,
-                 fsync_before_ack: bool = False, topic_configs: ConfigProvider | None = None,
-                 time_ms: Callable[[], int] | None = None, producer_id_expiration_ms: int = 86400000,
-                 max_open_segments: int = 256, cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES) -> None:
+    def __init__(
+        self,
+        log_dirs: Iterable[str],
+        default_config: LogConfig | Mapping | None = None,
+        *,
+        fsync_before_ack: bool = False,
+        topic_configs: ConfigProvider | None = None,
+        time_ms: Callable[[], int] | None = None,
+        producer_id_expiration_ms: int = 86400000,
+        max_open_segments: int = 256,
+        cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
+    ) -> None:
         self.log_dirs = [os.path.abspath(path) for path in log_dirs]
         if not self.log_dirs:
             raise ValueError("at least one log directory is needed")
@@ -87,19 +97,29 @@ class LogManager:
                 continue
             if parsed in self._logs:
                 raise RuntimeError(f"duplicate log directories for {parsed}: {self._dir_of[parsed]} and {log_dir}")
-            log = self._open_log(path, self._config_for(parsed[0]), clean_shutdown=clean,
-                                 recovery_point=recovery_points.get(parsed, 0),
-                                 log_start_offset=log_starts.get(parsed, 0),
-                                 high_watermark=high_watermarks.get(parsed))
+            log = self._open_log(
+                path,
+                self._config_for(parsed[0]),
+                clean_shutdown=clean,
+                recovery_point=recovery_points.get(parsed, 0),
+                log_start_offset=log_starts.get(parsed, 0),
+                high_watermark=high_watermarks.get(parsed),
+            )
             log.cleaner_checkpoint = cleaner_offsets.get(parsed)
             self._logs[parsed] = log
             self._dir_of[parsed] = log_dir
             if log.recovery is not None:
                 recovery.add(log.recovery)
         if recovery.logs:
-            logger.info("Recovered %d logs in %s after an unclean shutdown: %d segments scanned, "
-                        "%d bytes truncated, %d segments dropped", recovery.logs, log_dir,
-                        recovery.segments_scanned, recovery.bytes_truncated, recovery.segments_dropped)
+            logger.info(
+                "Recovered %d logs in %s after an unclean shutdown: %d segments scanned, "
+                "%d bytes truncated, %d segments dropped",
+                recovery.logs,
+                log_dir,
+                recovery.segments_scanned,
+                recovery.bytes_truncated,
+                recovery.segments_dropped,
+            )
         files.remove_if_exists(marker)
 
     @staticmethod
@@ -112,9 +132,16 @@ class LogManager:
             return {}
 
     def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
-        return Log.open(path, config, fsync_before_ack=self.fsync_before_ack, handles=self._handles,
-                        deleter=self._deleter, time_ms=self._time_ms,
-                        producer_id_expiration_ms=self._producer_id_expiration_ms, **kwargs)
+        return Log.open(
+            path,
+            config,
+            fsync_before_ack=self.fsync_before_ack,
+            handles=self._handles,
+            deleter=self._deleter,
+            time_ms=self._time_ms,
+            producer_id_expiration_ms=self._producer_id_expiration_ms,
+            **kwargs,
+        )
 
     def _config_for(self, topic: str) -> LogConfig:
         provided = self._topic_configs(topic) if self._topic_configs is not None else None
@@ -198,14 +225,20 @@ class LogManager:
 
     def checkpoint_log_start_offsets(self) -> None:
         for log_dir in self.log_dirs:
-            offsets = {key: log.log_start_offset for key, log in self._logs_in(log_dir).items()
-                       if log.log_start_offset > log.segments.first.base_offset}
+            offsets = {
+                key: log.log_start_offset
+                for key, log in self._logs_in(log_dir).items()
+                if log.log_start_offset > log.segments.first.base_offset
+            }
             self._write_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT, offsets)
 
     def checkpoint_cleaner_offsets(self) -> None:
         for log_dir in self.log_dirs:
-            offsets = {key: log.cleaner_checkpoint for key, log in self._logs_in(log_dir).items()
-                       if log.cleaner_checkpoint is not None}
+            offsets = {
+                key: log.cleaner_checkpoint
+                for key, log in self._logs_in(log_dir).items()
+                if log.cleaner_checkpoint is not None
+            }
             self._write_checkpoint(log_dir, checkpoint.CLEANER_OFFSET_CHECKPOINT, offsets)
 
     def checkpoint_high_watermarks(self, high_watermarks: Mapping[TopicPartition, int] | None = None) -> None:
@@ -231,8 +264,10 @@ class LogManager:
     def _write_dir_checkpoints(self, log_dir: str, forget: TopicPartition) -> None:
         """Rewrite a directory's checkpoints without a partition that was deleted."""
         logs = self._logs_in(log_dir)
-        for name, value in ((checkpoint.RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point),
-                            (checkpoint.LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset)):
+        for name, value in (
+            (checkpoint.RECOVERY_POINT_CHECKPOINT, lambda log: log.recovery_point),
+            (checkpoint.LOG_START_OFFSET_CHECKPOINT, lambda log: log.log_start_offset),
+        ):
             self._write_checkpoint(log_dir, name, {key: value(log) for key, log in logs.items()})
         for name in (checkpoint.REPLICATION_OFFSET_CHECKPOINT, checkpoint.CLEANER_OFFSET_CHECKPOINT):
             with self._checkpoint_lock:

@@ -20,6 +20,7 @@ after a restart. All integers big-endian:
 The snapshot at offset N holds the state built from every batch below N. A snapshot that is
 cut short or fails its CRC is ignored (and deleted); state is then rebuilt from the log.
 """
+
 from __future__ import annotations
 
 import os
@@ -45,8 +46,14 @@ class CorruptSnapshotError(ValueError):
 def encode(entries: list[ProducerStateEntry]) -> bytes:
     body = bytearray(_COUNT.pack(len(entries)))
     for entry in entries:
-        body += _PRODUCER.pack(entry.producer_id, entry.producer_epoch, entry.coordinator_epoch,
-                               entry.last_timestamp, entry.current_txn_first_offset, len(entry.batches))
+        body += _PRODUCER.pack(
+            entry.producer_id,
+            entry.producer_epoch,
+            entry.coordinator_epoch,
+            entry.last_timestamp,
+            entry.current_txn_first_offset,
+            len(entry.batches),
+        )
         for batch in entry.batches:
             body += _BATCH.pack(*batch)
     return _PREFIX.pack(MAGIC, VERSION, crc32c.crc32c(body)) + bytes(body)
@@ -58,7 +65,7 @@ def decode(data: bytes) -> list[ProducerStateEntry]:
     magic, version, crc = _PREFIX.unpack_from(data)
     if magic != MAGIC or version != VERSION:
         raise CorruptSnapshotError(f"unknown snapshot format {magic!r} version {version}")
-    body = memoryview(data)[_PREFIX.size:]
+    body = memoryview(data)[_PREFIX.size :]
     if crc32c.crc32c(body) != crc:
         raise CorruptSnapshotError("snapshot CRC mismatch")
     try:
@@ -73,8 +80,9 @@ def _decode_entries(body: memoryview) -> list[ProducerStateEntry]:
     for _ in range(count):
         pid, epoch, coordinator_epoch, last_ts, txn_first, batch_count = _PRODUCER.unpack_from(body, pos)
         pos += _PRODUCER.size
-        entry = ProducerStateEntry(pid, epoch, coordinator_epoch=coordinator_epoch,
-                                   last_timestamp=last_ts, current_txn_first_offset=txn_first)
+        entry = ProducerStateEntry(
+            pid, epoch, coordinator_epoch=coordinator_epoch, last_timestamp=last_ts, current_txn_first_offset=txn_first
+        )
         for _ in range(batch_count):
             entry.batches.append(BatchMetadata(*_BATCH.unpack_from(body, pos)))
             pos += _BATCH.size
@@ -98,8 +106,9 @@ class SnapshotFiles:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
-        return sorted(files.offset_from_file_name(name) for name in names
-                      if files.is_offset_file(name, files.SNAPSHOT_SUFFIX))
+        return sorted(
+            files.offset_from_file_name(name) for name in names if files.is_offset_file(name, files.SNAPSHOT_SUFFIX)
+        )
 
     def write(self, offset: int, entries: list[ProducerStateEntry], *, fsync: bool = False) -> None:
         files.write_atomically(self.path(offset), encode(entries), fsync=fsync)

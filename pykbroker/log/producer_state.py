@@ -17,6 +17,7 @@ the batches are in the log. Sequence rules (Kafka 2.x+):
 
 Replicated batches only update the state; they are never rejected.
 """
+
 from __future__ import annotations
 
 from collections import deque
@@ -111,8 +112,7 @@ class ProducerStateEntry:
         self.producer_epoch = epoch
         return True
 
-    def add_batch(self, epoch: int, last_seq: int, last_offset: int, offset_delta: int,
-                  timestamp: int) -> None:
+    def add_batch(self, epoch: int, last_seq: int, last_offset: int, offset_delta: int, timestamp: int) -> None:
         self.maybe_update_epoch(epoch)
         self.batches.append(BatchMetadata(last_seq, last_offset, offset_delta, timestamp))
         self.last_timestamp = timestamp
@@ -126,11 +126,17 @@ class ProducerStateEntry:
                 return batch
         return None
 
-    def without_batches(self) -> "ProducerStateEntry":
-        return ProducerStateEntry(self.producer_id, self.producer_epoch, deque(maxlen=NUM_BATCHES_TO_RETAIN),
-                                  self.coordinator_epoch, self.last_timestamp, self.current_txn_first_offset)
+    def without_batches(self) -> ProducerStateEntry:
+        return ProducerStateEntry(
+            self.producer_id,
+            self.producer_epoch,
+            deque(maxlen=NUM_BATCHES_TO_RETAIN),
+            self.coordinator_epoch,
+            self.last_timestamp,
+            self.current_txn_first_offset,
+        )
 
-    def merge(self, update: "ProducerStateEntry") -> None:
+    def merge(self, update: ProducerStateEntry) -> None:
         """Take over what an append changed (Kafka's ProducerStateEntry.update)."""
         self.maybe_update_epoch(update.producer_epoch)
         self.batches.extend(update.batches)
@@ -163,13 +169,19 @@ class ProducerAppend:
         self._check_epoch(header.producer_epoch, first_offset)
         if self.origin == CLIENT:
             self._check_sequence(header.producer_epoch, header.base_sequence, first_offset)
-        self.updated.add_batch(header.producer_epoch, header.last_sequence, header.last_offset,
-                               header.last_offset_delta, header.max_timestamp)
+        self.updated.add_batch(
+            header.producer_epoch,
+            header.last_sequence,
+            header.last_offset,
+            header.last_offset_delta,
+            header.max_timestamp,
+        )
         ongoing = self.updated.has_ongoing_txn
         if ongoing and not header.is_transactional:
-            raise KafkaError(ErrorCode.INVALID_TXN_STATE,
-                             f"Expected transactional write from producer {self.producer_id} "
-                             f"at offset {first_offset}")
+            raise KafkaError(
+                ErrorCode.INVALID_TXN_STATE,
+                f"Expected transactional write from producer {self.producer_id} at offset {first_offset}",
+            )
         if not ongoing and header.is_transactional:
             self.updated.current_txn_first_offset = first_offset
             self.started_transactions.append(first_offset)
@@ -178,14 +190,15 @@ class ProducerAppend:
         offset = header.base_offset
         self._check_epoch(header.producer_epoch, offset)
         if self.updated.coordinator_epoch > marker.coordinator_epoch and self.origin != REPLICATION:
-            raise KafkaError(ErrorCode.TRANSACTION_COORDINATOR_FENCED,
-                             f"Invalid coordinator epoch for producer {self.producer_id} at offset "
-                             f"{offset}: {marker.coordinator_epoch} (zombie), "
-                             f"{self.updated.coordinator_epoch} (current)")
+            raise KafkaError(
+                ErrorCode.TRANSACTION_COORDINATOR_FENCED,
+                f"Invalid coordinator epoch for producer {self.producer_id} at offset "
+                f"{offset}: {marker.coordinator_epoch} (zombie), "
+                f"{self.updated.coordinator_epoch} (current)",
+            )
         completed = None
         if self.updated.has_ongoing_txn:
-            completed = CompletedTxn(self.producer_id, self.updated.current_txn_first_offset,
-                                     offset, not marker.commit)
+            completed = CompletedTxn(self.producer_id, self.updated.current_txn_first_offset, offset, not marker.commit)
         self.updated.maybe_update_epoch(header.producer_epoch)
         self.updated.current_txn_first_offset = -1
         self.updated.coordinator_epoch = marker.coordinator_epoch
@@ -194,17 +207,21 @@ class ProducerAppend:
 
     def _check_epoch(self, epoch: int, offset: int) -> None:
         if epoch < self.updated.producer_epoch and self.origin != REPLICATION:
-            raise KafkaError(ErrorCode.INVALID_PRODUCER_EPOCH,
-                             f"Epoch of producer {self.producer_id} at offset {offset} is {epoch}, "
-                             f"which is smaller than the last seen epoch {self.updated.producer_epoch}")
+            raise KafkaError(
+                ErrorCode.INVALID_PRODUCER_EPOCH,
+                f"Epoch of producer {self.producer_id} at offset {offset} is {epoch}, "
+                f"which is smaller than the last seen epoch {self.updated.producer_epoch}",
+            )
 
     def _check_sequence(self, epoch: int, first_seq: int, offset: int) -> None:
         if epoch != self.updated.producer_epoch:
             if first_seq != 0 and self.updated.producer_epoch != NO_PRODUCER_EPOCH:
-                raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                                 f"Invalid sequence number for new epoch of producer {self.producer_id} "
-                                 f"at offset {offset}: {epoch} (request epoch), {first_seq} (seq. number), "
-                                 f"{self.updated.producer_epoch} (current producer epoch)")
+                raise KafkaError(
+                    ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                    f"Invalid sequence number for new epoch of producer {self.producer_id} "
+                    f"at offset {offset}: {epoch} (request epoch), {first_seq} (seq. number), "
+                    f"{self.updated.producer_epoch} (current producer epoch)",
+                )
             return
         if not self.updated.is_empty:
             last_seq = self.updated.last_seq
@@ -213,10 +230,12 @@ class ProducerAppend:
         else:
             last_seq = NO_SEQUENCE
         if self.current.producer_epoch != NO_PRODUCER_EPOCH and not in_sequence(last_seq, first_seq):
-            raise KafkaError(ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
-                             f"Out of order sequence number for producer {self.producer_id} at offset "
-                             f"{offset}: {first_seq} (incoming seq. number), {last_seq} "
-                             f"(current end sequence number)")
+            raise KafkaError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {self.producer_id} at offset "
+                f"{offset}: {first_seq} (incoming seq. number), {last_seq} "
+                f"(current end sequence number)",
+            )
 
 
 class ProducerStateManager:

@@ -4,6 +4,7 @@ Used when a log is opened (from the newest snapshot up to the log end) and after
 truncation. Transaction markers are the only batches decoded: a COMMIT/ABORT control record
 ends a transaction.
 """
+
 from __future__ import annotations
 
 from pykbroker.records.batch import BatchHeader
@@ -31,8 +32,7 @@ def read_marker(batch_bytes, header: BatchHeader) -> EndTxnMarker | None:
     return EndTxnMarker(marker.commit, marker.coordinator_epoch, marker.timestamp)
 
 
-def replay_segment(producers: ProducerStateManager, segment: Segment, start: int, end: int,
-                   on_completed=None) -> None:
+def replay_segment(producers: ProducerStateManager, segment: Segment, start: int, end: int, on_completed=None) -> None:
     """Apply the batches of `segment` that end at or after `start` and begin before `end`."""
     position = segment.offset_index.lookup(start).position
     for pos, header in segment.iter_headers(position):
@@ -54,9 +54,14 @@ def replay(producers: ProducerStateManager, segments: SegmentList, start: int, e
     producers.update_map_end_offset(end)
 
 
-def rebuild_producer_state(producers: ProducerStateManager, snapshots: SnapshotFiles,
-                           segments: SegmentList, log_start_offset: int, end_offset: int,
-                           now_ms: int) -> None:
+def rebuild_producer_state(
+    producers: ProducerStateManager,
+    snapshots: SnapshotFiles,
+    segments: SegmentList,
+    log_start_offset: int,
+    end_offset: int,
+    now_ms: int,
+) -> None:
     """State as of `end_offset`: the newest usable snapshot, then the batches after it."""
     snapshots.delete_where(lambda offset: offset > end_offset or offset < log_start_offset)
     loaded = snapshots.latest_readable(end_offset)
@@ -66,4 +71,3 @@ def rebuild_producer_state(producers: ProducerStateManager, snapshots: SnapshotF
         offset, entries = loaded
         producers.load(entries, offset, now_ms)
     replay(producers, segments, producers.map_end_offset, end_offset)
-

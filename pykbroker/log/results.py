@@ -5,6 +5,7 @@ holds its segment file open, so it stays valid after the read returns even if re
 deletes the segment meanwhile (deleted files linger as `.deleted` for `file.delete.delay.ms`,
 and an open descriptor outlives the unlink anyway).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -116,7 +117,7 @@ class RecoveryStats:
     bytes_truncated: int = 0
     segments_dropped: int = 0
 
-    def add(self, other: "RecoveryStats") -> None:
+    def add(self, other: RecoveryStats) -> None:
         self.logs += other.logs
         self.segments_scanned += other.segments_scanned
         self.bytes_truncated += other.bytes_truncated

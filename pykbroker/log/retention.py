@@ -6,10 +6,12 @@ A segment is never deleted while any of its offsets is at or above the high wate
 a last segment that is empty is never deleted. The log rolls a new active segment first
 when every segment qualifies.
 """
+
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from .segment import Segment
 from .segments import SegmentList
@@ -20,8 +22,9 @@ if TYPE_CHECKING:
 Predicate = Callable[[Segment, "Segment | None"], bool]
 
 
-def deletable_segments(segments: SegmentList, *, high_watermark: int, log_end_offset: int,
-                       should_delete: Predicate) -> list[Segment]:
+def deletable_segments(
+    segments: SegmentList, *, high_watermark: int, log_end_offset: int, should_delete: Predicate
+) -> list[Segment]:
     deletable = []
     for index, segment in enumerate(segments):
         following = segments[index + 1] if index + 1 < len(segments) else None
@@ -48,6 +51,7 @@ def retention_size_breached(log_size: int, retention_bytes: int) -> Predicate:
             return False
         excess -= segment.size
         return True
+
     return should_delete
 
 
@@ -70,6 +74,7 @@ class Retention:
     _high_watermark: int
 
     if TYPE_CHECKING:
+
         @property
         def size(self) -> int: ...
         def roll(self, expected_next_offset: int | None = None) -> Segment: ...
@@ -85,7 +90,8 @@ class Retention:
         if self.config.delete:
             if self.config.retention_bytes >= 0 and self.size >= self.config.retention_bytes:
                 deleted += self._delete_segments_where(
-                    retention_size_breached(self.size, self.config.retention_bytes), now)
+                    retention_size_breached(self.size, self.config.retention_bytes), now
+                )
             if self.config.retention_ms >= 0:
                 deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
         return deleted
@@ -94,8 +100,12 @@ class Retention:
         with self._lock:
             if self.closed:
                 return 0
-            deletable = deletable_segments(self._segments, high_watermark=self._high_watermark,
-                                           log_end_offset=self._log_end_offset, should_delete=should_delete)
+            deletable = deletable_segments(
+                self._segments,
+                high_watermark=self._high_watermark,
+                log_end_offset=self._log_end_offset,
+                should_delete=should_delete,
+            )
             count = len(deletable)
             if count == len(self._segments):
                 rolled = self.roll()

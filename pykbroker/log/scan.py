@@ -4,9 +4,11 @@
 validated when it was appended or recovered). `iter_batches` yields whole batches and stops
 at the first one whose framing is broken or that runs past the end (recovery, compaction).
 """
+
 from __future__ import annotations
 
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 from pykbroker.records.batch import BATCH_HEADER_SIZE, LOG_OVERHEAD, BatchHeader, unpack_header
 
@@ -23,8 +25,7 @@ class StoredBatch(NamedTuple):
     data: memoryview  # the whole batch
 
 
-def iter_headers(file: OpenFile, start: int, end: int,
-                 chunk: int = HEADER_CHUNK) -> Iterator[tuple[int, BatchHeader]]:
+def iter_headers(file: OpenFile, start: int, end: int, chunk: int = HEADER_CHUNK) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each batch in `[start, end)`."""
     pos = start
     buf = b""
@@ -43,8 +44,7 @@ def iter_headers(file: OpenFile, start: int, end: int,
         pos += header.size
 
 
-def iter_batches(file: OpenFile, start: int, end: int,
-                 chunk: int = BATCH_CHUNK) -> Iterator[StoredBatch]:
+def iter_batches(file: OpenFile, start: int, end: int, chunk: int = BATCH_CHUNK) -> Iterator[StoredBatch]:
     """Each whole magic 2 batch in `[start, end)`; stops at the first malformed or partial one."""
     pos = start
     buf = b""
@@ -62,5 +62,5 @@ def iter_batches(file: OpenFile, start: int, end: int,
             buf, buf_start, at = file.pread(min(max(chunk, header.size), end - pos), pos), pos, 0
             if len(buf) < header.size:
                 return
-        yield StoredBatch(pos, header, memoryview(buf)[at:at + header.size])
+        yield StoredBatch(pos, header, memoryview(buf)[at : at + header.size])
         pos += header.size

@@ -6,19 +6,20 @@ Reads locate the batch holding an offset through the offset index and a short he
 and return a file region. Nothing of an inactive segment but a handful of integers stays in
 memory; its files are opened on demand and closed by the shared `HandleCache`.
 """
+
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from pykbroker.common.time import now_ms
 from pykbroker.records.batch import BatchHeader, is_crc_valid
 from pykbroker.records.records import decode_batch, offset_of, timestamp_of
 
 from . import files
-from .results import FetchDataInfo, FileRegion, TimestampAndOffset
 from .files import HandleCache, OpenFile
 from .index import OffsetIndex, TimeIndex, TimestampOffset
+from .results import FetchDataInfo, FileRegion, TimestampAndOffset
 from .scan import StoredBatch, iter_batches, iter_headers
 from .txn_index import TransactionIndex
 
@@ -30,13 +31,36 @@ def leader_epoch_of(header: BatchHeader) -> int:
 class Segment:
     """A segment's files and the little state kept about them."""
 
-    __slots__ = ("directory", "base_offset", "suffix", "index_interval_bytes", "offset_index", "time_index",
-                 "txn_index", "created_ms", "_handles", "_file", "_size", "_pinned",
-                 "_bytes_since_last_index_entry", "_max_timestamp", "_rolling_timestamp", "_next_offset")
+    __slots__ = (
+        "directory",
+        "base_offset",
+        "suffix",
+        "index_interval_bytes",
+        "offset_index",
+        "time_index",
+        "txn_index",
+        "created_ms",
+        "_handles",
+        "_file",
+        "_size",
+        "_pinned",
+        "_bytes_since_last_index_entry",
+        "_max_timestamp",
+        "_rolling_timestamp",
+        "_next_offset",
+    )
 
-    def __init__(self, directory: str, base_offset: int, *, index_interval_bytes: int,
-                 max_index_bytes: int, suffix: str = "", handles: HandleCache | None = None,
-                 created_ms: int | None = None) -> None:
+    def __init__(
+        self,
+        directory: str,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+        handles: HandleCache | None = None,
+        created_ms: int | None = None,
+    ) -> None:
         self.directory = directory
         self.base_offset = base_offset
         self.suffix = suffix
@@ -59,7 +83,7 @@ class Segment:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: str, base_offset: int, **kwargs) -> "Segment":
+    def create(cls, directory: str, base_offset: int, **kwargs) -> Segment:
         """A new empty segment (any files of that name are emptied)."""
         segment = cls(directory, base_offset, **kwargs)
         segment.txn_index.delete()
@@ -194,21 +218,30 @@ class Segment:
             return message_timestamp - first
         return max(now - self.created_ms, 0)
 
-    def should_roll(self, *, segment_bytes: int, segment_ms: int, messages_size: int,
-                    max_timestamp_in_messages: int, max_offset_in_messages: int, now: int) -> bool:
+    def should_roll(
+        self,
+        *,
+        segment_bytes: int,
+        segment_ms: int,
+        messages_size: int,
+        max_timestamp_in_messages: int,
+        max_offset_in_messages: int,
+        now: int,
+    ) -> bool:
         """Kafka's roll conditions: size, age, full indexes, or an offset the index cannot hold."""
         size = self.size
         reached_roll_ms = self.time_waited_for_roll(now, max_timestamp_in_messages) > segment_ms
-        return (size > segment_bytes - messages_size
-                or (size > 0 and reached_roll_ms)
-                or self.offset_index.is_full()
-                or self.time_index.is_full()
-                or not self.can_convert_to_relative_offset(max_offset_in_messages))
+        return (
+            size > segment_bytes - messages_size
+            or (size > 0 and reached_roll_ms)
+            or self.offset_index.is_full()
+            or self.time_index.is_full()
+            or not self.can_convert_to_relative_offset(max_offset_in_messages)
+        )
 
     # -- append ---------------------------------------------------------------------------
 
-    def append(self, largest_offset: int, largest_timestamp: int, offset_of_max_timestamp: int,
-               data) -> None:
+    def append(self, largest_offset: int, largest_timestamp: int, offset_of_max_timestamp: int, data) -> None:
         """Write batches (already validated, offsets assigned) at the end of the segment."""
         if not len(data):
             return
@@ -249,8 +282,9 @@ class Segment:
                 return header, position
         return None
 
-    def read(self, start_offset: int, max_size: int, max_position: int | None = None,
-             min_one_message: bool = False) -> FetchDataInfo | None:
+    def read(
+        self, start_offset: int, max_size: int, max_position: int | None = None, min_one_message: bool = False
+    ) -> FetchDataInfo | None:
         """Batches from the one holding `start_offset`, up to `max_size` bytes and `max_position`.
 
         None when no batch in this segment reaches `start_offset`.
@@ -349,10 +383,12 @@ class Segment:
 
     def _is_recoverable(self, batch: StoredBatch, expected_offset: int) -> bool:
         header = batch.header
-        return (header.base_offset >= expected_offset
-                and header.last_offset_delta >= 0
-                and self.can_convert_to_relative_offset(header.last_offset)
-                and is_crc_valid(batch.data, 0, header))
+        return (
+            header.base_offset >= expected_offset
+            and header.last_offset_delta >= 0
+            and self.can_convert_to_relative_offset(header.last_offset)
+            and is_crc_valid(batch.data, 0, header)
+        )
 
     def truncate_to(self, offset: int) -> int:
         """Drop the batch holding `offset` and everything after it; returns bytes removed."""

@@ -3,10 +3,11 @@
 A log replaces its whole SegmentList when a segment is added or removed (rare), so readers
 on any thread may take `log.segments` once and use it without a lock.
 """
+
 from __future__ import annotations
 
 from bisect import bisect_right
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
 from .segment import Segment
 
@@ -59,11 +60,11 @@ class SegmentList:
     def size_in_bytes(self) -> int:
         return sum(segment.size for segment in self._segments)
 
-    def with_segment(self, segment: Segment) -> "SegmentList":
+    def with_segment(self, segment: Segment) -> SegmentList:
         """A list with `segment` added (replacing one of the same base offset)."""
         kept = [s for s in self._segments if s.base_offset != segment.base_offset]
         return SegmentList([*kept, segment])
 
-    def without(self, removed: Iterable[Segment]) -> "SegmentList":
+    def without(self, removed: Iterable[Segment]) -> SegmentList:
         gone = {id(segment) for segment in removed}
         return SegmentList(s for s in self._segments if id(s) not in gone)

@@ -5,11 +5,13 @@ first_offset int64, last_offset int64 (the marker), last_stable_offset int64. Th
 created with its first entry. READ_COMMITTED fetches collect the entries that overlap the
 fetched range.
 """
+
 from __future__ import annotations
 
 import os
 import struct
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 from .files import OpenFile, remove_if_exists
 

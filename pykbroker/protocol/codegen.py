@@ -10,18 +10,26 @@ Decoders take `bytes` and a start position and return `(object, end position)`. 
 the encoded pieces to a list; a `records` field may hold any object with a length (for example a
 region of a log file) and is appended as it is, so that responses can carry file ranges.
 """
+
 from __future__ import annotations
 
 import struct
 import uuid
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from ..common.uuids import ZERO_UUID
-from .schema import FieldSpec, MessageSpec, StructSpec, Versions
+from .schema import FieldSpec, MessageSpec, StructSpec
 
 FIXED_FORMATS = {
-    "bool": "?", "int8": "b", "int16": "h", "uint16": "H", "int32": "i",
-    "uint32": "I", "int64": "q", "float64": "d",
+    "bool": "?",
+    "int8": "b",
+    "int16": "h",
+    "uint16": "H",
+    "int32": "i",
+    "uint32": "I",
+    "int64": "q",
+    "float64": "d",
 }
 
 
@@ -84,6 +92,7 @@ _HELPERS = {
 # ---------------------------------------------------------------------------------------------
 # Classes.
 
+
 def _default_expr(spec: FieldSpec) -> str:
     """A Python expression for a field's default value (evaluated in the generated namespace)."""
     if spec.is_array:
@@ -140,8 +149,7 @@ def _structs_in_dependency_order(message: MessageSpec) -> list[StructSpec]:
 def _method_source(spec: StructSpec) -> list[str]:
     """Source of `__init__<Name>` and `__eq__<Name>` for one struct."""
     params = ", ".join(
-        f"{f.attr}=_DEFAULT" if _is_mutable_default(f) else f"{f.attr}={_default_expr(f)}"
-        for f in spec.fields
+        f"{f.attr}=_DEFAULT" if _is_mutable_default(f) else f"{f.attr}={_default_expr(f)}" for f in spec.fields
     )
     lines = [f"def __init__{spec.name}(self{', *, ' + params if params else ''}):"]
     for f in spec.fields:
@@ -164,15 +172,23 @@ def _make_class(spec: StructSpec, namespace: dict) -> type:
         body = ", ".join(f"{a}={getattr(self, a)!r}" for a in attrs)
         return f"{type(self).__name__}({body})"
 
-    return type(spec.name, (), {
-        "__slots__": attrs, "__init__": namespace[f"__init__{spec.name}"],
-        "__eq__": namespace[f"__eq__{spec.name}"], "__repr__": __repr__, "__hash__": None,
-        "FIELDS": attrs,
-    })
+    return type(
+        spec.name,
+        (),
+        {
+            "__slots__": attrs,
+            "__init__": namespace[f"__init__{spec.name}"],
+            "__eq__": namespace[f"__eq__{spec.name}"],
+            "__repr__": __repr__,
+            "__hash__": None,
+            "FIELDS": attrs,
+        },
+    )
 
 
 # ---------------------------------------------------------------------------------------------
 # Source generation.
+
 
 class _Writer:
     """Accumulates indented source lines and hands out fresh local variable names."""
@@ -275,8 +291,7 @@ class VersionCodegen:
             w.emit(indent, f"{target}, = _unpack('>{width}', buf, {pos})")
             w.emit(indent, f"{pos} += {size}")
 
-    def _decode_value(self, f: FieldSpec, indent: int, target: str, pos: str,
-                      start: str | None = None) -> None:
+    def _decode_value(self, f: FieldSpec, indent: int, target: str, pos: str, start: str | None = None) -> None:
         """Emit code decoding the value of field `f` at `pos` into `target`."""
         w = self.w
         if start is not None:
@@ -331,8 +346,9 @@ class VersionCodegen:
             w.emit(indent + 1, f"{items}.append({item})")
         w.emit(indent, f"{target} = {items}")
 
-    def _decode_primitive(self, type_name: str, indent: int, target: str, pos: str,
-                          compact: bool, nullable: bool) -> None:
+    def _decode_primitive(
+        self, type_name: str, indent: int, target: str, pos: str, compact: bool, nullable: bool
+    ) -> None:
         w = self.w
         if type_name in FIXED_FORMATS:
             fmt = ">" + FIXED_FORMATS[type_name]
@@ -462,8 +478,7 @@ class VersionCodegen:
         else:
             self._encode_primitive(f.type, indent, value, compact, nullable)
 
-    def _encode_primitive(self, type_name: str, indent: int, value: str,
-                          compact: bool, nullable: bool) -> None:
+    def _encode_primitive(self, type_name: str, indent: int, value: str, compact: bool, nullable: bool) -> None:
         w = self.w
         if type_name in FIXED_FORMATS:
             w.emit(indent, f"ap(_pack('>{FIXED_FORMATS[type_name]}', {value}))")
@@ -499,8 +514,9 @@ def _group_fixed(fields: list[FieldSpec]) -> list:
     return groups
 
 
-def compile_version(message: MessageSpec, version: int, classes: dict[str, GeneratedClass]
-                    ) -> tuple[Callable, Callable, str]:
+def compile_version(
+    message: MessageSpec, version: int, classes: dict[str, GeneratedClass]
+) -> tuple[Callable, Callable, str]:
     """(decoder, encoder, source) for one message at one version."""
     gen = VersionCodegen(message, version)
     gen.gen_decoder(message.root)

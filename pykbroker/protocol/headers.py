@@ -4,6 +4,7 @@ Request header v0 has no client id (only ControlledShutdown v0 uses it), v1 adds
 v2 adds tagged fields (flexible APIs). Response header v0 is the correlation id alone, v1 adds
 tagged fields; ApiVersions responses always use v0 so that any client can read them.
 """
+
 from __future__ import annotations
 
 import struct
@@ -51,10 +52,10 @@ def decode_request_header(frame, api_key: int, api_version: int) -> tuple[Any, i
     return RequestHeader.decode(frame, 0, version=request_header_version(api_key, api_version))
 
 
-def encode_request_header(api_key: int, api_version: int, correlation_id: int,
-                          client_id: str | None) -> bytes:
-    header = RequestHeader.cls(request_api_key=api_key, request_api_version=api_version,
-                               correlation_id=correlation_id, client_id=client_id)
+def encode_request_header(api_key: int, api_version: int, correlation_id: int, client_id: str | None) -> bytes:
+    header = RequestHeader.cls(
+        request_api_key=api_key, request_api_version=api_version, correlation_id=correlation_id, client_id=client_id
+    )
     return RequestHeader.encode_bytes(header, version=request_header_version(api_key, api_version))
 
 

@@ -8,13 +8,14 @@
 
 Codecs are compiled on first use of a (message, version) and cached.
 """
+
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
-from .codegen import DecodeError, GeneratedClass, build_classes, compile_version
 from .api_keys import MESSAGE_NAMES
+from .codegen import DecodeError, GeneratedClass, build_classes, compile_version
 from .schema import load_message
 
 
@@ -78,7 +79,7 @@ class MessageType:
         return f"<MessageType {self.name}>"
 
 
-@lru_cache(maxsize=None)
+@cache
 def by_name(name: str) -> MessageType:
     return MessageType(name)
 

@@ -4,11 +4,12 @@ A schema is the structural extract of one Kafka message definition: its fields, 
 the versions in which they exist, are nullable or are tagged. This module only reads and models
 them; `codegen` turns them into encoders and decoders.
 """
+
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 PACKAGED_SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"  # in a wheel (see setup.py)
@@ -22,15 +23,28 @@ def find_schema_dir() -> Path:
             return candidate
     raise FileNotFoundError(
         f"pykbroker's protocol schemas are missing: neither {PACKAGED_SCHEMA_DIR} nor "
-        f"{CHECKOUT_SCHEMA_DIR} holds them (reinstall the package)")
+        f"{CHECKOUT_SCHEMA_DIR} holds them (reinstall the package)"
+    )
 
 
 SCHEMA_DIR = find_schema_dir()
 
-PRIMITIVE_TYPES = frozenset({
-    "bool", "int8", "int16", "uint16", "int32", "uint32", "int64", "float64",
-    "string", "bytes", "records", "uuid",
-})
+PRIMITIVE_TYPES = frozenset(
+    {
+        "bool",
+        "int8",
+        "int16",
+        "uint16",
+        "int32",
+        "uint32",
+        "int64",
+        "float64",
+        "string",
+        "bytes",
+        "records",
+        "uuid",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -41,7 +55,7 @@ class Versions:
     high: int  # inclusive; a large number for "N+"
 
     @classmethod
-    def parse(cls, text: str | None) -> "Versions":
+    def parse(cls, text: str | None) -> Versions:
         if text is None or text == "none":
             return NO_VERSIONS
         if text.endswith("+"):
@@ -54,7 +68,7 @@ class Versions:
     def __contains__(self, version: int) -> bool:
         return self.low <= version <= self.high
 
-    def intersect(self, other: "Versions") -> "Versions":
+    def intersect(self, other: Versions) -> Versions:
         low, high = max(self.low, other.low), min(self.high, other.high)
         return Versions(low, high) if low <= high else NO_VERSIONS
 
@@ -74,7 +88,7 @@ class FieldSpec:
     tag: int | None
     default: object
     flexible_versions: Versions | None  # a per-field override (only RequestHeader.ClientId uses it)
-    struct: "StructSpec | None" = None  # for struct and array-of-struct fields
+    struct: StructSpec | None = None  # for struct and array-of-struct fields
 
     @property
     def is_array(self) -> bool:
@@ -115,8 +129,7 @@ def snake_case(name: str) -> str:
     """Kafka's CamelCase field names as Python attribute names (TopicId -> topic_id)."""
     out = []
     for i, ch in enumerate(name):
-        if ch.isupper() and i > 0 and (not name[i - 1].isupper() or
-                                       (i + 1 < len(name) and name[i + 1].islower())):
+        if ch.isupper() and i > 0 and (not name[i - 1].isupper() or (i + 1 < len(name) and name[i + 1].islower())):
             out.append("_")
         out.append(ch.lower())
     return "".join(out)
@@ -153,8 +166,7 @@ def _parse_field(raw: dict, structs: dict[str, StructSpec], pending: list) -> Fi
         tagged_versions=Versions.parse(raw.get("taggedVersions")),
         tag=raw.get("tag"),
         default=_parse_default(raw["type"], raw.get("default")),
-        flexible_versions=(Versions.parse(raw["flexibleVersions"])
-                           if "flexibleVersions" in raw else None),
+        flexible_versions=(Versions.parse(raw["flexibleVersions"]) if "flexibleVersions" in raw else None),
     )
     if "fields" in raw:
         struct = StructSpec(spec.element_type)
@@ -190,7 +202,7 @@ def parse_message(raw: dict) -> MessageSpec:
     )
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_message(name: str) -> MessageSpec:
     """The schema of one message by its name, e.g. "MetadataRequest"."""
     return parse_message(json.loads((SCHEMA_DIR / f"{name}.json").read_text()))

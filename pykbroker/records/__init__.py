@@ -8,6 +8,7 @@ A library on its own (it imports nothing else from pykbroker):
 * `legacy`: magic 0/1 message sets, up-conversion to and down-conversion from magic 2.
 * `control`: control records, transaction markers.
 """
+
 from .batch import (
     BATCH_HEADER_SIZE,
     LOG_OVERHEAD,

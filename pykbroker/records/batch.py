@@ -21,10 +21,12 @@ Layout of a magic 2 batch (all big-endian; the CRC32C covers `attributes` to the
 
 This is the produce and fetch hot path: everything here works on the header alone.
 """
+
 from __future__ import annotations
 
 import struct
-from typing import Iterator, NamedTuple
+from collections.abc import Iterator
+from typing import NamedTuple
 
 import crc32c as _crc32c
 
@@ -143,7 +145,7 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
 def compute_crc(buf, pos: int, header: BatchHeader) -> int:
     """CRC32C of the batch at `pos` from its attributes to its end."""
     start = pos + ATTRIBUTES_OFFSET
-    return _crc32c.crc32c(memoryview(buf)[start:pos + header.size])
+    return _crc32c.crc32c(memoryview(buf)[start : pos + header.size])
 
 
 def is_crc_valid(buf, pos: int, header: BatchHeader) -> bool:
@@ -154,7 +156,8 @@ def check_crc(buf, pos: int, header: BatchHeader) -> None:
     if not is_crc_valid(buf, pos, header):
         raise CorruptRecordError(
             f"record batch at offset {header.base_offset} has a bad CRC "
-            f"(stored {header.crc:#010x}, computed {compute_crc(buf, pos, header):#010x})")
+            f"(stored {header.crc:#010x}, computed {compute_crc(buf, pos, header):#010x})"
+        )
 
 
 def iter_headers(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:

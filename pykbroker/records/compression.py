@@ -16,11 +16,12 @@ Codec ids are Kafka's (the low three bits of the attributes): 0 none, 1 gzip,
 Any failure to decompress is reported as InvalidRecordError; an unknown codec id as
 UnsupportedCompressionError.
 """
+
 from __future__ import annotations
 
 import contextlib
 import gzip
-from typing import Iterator
+from collections.abc import Iterator
 
 import zstandard
 
@@ -77,8 +78,7 @@ def decompress(codec: int, data, magic: int = 2) -> bytes:
         if codec == SNAPPY:
             return snappy_xerial.decompress(data)
         if codec == LZ4:
-            return (lz4_kafka.decompress_ignoring_header_checksum(data) if magic == 0
-                    else lz4_kafka.decompress(data))
+            return lz4_kafka.decompress_ignoring_header_checksum(data) if magic == 0 else lz4_kafka.decompress(data)
         return zstd_decompress(data)
 
 
@@ -104,5 +104,4 @@ def _invalid_record_on_failure(codec: int) -> Iterator[None]:
     except MemoryError:
         raise
     except Exception as error:
-        raise InvalidRecordError(
-            f"cannot decompress {CODEC_NAMES[codec]} data: {error}") from error
+        raise InvalidRecordError(f"cannot decompress {CODEC_NAMES[codec]} data: {error}") from error

@@ -6,15 +6,16 @@ A control record's key is (version int16 = 0, type int16); a transaction marker'
 version as version 0 (the leading fields keep their meaning), so we do the same; shorter
 keys or values are invalid.
 """
+
 from __future__ import annotations
 
 import enum
 import struct
 from typing import NamedTuple
 
+from ..common.time import now_ms
 from .batch import BatchHeader
 from .errors import InvalidRecordError
-from ..common.time import now_ms
 from .records import Record, build_batch, decode_batch
 
 CONTROL_RECORD_VERSION = 0
@@ -100,8 +101,7 @@ def parse_control_record(record: Record) -> tuple[int, int]:
     """(type, coordinator_epoch) of a transaction marker record; other types are invalid."""
     control_type = parse_control_type(record.key)
     if control_type not in (ABORT, COMMIT):
-        raise InvalidRecordError(
-            f"control record of type {control_type} is not a transaction marker")
+        raise InvalidRecordError(f"control record of type {control_type} is not a transaction marker")
     value = record.value
     if value is None or len(value) < _END_TXN_MARKER_VALUE.size:
         raise InvalidRecordError("transaction marker value is shorter than version and epoch")

@@ -21,16 +21,18 @@ message. Magic 0 has no timestamps: -1 (NO_TIMESTAMP) stands for them.
 Brokers store magic 2 only (Kafka 3.0 and later): produce requests v0-v2 are up-converted
 (`upconvert_to_v2`) and fetch requests v0-v3 get down-converted data (`downconvert`).
 """
+
 from __future__ import annotations
 
 import struct
 import zlib
-from typing import Iterable, NamedTuple, Sequence
+from collections.abc import Iterable, Sequence
+from typing import NamedTuple
 
+from ..common.time import now_ms
 from . import batch as _batch
 from .compression import ZSTD, check_codec, compress, decompress
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from ..common.time import now_ms
 from .records import Record, as_bytes, build_batch, decode_batch
 
 NO_TIMESTAMP = -1
@@ -68,6 +70,7 @@ class LegacyMessage(NamedTuple):
 
 # -- parsing ------------------------------------------------------------------------------
 
+
 def parse_message(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[LegacyMessage, int]:
     """(message, position after it) for the message at `pos`, its CRC checked."""
     end = _message_end(buf, pos)
@@ -93,8 +96,7 @@ def parse_message(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[Legacy
     return LegacyMessage(offset, magic, attributes, timestamp, key, value, crc), end
 
 
-def parse_message_set(buf, *, verify_crc: bool = True,
-                      allow_partial_tail: bool = False) -> list[LegacyMessage]:
+def parse_message_set(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> list[LegacyMessage]:
     """The messages of `buf` as they are stored: wrappers are not opened."""
     messages = []
     pos = 0
@@ -106,13 +108,11 @@ def parse_message_set(buf, *, verify_crc: bool = True,
     return messages
 
 
-def decode_message_set(buf, *, verify_crc: bool = True,
-                       allow_partial_tail: bool = False) -> list[LegacyMessage]:
+def decode_message_set(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> list[LegacyMessage]:
     """The logical messages of `buf`: wrappers replaced by their inner messages, with
     absolute offsets and the timestamps consumers see."""
     messages = []
-    for message in parse_message_set(buf, verify_crc=verify_crc,
-                                     allow_partial_tail=allow_partial_tail):
+    for message in parse_message_set(buf, verify_crc=verify_crc, allow_partial_tail=allow_partial_tail):
         if message.compression:
             messages.extend(open_wrapper(message, verify_crc=verify_crc))
         else:
@@ -136,19 +136,16 @@ def open_wrapper(wrapper: LegacyMessage, *, verify_crc: bool = True) -> list[Leg
     return [_absolute_inner_message(message, wrapper, base_offset) for message in inner]
 
 
-def _absolute_inner_message(message: LegacyMessage, wrapper: LegacyMessage,
-                            base_offset: int) -> LegacyMessage:
+def _absolute_inner_message(message: LegacyMessage, wrapper: LegacyMessage, base_offset: int) -> LegacyMessage:
     message = message._replace(offset=base_offset + message.offset)
     if wrapper.is_log_append_time:
-        message = message._replace(timestamp=wrapper.timestamp,
-                                   attributes=message.attributes | TIMESTAMP_TYPE_MASK)
+        message = message._replace(timestamp=wrapper.timestamp, attributes=message.attributes | TIMESTAMP_TYPE_MASK)
     return message
 
 
 def _check_inner_message(message: LegacyMessage, wrapper: LegacyMessage) -> None:
     if message.magic != wrapper.magic:
-        raise InvalidRecordError(
-            f"magic {wrapper.magic} wrapper holds an inner message of magic {message.magic}")
+        raise InvalidRecordError(f"magic {wrapper.magic} wrapper holds an inner message of magic {message.magic}")
     if message.compression:
         raise InvalidRecordError(f"compressed message at offset {wrapper.offset} is nested")
 
@@ -173,11 +170,11 @@ def _is_partial(buf, pos: int) -> bool:
 
 
 def _check_crc(buf, pos: int, end: int, stored: int, offset: int) -> None:
-    computed = zlib.crc32(memoryview(buf)[pos + MAGIC_OFFSET:end])
+    computed = zlib.crc32(memoryview(buf)[pos + MAGIC_OFFSET : end])
     if computed != stored:
         raise CorruptRecordError(
-            f"message at offset {offset} has a bad CRC "
-            f"(stored {stored:#010x}, computed {computed:#010x})")
+            f"message at offset {offset} has a bad CRC (stored {stored:#010x}, computed {computed:#010x})"
+        )
 
 
 def _check_compression(codec: int, magic: int) -> None:
@@ -195,13 +192,15 @@ def _read_nullable_bytes(buf, pos: int, end: int) -> tuple[bytes | None, int]:
         return None, pos
     if length < -1 or pos + length > end:
         raise InvalidRecordError(f"message field length {length} does not fit its message")
-    return bytes(buf[pos:pos + length]), pos + length
+    return bytes(buf[pos : pos + length]), pos + length
 
 
 # -- building -----------------------------------------------------------------------------
 
-def encode_message(offset: int, magic: int, attributes: int, timestamp: int,
-                   key: bytes | None, value: bytes | None) -> bytes:
+
+def encode_message(
+    offset: int, magic: int, attributes: int, timestamp: int, key: bytes | None, value: bytes | None
+) -> bytes:
     """One message, CRC computed."""
     body = bytearray(struct.pack(">BB", magic, attributes))
     if magic == 1:
@@ -246,8 +245,7 @@ def build_message_set(
         return b""
     if compression:
         return _build_wrapper(entries, offsets, magic, compression, log_append_time)
-    return b"".join(_encode_plain(entry, offset, magic, log_append_time)
-                    for entry, offset in zip(entries, offsets))
+    return b"".join(_encode_plain(entry, offset, magic, log_append_time) for entry, offset in zip(entries, offsets))
 
 
 def _as_entry(entry: Sequence, magic: int) -> tuple[bytes | None, bytes | None, int]:
@@ -273,21 +271,21 @@ def _encode_plain(entry, offset: int, magic: int, log_append_time: int | None) -
     return encode_message(offset, magic, attributes, timestamp, key, value)
 
 
-def _build_wrapper(entries, offsets: list[int], magic: int, compression: int,
-                   log_append_time: int | None) -> bytes:
+def _build_wrapper(entries, offsets: list[int], magic: int, compression: int, log_append_time: int | None) -> bytes:
     attributes = _timestamp_attributes(magic, log_append_time)
     inner = b"".join(
-        encode_message(_inner_offset(offset, offsets[0], magic), magic, attributes,
-                       timestamp, key, value)
-        for (key, value, timestamp), offset in zip(entries, offsets))
+        encode_message(_inner_offset(offset, offsets[0], magic), magic, attributes, timestamp, key, value)
+        for (key, value, timestamp), offset in zip(entries, offsets)
+    )
     if magic == 0:
         wrapper_timestamp = NO_TIMESTAMP
     elif attributes and log_append_time is not None:  # attributes are set only with a log append time
         wrapper_timestamp = log_append_time
     else:
         wrapper_timestamp = max(timestamp for _, _, timestamp in entries)
-    return encode_message(offsets[-1], magic, attributes | compression, wrapper_timestamp,
-                          None, compress(compression, inner, magic=magic))
+    return encode_message(
+        offsets[-1], magic, attributes | compression, wrapper_timestamp, None, compress(compression, inner, magic=magic)
+    )
 
 
 def _inner_offset(offset: int, first_offset: int, magic: int) -> int:
@@ -295,6 +293,7 @@ def _inner_offset(offset: int, first_offset: int, magic: int) -> int:
 
 
 # -- conversion ---------------------------------------------------------------------------
+
 
 def upconvert_to_v2(
     message_set,
@@ -321,8 +320,12 @@ def upconvert_to_v2(
     offsets = _upconverted_offsets(messages, base_offset)
     base_timestamp = messages[0].timestamp
     records = [
-        Record(offset_delta=offset - offsets[0], timestamp_delta=message.timestamp - base_timestamp,
-               key=message.key, value=message.value)
+        Record(
+            offset_delta=offset - offsets[0],
+            timestamp_delta=message.timestamp - base_timestamp,
+            key=message.key,
+            value=message.value,
+        )
         for message, offset in zip(messages, offsets)
     ]
     return build_batch(
@@ -332,8 +335,9 @@ def upconvert_to_v2(
         log_append_time=log_append_time is not None,
         partition_leader_epoch=partition_leader_epoch,
         base_timestamp=base_timestamp,
-        max_timestamp=(log_append_time if log_append_time is not None
-                       else max(message.timestamp for message in messages)),
+        max_timestamp=(
+            log_append_time if log_append_time is not None else max(message.timestamp for message in messages)
+        ),
     )
 
 
@@ -351,8 +355,7 @@ def _upconverted_offsets(messages: list[LegacyMessage], base_offset: int | None)
     return offsets
 
 
-def downconvert(batches, magic: int, *, first_offset: int | None = None,
-                verify_crc: bool = True) -> bytes:
+def downconvert(batches, magic: int, *, first_offset: int | None = None, verify_crc: bool = True) -> bytes:
     """The magic 0 or 1 message set an old fetcher (Fetch v0-v3) reads for `batches`.
 
     Offsets, keys, values and (magic 1) timestamps are kept; headers are dropped; control
@@ -376,14 +379,16 @@ def downconvert(batches, magic: int, *, first_offset: int | None = None,
     return bytes(out)
 
 
-def _downconvert_batch(header: _batch.BatchHeader, records: list[Record], magic: int,
-                       first_offset: int | None) -> bytes:
+def _downconvert_batch(
+    header: _batch.BatchHeader, records: list[Record], magic: int, first_offset: int | None
+) -> bytes:
     if header.is_control:
         return b""
     # Each record's absolute offset, as `decode_batch` computes it (typed int, unlike Record.offset)
     offsets = [header.base_offset + record.offset_delta for record in records]
-    kept = [(offset, record) for offset, record in zip(offsets, records)
-            if first_offset is None or offset >= first_offset]
+    kept = [
+        (offset, record) for offset, record in zip(offsets, records) if first_offset is None or offset >= first_offset
+    ]
     if not kept:
         return b""
     if header.compression == ZSTD:

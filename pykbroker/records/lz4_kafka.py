@@ -15,6 +15,7 @@ checksum when it reads magic 0 (magic 1 and 2 use correct frames).
   the frame normally. The correct checksum comes from the lz4 library itself: we have
   it write the header of a frame with the same descriptor and take its last byte.
 """
+
 from __future__ import annotations
 
 import struct
@@ -86,9 +87,9 @@ def with_correct_header_checksum(frame: bytes) -> bytes:
     flg, bd = _read_descriptor(frame)
     content_size = _read_content_size(frame, flg)
     header = _standard_frame_header(flg, bd, content_size)
-    if len(frame) < len(header) or frame[:len(header) - 1] != header[:-1]:
+    if len(frame) < len(header) or frame[: len(header) - 1] != header[:-1]:
         raise InvalidRecordError("lz4 frame descriptor is not one Kafka could have written")
-    return header + frame[len(header):]
+    return header + frame[len(header) :]
 
 
 def _read_descriptor(frame: bytes) -> tuple[int, int]:

@@ -14,10 +14,11 @@ A record inside a batch (after the optional compression of everything past the h
                       key   varint length + UTF-8 bytes (never null)
                       value varint length (-1 for null) + bytes
 """
+
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Sequence
 
 from ..common.time import now_ms
 from . import batch as _batch
@@ -69,6 +70,7 @@ RecordLike = Record | Sequence
 
 
 # -- encoding -----------------------------------------------------------------------------
+
 
 def encode_record(record: Record) -> bytes:
     """The bytes of `record`, length prefix included."""
@@ -152,8 +154,7 @@ def to_record(item: RecordLike, index: int, base_timestamp: int) -> Record:
     if isinstance(item, Record):
         return item
     if not isinstance(item, (tuple, list)) or not 2 <= len(item) <= 4:
-        raise TypeError(
-            f"a record is a Record or (key, value[, headers[, timestamp]]), not {item!r}")
+        raise TypeError(f"a record is a Record or (key, value[, headers[, timestamp]]), not {item!r}")
     key, value, headers, timestamp = (*item, None, None)[:4]
     if timestamp is None:
         timestamp = base_timestamp
@@ -195,8 +196,7 @@ def _choose_base_timestamp(items: list, base_timestamp: int | None) -> int:
     return now_ms()
 
 
-def _attributes(compression: int, log_append_time: bool, is_transactional: bool,
-                is_control: bool) -> int:
+def _attributes(compression: int, log_append_time: bool, is_transactional: bool, is_control: bool) -> int:
     attributes = compression
     if log_append_time:
         attributes |= _batch.TIMESTAMP_TYPE_MASK
@@ -223,6 +223,7 @@ def _max_timestamp(records: list[Record], base_timestamp: int, max_timestamp: in
 
 # -- decoding -----------------------------------------------------------------------------
 
+
 def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
     """The header and records of the magic 2 batch at `pos`, decompressing as needed.
 
@@ -235,7 +236,7 @@ def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHe
         _batch.check_crc(buf, pos, header)
     if header.records_count < 0:
         raise InvalidRecordError(f"negative record count {header.records_count}")
-    body = bytes(memoryview(buf)[pos + _batch.BATCH_HEADER_SIZE:pos + header.size])
+    body = bytes(memoryview(buf)[pos + _batch.BATCH_HEADER_SIZE : pos + header.size])
     if header.compression:
         body = decompress(header.compression, body)
     records = decode_records(body, header.records_count)
@@ -294,7 +295,7 @@ def decode_nullable_bytes(buf, pos: int, end: int) -> tuple[bytes | None, int]:
         return None, pos
     if length < -1 or pos + length > end:
         raise InvalidRecordError(f"field length {length} does not fit its record")
-    return bytes(buf[pos:pos + length]), pos + length
+    return bytes(buf[pos : pos + length]), pos + length
 
 
 def _decode_utf8(data: bytes) -> str:
@@ -312,8 +313,10 @@ def _effective_timestamp(header: BatchHeader, record: Record) -> int:
 
 # -- buffers of batches -------------------------------------------------------------------
 
-def iter_batches(buf, *, verify_crc: bool = True,
-                 allow_partial_tail: bool = False) -> Iterator[tuple[BatchHeader, list[Record]]]:
+
+def iter_batches(
+    buf, *, verify_crc: bool = True, allow_partial_tail: bool = False
+) -> Iterator[tuple[BatchHeader, list[Record]]]:
     """(header, records) of each magic 2 batch in `buf`, in order.
 
     With `allow_partial_tail`, an incomplete last batch (as a fetch response may end with)
@@ -328,11 +331,9 @@ def iter_batches(buf, *, verify_crc: bool = True,
         pos += header.size
 
 
-def iter_records(buf, *, verify_crc: bool = True,
-                 allow_partial_tail: bool = False) -> Iterator[Record]:
+def iter_records(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> Iterator[Record]:
     """Every record of every magic 2 batch in `buf`, with absolute offsets and timestamps."""
-    for _, records in iter_batches(buf, verify_crc=verify_crc,
-                                   allow_partial_tail=allow_partial_tail):
+    for _, records in iter_batches(buf, verify_crc=verify_crc, allow_partial_tail=allow_partial_tail):
         yield from records
 
 
@@ -340,5 +341,5 @@ def _is_partial(buf, pos: int) -> bool:
     remaining = len(buf) - pos
     if remaining < _batch.BATCH_HEADER_SIZE:
         return True
-    batch_length = int.from_bytes(buf[pos + 8:pos + 12], "big", signed=True)
+    batch_length = int.from_bytes(buf[pos + 8 : pos + 12], "big", signed=True)
     return batch_length >= 0 and _batch.LOG_OVERHEAD + batch_length > remaining

@@ -7,6 +7,7 @@ Some clients write a bare snappy block instead, so reading accepts both. When re
 look at the 8-byte magic only: some producers write version and compat little-endian.
 A framed stream may also hold several framed streams one after another.
 """
+
 from __future__ import annotations
 
 import struct
@@ -26,14 +27,14 @@ def compress(data: bytes) -> bytes:
     view = memoryview(data)
     parts = [XERIAL_HEADER]
     for start in range(0, len(data), XERIAL_BLOCK_SIZE):
-        block = snappy.compress(view[start:start + XERIAL_BLOCK_SIZE].tobytes())
+        block = snappy.compress(view[start : start + XERIAL_BLOCK_SIZE].tobytes())
         parts.append(_BLOCK_LENGTH.pack(len(block)))
         parts.append(block)
     return b"".join(parts)
 
 
 def is_xerial_framed(data) -> bool:
-    return len(data) >= len(XERIAL_HEADER) and bytes(data[:len(XERIAL_MAGIC)]) == XERIAL_MAGIC
+    return len(data) >= len(XERIAL_HEADER) and bytes(data[: len(XERIAL_MAGIC)]) == XERIAL_MAGIC
 
 
 def decompress(data: bytes) -> bytes:
@@ -62,4 +63,4 @@ def _read_block(data: bytes, pos: int) -> tuple[bytes, int]:
     pos += _BLOCK_LENGTH.size
     if length < 0 or pos + length > len(data):
         raise InvalidRecordError(f"xerial snappy block of {length} bytes does not fit its data")
-    return data[pos:pos + length], pos + length
+    return data[pos : pos + length], pos + length

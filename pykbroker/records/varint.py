@@ -5,6 +5,7 @@ seven bits at a time, least significant group first, with the high bit of each
 byte set while more bytes follow. A varint holds an int32 in at most 5 bytes,
 a varlong an int64 in at most 10.
 """
+
 from __future__ import annotations
 
 from .errors import InvalidRecordError

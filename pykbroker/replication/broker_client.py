@@ -10,6 +10,7 @@ One request at a time: each waits for its response (at most `timeout_s`, plus wh
 itself asks the other broker to wait). Any failure closes the connection; the caller opens a
 new one.
 """
+
 from __future__ import annotations
 
 import struct
@@ -37,8 +38,7 @@ class BrokerConnection:
         self.closed = False
 
     @classmethod
-    async def open(cls, host: str, port: int, *, client_id: str, timeout_s: float
-                   ) -> "BrokerConnection":
+    async def open(cls, host: str, port: int, *, client_id: str, timeout_s: float) -> BrokerConnection:
         try:
             with anyio.fail_after(timeout_s):
                 stream = await anyio.connect_tcp(host, port)
@@ -46,8 +46,7 @@ class BrokerConnection:
             raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc}") from exc
         return cls(stream, client_id=client_id, timeout_s=timeout_s)
 
-    async def request(self, api_key: int, version: int, body: object, *,
-                      extra_wait_s: float = 0.0):
+    async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
         """Send one request and return its decoded response body."""
         if self.closed:
             raise BrokerConnectionError("connection is closed")
@@ -62,8 +61,14 @@ class BrokerConnection:
                 if not 0 <= size <= MAX_RESPONSE_BYTES:
                     raise BrokerConnectionError(f"bad response size {size}")
                 frame = bytearray(await self._receive.receive_exactly(size))
-        except (OSError, TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError,
-                anyio.ClosedResourceError, anyio.IncompleteRead) as exc:
+        except (
+            OSError,
+            TimeoutError,
+            anyio.EndOfStream,
+            anyio.BrokenResourceError,
+            anyio.ClosedResourceError,
+            anyio.IncompleteRead,
+        ) as exc:
             await self.aclose()
             raise BrokerConnectionError(f"{type(exc).__name__}: {exc}") from exc
         header, pos = headers.decode_response_header(frame, api_key, version)

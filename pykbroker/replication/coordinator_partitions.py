@@ -8,6 +8,7 @@ state, as Kafka's CoordinatorPartitionWriter and CoordinatorLoaderImpl do.
     loader = CoordinatorLogLoader(replica_manager, buffer_size=5 * 1024 * 1024)
     entries = await loader.load("__consumer_offsets", 7)   # [(batch base offset, key, value)]
 """
+
 from __future__ import annotations
 
 import logging
@@ -32,11 +33,13 @@ class CoordinatorPartitionWriter:
         replica = self.replica_manager.partitions.get((topic, partition))
         return replica is not None and replica.is_leader
 
-    async def append(self, topic: str, partition: int, batch: bytearray, *, required_acks: int,
-                     timeout_ms: int) -> tuple[ErrorCode, int]:
+    async def append(
+        self, topic: str, partition: int, batch: bytearray, *, required_acks: int, timeout_ms: int
+    ) -> tuple[ErrorCode, int]:
         tp = (topic, partition)
         results = await self.replica_manager.append_records(
-            {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms)
+            {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms
+        )
         return results[tp].error, results[tp].base_offset
 
 
@@ -65,8 +68,7 @@ def read_entries(partition_log, buffer_size: int) -> list[Entry]:
     offset, end = partition_log.log_start_offset, partition_log.log_end_offset
     try:
         while offset < end:
-            data = partition_log.read(offset, buffer_size, max_offset=end,
-                                      min_one_message=True).read_bytes()
+            data = partition_log.read(offset, buffer_size, max_offset=end, min_one_message=True).read_bytes()
             next_offset = offset
             for header, records in iter_batches(data, allow_partial_tail=True):
                 if not header.is_control:
@@ -76,6 +78,5 @@ def read_entries(partition_log, buffer_size: int) -> list[Entry]:
                 break
             offset = next_offset
     except KafkaError as exc:  # e.g. the log start moved while reading
-        log.error("Error loading %s-%d at offset %d: %s", partition_log.topic,
-                  partition_log.partition, offset, exc)
+        log.error("Error loading %s-%d at offset %d: %s", partition_log.topic, partition_log.partition, offset, exc)
     return entries

@@ -6,6 +6,7 @@ before its appends are acknowledged (`Log.sync_owed`). The fsync runs on a worke
 the appender awaits it, so every other connection is served meanwhile; a leader answers the
 producer, and a follower fetches again (which acknowledges to the leader), only after it.
 """
+
 from __future__ import annotations
 
 import anyio.to_thread

@@ -47,6 +47,7 @@ Usage by a Fetch handler (one event loop thread; no locks):
     response = context.build_response(results, now_ms=now_ms)
     # response.error_code, response.session_id, response.partitions (ordered (key, result))
 """
+
 from __future__ import annotations
 
 import random
@@ -70,7 +71,6 @@ FIRST_VERSION_WITH_TOPIC_IDS = 13
 DEFAULT_MAX_SLOTS = 1000  # max.incremental.fetch.session.cache.slots
 DEFAULT_EVICTION_MS = 120_000  # how long a session must be unused (or have existed) to be evictable
 DEFAULT_SHARDS = 8  # the cache is split into shards, each with its own slots and id range
-
 
 
 def next_epoch(epoch: int) -> int:
@@ -106,7 +106,10 @@ class TopicIdPartition(NamedTuple):
         return (self.topic, self.partition)
 
     @property
-    def topic_partition(self) -> tuple[str | None, int]:
+    def topic_partition(self) -> tuple[str, int]:
+        """(topic name, partition) of a resolved key: the handler reads only those."""
+        if self.topic is None:
+            raise ValueError(f"topic id {self.topic_id} of partition {self.partition} is not resolved to a name")
         return (self.topic, self.partition)
 
     @property
@@ -140,12 +143,26 @@ class CachedPartition:
     """A session's memory of one partition: the fetcher's last request parameters and what the
     last response told the fetcher (high watermark and log start offset)."""
 
-    __slots__ = ("topic_id", "topic", "partition", "fetch_offset", "fetcher_log_start_offset",
-                 "max_bytes", "current_leader_epoch", "last_fetched_epoch", "high_watermark",
-                 "local_log_start_offset")
+    __slots__ = (
+        "topic_id",
+        "topic",
+        "partition",
+        "fetch_offset",
+        "fetcher_log_start_offset",
+        "max_bytes",
+        "current_leader_epoch",
+        "last_fetched_epoch",
+        "high_watermark",
+        "local_log_start_offset",
+    )
 
-    def __init__(self, key: TopicIdPartition, request: PartitionFetchRequest,
-                 high_watermark: int = -1, local_log_start_offset: int = -1) -> None:
+    def __init__(
+        self,
+        key: TopicIdPartition,
+        request: PartitionFetchRequest,
+        high_watermark: int = -1,
+        local_log_start_offset: int = -1,
+    ) -> None:
         self.topic_id = key.topic_id
         self.topic = key.topic
         self.partition = key.partition
@@ -159,9 +176,13 @@ class CachedPartition:
 
     @property
     def request(self) -> PartitionFetchRequest:
-        return PartitionFetchRequest(self.fetch_offset, self.fetcher_log_start_offset,
-                                     self.max_bytes, self.current_leader_epoch,
-                                     self.last_fetched_epoch)
+        return PartitionFetchRequest(
+            self.fetch_offset,
+            self.fetcher_log_start_offset,
+            self.max_bytes,
+            self.current_leader_epoch,
+            self.last_fetched_epoch,
+        )
 
     def update_request(self, request: PartitionFetchRequest) -> None:
         self.fetch_offset = request.fetch_offset
@@ -206,8 +227,15 @@ class CachedPartition:
 class FetchSession:
     """One incremental fetch session: its partitions in iteration order, and its epoch."""
 
-    def __init__(self, session_id: int, *, privileged: bool, uses_topic_ids: bool,
-                 partitions: dict[Hashable, CachedPartition], now_ms: int) -> None:
+    def __init__(
+        self,
+        session_id: int,
+        *,
+        privileged: bool,
+        uses_topic_ids: bool,
+        partitions: dict[Hashable, CachedPartition],
+        now_ms: int,
+    ) -> None:
         self.id = session_id
         self.privileged = privileged  # created by a follower
         self.uses_topic_ids = uses_topic_ids
@@ -251,8 +279,10 @@ class FetchSession:
         self.partitions[identity] = self.partitions.pop(identity)
 
     def __repr__(self) -> str:
-        return (f"FetchSession(id={self.id}, privileged={self.privileged}, size={self.size}, "
-                f"uses_topic_ids={self.uses_topic_ids}, epoch={self.epoch})")
+        return (
+            f"FetchSession(id={self.id}, privileged={self.privileged}, size={self.size}, "
+            f"uses_topic_ids={self.uses_topic_ids}, epoch={self.epoch})"
+        )
 
 
 class FetchContext(ABC):
@@ -330,8 +360,14 @@ class FullFetchContext(_RequestedPartitions):
     """A full fetch that asks for a new session: list every partition and, if the cache has (or
     can make) room, remember them in a new session whose id the response carries."""
 
-    def __init__(self, cache: FetchSessionCache, fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
-                 *, uses_topic_ids: bool, is_follower: bool) -> None:
+    def __init__(
+        self,
+        cache: FetchSessionCache,
+        fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
+        *,
+        uses_topic_ids: bool,
+        is_follower: bool,
+    ) -> None:
         super().__init__(fetch_data)
         self._cache = cache
         self._uses_topic_ids = uses_topic_ids
@@ -340,16 +376,21 @@ class FullFetchContext(_RequestedPartitions):
     def build_response(self, results: Results, *, now_ms: int) -> FetchResponsePlan:
         listed = self._all_listed(results)
         session_id = self._cache.maybe_create_session(
-            now_ms=now_ms, privileged=self._is_follower, size=len(listed),
+            now_ms=now_ms,
+            privileged=self._is_follower,
+            size=len(listed),
             uses_topic_ids=self._uses_topic_ids,
-            create_partitions=lambda: self._session_partitions(listed))
+            create_partitions=lambda: self._session_partitions(listed),
+        )
         return FetchResponsePlan(ErrorCode.NONE, session_id, listed)
 
-    def _session_partitions(self, listed: list[tuple[TopicIdPartition, PartitionFetchResult]]
-                            ) -> dict[Hashable, CachedPartition]:
-        return {key.identity: CachedPartition(key, self.fetch_data[key], result.high_watermark,
-                                              result.log_start_offset)
-                for key, result in listed}
+    def _session_partitions(
+        self, listed: list[tuple[TopicIdPartition, PartitionFetchResult]]
+    ) -> dict[Hashable, CachedPartition]:
+        return {
+            key.identity: CachedPartition(key, self.fetch_data[key], result.high_watermark, result.log_start_offset)
+            for key, result in listed
+        }
 
 
 class IncrementalFetchContext(FetchContext):
@@ -396,8 +437,9 @@ class IncrementalFetchContext(FetchContext):
         return True
 
 
-def _with_unknown_topic_ids(results: Results, keys_by_identity: Mapping[Hashable, TopicIdPartition]
-                            ) -> list[tuple[TopicIdPartition, PartitionFetchResult]]:
+def _with_unknown_topic_ids(
+    results: Results, keys_by_identity: Mapping[Hashable, TopicIdPartition]
+) -> list[tuple[TopicIdPartition, PartitionFetchResult]]:
     """`results` for the partitions of the fetch, keyed as the fetch names them, followed by an
     UNKNOWN_TOPIC_ID answer for each unresolved partition `results` leaves out."""
     listed = {}
@@ -441,13 +483,25 @@ class _CacheShard:
         session.evictable_by_all = old_enough
         session.evictable_by_privileged = old_enough or not session.privileged
 
-    def maybe_create_session(self, *, now_ms: int, privileged: bool, size: int, uses_topic_ids: bool,
-                             create_partitions: Callable[[], dict[Hashable, CachedPartition]]) -> int:
+    def maybe_create_session(
+        self,
+        *,
+        now_ms: int,
+        privileged: bool,
+        size: int,
+        uses_topic_ids: bool,
+        create_partitions: Callable[[], dict[Hashable, CachedPartition]],
+    ) -> int:
         """Create a session if there is a free slot or one can be freed; its id, else 0."""
         if len(self.sessions) >= self.max_entries and not self._try_evict(privileged, size, now_ms):
             return INVALID_SESSION_ID
-        session = FetchSession(self._new_session_id(), privileged=privileged, uses_topic_ids=uses_topic_ids,
-                               partitions=create_partitions(), now_ms=now_ms)
+        session = FetchSession(
+            self._new_session_id(),
+            privileged=privileged,
+            uses_topic_ids=uses_topic_ids,
+            partitions=create_partitions(),
+            now_ms=now_ms,
+        )
         self.sessions[session.id] = session
         self.touch(session, now_ms)
         return session.id
@@ -466,8 +520,9 @@ class _CacheShard:
         least_recent = min(self.sessions.values(), key=lambda s: (s.last_used_ms, s.id))
         if now_ms - least_recent.last_used_ms > self.eviction_ms:
             return self._evict(least_recent)
-        candidates = [s for s in self.sessions.values()
-                      if (s.evictable_by_privileged if privileged else s.evictable_by_all)]
+        candidates = [
+            s for s in self.sessions.values() if (s.evictable_by_privileged if privileged else s.evictable_by_all)
+        ]
         if not candidates:
             return False
         weakest = min(candidates, key=FetchSession.eviction_rank)
@@ -494,12 +549,17 @@ class FetchSessionCache:
     shards; each shard owns a range of session ids, and new sessions go to the shards in turn.
     """
 
-    def __init__(self, max_slots: int = DEFAULT_MAX_SLOTS, eviction_ms: int = DEFAULT_EVICTION_MS,
-                 *, shards: int = DEFAULT_SHARDS, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        max_slots: int = DEFAULT_MAX_SLOTS,
+        eviction_ms: int = DEFAULT_EVICTION_MS,
+        *,
+        shards: int = DEFAULT_SHARDS,
+        rng: random.Random | None = None,
+    ) -> None:
         rng = rng or random.Random()
         self._id_range_size = MAX_INT32 // shards
-        self._shards = [_CacheShard(max_slots // shards, eviction_ms, self._shard_ids(n), rng)
-                        for n in range(shards)]
+        self._shards = [_CacheShard(max_slots // shards, eviction_ms, self._shard_ids(n), rng) for n in range(shards)]
         self._next_shard = 0
 
     def _shard_ids(self, n: int) -> range:
@@ -528,9 +588,18 @@ class FetchSessionCache:
 
     # --- request handling ---
 
-    def new_context(self, *, version: int, session_id: int, session_epoch: int, fetch_data: FetchData,
-                    forgotten: Iterable[TopicIdPartition] = (), is_follower: bool, now_ms: int,
-                    topic_names: Mapping[uuid.UUID, str] | None = None) -> FetchContext:
+    def new_context(
+        self,
+        *,
+        version: int,
+        session_id: int,
+        session_epoch: int,
+        fetch_data: FetchData,
+        forgotten: Iterable[TopicIdPartition] = (),
+        is_follower: bool,
+        now_ms: int,
+        topic_names: Mapping[uuid.UUID, str] | None = None,
+    ) -> FetchContext:
         """The context for one Fetch request.
 
         `fetch_data` holds the request's partitions in request order (a partition listed twice
@@ -550,22 +619,34 @@ class FetchSessionCache:
             return SessionlessFetchContext(fetch_data)
         if is_full_fetch(session_epoch):
             return self._full_context(session_id, session_epoch, fetch_data, uses_topic_ids, is_follower)
-        return self._incremental_context(session_id, session_epoch, fetch_data, forgotten,
-                                         uses_topic_ids, now_ms, topic_names)
+        return self._incremental_context(
+            session_id, session_epoch, fetch_data, forgotten, uses_topic_ids, now_ms, topic_names
+        )
 
-    def _full_context(self, session_id: int, session_epoch: int,
-                      fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
-                      uses_topic_ids: bool, is_follower: bool) -> FetchContext:
+    def _full_context(
+        self,
+        session_id: int,
+        session_epoch: int,
+        fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
+        uses_topic_ids: bool,
+        is_follower: bool,
+    ) -> FetchContext:
         if session_id != INVALID_SESSION_ID:
             self._remove(session_id)  # a full fetch ends the session it names
         if session_epoch == FINAL_EPOCH:
             return SessionlessFetchContext(fetch_data)
         return FullFetchContext(self, fetch_data, uses_topic_ids=uses_topic_ids, is_follower=is_follower)
 
-    def _incremental_context(self, session_id: int, session_epoch: int,
-                             fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
-                             forgotten: Iterable[TopicIdPartition], uses_topic_ids: bool,
-                             now_ms: int, topic_names: Mapping[uuid.UUID, str]) -> FetchContext:
+    def _incremental_context(
+        self,
+        session_id: int,
+        session_epoch: int,
+        fetch_data: dict[TopicIdPartition, PartitionFetchRequest],
+        forgotten: Iterable[TopicIdPartition],
+        uses_topic_ids: bool,
+        now_ms: int,
+        topic_names: Mapping[uuid.UUID, str],
+    ) -> FetchContext:
         session = self.get(session_id)
         if session is None:
             return SessionErrorContext(ErrorCode.FETCH_SESSION_ID_NOT_FOUND)
@@ -578,17 +659,32 @@ class FetchSessionCache:
             self._remove(session_id)  # nothing left to fetch: the session ends
             return SessionlessFetchContext(fetch_data)
         session.resolve_topic_names(topic_names)
-        self._shard_of(session_id).touch(session, now_ms)
+        shard = self._shard_of(session_id)
+        if shard is None:  # cannot happen: the session was just found in its shard
+            raise RuntimeError(f"fetch session {session_id} has no cache shard")
+        shard.touch(session, now_ms)
         session.epoch = next_epoch(session.epoch)
         return IncrementalFetchContext(session, session_epoch)
 
-    def maybe_create_session(self, *, now_ms: int, privileged: bool, size: int, uses_topic_ids: bool,
-                             create_partitions: Callable[[], dict[Hashable, CachedPartition]]) -> int:
+    def maybe_create_session(
+        self,
+        *,
+        now_ms: int,
+        privileged: bool,
+        size: int,
+        uses_topic_ids: bool,
+        create_partitions: Callable[[], dict[Hashable, CachedPartition]],
+    ) -> int:
         """Create a session in the next shard in turn; its id, or 0 when there is no room."""
         shard = self._shards[self._next_shard]
         self._next_shard = (self._next_shard + 1) % len(self._shards)
-        return shard.maybe_create_session(now_ms=now_ms, privileged=privileged, size=size,
-                                          uses_topic_ids=uses_topic_ids, create_partitions=create_partitions)
+        return shard.maybe_create_session(
+            now_ms=now_ms,
+            privileged=privileged,
+            size=size,
+            uses_topic_ids=uses_topic_ids,
+            create_partitions=create_partitions,
+        )
 
     def _remove(self, session_id: int) -> FetchSession | None:
         shard = self._shard_of(session_id)
@@ -601,8 +697,9 @@ class FetchSessionCache:
         return self._shards[index] if index < len(self._shards) else None
 
 
-def _as_requested(fetch_data: FetchData, version: int, topic_names: Mapping[uuid.UUID, str]
-                  ) -> dict[TopicIdPartition, PartitionFetchRequest]:
+def _as_requested(
+    fetch_data: FetchData, version: int, topic_names: Mapping[uuid.UUID, str]
+) -> dict[TopicIdPartition, PartitionFetchRequest]:
     """`fetch_data` keyed as the request version names partitions, one entry per partition."""
     keys: dict[Hashable, TopicIdPartition] = {}
     requests: dict[Hashable, PartitionFetchRequest] = {}

@@ -10,6 +10,7 @@ The replica manager fills a result with the file regions it read (`records`); th
 turns those into what its request version carries (`dataclasses.replace`) before the session
 sees the result. The session never looks at `records` or `aborted_transactions`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass

@@ -23,14 +23,17 @@ leader, and for each partition in the response:
 The fetch offset itself tells the leader how far this follower got (that is how the leader's
 high watermark and ISR move).
 """
+
 from __future__ import annotations
 
 import logging
 import time
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 
+from ..common.topic_partition import TopicPartition
 from ..log.errors import LogError, UnexpectedAppendOffsetError
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
@@ -38,6 +41,9 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from .broker_client import BrokerConnection, BrokerConnectionError
 from .durability import sync_before_ack
+
+if TYPE_CHECKING:
+    from .partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -48,12 +54,10 @@ EARLIEST, LATEST = -2, -1
 FetchRequest = messages.request(ApiKey.FETCH).cls
 ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
 
-from ..common.topic_partition import TopicPartition
-
 
 @dataclass
 class FollowedPartition:
-    partition: object  # replication.partition.Partition
+    partition: Partition
     leader_epoch: int
     retry_at: float = 0.0  # monotonic seconds; after an error, wait until then
 
@@ -65,9 +69,9 @@ class ReplicaFetcherManager:
         self.metadata = metadata
         self.broker_id = replica_manager.broker_id
         self.fetchers: dict[int, LeaderFetcher] = {}
-        self._tasks = None
+        self._tasks: anyio.abc.TaskGroup | None = None
 
-    def add_partition(self, partition) -> None:
+    def add_partition(self, partition: Partition) -> None:
         """Follow `partition` from its current leader at its current leader epoch."""
         self.remove_partition(partition.key)
         fetcher = self.fetchers.get(partition.leader_id)
@@ -109,7 +113,7 @@ class LeaderFetcher:
         self.partition_max_bytes = config["replica.fetch.max.bytes"]
         self.timeout_s = config["replica.socket.timeout.ms"] / 1000
 
-    def add(self, partition) -> None:
+    def add(self, partition: Partition) -> None:
         self.partitions[partition.key] = FollowedPartition(partition, partition.leader_epoch)
         self._wake.set()
 
@@ -154,8 +158,7 @@ class LeaderFetcher:
     async def _fetch_once(self, ready: list[FollowedPartition]) -> None:
         connection = await self._connect()
         request = self._fetch_request(ready)
-        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, request,
-                                             extra_wait_s=self.max_wait_ms / 1000)
+        response = await connection.request(ApiKey.FETCH, FETCH_VERSION, request, extra_wait_s=self.max_wait_ms / 1000)
         if response.error_code != ErrorCode.NONE:
             raise BrokerConnectionError(f"fetch failed: {ErrorCode(response.error_code).name}")
         sent = {f.partition.key: f for f in ready}
@@ -167,20 +170,23 @@ class LeaderFetcher:
 
     def _still_following(self, followed: FollowedPartition) -> bool:
         partition = followed.partition
-        return (self.partitions.get(partition.key) is followed
-                and partition.leader_id == self.leader_id
-                and partition.leader_epoch == followed.leader_epoch)
+        return (
+            self.partitions.get(partition.key) is followed
+            and partition.leader_id == self.leader_id
+            and partition.leader_epoch == followed.leader_epoch
+        )
 
     async def _connect(self) -> BrokerConnection:
         if self._connection is not None and not self._connection.closed:
             return self._connection
         endpoint = self.manager.metadata.broker_endpoint(
-            self.leader_id, self.manager.replica_manager.inter_broker_listener)
+            self.leader_id, self.manager.replica_manager.inter_broker_listener
+        )
         if endpoint is None:
             raise BrokerConnectionError(f"broker {self.leader_id} is not registered")
         self._connection = await BrokerConnection.open(
-            endpoint.host, endpoint.port, client_id=f"broker-{self.manager.broker_id}-fetcher",
-            timeout_s=self.timeout_s)
+            endpoint.host, endpoint.port, client_id=f"broker-{self.manager.broker_id}-fetcher", timeout_s=self.timeout_s
+        )
         return self._connection
 
     async def _close(self) -> None:
@@ -193,20 +199,28 @@ class LeaderFetcher:
         for followed in ready:
             partition = followed.partition
             latest_epoch = partition.log.epoch_cache.latest_epoch
-            topics.setdefault(partition.topic, []).append(FetchRequest.FetchPartition(
-                partition=partition.index,
-                current_leader_epoch=followed.leader_epoch,
-                fetch_offset=partition.log_end_offset,
-                last_fetched_epoch=-1 if latest_epoch is None else latest_epoch,
-                log_start_offset=partition.log_start_offset,
-                partition_max_bytes=self.partition_max_bytes))
+            topics.setdefault(partition.topic, []).append(
+                FetchRequest.FetchPartition(
+                    partition=partition.index,
+                    current_leader_epoch=followed.leader_epoch,
+                    fetch_offset=partition.log_end_offset,
+                    last_fetched_epoch=-1 if latest_epoch is None else latest_epoch,
+                    log_start_offset=partition.log_start_offset,
+                    partition_max_bytes=self.partition_max_bytes,
+                )
+            )
         return FetchRequest(
-            replica_id=self.manager.broker_id, max_wait_ms=self.max_wait_ms,
-            min_bytes=self.min_bytes, max_bytes=self.max_bytes, isolation_level=0,
-            session_id=0, session_epoch=-1,
-            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts)
-                    for name, parts in topics.items()],
-            forgotten_topics_data=[], rack_id="")
+            replica_id=self.manager.broker_id,
+            max_wait_ms=self.max_wait_ms,
+            min_bytes=self.min_bytes,
+            max_bytes=self.max_bytes,
+            isolation_level=0,
+            session_id=0,
+            session_epoch=-1,
+            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
+            forgotten_topics_data=[],
+            rack_id="",
+        )
 
     # -- one partition's answer --------------------------------------------------------
     async def _process(self, followed: FollowedPartition, data) -> None:
@@ -223,21 +237,24 @@ class LeaderFetcher:
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 await self._handle_out_of_range(followed)
             else:
-                log.debug("Fetch of %s-%d from broker %d: %s", partition.topic, partition.index,
-                          self.leader_id, error.name)
+                log.debug(
+                    "Fetch of %s-%d from broker %d: %s", partition.topic, partition.index, self.leader_id, error.name
+                )
                 self._back_off(followed)
         except (KafkaError, LogError, ValueError) as exc:
-            log.warning("Replicating %s-%d from broker %d failed: %s", partition.topic,
-                        partition.index, self.leader_id, exc)
+            log.warning(
+                "Replicating %s-%d from broker %d failed: %s", partition.topic, partition.index, self.leader_id, exc
+            )
             self._back_off(followed)
         except BrokerConnectionError:
             raise
         except Exception:  # as Kafka's fetcher: the partition fails, the broker goes on
-            log.exception("Unexpected error replicating %s-%d from broker %d", partition.topic,
-                          partition.index, self.leader_id)
+            log.exception(
+                "Unexpected error replicating %s-%d from broker %d", partition.topic, partition.index, self.leader_id
+            )
             self._back_off(followed)
 
-    def _append(self, partition, data) -> None:
+    def _append(self, partition: Partition, data) -> None:
         records = data.records
         if records is not None and len(records) and next(iter_headers(records), None):
             self._append_records(partition, records)
@@ -249,7 +266,7 @@ class LeaderFetcher:
         if leader_start > log_.log_start_offset:
             log_.delete_records_before(leader_start)
 
-    def _append_records(self, partition, records) -> None:
+    def _append_records(self, partition: Partition, records) -> None:
         log_ = partition.log
         try:
             log_.append_as_follower(records)
@@ -259,18 +276,30 @@ class LeaderFetcher:
             end = log_.log_end_offset
             if not (end == log_.log_start_offset and exc.first_offset < end <= exc.last_offset):
                 raise
-            log.info("Unexpected offset in append to %s-%d: first offset %d is less than the log "
-                     "start offset %d. Since this is the first record appended to the "
-                     "follower's log, the log starts at offset %d", partition.topic,
-                     partition.index, exc.first_offset, end, exc.first_offset)
+            log.info(
+                "Unexpected offset in append to %s-%d: first offset %d is less than the log "
+                "start offset %d. Since this is the first record appended to the "
+                "follower's log, the log starts at offset %d",
+                partition.topic,
+                partition.index,
+                exc.first_offset,
+                end,
+                exc.first_offset,
+            )
             log_.truncate_fully_and_start_at(exc.first_offset)
             log_.append_as_follower(records)
 
-    def _truncate_diverging(self, partition, epoch: int, end_offset: int) -> None:
+    def _truncate_diverging(self, partition: Partition, epoch: int, end_offset: int) -> None:
         offset = truncation_offset(partition.log, epoch, end_offset)
-        log.info("Truncating %s-%d to offset %d: its log diverges from leader %d's at epoch %d "
-                 "(leader's end offset %d)", partition.topic, partition.index, offset,
-                 self.leader_id, epoch, end_offset)
+        log.info(
+            "Truncating %s-%d to offset %d: its log diverges from leader %d's at epoch %d (leader's end offset %d)",
+            partition.topic,
+            partition.index,
+            offset,
+            self.leader_id,
+            epoch,
+            end_offset,
+        )
         partition.log.truncate_to(offset)
 
     async def _handle_out_of_range(self, followed: FollowedPartition) -> None:
@@ -279,25 +308,33 @@ class LeaderFetcher:
         if not self._still_following(followed):
             return
         if leader_end < partition.log_end_offset:
-            log.info("Truncating %s-%d to the leader's log end %d", partition.topic,
-                     partition.index, leader_end)
+            log.info("Truncating %s-%d to the leader's log end %d", partition.topic, partition.index, leader_end)
             partition.log.truncate_to(leader_end)
             return
         leader_start = await self._leader_offset(partition, EARLIEST)
         if not self._still_following(followed):
             return
         if leader_start > partition.log_end_offset:
-            log.info("Restarting %s-%d at the leader's log start %d", partition.topic,
-                     partition.index, leader_start)
+            log.info("Restarting %s-%d at the leader's log start %d", partition.topic, partition.index, leader_start)
             partition.log.truncate_fully_and_start_at(leader_start)
 
-    async def _leader_offset(self, partition, timestamp: int) -> int:
+    async def _leader_offset(self, partition: Partition, timestamp: int) -> int:
         request = ListOffsetsRequest(
-            replica_id=self.manager.broker_id, isolation_level=0,
-            topics=[ListOffsetsRequest.ListOffsetsTopic(name=partition.topic, partitions=[
-                ListOffsetsRequest.ListOffsetsPartition(
-                    partition_index=partition.index, current_leader_epoch=partition.leader_epoch,
-                    timestamp=timestamp)])])
+            replica_id=self.manager.broker_id,
+            isolation_level=0,
+            topics=[
+                ListOffsetsRequest.ListOffsetsTopic(
+                    name=partition.topic,
+                    partitions=[
+                        ListOffsetsRequest.ListOffsetsPartition(
+                            partition_index=partition.index,
+                            current_leader_epoch=partition.leader_epoch,
+                            timestamp=timestamp,
+                        )
+                    ],
+                )
+            ],
+        )
         connection = await self._connect()
         response = await connection.request(ApiKey.LIST_OFFSETS, LIST_OFFSETS_VERSION, request)
         answer = response.topics[0].partitions[0]

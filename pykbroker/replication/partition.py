@@ -16,11 +16,12 @@ A follower counts as caught up when it fetched up to the leader's log end, or up
 leader's log ended at its previous fetch (Kafka's rule: under a steady stream of produce
 requests a follower is never exactly at the end, but it is never behind by more than one fetch).
 """
+
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..log.results import TimestampAndOffset
@@ -94,8 +95,9 @@ class Partition:
             return self.isr
         return self.isr + [r for r in self.pending_isr if r not in self.isr]
 
-    def make_leader(self, leader_epoch: int, replicas: list[int], isr: list[int],
-                    partition_epoch: int, now_ms: int) -> None:
+    def make_leader(
+        self, leader_epoch: int, replicas: list[int], isr: list[int], partition_epoch: int, now_ms: int
+    ) -> None:
         """Lead at `leader_epoch`. A broker that already led keeps what it knows of its
         followers; a new leader starts them afresh."""
         was_leader = self.is_leader
@@ -105,16 +107,18 @@ class Partition:
         self.isr = list(isr)
         self.pending_isr = None
         known = self.followers if was_leader else {}
-        self.followers = {r: known.get(r) or FollowerState(last_caught_up_ms=now_ms)
-                          for r in replicas if r != self.local_broker_id}
+        self.followers = {
+            r: known.get(r) or FollowerState(last_caught_up_ms=now_ms) for r in replicas if r != self.local_broker_id
+        }
         if leader_epoch != self.leader_epoch or not was_leader:
             self.leader_epoch = leader_epoch
             self.epoch_start_offset = self.log_end_offset
             self.log.maybe_assign_epoch_start_offset(leader_epoch, self.epoch_start_offset)
         self.maybe_increment_high_watermark()
 
-    def make_follower(self, leader_id: int, leader_epoch: int, replicas: list[int],
-                      isr: list[int], partition_epoch: int) -> None:
+    def make_follower(
+        self, leader_id: int, leader_epoch: int, replicas: list[int], isr: list[int], partition_epoch: int
+    ) -> None:
         self.leader_id = leader_id
         self.leader_epoch = leader_epoch
         self.partition_epoch = partition_epoch
@@ -145,15 +149,16 @@ class Partition:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
     # -- leader: appends ---------------------------------------------------------------
-    def append_as_leader(self, records: bytearray, *, required_acks: int, min_insync_replicas: int,
-                         now_ms: int):
+    def append_as_leader(self, records: bytearray, *, required_acks: int, min_insync_replicas: int, now_ms: int):
         """Append produced batches; returns the log's append info."""
         self.require_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
-            raise KafkaError(ErrorCode.NOT_ENOUGH_REPLICAS,
-                             f"The size of the current ISR {self.isr} is insufficient to satisfy "
-                             f"the min.isr requirement of {min_insync_replicas} for partition "
-                             f"{self.topic}-{self.index}")
+            raise KafkaError(
+                ErrorCode.NOT_ENOUGH_REPLICAS,
+                f"The size of the current ISR {self.isr} is insufficient to satisfy "
+                f"the min.isr requirement of {min_insync_replicas} for partition "
+                f"{self.topic}-{self.index}",
+            )
         info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
         if not info.duplicate:
             self.bytes_appended += len(records)
@@ -215,8 +220,7 @@ class Partition:
         return False
 
     def _maybe_expand_isr(self, replica_id: int, state: FollowerState) -> None:
-        caught_up = (state.log_end_offset >= self.high_watermark
-                     and state.log_end_offset >= self.epoch_start_offset)
+        caught_up = state.log_end_offset >= self.high_watermark and state.log_end_offset >= self.epoch_start_offset
         if replica_id not in self.isr and caught_up:
             self._propose_isr(self.isr + [replica_id])
 
@@ -224,9 +228,12 @@ class Partition:
         """Drop followers that have not caught up for `replica.lag.time.max.ms`."""
         if not self.is_leader:
             return False
-        lagging = [r for r in self.isr if r != self.local_broker_id
-                   and (r not in self.followers
-                        or now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms)]
+        lagging = [
+            r
+            for r in self.isr
+            if r != self.local_broker_id
+            and (r not in self.followers or now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms)
+        ]
         if not lagging:
             return False
         return self._propose_isr([r for r in self.isr if r not in lagging])
@@ -273,17 +280,16 @@ class Partition:
         return None
 
     # -- reads -------------------------------------------------------------------------
-    def read(self, fetch_offset: int, max_bytes: int, *, for_follower: bool,
-             min_one_message: bool):
+    def read(self, fetch_offset: int, max_bytes: int, *, for_follower: bool, min_one_message: bool):
         """Batches from `fetch_offset`: up to the high watermark for consumers, the log end for
         followers."""
         max_offset = None if for_follower else self.high_watermark
-        return self.log.read(fetch_offset, max_bytes, max_offset=max_offset,
-                             min_one_message=min_one_message)
+        return self.log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_message=min_one_message)
 
     # -- ListOffsets -------------------------------------------------------------------
-    def fetch_offset_for_timestamp(self, timestamp: int, *, isolation_level: int,
-                                   for_replica: bool) -> TimestampAndOffset | None:
+    def fetch_offset_for_timestamp(
+        self, timestamp: int, *, isolation_level: int, for_replica: bool
+    ) -> TimestampAndOffset | None:
         """The offset for `timestamp` (or a special timestamp: -1 latest, -2 earliest, ...),
         as Kafka's Partition.fetchOffsetForTimestamp. Latest is the offset a reader may fetch
         up to; a consumer is not told of a searched record at or past it (None)."""
@@ -296,11 +302,9 @@ class Partition:
             return None
         return found
 
-    def legacy_latest_offsets(self, max_num_offsets: int, *, isolation_level: int,
-                              for_replica: bool) -> list[int]:
+    def legacy_latest_offsets(self, max_num_offsets: int, *, isolation_level: int, for_replica: bool) -> list[int]:
         """ListOffsets v0's offsets for latest (see `Log.legacy_latest_offsets`)."""
-        return self.log.legacy_latest_offsets(self._fetchable_offset(isolation_level, for_replica),
-                                              max_num_offsets)
+        return self.log.legacy_latest_offsets(self._fetchable_offset(isolation_level, for_replica), max_num_offsets)
 
     def _fetchable_offset(self, isolation_level: int, for_replica: bool) -> int:
         """How far a reader may fetch: the log end for replicas, the last stable offset for

@@ -14,6 +14,7 @@ which moves the high watermark and completes waiting produce requests. Fetches f
 with a last fetched epoch are checked against the leader's epochs first (Fetch v12+ diverging
 epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time.max.ms`.
 """
+
 from __future__ import annotations
 
 import logging
@@ -55,8 +56,7 @@ class ProduceResult:
 class DelayedProduce(DelayedOperation):
     """acks=all: done when every partition's high watermark reaches its appended batches."""
 
-    def __init__(self, timeout_ms: int, manager: "ReplicaManager",
-                 results: dict[TopicPartition, ProduceResult]) -> None:
+    def __init__(self, timeout_ms: int, manager: ReplicaManager, results: dict[TopicPartition, ProduceResult]) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
         self.results = results
@@ -67,9 +67,11 @@ class DelayedProduce(DelayedOperation):
             if result.error != ErrorCode.NONE or result.required_offset < 0:
                 continue
             partition = self.manager.partitions.get(tp)
-            outcome = (ErrorCode.NOT_LEADER_OR_FOLLOWER if partition is None else
-                       partition.acks_satisfied(result.required_offset,
-                                                self.manager.min_insync_replicas(tp[0])))
+            outcome = (
+                ErrorCode.NOT_LEADER_OR_FOLLOWER
+                if partition is None
+                else partition.acks_satisfied(result.required_offset, self.manager.min_insync_replicas(tp[0]))
+            )
             yield result, outcome
 
     def try_complete(self) -> bool:
@@ -86,9 +88,15 @@ class DelayedProduce(DelayedOperation):
 class DelayedFetch(DelayedOperation):
     """A fetch that waits until `min_bytes` of new data are readable."""
 
-    def __init__(self, timeout_ms: int, manager: "ReplicaManager", min_bytes: int,
-                 bytes_already: int, start_counters: dict[TopicPartition, int],
-                 for_follower: bool) -> None:
+    def __init__(
+        self,
+        timeout_ms: int,
+        manager: ReplicaManager,
+        min_bytes: int,
+        bytes_already: int,
+        start_counters: dict[TopicPartition, int],
+        for_follower: bool,
+    ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
         self.min_bytes = min_bytes
@@ -109,8 +117,16 @@ class DelayedFetch(DelayedOperation):
 
 
 class ReplicaManager:
-    def __init__(self, broker_id: int, config, log_manager, metadata_store, *, timer: Timer,
-                 inter_broker_listener: str | None = None) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        config,
+        log_manager,
+        metadata_store,
+        *,
+        timer: Timer,
+        inter_broker_listener: str | None = None,
+    ) -> None:
         self.broker_id = broker_id
         self.config = config
         self.log_manager = log_manager
@@ -139,8 +155,11 @@ class ReplicaManager:
         for partition_log in self.log_manager.all_logs():
             info = topics.get(partition_log.topic)
             if info is None or partition_log.partition not in info.partitions:
-                log.info("Deleting the log of %s-%d: the topic no longer exists",
-                         partition_log.topic, partition_log.partition)
+                log.info(
+                    "Deleting the log of %s-%d: the topic no longer exists",
+                    partition_log.topic,
+                    partition_log.partition,
+                )
                 self.log_manager.delete(partition_log.topic, partition_log.partition)
 
     async def run(self) -> None:
@@ -192,8 +211,7 @@ class ReplicaManager:
     def _apply_partition_state(self, partition: Partition, state) -> None:
         if state.leader == self.broker_id:
             self._lead(partition, state)
-        elif (partition.is_leader or partition.leader_id != state.leader
-              or partition.leader_epoch != state.leader_epoch):
+        elif partition.is_leader or partition.leader_id != state.leader or partition.leader_epoch != state.leader_epoch:
             self._follow(partition, state)
         else:  # the same leadership: only the ISR (or replicas) changed
             partition.replicas = list(state.replicas)
@@ -207,21 +225,31 @@ class ReplicaManager:
             partition.update_isr(state.isr, state.partition_epoch)
             return
         self.fetchers.remove_partition(partition.key)
-        partition.make_leader(state.leader_epoch, state.replicas, state.isr,
-                              state.partition_epoch, self.clock.now_ms())
-        log.log(_role_change_level(partition.topic), "Leading %s-%d at leader epoch %d (isr %s, "
-                "log end %d)", partition.topic, partition.index, state.leader_epoch, state.isr,
-                partition.log_end_offset)
+        partition.make_leader(state.leader_epoch, state.replicas, state.isr, state.partition_epoch, self.clock.now_ms())
+        log.log(
+            _role_change_level(partition.topic),
+            "Leading %s-%d at leader epoch %d (isr %s, log end %d)",
+            partition.topic,
+            partition.index,
+            state.leader_epoch,
+            state.isr,
+            partition.log_end_offset,
+        )
 
     def _follow(self, partition: Partition, state) -> None:
-        partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr,
-                                state.partition_epoch)
+        partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr, state.partition_epoch)
         if state.leader < 0 or self.replication_stopped:
             self.fetchers.remove_partition(partition.key)
             return
         self.fetchers.add_partition(partition)
-        log.log(_role_change_level(partition.topic), "Following %s-%d from broker %d at leader "
-                "epoch %d", partition.topic, partition.index, state.leader, state.leader_epoch)
+        log.log(
+            _role_change_level(partition.topic),
+            "Following %s-%d from broker %d at leader epoch %d",
+            partition.topic,
+            partition.index,
+            state.leader,
+            state.leader_epoch,
+        )
 
     def stop_replication(self) -> None:
         """Stop fetching from leaders, now and for partitions followed later (a broker shutting
@@ -247,14 +275,15 @@ class ReplicaManager:
 
     # -- ISR changes ---------------------------------------------------------------------
     def _propose_isr(self, partition: Partition, new_isr: list[int]) -> None:
-        log.info("Proposing ISR %s for %s-%d (was %s)", new_isr, partition.topic,
-                 partition.index, partition.isr)
+        log.info("Proposing ISR %s for %s-%d (was %s)", new_isr, partition.topic, partition.index, partition.isr)
 
         def done(partition_epoch: int | None) -> None:
             partition.isr_proposal_done(new_isr, partition_epoch)
             self._complete_delayed(partition.key)
-        self.metadata.propose_isr(partition.topic, partition.index, partition.leader_epoch,
-                                  partition.partition_epoch, new_isr, done)
+
+        self.metadata.propose_isr(
+            partition.topic, partition.index, partition.leader_epoch, partition.partition_epoch, new_isr, done
+        )
 
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
@@ -280,11 +309,11 @@ class ReplicaManager:
         return int(self.config["min.insync.replicas"])
 
     # -- produce -----------------------------------------------------------------------
-    async def append_records(self, entries: dict[TopicPartition, bytearray], *,
-                             required_acks: int, timeout_ms: int) -> dict[TopicPartition, ProduceResult]:
+    async def append_records(
+        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int
+    ) -> dict[TopicPartition, ProduceResult]:
         now = self.clock.now_ms()
-        results = {tp: self._append_one(tp, records, required_acks, now)
-                   for tp, records in entries.items()}
+        results = {tp: self._append_one(tp, records, required_acks, now) for tp, records in entries.items()}
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
@@ -302,40 +331,45 @@ class ReplicaManager:
             if result.error == ErrorCode.NONE and partition is not None:
                 await sync_before_ack(partition.log, partition.log_end_offset)
 
-    def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int,
-                    now: int) -> ProduceResult:
+    def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int, now: int) -> ProduceResult:
         try:
             partition = self.leader_partition(*tp)
             info = partition.append_as_leader(
-                records, required_acks=required_acks,
-                min_insync_replicas=self.min_insync_replicas(tp[0]), now_ms=now)
+                records, required_acks=required_acks, min_insync_replicas=self.min_insync_replicas(tp[0]), now_ms=now
+            )
         except KafkaError as exc:
-            return ProduceResult(exc.code, error_message=exc.message,
-                                 record_errors=list(getattr(exc, "record_errors", []) or []))
+            return ProduceResult(
+                exc.code, error_message=exc.message, record_errors=list(getattr(exc, "record_errors", []) or [])
+            )
         except CorruptRecordError as exc:
             return ProduceResult(ErrorCode.CORRUPT_MESSAGE, error_message=str(exc))
         except UnsupportedCompressionError as exc:
             return ProduceResult(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, error_message=str(exc))
         except InvalidRecordError as exc:
             return ProduceResult(ErrorCode.INVALID_RECORD, error_message=str(exc))
-        result = ProduceResult(base_offset=info.first_offset,
-                               log_append_time=info.log_append_time,
-                               log_start_offset=info.log_start_offset)
+        result = ProduceResult(
+            base_offset=info.first_offset, log_append_time=info.log_append_time, log_start_offset=info.log_start_offset
+        )
         if required_acks == -1:
             result.required_offset = info.last_offset + 1
         return result
 
     # -- fetch -------------------------------------------------------------------------
-    async def fetch_records(self, requested: list[tuple[TopicPartition, PartitionFetchRequest]], *,
-                            replica_id: int, max_wait_ms: int, min_bytes: int, max_bytes: int
-                            ) -> dict[TopicPartition, PartitionFetchResult]:
+    async def fetch_records(
+        self,
+        requested: list[tuple[TopicPartition, PartitionFetchRequest]],
+        *,
+        replica_id: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+    ) -> dict[TopicPartition, PartitionFetchResult]:
         for_follower = replica_id >= 0
         if for_follower:
             self._record_follower_fetches(requested, replica_id)
         results = self._read_all(requested, max_bytes, for_follower)
         total = sum(r.records_size for r in results.values())
-        has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None
-                        for r in results.values())
+        has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
         if max_wait_ms <= 0 or total >= min_bytes or has_error or not requested:
             return results
         counters = {tp: self.partitions[tp].bytes_appended for tp, _ in requested}
@@ -348,43 +382,47 @@ class ReplicaManager:
         now = self.clock.now_ms()
         for tp, request in requested:
             partition = self.partitions.get(tp)
-            if (partition is None or not partition.is_leader
-                    or replica_id not in partition.followers
-                    or not partition.log_start_offset <= request.fetch_offset
-                    <= partition.log_end_offset
-                    or partition.diverging_epoch(request.fetch_offset,
-                                                 request.last_fetched_epoch) is not None):
+            if (
+                partition is None
+                or not partition.is_leader
+                or replica_id not in partition.followers
+                or not partition.log_start_offset <= request.fetch_offset <= partition.log_end_offset
+                or partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch) is not None
+            ):
                 continue
-            if request.current_leader_epoch >= 0 and \
-                    request.current_leader_epoch != partition.leader_epoch:
+            if request.current_leader_epoch >= 0 and request.current_leader_epoch != partition.leader_epoch:
                 continue
             if partition.update_follower_fetch_state(replica_id, request.fetch_offset, now):
                 self._complete_delayed(tp)
 
-    def _read_all(self, requested, max_bytes: int, for_follower: bool
-                  ) -> dict[TopicPartition, PartitionFetchResult]:
+    def _read_all(self, requested, max_bytes: int, for_follower: bool) -> dict[TopicPartition, PartitionFetchResult]:
         results = {}
         remaining = max_bytes
         for tp, request in requested:
-            result = self._read_one(tp, request, remaining, for_follower,
-                                    min_one_message=remaining == max_bytes)
+            result = self._read_one(tp, request, remaining, for_follower, min_one_message=remaining == max_bytes)
             remaining = max(0, remaining - result.records_size)
             results[tp] = result
         return results
 
-    def _read_one(self, tp: TopicPartition, request: PartitionFetchRequest, remaining: int,
-                  for_follower: bool, min_one_message: bool) -> PartitionFetchResult:
+    def _read_one(
+        self,
+        tp: TopicPartition,
+        request: PartitionFetchRequest,
+        remaining: int,
+        for_follower: bool,
+        min_one_message: bool,
+    ) -> PartitionFetchResult:
         try:
             partition = self.leader_partition(*tp)
             partition.check_leader_epoch(request.current_leader_epoch)
             if for_follower:
-                diverging = partition.diverging_epoch(request.fetch_offset,
-                                                      request.last_fetched_epoch)
+                diverging = partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch)
                 if diverging is not None:
                     return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
             limit = min(request.max_bytes, remaining)
-            data = partition.read(request.fetch_offset, limit, for_follower=for_follower,
-                                  min_one_message=min_one_message)
+            data = partition.read(
+                request.fetch_offset, limit, for_follower=for_follower, min_one_message=min_one_message
+            )
         except KafkaError as exc:
             # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
             # epochs, ...) reports no high watermark, last stable offset or log start (-1).
@@ -392,38 +430,46 @@ class ReplicaManager:
         return _partition_state(partition, records=data.regions, records_size=data.size)
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
-    def end_offset_for_epoch(self, topic: str, index: int, leader_epoch: int,
-                             current_leader_epoch: int, *, leader_only: bool = True
-                             ) -> tuple[int, int]:
+    def end_offset_for_epoch(
+        self, topic: str, index: int, leader_epoch: int, current_leader_epoch: int, *, leader_only: bool = True
+    ) -> tuple[int, int]:
         """(epoch, end offset) of the largest epoch <= `leader_epoch` in the partition's log."""
-        if leader_only:
+        # a follower may answer too unless `leader_only`; a partition not hosted here gets the
+        # right error from leader_partition()
+        partition = None if leader_only else self.partitions.get((topic, index))
+        if partition is None:
             partition = self.leader_partition(topic, index)
-        else:
-            partition = self.partitions.get((topic, index))
-            if partition is None:
-                self.leader_partition(topic, index)  # raises the right error
         partition.check_leader_epoch(current_leader_epoch)
         return partition.end_offset_for_epoch(leader_epoch)
 
     # -- ListOffsets -------------------------------------------------------------------
-    def fetch_offset_for_timestamp(self, topic: str, index: int, timestamp: int, *,
-                                   replica_id: int, isolation_level: int,
-                                   current_leader_epoch: int = -1) -> TimestampAndOffset | None:
+    def fetch_offset_for_timestamp(
+        self,
+        topic: str,
+        index: int,
+        timestamp: int,
+        *,
+        replica_id: int,
+        isolation_level: int,
+        current_leader_epoch: int = -1,
+    ) -> TimestampAndOffset | None:
         """ListOffsets: the offset for `timestamp` in the partition (see
         `Partition.fetch_offset_for_timestamp`); raises KafkaError when this broker cannot
         answer (not the leader, fenced epoch, unknown partition)."""
         partition = self._partition_for_offsets(topic, index, replica_id)
         partition.check_leader_epoch(current_leader_epoch)
         return partition.fetch_offset_for_timestamp(
-            timestamp, isolation_level=isolation_level,
-            for_replica=replica_id != CONSUMER_REPLICA_ID)
+            timestamp, isolation_level=isolation_level, for_replica=replica_id != CONSUMER_REPLICA_ID
+        )
 
-    def legacy_fetch_offsets(self, topic: str, index: int, max_num_offsets: int, *,
-                             replica_id: int, isolation_level: int) -> list[int]:
+    def legacy_fetch_offsets(
+        self, topic: str, index: int, max_num_offsets: int, *, replica_id: int, isolation_level: int
+    ) -> list[int]:
         """ListOffsets v0 for latest: the legacy list of offsets, newest first."""
         partition = self._partition_for_offsets(topic, index, replica_id)
-        return partition.legacy_latest_offsets(max_num_offsets, isolation_level=isolation_level,
-                                               for_replica=replica_id != CONSUMER_REPLICA_ID)
+        return partition.legacy_latest_offsets(
+            max_num_offsets, isolation_level=isolation_level, for_replica=replica_id != CONSUMER_REPLICA_ID
+        )
 
     def _partition_for_offsets(self, topic: str, index: int, replica_id: int) -> Partition:
         """The leader's partition; any replica's for the debugging replica id."""
@@ -466,14 +512,24 @@ class ReplicaManager:
         self.log_manager.close()
 
 
-def _partition_state(partition: Partition, *, records: list | None = None, records_size: int = 0,
-                     diverging_epoch: EpochEndOffset | None = None) -> PartitionFetchResult:
+def _partition_state(
+    partition: Partition,
+    *,
+    records: list | None = None,
+    records_size: int = 0,
+    diverging_epoch: EpochEndOffset | None = None,
+) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file
     regions), or where a follower's log diverges."""
-    return PartitionFetchResult(ErrorCode.NONE, partition.high_watermark,
-                                partition.last_stable_offset, partition.log_start_offset,
-                                records_size=records_size, diverging_epoch=diverging_epoch,
-                                records=records)
+    return PartitionFetchResult(
+        ErrorCode.NONE,
+        partition.high_watermark,
+        partition.last_stable_offset,
+        partition.log_start_offset,
+        records_size=records_size,
+        diverging_epoch=diverging_epoch,
+        records=records,
+    )
 
 
 def _role_change_level(topic: str) -> int:

@@ -4,6 +4,7 @@ Requests on one connection are handled one at a time, in the order they arrive, 
 responses are written in that order (as Kafka does: it reads no further request from a connection
 until the previous one is answered). Pipelined requests simply wait in the socket buffer.
 """
+
 from __future__ import annotations
 
 import logging
@@ -15,8 +16,9 @@ from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 log = logging.getLogger(__name__)
 
 
-async def serve_connection(sock: socket.socket, dispatcher: Dispatcher, listener_name: str,
-                           max_request_size: int) -> None:
+async def serve_connection(
+    sock: socket.socket, dispatcher: Dispatcher, listener_name: str, max_request_size: int
+) -> None:
     io = SocketIO(sock)
     peer = _peer_name(sock)
     try:
@@ -28,8 +30,12 @@ async def serve_connection(sock: socket.socket, dispatcher: Dispatcher, listener
             if pieces is not None:
                 await io.send_pieces([size_prefix(pieces), *pieces])
     except FrameTooLarge as exc:
-        log.warning("Closing connection from %s: request of %d bytes exceeds "
-                    "socket.request.max.bytes (%d)", peer, exc.size, max_request_size)
+        log.warning(
+            "Closing connection from %s: request of %d bytes exceeds socket.request.max.bytes (%d)",
+            peer,
+            exc.size,
+            max_request_size,
+        )
     except (CloseConnection, InvalidFrameSize) as exc:
         log.warning("Closing connection from %s: %s", peer, exc)
     except (EOFError, ConnectionError):

@@ -4,6 +4,7 @@ A request whose API or version is not served closes its connection (as Kafka doe
 ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it
 serves (only those, as Kafka does), so that clients can fall back.
 """
+
 from __future__ import annotations
 
 import logging
@@ -36,8 +37,7 @@ class Dispatcher:
         if not entry.supports(prefix.api_version):
             if prefix.api_key == ApiKey.API_VERSIONS:
                 return self.unsupported_api_versions_response(prefix.correlation_id)
-            raise CloseConnection(
-                f"unsupported version {prefix.api_version} of API {ApiKey(prefix.api_key).name}")
+            raise CloseConnection(f"unsupported version {prefix.api_version} of API {ApiKey(prefix.api_key).name}")
         try:
             header, pos = headers.decode_request_header(frame, prefix.api_key, prefix.api_version)
             request, _ = entry.request_type.decode(frame, pos, version=prefix.api_version)
@@ -45,14 +45,21 @@ class Dispatcher:
             raise CloseConnection(
                 f"malformed {ApiKey(prefix.api_key).name} v{prefix.api_version} request: {exc}"
             ) from exc
-        ctx = RequestContext(prefix.api_key, prefix.api_version, prefix.correlation_id,
-                             header.client_id, client_host, listener_name, self.services, len(frame))
+        ctx = RequestContext(
+            prefix.api_key,
+            prefix.api_version,
+            prefix.correlation_id,
+            header.client_id,
+            client_host,
+            listener_name,
+            self.services,
+            len(frame),
+        )
         response = await entry.handle(request, ctx)
         if response is None:
             return None
         body = entry.response_type.encode(response, version=prefix.api_version)
-        head = headers.encode_response_header(prefix.api_key, prefix.api_version,
-                                              prefix.correlation_id)
+        head = headers.encode_response_header(prefix.api_key, prefix.api_version, prefix.correlation_id)
         return [head, *body]
 
     def supported_versions(self) -> list[tuple[int, int, int]]:
@@ -61,9 +68,13 @@ class Dispatcher:
     def unsupported_api_versions_response(self, correlation_id: int) -> list:
         response_type = messages.response(ApiKey.API_VERSIONS)
         cls = response_type.cls
-        body = cls(error_code=ErrorCode.UNSUPPORTED_VERSION, api_keys=[
-            cls.ApiVersion(api_key=key, min_version=low, max_version=high)
-            for key, low, high in self.supported_versions() if key == ApiKey.API_VERSIONS
-        ])
+        body = cls(
+            error_code=ErrorCode.UNSUPPORTED_VERSION,
+            api_keys=[
+                cls.ApiVersion(api_key=key, min_version=low, max_version=high)
+                for key, low, high in self.supported_versions()
+                if key == ApiKey.API_VERSIONS
+            ],
+        )
         head = headers.encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
         return [head, *response_type.encode(body, version=0)]

@@ -4,6 +4,7 @@ The broker drives its sockets itself (rather than through stream transports) so 
 can be written as bytes followed by file regions handed to `os.sendfile`, and so that a large
 request frame is received straight into one buffer without intermediate copies.
 """
+
 from __future__ import annotations
 
 import os
@@ -76,8 +77,8 @@ class SocketIO:
             raise FrameTooLarge(size)
         available = len(self._buffer) - 4
         if available >= size:
-            frame = self._buffer[4:4 + size]
-            del self._buffer[:4 + size]
+            frame = self._buffer[4 : 4 + size]
+            del self._buffer[: 4 + size]
             return frame
         frame = bytearray(size)
         frame[:available] = self._buffer[4:]

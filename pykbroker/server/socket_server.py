@@ -1,4 +1,5 @@
 """Listening sockets and the accept loop: one task per client connection, on one event loop."""
+
 from __future__ import annotations
 
 import logging
@@ -44,16 +45,22 @@ def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundL
     except OSError as error:
         sock.close()
         address = f"[{host}]" if ":" in host else (host or "0.0.0.0")
-        raise OSError(f"Socket server failed to bind listener {name} to {address}:{port}: "
-                      f"{error.strerror or error}") from None
+        raise OSError(
+            f"Socket server failed to bind listener {name} to {address}:{port}: {error.strerror or error}"
+        ) from None
     sock.setblocking(False)
     return BoundListener(name, sock)
 
 
 class SocketServer:
-    def __init__(self, listeners: list[BoundListener], dispatcher: Dispatcher,
-                 max_request_size: int, send_buffer_bytes: int = -1,
-                 receive_buffer_bytes: int = -1) -> None:
+    def __init__(
+        self,
+        listeners: list[BoundListener],
+        dispatcher: Dispatcher,
+        max_request_size: int,
+        send_buffer_bytes: int = -1,
+        receive_buffer_bytes: int = -1,
+    ) -> None:
         self.listeners = listeners
         self.dispatcher = dispatcher
         self.max_request_size = max_request_size
@@ -79,8 +86,7 @@ class SocketServer:
                     await anyio.sleep(0.1)
                     continue
                 self._tune(conn)
-                tasks.start_soon(serve_connection, conn, self.dispatcher, listener.name,
-                                 self.max_request_size)
+                tasks.start_soon(serve_connection, conn, self.dispatcher, listener.name, self.max_request_size)
         finally:
             listener.sock.close()
 

@@ -24,15 +24,15 @@ overwrite its successor's decisions.
 All controller work runs on its event thread (`EventThread`), in order; watch callbacks only
 enqueue. The request handlers await answers through the loop bridge.
 """
+
 from __future__ import annotations
 
 import functools
 import logging
 import threading
-from typing import Collection, Iterable
+from collections.abc import Collection, Iterable
 
-from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, \
-    RolledBackError
+from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
 from ...common.topic_partition import TopicPartition
@@ -119,13 +119,13 @@ class Controller:
         return None
 
     # -- what request handlers ask (event loop) ----------------------------------------
-    async def controlled_shutdown(self, broker_id: int, broker_epoch: int
-                                  ) -> tuple[ErrorCode, list[TopicPartition]]:
+    async def controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TopicPartition]]:
         future = self.events.submit(self._controlled_shutdown, broker_id, broker_epoch)
         return await self.bridge.wait(future)
 
-    async def elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
-                            ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
         future = self.events.submit(self._elect_leaders, election_type, partitions)
         return await self.bridge.wait(future)
 
@@ -153,10 +153,8 @@ class Controller:
                 pass
             epoch, version = self._read_controller_epoch()
             transaction = self.client.transaction()
-            transaction.create(zk_data.CONTROLLER, zk_data.encode_controller(self.broker_id),
-                               ephemeral=True)
-            transaction.set_data(zk_data.CONTROLLER_EPOCH,
-                                 zk_data.encode_controller_epoch(epoch + 1), version)
+            transaction.create(zk_data.CONTROLLER, zk_data.encode_controller(self.broker_id), ephemeral=True)
+            transaction.set_data(zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(epoch + 1), version)
             results = transaction.commit()
             if isinstance(results[0], NodeExistsError):
                 return  # another broker won
@@ -175,8 +173,9 @@ class Controller:
             return zk_data.decode_controller_epoch(data), stat.version
         except NoNodeError:
             try:
-                self.client.create(zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(
-                    zk_data.INITIAL_CONTROLLER_EPOCH))
+                self.client.create(
+                    zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(zk_data.INITIAL_CONTROLLER_EPOCH)
+                )
             except NodeExistsError:
                 pass
             return self._read_controller_epoch()
@@ -204,6 +203,7 @@ class Controller:
                 return False
             self.events.submit(self._if_active, generation, handler)
             return None
+
         ChildrenWatch(self.client, path, on_children)
 
     def _if_active(self, generation: int, handler, *args) -> None:
@@ -214,13 +214,11 @@ class Controller:
                 log.info("Another controller took over")
                 self._resign()
             except KazooException as exc:
-                log.warning("Controller work failed (%s); reading the cluster again soon",
-                            type(exc).__name__)
+                log.warning("Controller work failed (%s); reading the cluster again soon", type(exc).__name__)
                 self._resync_later(generation)
 
     def _resync_later(self, generation: int) -> None:
-        timer = threading.Timer(RESYNC_DELAY_S, lambda: self.events.submit(
-            self._if_active, generation, self._resync))
+        timer = threading.Timer(RESYNC_DELAY_S, lambda: self.events.submit(self._if_active, generation, self._resync))
         timer.daemon = True
         timer.start()
 
@@ -263,8 +261,7 @@ class Controller:
         generation = self._generation
         for name in sorted(names - set(self._topics)):
             self._topics[name] = TopicAssignment(None, {})
-            DataWatch(self.client, zk_data.topic_path(name),
-                      functools.partial(self._on_topic_znode, name, generation))
+            DataWatch(self.client, zk_data.topic_path(name), functools.partial(self._on_topic_znode, name, generation))
 
     def _on_topic_znode(self, name: str, generation: int, data, _stat, _event=None):
         if self._stopped or generation != self._generation:
@@ -286,8 +283,7 @@ class Controller:
         self._topics[name] = assignment
         self._reconcile((name, p) for p in sorted(assignment.partitions))
 
-    def _assign_topic_id(self, name: str, assignment: TopicAssignment, version: int
-                         ) -> TopicAssignment:
+    def _assign_topic_id(self, name: str, assignment: TopicAssignment, version: int) -> TopicAssignment:
         with_id = TopicAssignment(new_topic_id(), assignment.partitions)
         try:
             self.client.set(zk_data.topic_path(name), zk_data.encode_topic(with_id), version)
@@ -296,9 +292,12 @@ class Controller:
         return with_id
 
     def _partitions_on(self, brokers: set[int]) -> list[TopicPartition]:
-        return [(name, p) for name, assignment in sorted(self._topics.items())
-                for p, replicas in sorted(assignment.partitions.items())
-                if brokers.intersection(replicas)]
+        return [
+            (name, p)
+            for name, assignment in sorted(self._topics.items())
+            for p, replicas in sorted(assignment.partitions.items())
+            if brokers.intersection(replicas)
+        ]
 
     def _reconcile_topic(self, name: str) -> None:
         assignment = self._topics.get(name)
@@ -306,8 +305,9 @@ class Controller:
             self._reconcile((name, p) for p in sorted(assignment.partitions))
 
     def _reconcile_all(self) -> None:
-        self._reconcile((name, p) for name, assignment in sorted(self._topics.items())
-                        for p in sorted(assignment.partitions))
+        self._reconcile(
+            (name, p) for name, assignment in sorted(self._topics.items()) for p in sorted(assignment.partitions)
+        )
 
     # -- deleting topics ---------------------------------------------------------------
     def _on_deletions_requested(self) -> None:
@@ -332,27 +332,30 @@ class Controller:
             pass
 
     # -- elections -----------------------------------------------------------------------
-    def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()
-                   ) -> None:
+    def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()) -> None:
         for name, p in partitions:
             replicas = self._replicas(name, p)
             if replicas is None:
                 continue
-            self._update_state(name, p, lambda state, replicas=replicas, name=name: (
-                self._reconcile_one(name, replicas, state, gone)))
+            self._update_state(
+                name, p, lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone)
+            )
 
-    def _reconcile_one(self, name: str, replicas: list[int], state: LeaderAndIsr | None,
-                       gone: Collection[int]) -> tuple[int, list[int]] | None:
-        decision = election.reconcile(replicas, state, self._live,
-                                      shutting_down=self._shutting_down, gone=gone)
+    def _reconcile_one(
+        self, name: str, replicas: list[int], state: LeaderAndIsr | None, gone: Collection[int]
+    ) -> tuple[int, list[int]] | None:
+        decision = election.reconcile(replicas, state, self._live, shutting_down=self._shutting_down, gone=gone)
         # Left without a leader: going offline now, or offline already (nothing to change for
         # a clean election, but a replica outside the ISR may have come back since).
-        leaderless = (decision[0] == zk_data.NO_LEADER if decision is not None
-                      else state is not None and state.leader == zk_data.NO_LEADER)
+        leaderless = (
+            decision[0] == zk_data.NO_LEADER
+            if decision is not None
+            else state is not None and state.leader == zk_data.NO_LEADER
+        )
         if leaderless and self._unclean_enabled(name):
-            unclean = election.reconcile(replicas, state, self._live,
-                                         shutting_down=self._shutting_down, gone=gone,
-                                         unclean=True)
+            unclean = election.reconcile(
+                replicas, state, self._live, shutting_down=self._shutting_down, gone=gone, unclean=True
+            )
             if unclean is not None:
                 decision = unclean
         return decision
@@ -384,11 +387,16 @@ class Controller:
             if state is None:
                 new = LeaderAndIsr(leader, 0, isr, self.epoch)
             else:
-                new = state.with_changes(leader=leader, isr=isr, bump_epoch=True,
-                                         controller_epoch=self.epoch)
+                new = state.with_changes(leader=leader, isr=isr, bump_epoch=True, controller_epoch=self.epoch)
             if self._write_state(name, p, new, None if state is None else state.zk_version):
-                log.info("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p,
-                         new.leader, new.leader_epoch, new.isr)
+                log.info(
+                    "Partition %s-%d: leader %d, leader epoch %d, isr %s",
+                    name,
+                    p,
+                    new.leader,
+                    new.leader_epoch,
+                    new.isr,
+                )
                 return new
         log.warning("Partition %s-%d kept changing; leaving it for now", name, p)
         return None
@@ -419,8 +427,7 @@ class Controller:
         return not any(isinstance(r, Exception) for r in results)
 
     # -- controlled shutdown -----------------------------------------------------------
-    def _controlled_shutdown(self, broker_id: int, broker_epoch: int
-                             ) -> tuple[ErrorCode, list[TopicPartition]]:
+    def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TopicPartition]]:
         if not self.active:
             return ErrorCode.NOT_CONTROLLER, []
         if broker_id not in self._live:
@@ -437,9 +444,13 @@ class Controller:
                 replicas = self._replicas(name, p)
                 if replicas is None:  # not reached: _partitions_on yields assigned partitions only
                     continue
-                state = self._update_state(name, p, lambda state, replicas=replicas: (
-                    election.controlled_shutdown(replicas, state, broker_id, self._live,
-                                                 self._shutting_down)))
+                state = self._update_state(
+                    name,
+                    p,
+                    lambda state, replicas=replicas: election.controlled_shutdown(
+                        replicas, state, broker_id, self._live, self._shutting_down
+                    ),
+                )
                 if state is not None and state.leader == broker_id and len(replicas) > 1:
                     remaining.append((name, p))
         except ControllerMovedError:
@@ -448,11 +459,11 @@ class Controller:
         return ErrorCode.NONE, remaining
 
     # -- ElectLeaders --------------------------------------------------------------------
-    def _elect_leaders(self, election_type: int, partitions: list[TopicPartition] | None
-                       ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+    def _elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
         if partitions is None:
-            partitions = [(name, p) for name, a in sorted(self._topics.items())
-                          for p in sorted(a.partitions)]
+            partitions = [(name, p) for name, a in sorted(self._topics.items()) for p in sorted(a.partitions)]
         if not self.active:
             return {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions}
         rule = election.preferred if election_type == election.PREFERRED else election.unclean
@@ -475,6 +486,7 @@ class Controller:
             code, decision = rule(replicas, state, self._live, self._shutting_down)
             outcome[:] = [code]
             return decision
+
         written = self._update_state(name, p, decide)
         code = outcome[0] if outcome else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if code == ErrorCode.NONE and written is None:
@@ -491,9 +503,13 @@ def _election_message(code: ErrorCode, topic: str, partition: int) -> str | None
     if code == ErrorCode.ELECTION_NOT_NEEDED:
         return "Leader election not needed for topic partition"
     if code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE:
-        return (f"Failed to elect leader for partition {topic}-{partition} under strategy "
-                "PreferredReplicaPartitionLeaderElectionStrategy")
+        return (
+            f"Failed to elect leader for partition {topic}-{partition} under strategy "
+            "PreferredReplicaPartitionLeaderElectionStrategy"
+        )
     if code == ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE:
-        return (f"Failed to elect leader for partition {topic}-{partition} under strategy "
-                "OfflinePartitionLeaderElectionStrategy(true)")
+        return (
+            f"Failed to elect leader for partition {topic}-{partition} under strategy "
+            "OfflinePartitionLeaderElectionStrategy(true)"
+        )
     return None

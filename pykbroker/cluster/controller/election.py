@@ -15,9 +15,10 @@ The rules are Kafka's:
 - a live leader keeps its place, and replicas whose brokers are gone leave the ISR;
 - brokers shutting down (controlled shutdown) are never elected.
 """
+
 from __future__ import annotations
 
-from typing import Collection, Mapping
+from collections.abc import Collection, Mapping
 
 from ...protocol.errors import ErrorCode
 from ..zk_data import NO_LEADER, LeaderAndIsr
@@ -28,13 +29,18 @@ PREFERRED, UNCLEAN = 0, 1  # ElectLeaders' election types
 
 def leader_is_current(state: LeaderAndIsr, live: Live, gone: Collection[int] = ()) -> bool:
     """The leader is registered, and was already when it was elected (not restarted since)."""
-    return (state.leader in live and state.leader not in gone
-            and live[state.leader] < state.mzxid)
+    return state.leader in live and state.leader not in gone and live[state.leader] < state.mzxid
 
 
-def reconcile(replicas: list[int], state: LeaderAndIsr | None, live: Live, *,
-              shutting_down: Collection[int] = (), gone: Collection[int] = (),
-              unclean: bool = False) -> tuple[int, list[int]] | None:
+def reconcile(
+    replicas: list[int],
+    state: LeaderAndIsr | None,
+    live: Live,
+    *,
+    shutting_down: Collection[int] = (),
+    gone: Collection[int] = (),
+    unclean: bool = False,
+) -> tuple[int, list[int]] | None:
     """The partition's next (leader, isr) after brokers came or went; None if unchanged.
 
     `gone` are brokers to treat as failed even though registered (they restarted since the
@@ -53,8 +59,7 @@ def reconcile(replicas: list[int], state: LeaderAndIsr | None, live: Live, *,
         candidates = others
     if candidates:
         leader = candidates[0]
-        isr = [r for r in state.isr
-               if r == leader or (r in isr_alive and r not in shutting_down and r != state.leader)]
+        isr = [r for r in state.isr if r == leader or (r in isr_alive and r not in shutting_down and r != state.leader)]
         return leader, isr
     if unclean and eligible:
         return eligible[0], [eligible[0]]
@@ -64,15 +69,14 @@ def reconcile(replicas: list[int], state: LeaderAndIsr | None, live: Live, *,
     return NO_LEADER, keep
 
 
-def controlled_shutdown(replicas: list[int], state: LeaderAndIsr | None, broker_id: int,
-                        live: Live, shutting_down: Collection[int]
-                        ) -> tuple[int, list[int]] | None:
+def controlled_shutdown(
+    replicas: list[int], state: LeaderAndIsr | None, broker_id: int, live: Live, shutting_down: Collection[int]
+) -> tuple[int, list[int]] | None:
     """Move leadership away from `broker_id` (shutting down), or drop it from the ISR."""
     if state is None or len(replicas) < 2:
         return None
     if state.leader == broker_id:
-        candidates = [r for r in replicas
-                      if r in state.isr and r in live and r not in shutting_down]
+        candidates = [r for r in replicas if r in state.isr and r in live and r not in shutting_down]
         if not candidates:
             return None
         return candidates[0], [r for r in state.isr if r not in shutting_down]
@@ -81,8 +85,9 @@ def controlled_shutdown(replicas: list[int], state: LeaderAndIsr | None, broker_
     return None
 
 
-def preferred(replicas: list[int], state: LeaderAndIsr | None, live: Live,
-              shutting_down: Collection[int]) -> tuple[ErrorCode, tuple[int, list[int]] | None]:
+def preferred(
+    replicas: list[int], state: LeaderAndIsr | None, live: Live, shutting_down: Collection[int]
+) -> tuple[ErrorCode, tuple[int, list[int]] | None]:
     """Preferred leader election: make the first replica the leader."""
     if state is None or not replicas:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
@@ -94,8 +99,9 @@ def preferred(replicas: list[int], state: LeaderAndIsr | None, live: Live,
     return ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None
 
 
-def unclean(replicas: list[int], state: LeaderAndIsr | None, live: Live,
-            shutting_down: Collection[int]) -> tuple[ErrorCode, tuple[int, list[int]] | None]:
+def unclean(
+    replicas: list[int], state: LeaderAndIsr | None, live: Live, shutting_down: Collection[int]
+) -> tuple[ErrorCode, tuple[int, list[int]] | None]:
     """Unclean election, when asked for: only for a partition without a live leader."""
     if state is None or not replicas:
         return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None

@@ -8,13 +8,15 @@
 Kafka's controller works the same way: watch callbacks and requests only enqueue events, and one
 thread processes them, so the controller's own state needs no locks.
 """
+
 from __future__ import annotations
 
 import concurrent.futures
 import logging
 import queue
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 log = logging.getLogger(__name__)
 

@@ -17,6 +17,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     offsets_topic.py  which partition holds a group; creating the topic
     runtime.py        timers and background tasks on the event loop
 """
+
 from .coordinator import GroupCoordinator
 from .join import GroupConfig, JoinRequest
 from .offsets_topic import OFFSETS_TOPIC, partition_for

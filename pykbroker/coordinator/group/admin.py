@@ -6,6 +6,7 @@ and writes tombstones for them and for its group record. Every group of this coo
 
 This mixin expects `manager`, `is_active` and `validate_group_status` of the coordinator.
 """
+
 from __future__ import annotations
 
 import logging
@@ -31,10 +32,12 @@ class Admin:
     is_active: bool
 
     if TYPE_CHECKING:
+
         def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
 
-    def handle_list_groups(self, states: list[str] | None = None,
-                           types: list[str] | None = None) -> tuple[ErrorCode, list[GroupOverview]]:
+    def handle_list_groups(
+        self, states: list[str] | None = None, types: list[str] | None = None
+    ) -> tuple[ErrorCode, list[GroupOverview]]:
         if not self.is_active:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE, []
         error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self.manager.is_loading else ErrorCode.NONE
@@ -42,8 +45,9 @@ class Admin:
         wanted_types = {t.lower() for t in types or []}
         if wanted_types and CLASSIC_GROUP_TYPE not in wanted_types:
             return error, []
-        groups = [g.overview() for g in self.manager.current_groups()
-                  if not wanted_states or g.is_in_states(wanted_states)]
+        groups = [
+            g.overview() for g in self.manager.current_groups() if not wanted_states or g.is_in_states(wanted_states)
+        ]
         return error, groups
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
@@ -64,18 +68,22 @@ class Admin:
             if error is not None:
                 errors[group_id] = error
             elif group is None or group.is_(DEAD):
-                errors[group_id] = (ErrorCode.GROUP_ID_NOT_FOUND
-                                    if self.manager.group_not_exists(group_id)
-                                    else ErrorCode.NOT_COORDINATOR)
+                errors[group_id] = (
+                    ErrorCode.GROUP_ID_NOT_FOUND
+                    if self.manager.group_not_exists(group_id)
+                    else ErrorCode.NOT_COORDINATOR
+                )
             elif group.is_(EMPTY):
                 group.transition_to(DEAD)
                 deletable.append(group)
             else:
                 errors[group_id] = ErrorCode.NON_EMPTY_GROUP
         if deletable:
-            removed = self.manager.cleanup_group_metadata(
-                deletable, lambda group: group.offsets.remove_all())
+            removed = self.manager.cleanup_group_metadata(deletable, lambda group: group.offsets.remove_all())
             errors.update({group.group_id: ErrorCode.NONE for group in deletable})
-            log.info("The following groups were deleted: %s. A total of %d offsets were "
-                     "removed.", ", ".join(g.group_id for g in deletable), removed)
+            log.info(
+                "The following groups were deleted: %s. A total of %d offsets were removed.",
+                ", ".join(g.group_id for g in deletable),
+                removed,
+            )
         return errors

@@ -11,6 +11,7 @@ for the offset and describe/delete APIs), COORDINATOR_NOT_AVAILABLE (not started
 COORDINATOR_LOAD_IN_PROGRESS (the group's partition is loading) and NOT_COORDINATOR (another
 broker leads the group's partition).
 """
+
 from __future__ import annotations
 
 import logging
@@ -23,26 +24,33 @@ from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from .admin import Admin
+from .join import GroupConfig, Joining, JoinRequest
 from .log_io import OffsetsTopicLog
 from .manager import GroupManager, OffsetConfig
-from .join import GroupConfig, Joining, JoinRequest
 from .member_requests import MemberRequests
 from .model import JoinResult, SyncResult
 from .offsets import Offsets
-from .rebalance import Rebalance
 from .offsets_topic import OFFSETS_TOPIC, partition_count
+from .rebalance import Rebalance
 from .runtime import LoopRuntime
 
 log = logging.getLogger(__name__)
 
 # APIs that accept an empty group id (for compatibility, as Kafka does)
-_EMPTY_GROUP_ID_ALLOWED = {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS,
-                           ApiKey.DELETE_GROUPS}
+_EMPTY_GROUP_ID_ALLOWED = {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS}
 
 
 class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
-    def __init__(self, broker_id: int, group_config: GroupConfig, offset_config: OffsetConfig,
-                 manager: GroupManager, runtime, offsets_log=None, metadata=None) -> None:
+    def __init__(
+        self,
+        broker_id: int,
+        group_config: GroupConfig,
+        offset_config: OffsetConfig,
+        manager: GroupManager,
+        runtime,
+        offsets_log=None,
+        metadata=None,
+    ) -> None:
         self.broker_id = broker_id
         self.group_config = group_config
         self.offset_config = offset_config
@@ -55,20 +63,24 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.is_active = False
 
     @classmethod
-    def for_broker(cls, broker_id: int, config, writer: PartitionWriter, loader: CoordinatorLoader,
-                   metadata, timer: Timer) -> "GroupCoordinator":
+    def for_broker(
+        cls, broker_id: int, config, writer: PartitionWriter, loader: CoordinatorLoader, metadata, timer: Timer
+    ) -> GroupCoordinator:
         """The broker's coordinator: `__consumer_offsets` written through `writer` and loaded
         through `loader` (`offsets.load.buffer.size` is the loader's), its timeouts on `timer`."""
         runtime = LoopRuntime(timer)
         offsets_log = OffsetsTopicLog(
-            writer, loader, runtime,
+            writer,
+            loader,
+            runtime,
             compression=int(config["offsets.topic.compression.codec"]),
-            timeout_ms=int(config["offsets.commit.timeout.ms"]))
+            timeout_ms=int(config["offsets.commit.timeout.ms"]),
+        )
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
-        manager = GroupManager(offsets_log, runtime, OffsetConfig.from_broker_config(config),
-                               lambda: count)
-        return cls(broker_id, GroupConfig.from_broker_config(config),
-                   manager.config, manager, runtime, offsets_log, metadata)
+        manager = GroupManager(offsets_log, runtime, OffsetConfig.from_broker_config(config), lambda: count)
+        return cls(
+            broker_id, GroupConfig.from_broker_config(config), manager.config, manager, runtime, offsets_log, metadata
+        )
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
@@ -108,17 +120,22 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
                 self.remove_offsets_of_topic(name)
             return
         served = self.manager.owned_partitions | self.manager.loading_partitions
-        led = set() if info is None else {
-            index for index, state in info.partitions.items()
-            if state.leader == self.broker_id and self.offsets_log.is_leader(index)}
+        led = (
+            set()
+            if info is None
+            else {
+                index
+                for index, state in info.partitions.items()
+                if state.leader == self.broker_id and self.offsets_log.is_leader(index)
+            }
+        )
         for partition in sorted(led - served):
             self.on_election(partition)
         for partition in sorted(served - led):
             self.on_resignation(partition)
 
     def _schedule_offset_expiration(self) -> None:
-        self.runtime.call_later(self.offset_config.retention_check_interval_ms,
-                                self._expire_offsets_and_reschedule)
+        self.runtime.call_later(self.offset_config.retention_check_interval_ms, self._expire_offsets_and_reschedule)
 
     def _expire_offsets_and_reschedule(self) -> None:
         try:
@@ -144,20 +161,27 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.handle_join_group(request, reply.set)
         return await reply.wait()
 
-    async def sync_group(self, group_id: str, generation_id: int, member_id: str,
-                         protocol_type: str | None, protocol_name: str | None,
-                         group_instance_id: str | None, assignments: dict[str, bytes]
-                         ) -> SyncResult:
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+    ) -> SyncResult:
         reply = Reply()
-        self.handle_sync_group(group_id, generation_id, member_id, protocol_type,
-                               protocol_name, group_instance_id, assignments, reply.set)
+        self.handle_sync_group(
+            group_id, generation_id, member_id, protocol_type, protocol_name, group_instance_id, assignments, reply.set
+        )
         return await reply.wait()
 
-    async def commit_offsets(self, group_id: str, member_id: str, group_instance_id: str | None,
-                             generation_id: int, offsets: dict) -> dict:
+    async def commit_offsets(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int, offsets: dict
+    ) -> dict:
         reply = Reply()
-        self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id,
-                                   offsets, reply.set)
+        self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, reply.set)
         return await reply.wait()
 
 

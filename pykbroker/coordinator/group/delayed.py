@@ -13,6 +13,7 @@ coordinator re-checks them whenever the group changes) or when their timeout pas
 They wait in the coordinator's purgatories (`common/purgatory.py`), keyed by group id, with their
 timeouts on the broker's one timer.
 """
+
 from __future__ import annotations
 
 from ...common.purgatory import DelayedOperation
@@ -32,8 +33,7 @@ class DelayedJoin(DelayedOperation):
 
 
 class InitialDelayedJoin(DelayedJoin):
-    def __init__(self, coordinator, group, configured_delay_ms: int, delay_ms: int,
-                 remaining_ms: int) -> None:
+    def __init__(self, coordinator, group, configured_delay_ms: int, delay_ms: int, remaining_ms: int) -> None:
         super().__init__(coordinator, group, delay_ms)
         self.configured_delay_ms = configured_delay_ms
         self.remaining_ms = remaining_ms
@@ -47,8 +47,9 @@ class InitialDelayedJoin(DelayedJoin):
             group.new_member_added = False
             delay = min(self.configured_delay_ms, self.remaining_ms)
             remaining = max(self.remaining_ms - self.timeout_ms, 0)
-            self.coordinator.start_join_operation(group, InitialDelayedJoin(
-                self.coordinator, group, self.configured_delay_ms, delay, remaining))
+            self.coordinator.start_join_operation(
+                group, InitialDelayedJoin(self.coordinator, group, self.configured_delay_ms, delay, remaining)
+            )
         else:
             super().on_complete()
 
@@ -61,8 +62,7 @@ class DelayedSync(DelayedOperation):
         self.generation_id = generation_id
 
     def try_complete(self) -> bool:
-        return (self.coordinator.is_pending_sync_done(self.group, self.generation_id)
-                and self.force_complete())
+        return self.coordinator.is_pending_sync_done(self.group, self.generation_id) and self.force_complete()
 
     def on_expiration(self) -> None:
         self.coordinator.on_expire_pending_sync(self.group, self.generation_id)

@@ -17,6 +17,7 @@ the commit carried a retention time, which sets an expire timestamp), and groups
 GroupMetadataKey v2 with GroupMetadataValue v3. A null value is a tombstone. Any version above
 is read; keys of other versions are reported as unknown and skipped.
 """
+
 from __future__ import annotations
 
 import struct
@@ -38,18 +39,23 @@ def _field(name, type_, versions="0+", **extra):
 
 _SCHEMAS = {
     "OffsetCommitKey": {
-        "type": "data", "name": "OffsetCommitKey", "validVersions": "0-1",
+        "type": "data",
+        "name": "OffsetCommitKey",
+        "validVersions": "0-1",
         "flexibleVersions": "none",
-        "fields": [_field("group", "string"), _field("topic", "string"),
-                   _field("partition", "int32")],
+        "fields": [_field("group", "string"), _field("topic", "string"), _field("partition", "int32")],
     },
     "GroupMetadataKey": {
-        "type": "data", "name": "GroupMetadataKey", "validVersions": "2",
+        "type": "data",
+        "name": "GroupMetadataKey",
+        "validVersions": "2",
         "flexibleVersions": "none",
         "fields": [_field("group", "string", "2")],
     },
     "OffsetCommitValue": {
-        "type": "data", "name": "OffsetCommitValue", "validVersions": "0-4",
+        "type": "data",
+        "name": "OffsetCommitValue",
+        "validVersions": "0-4",
         "flexibleVersions": "4+",
         "fields": [
             _field("offset", "int64"),
@@ -60,7 +66,9 @@ _SCHEMAS = {
         ],
     },
     "GroupMetadataValue": {
-        "type": "data", "name": "GroupMetadataValue", "validVersions": "0-4",
+        "type": "data",
+        "name": "GroupMetadataValue",
+        "validVersions": "0-4",
         "flexibleVersions": "4+",
         "fields": [
             _field("protocolType", "string"),
@@ -70,20 +78,22 @@ _SCHEMAS = {
             _field("currentStateTimestamp", "int64", "2+", default=-1),
             _field("members", "[]MemberMetadata"),
         ],
-        "commonStructs": [{
-            "name": "MemberMetadata", "versions": "0+",
-            "fields": [
-                _field("memberId", "string"),
-                _field("groupInstanceId", "string", "3+", default="null",
-                       nullableVersions="3+"),
-                _field("clientId", "string"),
-                _field("clientHost", "string"),
-                _field("rebalanceTimeout", "int32", "1+"),
-                _field("sessionTimeout", "int32"),
-                _field("subscription", "bytes"),
-                _field("assignment", "bytes"),
-            ],
-        }],
+        "commonStructs": [
+            {
+                "name": "MemberMetadata",
+                "versions": "0+",
+                "fields": [
+                    _field("memberId", "string"),
+                    _field("groupInstanceId", "string", "3+", default="null", nullableVersions="3+"),
+                    _field("clientId", "string"),
+                    _field("clientHost", "string"),
+                    _field("rebalanceTimeout", "int32", "1+"),
+                    _field("sessionTimeout", "int32"),
+                    _field("subscription", "bytes"),
+                    _field("assignment", "bytes"),
+                ],
+            }
+        ],
     },
 }
 
@@ -122,6 +132,7 @@ GroupMetadataValue = _FORMATS["GroupMetadataValue"]
 
 
 # -- what the records mean --------------------------------------------------------------------
+
 
 @dataclass(frozen=True)
 class OffsetKey:
@@ -177,9 +188,11 @@ class GroupRecord:
 
 # -- keys -------------------------------------------------------------------------------------
 
+
 def offset_key(group: str, topic: str, partition: int) -> bytes:
     return OffsetCommitKey.encode(
-        OffsetCommitKey.cls(group=group, topic=topic, partition=partition), OFFSET_KEY_VERSION)
+        OffsetCommitKey.cls(group=group, topic=topic, partition=partition), OFFSET_KEY_VERSION
+    )
 
 
 def group_key(group: str) -> bytes:
@@ -198,14 +211,19 @@ def decode_key(data: bytes) -> OffsetKey | GroupKey | UnknownKey:
 
 # -- values -----------------------------------------------------------------------------------
 
+
 def offset_value(entry: OffsetAndMetadata) -> bytes:
-    version = (OFFSET_VALUE_VERSION if entry.expire_timestamp is None
-               else OFFSET_VALUE_VERSION_WITH_EXPIRY)
-    return OffsetCommitValue.encode(OffsetCommitValue.cls(
-        offset=entry.offset, leader_epoch=entry.leader_epoch, metadata=entry.metadata,
-        commit_timestamp=entry.commit_timestamp,
-        expire_timestamp=-1 if entry.expire_timestamp is None else entry.expire_timestamp),
-        version)
+    version = OFFSET_VALUE_VERSION if entry.expire_timestamp is None else OFFSET_VALUE_VERSION_WITH_EXPIRY
+    return OffsetCommitValue.encode(
+        OffsetCommitValue.cls(
+            offset=entry.offset,
+            leader_epoch=entry.leader_epoch,
+            metadata=entry.metadata,
+            commit_timestamp=entry.commit_timestamp,
+            expire_timestamp=-1 if entry.expire_timestamp is None else entry.expire_timestamp,
+        ),
+        version,
+    )
 
 
 def decode_offset_value(data: bytes) -> OffsetAndMetadata:
@@ -216,24 +234,35 @@ def decode_offset_value(data: bytes) -> OffsetAndMetadata:
         leader_epoch=value.leader_epoch if version >= 3 else -1,
         metadata=value.metadata,
         commit_timestamp=value.commit_timestamp,
-        expire_timestamp=value.expire_timestamp if version == 1 else None)
+        expire_timestamp=value.expire_timestamp if version == 1 else None,
+    )
 
 
 def group_value(record: GroupRecord) -> bytes:
     cls = GroupMetadataValue.cls
-    return GroupMetadataValue.encode(cls(
-        protocol_type=record.protocol_type,
-        generation=record.generation,
-        protocol=record.protocol,
-        leader=record.leader,
-        current_state_timestamp=record.current_state_timestamp,
-        members=[cls.MemberMetadata(
-            member_id=m.member_id, group_instance_id=m.group_instance_id,
-            client_id=m.client_id, client_host=m.client_host,
-            rebalance_timeout=m.rebalance_timeout_ms, session_timeout=m.session_timeout_ms,
-            subscription=m.subscription, assignment=m.assignment)
-            for m in record.members],
-    ), GROUP_VALUE_VERSION)
+    return GroupMetadataValue.encode(
+        cls(
+            protocol_type=record.protocol_type,
+            generation=record.generation,
+            protocol=record.protocol,
+            leader=record.leader,
+            current_state_timestamp=record.current_state_timestamp,
+            members=[
+                cls.MemberMetadata(
+                    member_id=m.member_id,
+                    group_instance_id=m.group_instance_id,
+                    client_id=m.client_id,
+                    client_host=m.client_host,
+                    rebalance_timeout=m.rebalance_timeout_ms,
+                    session_timeout=m.session_timeout_ms,
+                    subscription=m.subscription,
+                    assignment=m.assignment,
+                )
+                for m in record.members
+            ],
+        ),
+        GROUP_VALUE_VERSION,
+    )
 
 
 def decode_group_value(data: bytes) -> GroupRecord:
@@ -245,12 +274,17 @@ def decode_group_value(data: bytes) -> GroupRecord:
         protocol=value.protocol,
         leader=value.leader,
         current_state_timestamp=value.current_state_timestamp if version >= 2 else -1,
-        members=[MemberRecord(
-            member_id=m.member_id,
-            group_instance_id=m.group_instance_id if version >= 3 else None,
-            client_id=m.client_id, client_host=m.client_host,
-            rebalance_timeout_ms=m.rebalance_timeout if version >= 1 else m.session_timeout,
-            session_timeout_ms=m.session_timeout,
-            subscription=bytes(m.subscription), assignment=bytes(m.assignment))
-            for m in value.members],
+        members=[
+            MemberRecord(
+                member_id=m.member_id,
+                group_instance_id=m.group_instance_id if version >= 3 else None,
+                client_id=m.client_id,
+                client_host=m.client_host,
+                rebalance_timeout_ms=m.rebalance_timeout if version >= 1 else m.session_timeout,
+                session_timeout_ms=m.session_timeout,
+                subscription=bytes(m.subscription),
+                assignment=bytes(m.assignment),
+            )
+            for m in value.members
+        ],
     )

@@ -4,19 +4,20 @@ This is bookkeeping only; the coordinator (`join`, `rebalance`, `offsets`, ...) 
 Members are kept in join order; the first member to join becomes the leader, and a new leader is
 picked from the remaining members when the leader goes.
 """
+
 from __future__ import annotations
 
 import logging
 import uuid
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Protocol
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from ...protocol import messages
 from .member import MemberMetadata, Protocols, chain_callbacks
-from .model import (NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, MemberSummary)
+from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, MemberSummary
 from .offset_cache import OffsetCache
-from .state import (COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE,
-                    VALID_PREVIOUS_STATES, GroupState)
+from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, VALID_PREVIOUS_STATES, GroupState
 
 if TYPE_CHECKING:
     from .delayed import DelayedJoin, DelayedSync
@@ -62,9 +63,11 @@ class GroupMetadata:
 
     def transition_to(self, target: GroupState) -> None:
         if self.state not in VALID_PREVIOUS_STATES[target]:
-            raise RuntimeError(f"Group {self.group_id} should be in one of "
-                               f"{sorted(map(str, VALID_PREVIOUS_STATES[target]))} before "
-                               f"moving to {target}; it is {self.state}")
+            raise RuntimeError(
+                f"Group {self.group_id} should be in one of "
+                f"{sorted(map(str, VALID_PREVIOUS_STATES[target]))} before "
+                f"moving to {target}; it is {self.state}"
+            )
         self.state = target
         self.current_state_timestamp = self._now_ms()
 
@@ -96,8 +99,7 @@ class GroupMetadata:
     def add(self, member: MemberMetadata, callback: Callable | None = None) -> None:
         if member.group_instance_id is not None:
             if member.group_instance_id in self.static_members:
-                raise RuntimeError(f"static member {member.group_instance_id} is already in "
-                                   f"group {self.group_id}")
+                raise RuntimeError(f"static member {member.group_instance_id} is already in group {self.group_id}")
             self.static_members[member.group_instance_id] = member.member_id
         if not self.members:
             self.protocol_type = member.protocol_type
@@ -123,9 +125,14 @@ class GroupMetadata:
         self.pending_members.discard(member_id)
         self.pending_sync_members.discard(member_id)
 
-    def update_member(self, member: MemberMetadata, protocols: Protocols,
-                      rebalance_timeout_ms: int, session_timeout_ms: int,
-                      callback: Callable | None) -> None:
+    def update_member(
+        self,
+        member: MemberMetadata,
+        protocols: Protocols,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        callback: Callable | None,
+    ) -> None:
         self.supported_protocols.subtract(member.protocol_names())
         member.protocols = list(protocols)
         self.supported_protocols.update(member.protocol_names())
@@ -175,8 +182,12 @@ class GroupMetadata:
             return True
         for member_id, member in self.members.items():
             if member.is_awaiting_join:
-                log.info("Group %s leader %s failed to join before the rebalance timeout; "
-                         "%s is the new leader", self.group_id, self.leader_id, member_id)
+                log.info(
+                    "Group %s leader %s failed to join before the rebalance timeout; %s is the new leader",
+                    self.group_id,
+                    self.leader_id,
+                    member_id,
+                )
                 self.leader_id = member_id
                 return True
         return False
@@ -185,8 +196,9 @@ class GroupMetadata:
     def current_static_member_id(self, group_instance_id: str | None) -> str | None:
         return None if group_instance_id is None else self.static_members.get(group_instance_id)
 
-    def replace_static_member(self, group_instance_id: str, old_member_id: str,
-                              new_member_id: str, fenced_join, fenced_sync) -> MemberMetadata:
+    def replace_static_member(
+        self, group_instance_id: str, old_member_id: str, new_member_id: str, fenced_join, fenced_sync
+    ) -> MemberMetadata:
         """Give a static member a new member id; whoever waits under the old id is fenced."""
         member = self.members.pop(old_member_id)
         self.invoke_join_callback(member, fenced_join)
@@ -212,13 +224,12 @@ class GroupMetadata:
     def supports_protocols(self, protocol_type: str, protocol_names: set[str]) -> bool:
         if self.is_(EMPTY):
             return bool(protocol_type) and bool(protocol_names)
-        return (self.protocol_type == protocol_type
-                and any(self.supported_protocols[name] == len(self.members)
-                        for name in protocol_names))
+        return self.protocol_type == protocol_type and any(
+            self.supported_protocols[name] == len(self.members) for name in protocol_names
+        )
 
     def candidate_protocols(self) -> set[str]:
-        return {name for name, count in self.supported_protocols.items()
-                if count == len(self.members) and count > 0}
+        return {name for name, count in self.supported_protocols.items() if count == len(self.members) and count > 0}
 
     def select_protocol(self) -> str:
         """The protocol all members support that most members prefer."""
@@ -255,8 +266,9 @@ class GroupMetadata:
             for member in self.members.values():
                 topics.update(subscription_topics(member.metadata(self.protocol_name)))
         except Exception:  # the metadata is the client's own bytes
-            log.warning("Failed to parse the consumer protocol of group %s; its subscribed "
-                        "topics are unknown", self.group_id)
+            log.warning(
+                "Failed to parse the consumer protocol of group %s; its subscribed topics are unknown", self.group_id
+            )
             return None
         return frozenset(topics)
 
@@ -266,28 +278,37 @@ class GroupMetadata:
     def current_member_metadata(self) -> list[JoinedMember]:
         if self.state in (DEAD, PREPARING_REBALANCE):
             raise RuntimeError(f"Cannot obtain member metadata for group in state {self.state}")
-        return [JoinedMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
-                for m in self.members.values()]
+        return [
+            JoinedMember(m.member_id, m.group_instance_id, m.metadata(self.protocol_name))
+            for m in self.members.values()
+        ]
 
     # -- descriptions ------------------------------------------------------------------
     def summary(self) -> GroupSummary:
         if self.is_(STABLE):
             protocol = self.protocol_name
-            members = [MemberSummary(m.member_id, m.group_instance_id, m.client_id,
-                                     m.client_host, m.metadata(protocol), m.assignment)
-                       for m in self.members.values()]
+            members = [
+                MemberSummary(
+                    m.member_id, m.group_instance_id, m.client_id, m.client_host, m.metadata(protocol), m.assignment
+                )
+                for m in self.members.values()
+            ]
             return GroupSummary(str(self.state), self.protocol_type or "", protocol or NO_PROTOCOL, members)
-        members = [MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                 b"", b"") for m in self.members.values()]
+        members = [
+            MemberSummary(m.member_id, m.group_instance_id, m.client_id, m.client_host, b"", b"")
+            for m in self.members.values()
+        ]
         return GroupSummary(str(self.state), self.protocol_type or "", NO_PROTOCOL, members)
 
     def overview(self) -> GroupOverview:
         return GroupOverview(self.group_id, self.protocol_type or "", str(self.state))
 
     def __repr__(self) -> str:
-        return (f"GroupMetadata(group_id={self.group_id!r}, generation={self.generation_id}, "
-                f"protocol_type={self.protocol_type!r}, state={self.state}, "
-                f"members={list(self.members)})")
+        return (
+            f"GroupMetadata(group_id={self.group_id!r}, generation={self.generation_id}, "
+            f"protocol_type={self.protocol_type!r}, state={self.state}, "
+            f"members={list(self.members)})"
+        )
 
 
 def subscription_topics(metadata: bytes) -> list[str]:
@@ -295,6 +316,5 @@ def subscription_topics(metadata: bytes) -> list[str]:
     later version extends), whatever version it declares."""
     if len(metadata) < 2:
         raise ValueError("consumer protocol metadata too short")
-    subscription, _ = messages.by_name("ConsumerProtocolSubscription").decode(
-        bytes(metadata), 2, version=0)
+    subscription, _ = messages.by_name("ConsumerProtocolSubscription").decode(bytes(metadata), 2, version=0)
     return list(subscription.topics)

@@ -16,11 +16,13 @@ The answer is given through a callback once the rebalance's join phase completes
 `rebalance.py`). This mixin expects `manager`, `runtime`, `group_config` and
 `validate_group_status` of the coordinator, and the `Rebalance` mixin.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
@@ -47,11 +49,13 @@ class GroupConfig:
     initial_rebalance_delay_ms: int = 3000
 
     @classmethod
-    def from_broker_config(cls, config: BrokerConfig) -> "GroupConfig":
-        return cls(int(config["group.min.session.timeout.ms"]),
-                   int(config["group.max.session.timeout.ms"]),
-                   int(config["group.max.size"]),
-                   int(config["group.initial.rebalance.delay.ms"]))
+    def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
+        return cls(
+            int(config["group.min.session.timeout.ms"]),
+            int(config["group.max.session.timeout.ms"]),
+            int(config["group.max.size"]),
+            int(config["group.initial.rebalance.delay.ms"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -77,18 +81,27 @@ class Joining:
     manager: GroupManager
 
     if TYPE_CHECKING:
+
         def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
         def check_join(self, group: GroupMetadata) -> None: ...
-        def current_generation_result(self, group: GroupMetadata, member_id: str, *,
-                                      with_members: bool = True, leader_id: str | None = None,
-                                      skip_assignment: bool = False) -> JoinResult: ...
+        def current_generation_result(
+            self,
+            group: GroupMetadata,
+            member_id: str,
+            *,
+            with_members: bool = True,
+            leader_id: str | None = None,
+            skip_assignment: bool = False,
+        ) -> JoinResult: ...
         def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
         def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
-        def validate_current_member(self, group: GroupMetadata, member_id: str,
-                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def validate_current_member(
+            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
+        ) -> ErrorCode | None: ...
         def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
-        def schedule_heartbeat_expiration(self, group: GroupMetadata, member_id: str,
-                                          timeout_ms: int, *, pending: bool = False) -> None: ...
+        def schedule_heartbeat_expiration(
+            self, group: GroupMetadata, member_id: str, timeout_ms: int, *, pending: bool = False
+        ) -> None: ...
         def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
@@ -97,8 +110,7 @@ class Joining:
             callback(JoinResult(request.member_id, error))
             return
         config = self.group_config
-        if not (config.min_session_timeout_ms <= request.session_timeout_ms
-                <= config.max_session_timeout_ms):
+        if not (config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms):
             callback(JoinResult(request.member_id, ErrorCode.INVALID_SESSION_TIMEOUT))
             return
         is_unknown = request.member_id == UNKNOWN_MEMBER_ID
@@ -121,12 +133,12 @@ class Joining:
         if group.state in (EMPTY, DEAD):
             return True
         if group.is_(PREPARING_REBALANCE):
-            return ((group.has(member_id) and group.get(member_id).is_awaiting_join)
-                    or group.num_awaiting_join < max_size)
+            return (
+                group.has(member_id) and group.get(member_id).is_awaiting_join
+            ) or group.num_awaiting_join < max_size
         return group.has(member_id) or group.size < max_size
 
-    def _join_new_member(self, group: GroupMetadata, request: JoinRequest,
-                         callback: JoinCallback) -> None:
+    def _join_new_member(self, group: GroupMetadata, request: JoinRequest, callback: JoinCallback) -> None:
         if group.is_(DEAD):
             callback(JoinResult(UNKNOWN_MEMBER_ID, ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
@@ -137,23 +149,25 @@ class Joining:
         if request.group_instance_id is not None:
             old_member_id = group.current_static_member_id(request.group_instance_id)
             if old_member_id is not None:
-                log.info("Static member with group.instance.id=%s and unknown member id joins "
-                         "group %s in %s state; replacing member %s", request.group_instance_id,
-                         group.group_id, group.state, old_member_id)
-                self._update_static_member_and_rebalance(group, old_member_id, new_member_id,
-                                                         request, callback)
+                log.info(
+                    "Static member with group.instance.id=%s and unknown member id joins "
+                    "group %s in %s state; replacing member %s",
+                    request.group_instance_id,
+                    group.group_id,
+                    group.state,
+                    old_member_id,
+                )
+                self._update_static_member_and_rebalance(group, old_member_id, new_member_id, request, callback)
             else:
                 self._add_member_and_rebalance(group, new_member_id, request, callback)
         elif request.require_known_member_id:
             group.pending_members.add(new_member_id)
-            self.schedule_heartbeat_expiration(group, new_member_id,
-                                                request.session_timeout_ms, pending=True)
+            self.schedule_heartbeat_expiration(group, new_member_id, request.session_timeout_ms, pending=True)
             callback(JoinResult(new_member_id, ErrorCode.MEMBER_ID_REQUIRED))
         else:
             self._add_member_and_rebalance(group, new_member_id, request, callback)
 
-    def _join_current_member(self, group: GroupMetadata, request: JoinRequest,
-                             callback: JoinCallback) -> None:
+    def _join_current_member(self, group: GroupMetadata, request: JoinRequest, callback: JoinCallback) -> None:
         member_id = request.member_id
         if group.is_(DEAD):
             callback(JoinResult(member_id, ErrorCode.COORDINATOR_NOT_AVAILABLE))
@@ -163,8 +177,7 @@ class Joining:
             if request.group_instance_id is not None:  # pending members are never static
                 callback(JoinResult(member_id, ErrorCode.UNKNOWN_SERVER_ERROR))
                 return
-            log.info("Pending dynamic member %s joins group %s in %s state", member_id,
-                     group.group_id, group.state)
+            log.info("Pending dynamic member %s joins group %s in %s state", member_id, group.group_id, group.state)
             self._add_member_and_rebalance(group, member_id, request, callback)
         else:
             error = self.validate_current_member(group, member_id, request.group_instance_id)
@@ -173,40 +186,49 @@ class Joining:
             else:
                 self._rejoin_known_member(group, group.get(member_id), request, callback)
 
-    def _rejoin_known_member(self, group: GroupMetadata, member: MemberMetadata,
-                             request: JoinRequest, callback: JoinCallback) -> None:
+    def _rejoin_known_member(
+        self, group: GroupMetadata, member: MemberMetadata, request: JoinRequest, callback: JoinCallback
+    ) -> None:
         reason = f"client reason: {request.reason or 'not provided'}"
         if group.is_(PREPARING_REBALANCE):
-            self._update_member_and_rebalance(group, member, request, callback,
-                                              f"Member {member.member_id} joining; {reason}")
+            self._update_member_and_rebalance(
+                group, member, request, callback, f"Member {member.member_id} joining; {reason}"
+            )
         elif group.is_(COMPLETING_REBALANCE):
             if member.matches(request.protocols):
                 # the member may have missed its JoinGroup answer: give it again
                 callback(self.current_generation_result(group, member.member_id))
             else:
                 self._update_member_and_rebalance(
-                    group, member, request, callback,
-                    f"Updating metadata for member {member.member_id}; {reason}")
+                    group, member, request, callback, f"Updating metadata for member {member.member_id}; {reason}"
+                )
         elif group.is_(STABLE):
             if group.is_leader(member.member_id) or not member.matches(request.protocols):
                 # a leader's JoinGroup forces a rebalance, e.g. for changed topic metadata
                 self._update_member_and_rebalance(
-                    group, member, request, callback,
-                    f"Member {member.member_id} rejoining a stable group; {reason}")
+                    group, member, request, callback, f"Member {member.member_id} rejoining a stable group; {reason}"
+                )
             else:
-                callback(self.current_generation_result(group, member.member_id,
-                                                         with_members=False))
+                callback(self.current_generation_result(group, member.member_id, with_members=False))
         else:
-            log.warning("Rejoining member %s of group %s in unexpected state %s",
-                        member.member_id, group.group_id, group.state)
+            log.warning(
+                "Rejoining member %s of group %s in unexpected state %s", member.member_id, group.group_id, group.state
+            )
             callback(JoinResult(member.member_id, ErrorCode.UNKNOWN_MEMBER_ID))
 
-    def _add_member_and_rebalance(self, group: GroupMetadata, member_id: str,
-                                  request: JoinRequest, callback: JoinCallback) -> None:
-        member = MemberMetadata(member_id, request.group_instance_id, request.client_id,
-                                request.client_host, request.rebalance_timeout_ms,
-                                request.session_timeout_ms, request.protocol_type,
-                                request.protocols)
+    def _add_member_and_rebalance(
+        self, group: GroupMetadata, member_id: str, request: JoinRequest, callback: JoinCallback
+    ) -> None:
+        member = MemberMetadata(
+            member_id,
+            request.group_instance_id,
+            request.client_id,
+            request.client_host,
+            request.rebalance_timeout_ms,
+            request.session_timeout_ms,
+            request.protocol_type,
+            request.protocols,
+        )
         member.is_new = True
         if group.is_(PREPARING_REBALANCE) and group.generation_id == 0:
             group.new_member_added = True
@@ -215,73 +237,97 @@ class Joining:
         # new-member join timeout instead of its session timeout
         self.schedule_heartbeat_expiration(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)
         self.maybe_prepare_rebalance(
-            group, f"Adding new member {member_id} with group instance id "
-                   f"{request.group_instance_id}; client reason: {request.reason or 'not provided'}")
+            group,
+            f"Adding new member {member_id} with group instance id "
+            f"{request.group_instance_id}; client reason: {request.reason or 'not provided'}",
+        )
 
-    def _update_member_and_rebalance(self, group: GroupMetadata, member: MemberMetadata,
-                                     request: JoinRequest, callback: JoinCallback,
-                                     reason: str) -> None:
-        group.update_member(member, request.protocols, request.rebalance_timeout_ms,
-                            request.session_timeout_ms, callback)
+    def _update_member_and_rebalance(
+        self, group: GroupMetadata, member: MemberMetadata, request: JoinRequest, callback: JoinCallback, reason: str
+    ) -> None:
+        group.update_member(
+            member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, callback
+        )
         self.maybe_prepare_rebalance(group, reason)
 
-    def _update_static_member_and_rebalance(self, group: GroupMetadata, old_member_id: str,
-                                            new_member_id: str, request: JoinRequest,
-                                            callback: JoinCallback) -> None:
+    def _update_static_member_and_rebalance(
+        self, group: GroupMetadata, old_member_id: str, new_member_id: str, request: JoinRequest, callback: JoinCallback
+    ) -> None:
         instance_id = request.group_instance_id
         if instance_id is None:  # the caller replaces only a static member
             raise ValueError(f"member {old_member_id} of group {group.group_id} has no group instance id")
         current_leader = group.leader_id
         member = group.replace_static_member(
-            instance_id, old_member_id, new_member_id,
+            instance_id,
+            old_member_id,
+            new_member_id,
             JoinResult(old_member_id, ErrorCode.FENCED_INSTANCE_ID),
-            SyncResult(ErrorCode.FENCED_INSTANCE_ID))
+            SyncResult(ErrorCode.FENCED_INSTANCE_ID),
+        )
         self.cancel_heartbeat(group, old_member_id)
         self.complete_and_schedule_next_heartbeat(group, member)
         old_protocols = list(member.protocols)
         old_timeouts = (member.rebalance_timeout_ms, member.session_timeout_ms)
-        group.update_member(member, request.protocols, request.rebalance_timeout_ms,
-                            request.session_timeout_ms, callback)
+        group.update_member(
+            member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, callback
+        )
         if group.is_(STABLE):
             if group.protocol_name != group.select_protocol():
                 self.maybe_prepare_rebalance(
-                    group, f"Group's selected protocol will change because static member "
-                           f"{new_member_id} with instance id {instance_id} joined with a "
-                           "change of protocol")
+                    group,
+                    f"Group's selected protocol will change because static member "
+                    f"{new_member_id} with instance id {instance_id} joined with a "
+                    "change of protocol",
+                )
                 return
-            log.info("Static member %s of group %s rejoins a stable group without changing "
-                     "its protocol: no rebalance", instance_id, group.group_id)
+            log.info(
+                "Static member %s of group %s rejoins a stable group without changing its protocol: no rebalance",
+                instance_id,
+                group.group_id,
+            )
 
             def stored(error: ErrorCode) -> None:
                 if error != ErrorCode.NONE:
-                    log.warning("Failed to persist metadata for group %s: %s", group.group_id,
-                                error.name)
+                    log.warning("Failed to persist metadata for group %s: %s", group.group_id, error.name)
                     group.update_member(member, old_protocols, *old_timeouts, None)
                     reverted = group.replace_static_member(
-                        instance_id, new_member_id, old_member_id,
-                        JoinResult(new_member_id, error), SyncResult(error))
+                        instance_id, new_member_id, old_member_id, JoinResult(new_member_id, error), SyncResult(error)
+                    )
                     self.complete_and_schedule_next_heartbeat(group, reverted)
-                    callback(JoinResult(UNKNOWN_MEMBER_ID, error, group.generation_id,
-                                        group.protocol_type, group.protocol_name,
-                                        current_leader or ""))
+                    callback(
+                        JoinResult(
+                            UNKNOWN_MEMBER_ID,
+                            error,
+                            group.generation_id,
+                            group.protocol_type,
+                            group.protocol_name,
+                            current_leader or "",
+                        )
+                    )
                 elif request.supports_skipping_assignment:
                     # KIP-814: the leader learns it leads but skips the assignment
-                    group.invoke_join_callback(member, self.current_generation_result(
-                        group, new_member_id,
-                        skip_assignment=group.is_leader(new_member_id)))
+                    group.invoke_join_callback(
+                        member,
+                        self.current_generation_result(
+                            group, new_member_id, skip_assignment=group.is_leader(new_member_id)
+                        ),
+                    )
                 else:
                     # answer with the old leader id, so that a rejoining leader does not
                     # compute an assignment that a Stable group would never hand out
-                    group.invoke_join_callback(member, self.current_generation_result(
-                        group, new_member_id, with_members=False,
-                        leader_id=current_leader or ""))
+                    group.invoke_join_callback(
+                        member,
+                        self.current_generation_result(
+                            group, new_member_id, with_members=False, leader_id=current_leader or ""
+                        ),
+                    )
 
-            self.manager.store_group(group, {m.member_id: m.assignment
-                                             for m in group.members.values()}, stored)
+            self.manager.store_group(group, {m.member_id: m.assignment for m in group.members.values()}, stored)
         elif group.is_(COMPLETING_REBALANCE):
             # the leader may already be assigning under the old member id
-            self.prepare_rebalance(group, f"Updating metadata for static member "
-                                          f"{new_member_id} with instance id {instance_id}")
+            self.prepare_rebalance(
+                group, f"Updating metadata for static member {new_member_id} with instance id {instance_id}"
+            )
 
 
 def _names(protocols: Protocols) -> set[str]:

@@ -7,10 +7,11 @@ through a `CoordinatorLoader`, which reads a partition from its log start to its
 event loop and hands back every data record as (batch base offset, key, value); control batches
 are skipped.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Callable
+from collections.abc import Callable
 
 from ...protocol.errors import ErrorCode
 from ...records.records import build_batch
@@ -23,8 +24,9 @@ AppendCallback = Callable[[ErrorCode, int], None]
 
 
 class OffsetsTopicLog:
-    def __init__(self, writer: PartitionWriter, loader: CoordinatorLoader, runtime, *,
-                 compression: int, timeout_ms: int) -> None:
+    def __init__(
+        self, writer: PartitionWriter, loader: CoordinatorLoader, runtime, *, compression: int, timeout_ms: int
+    ) -> None:
         self.writer = writer
         self.loader = loader
         self.runtime = runtime
@@ -32,17 +34,17 @@ class OffsetsTopicLog:
         self.timeout_ms = timeout_ms
 
     # -- writing -----------------------------------------------------------------------
-    def append(self, partition: int, records: list[tuple[bytes, bytes | None]],
-               callback: AppendCallback | None, *, acks: int) -> None:
+    def append(
+        self, partition: int, records: list[tuple[bytes, bytes | None]], callback: AppendCallback | None, *, acks: int
+    ) -> None:
         now = self.runtime.now_ms()
-        batch = bytearray(build_batch([(key, value, [], now) for key, value in records],
-                                      compression=self.compression))
+        batch = bytearray(build_batch([(key, value, [], now) for key, value in records], compression=self.compression))
         self.runtime.spawn(self._append, partition, batch, acks, callback)
 
-    async def _append(self, partition: int, batch: bytearray, acks: int,
-                      callback: AppendCallback | None) -> None:
-        error, base_offset = await self.writer.append(OFFSETS_TOPIC, partition, batch,
-                                                      required_acks=acks, timeout_ms=self.timeout_ms)
+    async def _append(self, partition: int, batch: bytearray, acks: int, callback: AppendCallback | None) -> None:
+        error, base_offset = await self.writer.append(
+            OFFSETS_TOPIC, partition, batch, required_acks=acks, timeout_ms=self.timeout_ms
+        )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", OFFSETS_TOPIC, partition, error.name)
         if callback is not None:

@@ -8,16 +8,16 @@ Writes: `store_group` (a group's generation, members and assignment, after a reb
 `store_offsets` (a commit) and `cleanup_group_metadata` (tombstones for removed offsets and dead
 groups). Append errors are turned into the errors Kafka gives the clients.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
 
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
-from .formats import (GroupRecord, MemberRecord, OffsetAndMetadata, group_key, group_value,
-                      offset_key, offset_value)
+from .formats import GroupRecord, MemberRecord, OffsetAndMetadata, group_key, group_value, offset_key, offset_value
 from .group import GroupMetadata
 from .offsets_topic import partition_for
 from .replay import build_group, replay
@@ -36,11 +36,13 @@ class OffsetConfig:
     commit_required_acks: int = -1
 
     @classmethod
-    def from_broker_config(cls, config) -> "OffsetConfig":
-        return cls(max_metadata_size=int(config["offset.metadata.max.bytes"]),
-                   retention_ms=int(config["offsets.retention.minutes"]) * 60 * 1000,
-                   retention_check_interval_ms=int(config["offsets.retention.check.interval.ms"]),
-                   commit_required_acks=int(config["offsets.commit.required.acks"]))
+    def from_broker_config(cls, config) -> OffsetConfig:
+        return cls(
+            max_metadata_size=int(config["offset.metadata.max.bytes"]),
+            retention_ms=int(config["offsets.retention.minutes"]) * 60 * 1000,
+            retention_check_interval_ms=int(config["offsets.retention.check.interval.ms"]),
+            commit_required_acks=int(config["offsets.commit.required.acks"]),
+        )
 
 
 @dataclass(frozen=True)
@@ -52,8 +54,7 @@ class FetchedOffset:
 
 
 class GroupManager:
-    def __init__(self, offsets_log, runtime, offset_config: OffsetConfig,
-                 partition_count: Callable[[], int]) -> None:
+    def __init__(self, offsets_log, runtime, offset_config: OffsetConfig, partition_count: Callable[[], int]) -> None:
         self.offsets_log = offsets_log
         self.runtime = runtime
         self.config = offset_config
@@ -99,19 +100,18 @@ class GroupManager:
         return self.is_group_local(group_id) and (group is None or group.is_(DEAD))
 
     # -- loading and unloading -------------------------------------------------------------
-    def schedule_load(self, partition: int, on_group_loaded: Callable[[GroupMetadata], None]
-                      ) -> None:
+    def schedule_load(self, partition: int, on_group_loaded: Callable[[GroupMetadata], None]) -> None:
         if partition in self.owned_partitions or partition in self.loading_partitions:
             return
         token = object()
         self._load_tokens[partition] = token
         self.loading_partitions.add(partition)
         log.debug("Loading group metadata from __consumer_offsets-%d", partition)
-        self.offsets_log.load(partition, lambda entries: self._finish_load(
-            partition, token, entries, on_group_loaded))
+        self.offsets_log.load(partition, lambda entries: self._finish_load(partition, token, entries, on_group_loaded))
 
-    def _finish_load(self, partition: int, token: object, entries,
-                     on_group_loaded: Callable[[GroupMetadata], None]) -> None:
+    def _finish_load(
+        self, partition: int, token: object, entries, on_group_loaded: Callable[[GroupMetadata], None]
+    ) -> None:
         if self._load_tokens.get(partition) is not token:
             return  # unloaded (resigned) while loading
         del self._load_tokens[partition]
@@ -121,8 +121,9 @@ class GroupManager:
         for group_id in replayed.group_ids():
             if self.partition_for(group_id) != partition:
                 continue
-            group = build_group(group_id, replayed.groups.get(group_id),
-                                replayed.offsets.get(group_id, {}), self.runtime.now_ms)
+            group = build_group(
+                group_id, replayed.groups.get(group_id), replayed.offsets.get(group_id, {}), self.runtime.now_ms
+            )
             if self.add_group(group) is group:
                 on_group_loaded(group)
         log.debug("Finished loading __consumer_offsets-%d: %d records", partition, len(entries))
@@ -137,39 +138,47 @@ class GroupManager:
         self._loaded_records += records
 
     def _report_loads(self) -> None:
-        log.info("Loaded the groups and offsets of %d __consumer_offsets partitions (%d records)",
-                 self._loaded_partitions, self._loaded_records)
+        log.info(
+            "Loaded the groups and offsets of %d __consumer_offsets partitions (%d records)",
+            self._loaded_partitions,
+            self._loaded_records,
+        )
         self._loaded_partitions = self._loaded_records = 0
 
-    def remove_groups_for_partition(self, partition: int,
-                                    on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
+    def remove_groups_for_partition(self, partition: int, on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
         self._load_tokens.pop(partition, None)
         self.loading_partitions.discard(partition)
         self.owned_partitions.discard(partition)
-        for group in [g for g in self.groups.values()
-                      if self.partition_for(g.group_id) == partition]:
+        for group in [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]:
             del self.groups[group.group_id]
             on_group_unloaded(group)
         log.debug("Unloaded the groups of __consumer_offsets-%d", partition)
 
     # -- writing a group -------------------------------------------------------------------
-    def store_group(self, group: GroupMetadata, assignment: dict[str, bytes],
-                    callback: Callable[[ErrorCode], None]) -> None:
+    def store_group(
+        self, group: GroupMetadata, assignment: dict[str, bytes], callback: Callable[[ErrorCode], None]
+    ) -> None:
         if not self.is_group_local(group.group_id):
             callback(ErrorCode.NOT_COORDINATOR)
             return
         record = _group_record(group, assignment)
-        self.offsets_log.append(self.partition_for(group.group_id),
-                                [(group_key(group.group_id), group_value(record))],
-                                lambda error, _offset: callback(_store_group_error(error)),
-                                acks=self.config.commit_required_acks)
+        self.offsets_log.append(
+            self.partition_for(group.group_id),
+            [(group_key(group.group_id), group_value(record))],
+            lambda error, _offset: callback(_store_group_error(error)),
+            acks=self.config.commit_required_acks,
+        )
 
     # -- writing offsets -------------------------------------------------------------------
     def is_metadata_valid(self, metadata: str | None) -> bool:
         return metadata is None or len(metadata) <= self.config.max_metadata_size
 
-    def store_offsets(self, group: GroupMetadata, offsets: dict[TopicPartition, OffsetAndMetadata],
-                      callback: Callable[[dict[TopicPartition, ErrorCode]], None]) -> None:
+    def store_offsets(
+        self,
+        group: GroupMetadata,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: Callable[[dict[TopicPartition, ErrorCode]], None],
+    ) -> None:
         valid = {tp: e for tp, e in offsets.items() if self.is_metadata_valid(e.metadata)}
         if not valid:
             callback({tp: ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in offsets})
@@ -187,17 +196,19 @@ class GroupManager:
                     else:
                         group.offsets.on_failed(tp, entry)
             outcome = _commit_error(error)
-            callback({tp: outcome if tp in valid else ErrorCode.OFFSET_METADATA_TOO_LARGE
-                      for tp in offsets})
+            callback({tp: outcome if tp in valid else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in offsets})
 
-        records = [(offset_key(group.group_id, topic, index), offset_value(entry))
-                   for (topic, index), entry in valid.items()]
-        self.offsets_log.append(self.partition_for(group.group_id), records, appended,
-                                acks=self.config.commit_required_acks)
+        records = [
+            (offset_key(group.group_id, topic, index), offset_value(entry)) for (topic, index), entry in valid.items()
+        ]
+        self.offsets_log.append(
+            self.partition_for(group.group_id), records, appended, acks=self.config.commit_required_acks
+        )
 
     # -- reading offsets -------------------------------------------------------------------
-    def get_offsets(self, group_id: str, partitions: Iterable[TopicPartition] | None,
-                    require_stable: bool = False) -> dict[TopicPartition, FetchedOffset]:
+    def get_offsets(
+        self, group_id: str, partitions: Iterable[TopicPartition] | None, require_stable: bool = False
+    ) -> dict[TopicPartition, FetchedOffset]:
         group = self.groups.get(group_id)
         if group is None or group.is_(DEAD):
             return {tp: FetchedOffset() for tp in (partitions or [])}
@@ -214,8 +225,7 @@ class GroupManager:
         return result
 
     # -- removing offsets and groups -------------------------------------------------------
-    def cleanup_group_metadata(self, groups: Iterable[GroupMetadata],
-                               selector: Callable[[GroupMetadata], dict]) -> int:
+    def cleanup_group_metadata(self, groups: Iterable[GroupMetadata], selector: Callable[[GroupMetadata], dict]) -> int:
         """Remove the offsets `selector` picks from each group and write their tombstones; an
         Empty group left without offsets becomes Dead and is forgotten. Returns how many
         offsets were removed."""
@@ -223,13 +233,11 @@ class GroupManager:
         for group in list(groups):
             removed = selector(group)
             if group.is_(EMPTY) and not group.offsets.has_offsets():
-                log.info("Group %s transitioned to Dead in generation %d", group.group_id,
-                         group.generation_id)
+                log.info("Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id)
                 group.transition_to(DEAD)
             if not self.is_group_local(group.group_id):
                 continue
-            tombstones = [(offset_key(group.group_id, topic, index), None)
-                          for topic, index in removed]
+            tombstones = [(offset_key(group.group_id, topic, index), None) for topic, index in removed]
             if group.is_(DEAD) and self.groups.get(group.group_id) is group:
                 del self.groups[group.group_id]
                 if group.generation_id > 0:  # a group that only stored offsets has no record
@@ -246,25 +254,36 @@ def _group_record(group: GroupMetadata, assignment: dict[str, bytes]) -> GroupRe
         generation=group.generation_id,
         protocol=group.protocol_name,
         leader=group.leader_id,
-        current_state_timestamp=(-1 if group.current_state_timestamp is None
-                                 else group.current_state_timestamp),
-        members=[MemberRecord(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                              m.rebalance_timeout_ms, m.session_timeout_ms,
-                              m.metadata(group.protocol_name), assignment[m.member_id])
-                 for m in group.members.values()])
+        current_state_timestamp=(-1 if group.current_state_timestamp is None else group.current_state_timestamp),
+        members=[
+            MemberRecord(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                m.metadata(group.protocol_name),
+                assignment[m.member_id],
+            )
+            for m in group.members.values()
+        ],
+    )
 
 
 def _store_group_error(error: ErrorCode) -> ErrorCode:
     """The error a rebalance reports for a failed write of the group's record."""
-    if error in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                 ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+    if error in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    ):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
         return ErrorCode.NOT_COORDINATOR
     if error == ErrorCode.REQUEST_TIMED_OUT:
         return ErrorCode.REBALANCE_IN_PROGRESS
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE,
-                 ErrorCode.INVALID_FETCH_SIZE):
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
         log.error("Group metadata record too large to be stored: %s", error.name)
         return ErrorCode.UNKNOWN_SERVER_ERROR
     return error
@@ -272,12 +291,14 @@ def _store_group_error(error: ErrorCode) -> ErrorCode:
 
 def _commit_error(error: ErrorCode) -> ErrorCode:
     """The error an offset commit reports for a failed write of its records."""
-    if error in (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.NOT_ENOUGH_REPLICAS,
-                 ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND):
+    if error in (
+        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+        ErrorCode.NOT_ENOUGH_REPLICAS,
+        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    ):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE
     if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
         return ErrorCode.NOT_COORDINATOR
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE,
-                 ErrorCode.INVALID_FETCH_SIZE):
+    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
         return ErrorCode.INVALID_COMMIT_OFFSET_SIZE
     return error

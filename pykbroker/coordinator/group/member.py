@@ -5,17 +5,26 @@ in SyncGroup holds `awaiting_sync`. `is_new` marks a member added in the current
 has not received its JoinGroup answer yet: it is expired after the new-member join timeout
 rather than its session timeout.
 """
+
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's preference order
 
 
 class MemberMetadata:
-    def __init__(self, member_id: str, group_instance_id: str | None, client_id: str,
-                 client_host: str, rebalance_timeout_ms: int, session_timeout_ms: int,
-                 protocol_type: str, protocols: Protocols) -> None:
+    def __init__(
+        self,
+        member_id: str,
+        group_instance_id: str | None,
+        client_id: str,
+        client_host: str,
+        rebalance_timeout_ms: int,
+        session_timeout_ms: int,
+        protocol_type: str,
+        protocols: Protocols,
+    ) -> None:
         self.member_id = member_id
         self.group_instance_id = group_instance_id
         self.client_id = client_id
@@ -70,9 +79,11 @@ class MemberMetadata:
         return self.is_new or not (self.is_awaiting_join or self.is_awaiting_sync)
 
     def __repr__(self) -> str:
-        return (f"MemberMetadata(member_id={self.member_id!r}, "
-                f"group_instance_id={self.group_instance_id!r}, client_id={self.client_id!r}, "
-                f"protocols={self.protocol_names()})")
+        return (
+            f"MemberMetadata(member_id={self.member_id!r}, "
+            f"group_instance_id={self.group_instance_id!r}, client_id={self.client_id!r}, "
+            f"protocols={self.protocol_names()})"
+        )
 
 
 def chain_callbacks(old: Callable | None, new: Callable | None) -> Callable | None:
@@ -84,4 +95,5 @@ def chain_callbacks(old: Callable | None, new: Callable | None) -> Callable | No
     def both(result) -> None:
         old(result)
         new(result)
+
     return both

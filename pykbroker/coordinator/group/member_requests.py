@@ -6,10 +6,12 @@ static member).
 This mixin expects `manager` and `validate_group_status` of the coordinator and the `Rebalance`
 mixin; SyncGroup answers through a callback, since followers wait for the leader's assignment.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
@@ -32,23 +34,31 @@ class MemberRequests:
     manager: GroupManager
 
     if TYPE_CHECKING:
+
         def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
         def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
         def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None: ...
         def set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None: ...
         def reset_and_propagate_assignment_error(self, group: GroupMetadata, error: ErrorCode) -> None: ...
-        def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata,
-                                           reason: str) -> None: ...
+        def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None: ...
         def remove_pending_member(self, group: GroupMetadata, member_id: str) -> None: ...
-        def validate_current_member(self, group: GroupMetadata, member_id: str,
-                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def validate_current_member(
+            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
+        ) -> ErrorCode | None: ...
         def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
         def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
 
-    def handle_sync_group(self, group_id: str, generation_id: int, member_id: str,
-                          protocol_type: str | None, protocol_name: str | None,
-                          group_instance_id: str | None, assignments: dict[str, bytes],
-                          callback: SyncCallback) -> None:
+    def handle_sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+        callback: SyncCallback,
+    ) -> None:
         error = self.validate_group_status(group_id, ApiKey.SYNC_GROUP)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             # the rebalance's state was lost with the old coordinator: start over at JoinGroup
@@ -61,8 +71,9 @@ class MemberRequests:
         if group is None:
             callback(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
             return
-        error = self._validate_sync_group(group, generation_id, member_id, protocol_type,
-                                          protocol_name, group_instance_id)
+        error = self._validate_sync_group(
+            group, generation_id, member_id, protocol_type, protocol_name, group_instance_id
+        )
         if error is not None:
             callback(SyncResult(error))
         elif group.is_(EMPTY):
@@ -74,13 +85,18 @@ class MemberRequests:
         elif group.is_(STABLE):
             self.remove_pending_sync_member(group, member_id)
             member = group.get(member_id)
-            callback(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name,
-                                member.assignment))
+            callback(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment))
             self.complete_and_schedule_next_heartbeat(group, member)
 
-    def _validate_sync_group(self, group: GroupMetadata, generation_id: int, member_id: str,
-                             protocol_type: str | None, protocol_name: str | None,
-                             group_instance_id: str | None) -> ErrorCode | None:
+    def _validate_sync_group(
+        self,
+        group: GroupMetadata,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+    ) -> ErrorCode | None:
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         error = self.validate_current_member(group, member_id, group_instance_id)
@@ -94,20 +110,31 @@ class MemberRequests:
             return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
         return None
 
-    def _sync_completing_group(self, group: GroupMetadata, member_id: str,
-                               assignments: dict[str, bytes], callback: SyncCallback) -> None:
+    def _sync_completing_group(
+        self, group: GroupMetadata, member_id: str, assignments: dict[str, bytes], callback: SyncCallback
+    ) -> None:
         member = group.get(member_id)
         member.awaiting_sync = chain_callbacks(member.awaiting_sync, callback)
         self.remove_pending_sync_member(group, member_id)
         if not group.is_leader(member_id):
             return
-        log.info("Assignment received from leader %s for group %s for generation %d. The "
-                 "group has %d members, %d of which are static.", member_id, group.group_id,
-                 group.generation_id, group.size, len(group.static_members))
+        log.info(
+            "Assignment received from leader %s for group %s for generation %d. The "
+            "group has %d members, %d of which are static.",
+            member_id,
+            group.group_id,
+            group.generation_id,
+            group.size,
+            len(group.static_members),
+        )
         missing = [m for m in group.members if m not in assignments]
         if missing:
-            log.warning("Setting empty assignments for members %s of %s for generation %d",
-                        missing, group.group_id, group.generation_id)
+            log.warning(
+                "Setting empty assignments for members %s of %s for generation %d",
+                missing,
+                group.group_id,
+                group.generation_id,
+            )
         assignment = {**assignments, **{m: b"" for m in missing}}
         generation_id = group.generation_id
 
@@ -117,16 +144,17 @@ class MemberRequests:
             if error != ErrorCode.NONE:
                 self.reset_and_propagate_assignment_error(group, error)
                 self.maybe_prepare_rebalance(
-                    group, f"Error {error.name} when storing group assignment during "
-                           f"SyncGroup (member: {member_id})")
+                    group, f"Error {error.name} when storing group assignment during SyncGroup (member: {member_id})"
+                )
             else:
                 self.set_and_propagate_assignment(group, assignment)
                 group.transition_to(STABLE)
 
         self.manager.store_group(group, assignment, stored)
 
-    def handle_heartbeat(self, group_id: str, member_id: str, group_instance_id: str | None,
-                         generation_id: int) -> ErrorCode:
+    def handle_heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode:
         error = self.validate_group_status(group_id, ApiKey.HEARTBEAT)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             return ErrorCode.NONE  # the group is still loading: answer blindly
@@ -155,14 +183,16 @@ class MemberRequests:
             return LeaveResult(error)
         group = self.manager.get_group(group_id)
         if group is None:
-            return LeaveResult(ErrorCode.NONE, [
-                LeaveMemberResult(m.member_id, m.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID)
-                for m in leaving])
+            return LeaveResult(
+                ErrorCode.NONE,
+                [LeaveMemberResult(m.member_id, m.group_instance_id, ErrorCode.UNKNOWN_MEMBER_ID) for m in leaving],
+            )
         if group.is_(DEAD):
             return LeaveResult(ErrorCode.COORDINATOR_NOT_AVAILABLE)
-        return LeaveResult(ErrorCode.NONE, [
-            LeaveMemberResult(m.member_id, m.group_instance_id, self._leave(group, m))
-            for m in leaving])
+        return LeaveResult(
+            ErrorCode.NONE,
+            [LeaveMemberResult(m.member_id, m.group_instance_id, self._leave(group, m)) for m in leaving],
+        )
 
     def _leave(self, group: GroupMetadata, leaving: MemberIdentity) -> ErrorCode:
         reason = leaving.reason or "not provided"
@@ -176,11 +206,11 @@ class MemberRequests:
         if group.is_pending_member(leaving.member_id):
             self.remove_pending_member(group, leaving.member_id)
             self.cancel_heartbeat(group, leaving.member_id)
-            log.info("Pending member %s has left group %s through explicit LeaveGroup",
-                     leaving.member_id, group.group_id)
+            log.info(
+                "Pending member %s has left group %s through explicit LeaveGroup", leaving.member_id, group.group_id
+            )
             return ErrorCode.NONE
-        error = self.validate_current_member(group, leaving.member_id,
-                                             leaving.group_instance_id)
+        error = self.validate_current_member(group, leaving.member_id, leaving.group_instance_id)
         if error is not None:
             return error
         self._remove_current_member(group, leaving.member_id, reason)
@@ -189,7 +219,12 @@ class MemberRequests:
     def _remove_current_member(self, group: GroupMetadata, member_id: str, reason: str) -> None:
         member = group.get(member_id)
         self.remove_member_and_update_group(
-            group, member, f"Removing member {member_id} on LeaveGroup; client reason: {reason}")
+            group, member, f"Removing member {member_id} on LeaveGroup; client reason: {reason}"
+        )
         self.cancel_heartbeat(group, member_id)
-        log.info("Member %s has left group %s through explicit LeaveGroup; client reason: %s",
-                 member_id, group.group_id, reason)
+        log.info(
+            "Member %s has left group %s through explicit LeaveGroup; client reason: %s",
+            member_id,
+            group.group_id,
+            reason,
+        )

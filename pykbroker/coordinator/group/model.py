@@ -1,5 +1,6 @@
 """Plain records the group coordinator hands back: what JoinGroup, SyncGroup and LeaveGroup
 answer, and the summaries DescribeGroups and ListGroups show."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -4,14 +4,14 @@ A commit is staged (`prepare`) before its records are appended to `__consumer_of
 materialized (`on_appended`) once the append succeeded, remembering the offset of the batch that
 holds it, so that the latest write always wins. A failed append drops the staged commit.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Callable, Iterable
-
-from .formats import OffsetAndMetadata
 
 from ...common.topic_partition import TopicPartition
+from .formats import OffsetAndMetadata
 
 
 @dataclass(frozen=True)
@@ -77,20 +77,29 @@ class OffsetCache:
     def remove_all(self) -> dict[TopicPartition, OffsetAndMetadata]:
         return self.remove(list(self._offsets))
 
-    def remove_expired(self, now_ms: int, retention_ms: int,
-                       base_timestamp: Callable[[OffsetAndMetadata], int],
-                       keep_topics: frozenset[str] = frozenset()) -> dict[TopicPartition, OffsetAndMetadata]:
+    def remove_expired(
+        self,
+        now_ms: int,
+        retention_ms: int,
+        base_timestamp: Callable[[OffsetAndMetadata], int],
+        keep_topics: frozenset[str] = frozenset(),
+    ) -> dict[TopicPartition, OffsetAndMetadata]:
         """Drop offsets whose retention has passed since `base_timestamp(entry)` (or whose
         explicit expire timestamp, from a commit with a retention time, has passed), except
         those of `keep_topics` and those with a commit in flight."""
-        expired = [tp for tp, stored in self._offsets.items()
-                   if tp[0] not in keep_topics and tp not in self._pending
-                   and _is_expired(stored.entry, now_ms, retention_ms, base_timestamp)]
+        expired = [
+            tp
+            for tp, stored in self._offsets.items()
+            if tp[0] not in keep_topics
+            and tp not in self._pending
+            and _is_expired(stored.entry, now_ms, retention_ms, base_timestamp)
+        ]
         return self.remove(expired)
 
 
-def _is_expired(entry: OffsetAndMetadata, now_ms: int, retention_ms: int,
-                base_timestamp: Callable[[OffsetAndMetadata], int]) -> bool:
+def _is_expired(
+    entry: OffsetAndMetadata, now_ms: int, retention_ms: int, base_timestamp: Callable[[OffsetAndMetadata], int]
+) -> bool:
     if entry.expire_timestamp is not None:
         return now_ms >= entry.expire_timestamp
     return now_ms - base_timestamp(entry) >= retention_ms

@@ -16,13 +16,15 @@ without offsets is deleted.
 This mixin expects `manager`, `runtime`, `offset_config` and `validate_group_status` of the
 coordinator, and the `Rebalance` mixin.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ...protocol.api_keys import ApiKey
 from ...common.topic_partition import TopicPartition
+from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .formats import OffsetAndMetadata
 from .group import CONSUMER_PROTOCOL_TYPE, GroupMetadata
@@ -47,16 +49,23 @@ class Offsets:
     offset_config: OffsetConfig
 
     if TYPE_CHECKING:
+
         def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
-        def validate_current_member(self, group: GroupMetadata, member_id: str,
-                                    group_instance_id: str | None) -> ErrorCode | None: ...
+        def validate_current_member(
+            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
+        ) -> ErrorCode | None: ...
         def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
 
     # -- OffsetCommit ----------------------------------------------------------------------
-    def handle_commit_offsets(self, group_id: str, member_id: str,
-                              group_instance_id: str | None, generation_id: int,
-                              offsets: dict[TopicPartition, OffsetAndMetadata],
-                              callback: CommitCallback) -> None:
+    def handle_commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+    ) -> None:
         error = self.validate_group_status(group_id, ApiKey.OFFSET_COMMIT)
         if error is not None:
             callback({tp: error for tp in offsets})
@@ -81,8 +90,9 @@ class Offsets:
         elif group.is_(COMPLETING_REBALANCE):
             callback({tp: ErrorCode.REBALANCE_IN_PROGRESS for tp in offsets})
 
-    def _validate_offset_commit(self, group: GroupMetadata, generation_id: int, member_id: str,
-                                group_instance_id: str | None) -> ErrorCode | None:
+    def _validate_offset_commit(
+        self, group: GroupMetadata, generation_id: int, member_id: str, group_instance_id: str | None
+    ) -> ErrorCode | None:
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_(EMPTY):
@@ -99,9 +109,9 @@ class Offsets:
         return None
 
     # -- OffsetFetch -----------------------------------------------------------------------
-    def handle_fetch_offsets(self, group_id: str, partitions: list[TopicPartition] | None,
-                             require_stable: bool = False
-                             ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
+    def handle_fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
         """Committed offsets whatever the group's state (a group may use Kafka only to store
         offsets); all of the group's offsets when `partitions` is None."""
         error = self.validate_group_status(group_id, ApiKey.OFFSET_FETCH)
@@ -110,8 +120,9 @@ class Offsets:
         return ErrorCode.NONE, self.manager.get_offsets(group_id, partitions, require_stable)
 
     # -- OffsetDelete ----------------------------------------------------------------------
-    def handle_delete_offsets(self, group_id: str, partitions: list[TopicPartition]
-                              ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+    def handle_delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
         """(group error, per-partition errors); the partition errors are empty on a group
         error. Offsets of topics a consumer group's members subscribe to stay."""
         error = self.validate_group_status(group_id, ApiKey.OFFSET_DELETE)
@@ -124,28 +135,27 @@ class Offsets:
             deletable, results = list(partitions), {}
         elif group.is_consumer_group:
             deletable = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]
-            results = {tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions
-                       if group.is_subscribed_to_topic(tp[0])}
+            results = {
+                tp: ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC for tp in partitions if group.is_subscribed_to_topic(tp[0])
+            }
         else:
             return ErrorCode.NON_EMPTY_GROUP, {}
         if deletable:
-            removed = self.manager.cleanup_group_metadata(
-                [group], lambda g: g.offsets.remove(deletable))
+            removed = self.manager.cleanup_group_metadata([group], lambda g: g.offsets.remove(deletable))
             results.update({tp: ErrorCode.NONE for tp in deletable})
-            log.info("Deleted offsets of group %s for %s; %d offsets removed", group_id,
-                     deletable, removed)
+            log.info("Deleted offsets of group %s for %s; %d offsets removed", group_id, deletable, removed)
         return ErrorCode.NONE, results
 
     def _missing_group_error(self, group_id: str) -> ErrorCode:
-        return (ErrorCode.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id)
-                else ErrorCode.NOT_COORDINATOR)
+        return ErrorCode.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id) else ErrorCode.NOT_COORDINATOR
 
     # -- expiration ------------------------------------------------------------------------
     def expire_offsets(self) -> int:
         """One run of the retention check; returns how many offsets expired."""
         now = self.runtime.now_ms()
         removed = self.manager.cleanup_group_metadata(
-            self.manager.current_groups(), lambda group: self._expired_offsets(group, now))
+            self.manager.current_groups(), lambda group: self._expired_offsets(group, now)
+        )
         if removed:
             log.info("Removed %d expired offsets", removed)
         return removed
@@ -157,11 +167,12 @@ class Offsets:
             # nobody consumes: the retention counts from when the group became Empty
             became_empty = group.current_state_timestamp
             return offsets.remove_expired(
-                now, retention_ms,
-                lambda e: e.commit_timestamp if became_empty is None else became_empty)
+                now, retention_ms, lambda e: e.commit_timestamp if became_empty is None else became_empty
+            )
         if group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None:
-            return offsets.remove_expired(now, retention_ms, lambda e: e.commit_timestamp,
-                                          keep_topics=group.subscribed_topics)
+            return offsets.remove_expired(
+                now, retention_ms, lambda e: e.commit_timestamp, keep_topics=group.subscribed_topics
+            )
         if group.protocol_type is None:  # a simple consumer's offsets
             return offsets.remove_expired(now, retention_ms, lambda e: e.commit_timestamp)
         return {}
@@ -170,8 +181,8 @@ class Offsets:
         """A topic was deleted: forget every group's offsets of it."""
         removed = self.manager.cleanup_group_metadata(
             self.manager.current_groups(),
-            lambda group: group.offsets.remove([tp for tp in group.offsets.partitions()
-                                                if tp[0] == topic]))
+            lambda group: group.offsets.remove([tp for tp in group.offsets.partitions() if tp[0] == topic]),
+        )
         if removed:
             log.info("Removed %d offsets of deleted topic %s", removed, topic)
         return removed

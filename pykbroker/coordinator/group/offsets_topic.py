@@ -11,6 +11,7 @@ The topic is created on first use (FindCoordinator) as Kafka does: compacted, wi
 creation fails and the coordinator is not available; the broker then says once, at WARN, which
 setting to change (each later failure is logged at DEBUG: clients retry every few milliseconds).
 """
+
 from __future__ import annotations
 
 import logging
@@ -58,27 +59,30 @@ def ensure_created(metadata, topic_creator, config):
     if info is not None:
         return info
     try:
-        info = topic_creator.create(OFFSETS_TOPIC, int(config["offsets.topic.num.partitions"]),
-                                    int(config["offsets.topic.replication.factor"]),
-                                    topic_configs(config))
+        info = topic_creator.create(
+            OFFSETS_TOPIC,
+            int(config["offsets.topic.num.partitions"]),
+            int(config["offsets.topic.replication.factor"]),
+            topic_configs(config),
+        )
     except KafkaError as exc:
         if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another broker created it meanwhile
             return metadata.topic(OFFSETS_TOPIC)
         _log_creation_failure(exc, config)
         return None
-    log.info("Created internal topic %s with %d partitions", OFFSETS_TOPIC,
-             len(info.partitions))
+    log.info("Created internal topic %s with %d partitions", OFFSETS_TOPIC, len(info.partitions))
     return info
 
 
 def _log_creation_failure(exc: KafkaError, config) -> None:
-    message = f"Could not create {OFFSETS_TOPIC}, so consumer groups are not available: " \
-              f"{exc.message_or_default}"
+    message = f"Could not create {OFFSETS_TOPIC}, so consumer groups are not available: {exc.message_or_default}"
     if exc.code == ErrorCode.INVALID_REPLICATION_FACTOR:
-        message += (f" Set offsets.topic.replication.factor (now "
-                    f"{config['offsets.topic.replication.factor']}) to at most the number of "
-                    f"brokers: offsets.topic.replication.factor=1 for a single broker, as Kafka's "
-                    f"example config/server.properties does.")
+        message += (
+            f" Set offsets.topic.replication.factor (now "
+            f"{config['offsets.topic.replication.factor']}) to at most the number of "
+            f"brokers: offsets.topic.replication.factor=1 for a single broker, as Kafka's "
+            f"example config/server.properties does."
+        )
     level = logging.DEBUG if message in _warned_failures else logging.WARNING
     _warned_failures.add(message)
     log.log(level, message)

@@ -17,6 +17,7 @@ never completes its predecessor's wait).
 This mixin expects `manager`, `runtime`, `group_config`, `join_purgatory` and `sync_purgatory` of
 the coordinator.
 """
+
 from __future__ import annotations
 
 import logging
@@ -47,19 +48,29 @@ class Rebalance:
     join_purgatory: DelayedOperationPurgatory
     sync_purgatory: DelayedOperationPurgatory
 
-    def current_generation_result(self, group: GroupMetadata, member_id: str, *,
-                                   with_members: bool = True, leader_id: str | None = None,
-                                   skip_assignment: bool = False) -> JoinResult:
+    def current_generation_result(
+        self,
+        group: GroupMetadata,
+        member_id: str,
+        *,
+        with_members: bool = True,
+        leader_id: str | None = None,
+        skip_assignment: bool = False,
+    ) -> JoinResult:
         is_leader = group.is_leader(member_id)
         leader = group.leader_id if leader_id is None else leader_id
         if leader is None:  # a group with a member always has a leader
             raise RuntimeError(f"group {group.group_id} has no leader for member {member_id}")
         return JoinResult(
-            member_id=member_id, error=ErrorCode.NONE, generation_id=group.generation_id,
-            protocol_type=group.protocol_type, protocol_name=group.protocol_name,
+            member_id=member_id,
+            error=ErrorCode.NONE,
+            generation_id=group.generation_id,
+            protocol_type=group.protocol_type,
+            protocol_name=group.protocol_name,
             leader_id=leader,
             skip_assignment=skip_assignment,
-            members=group.current_member_metadata() if with_members and is_leader else [])
+            members=group.current_member_metadata() if with_members and is_leader else [],
+        )
 
     def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
         if group.can_rebalance:
@@ -72,14 +83,18 @@ class Rebalance:
         delay = self.group_config.initial_rebalance_delay_ms
         operation: DelayedJoin
         if group.is_(EMPTY):
-            operation = InitialDelayedJoin(self, group, delay, delay,
-                                           max(group.rebalance_timeout_ms - delay, 0))
+            operation = InitialDelayedJoin(self, group, delay, delay, max(group.rebalance_timeout_ms - delay, 0))
         else:
             operation = DelayedJoin(self, group, group.rebalance_timeout_ms)
         group.transition_to(PREPARING_REBALANCE)
-        log.info("Preparing to rebalance group %s in state %s with old generation %d "
-                 "(__consumer_offsets-%d) (reason: %s)", group.group_id, group.state,
-                 group.generation_id, self.manager.partition_for(group.group_id), reason)
+        log.info(
+            "Preparing to rebalance group %s in state %s with old generation %d (__consumer_offsets-%d) (reason: %s)",
+            group.group_id,
+            group.state,
+            group.generation_id,
+            self.manager.partition_for(group.group_id),
+            reason,
+        )
         self.start_join_operation(group, operation)
 
     def start_join_operation(self, group: GroupMetadata, operation: DelayedJoin) -> None:
@@ -91,15 +106,13 @@ class Rebalance:
 
     def on_complete_join(self, group: GroupMetadata) -> None:
         for member in [m for m in group.not_yet_rejoined_members() if not m.is_static]:
-            log.info("Group %s removed dynamic member %s, which did not rejoin",
-                     group.group_id, member.member_id)
+            log.info("Group %s removed dynamic member %s, which did not rejoin", group.group_id, member.member_id)
             group.remove(member.member_id)
             self.cancel_heartbeat(group, member.member_id)
         if group.is_(DEAD):
             log.info("Group %s is dead, skipping rebalance stage", group.group_id)
         elif not group.maybe_elect_new_joined_leader() and group.members:
-            log.error("Group %s could not complete rebalance because no members rejoined",
-                      group.group_id)
+            log.error("Group %s could not complete rebalance because no members rejoined", group.group_id)
             self.start_join_operation(group, DelayedJoin(self, group, group.rebalance_timeout_ms))
         else:
             self._start_next_generation(group)
@@ -107,24 +120,25 @@ class Rebalance:
     def _start_next_generation(self, group: GroupMetadata) -> None:
         group.init_next_generation()
         if group.is_(EMPTY):
-            log.info("Group %s with generation %d is now empty", group.group_id,
-                     group.generation_id)
+            log.info("Group %s with generation %d is now empty", group.group_id, group.generation_id)
             self.manager.store_group(group, {}, lambda error: _warn_if_failed(group, error))
             return
-        log.info("Stabilized group %s generation %d (__consumer_offsets-%d) with %d members",
-                 group.group_id, group.generation_id, self.manager.partition_for(group.group_id),
-                 group.size)
+        log.info(
+            "Stabilized group %s generation %d (__consumer_offsets-%d) with %d members",
+            group.group_id,
+            group.generation_id,
+            self.manager.partition_for(group.group_id),
+            group.size,
+        )
         for member in list(group.members.values()):
-            group.invoke_join_callback(member, self.current_generation_result(
-                group, member.member_id))
+            group.invoke_join_callback(member, self.current_generation_result(group, member.member_id))
             self.complete_and_schedule_next_heartbeat(group, member)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
         self._schedule_pending_sync(group)
 
     def _schedule_pending_sync(self, group: GroupMetadata) -> None:
-        group.sync_operation = DelayedSync(self, group, group.generation_id,
-                                           group.rebalance_timeout_ms)
+        group.sync_operation = DelayedSync(self, group, group.generation_id, group.rebalance_timeout_ms)
         self.sync_purgatory.try_complete_else_watch(group.sync_operation, [group])
 
     def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None:
@@ -146,8 +160,7 @@ class Rebalance:
         return group.has_received_sync_from_all_members()
 
     def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None:
-        if generation_id != group.generation_id or group.state not in (COMPLETING_REBALANCE,
-                                                                        STABLE):
+        if generation_id != group.generation_id or group.state not in (COMPLETING_REBALANCE, STABLE):
             return
         if group.has_received_sync_from_all_members():
             return
@@ -155,18 +168,15 @@ class Rebalance:
         for member_id in missing:
             group.remove(member_id)
             self.cancel_heartbeat(group, member_id)
-        log.info("Group %s removed members who did not send their SyncGroup: %s",
-                 group.group_id, missing)
+        log.info("Group %s removed members who did not send their SyncGroup: %s", group.group_id, missing)
         self.prepare_rebalance(group, f"Removing {missing} on pending sync request expiration")
 
-    def set_and_propagate_assignment(self, group: GroupMetadata,
-                                      assignment: dict[str, bytes]) -> None:
+    def set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None:
         for member in group.members.values():
             member.assignment = bytes(assignment.get(member.member_id, b""))
         self._propagate_assignment(group, ErrorCode.NONE)
 
-    def reset_and_propagate_assignment_error(self, group: GroupMetadata,
-                                              error: ErrorCode) -> None:
+    def reset_and_propagate_assignment_error(self, group: GroupMetadata, error: ErrorCode) -> None:
         for member in group.members.values():
             member.assignment = b""
         self._propagate_assignment(group, error)
@@ -174,17 +184,16 @@ class Rebalance:
     def _propagate_assignment(self, group: GroupMetadata, error: ErrorCode) -> None:
         ok = error == ErrorCode.NONE
         for member in list(group.members.values()):
-            result = SyncResult(error, group.protocol_type if ok else None,
-                                group.protocol_name if ok else None, member.assignment)
+            result = SyncResult(
+                error, group.protocol_type if ok else None, group.protocol_name if ok else None, member.assignment
+            )
             if group.invoke_sync_callback(member, result):
                 # members whose session ran out while waiting get a fresh session
                 self.complete_and_schedule_next_heartbeat(group, member)
 
-    def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata,
-                                        reason: str) -> None:
+    def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
         # a new member may still wait in JoinGroup: tell it to join again
-        group.invoke_join_callback(member, JoinResult(UNKNOWN_MEMBER_ID,
-                                                      ErrorCode.UNKNOWN_MEMBER_ID))
+        group.invoke_join_callback(member, JoinResult(UNKNOWN_MEMBER_ID, ErrorCode.UNKNOWN_MEMBER_ID))
         group.remove(member.member_id)
         if group.state in (STABLE, COMPLETING_REBALANCE):
             self.maybe_prepare_rebalance(group, reason)
@@ -196,8 +205,9 @@ class Rebalance:
         if group.is_(PREPARING_REBALANCE):
             self.check_join(group)
 
-    def validate_current_member(self, group: GroupMetadata, member_id: str,
-                                group_instance_id: str | None) -> ErrorCode | None:
+    def validate_current_member(
+        self, group: GroupMetadata, member_id: str, group_instance_id: str | None
+    ) -> ErrorCode | None:
         """UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID unless `member_id` is a member (and, for a
         static member, the one its group.instance.id maps to now)."""
         if group_instance_id is not None:
@@ -205,22 +215,27 @@ class Rebalance:
             if current is None:
                 return ErrorCode.UNKNOWN_MEMBER_ID
             if current != member_id:
-                log.info("Request memberId=%s for static member with groupInstanceId=%s is "
-                         "fenced by current memberId=%s", member_id, group_instance_id, current)
+                log.info(
+                    "Request memberId=%s for static member with groupInstanceId=%s is fenced by current memberId=%s",
+                    member_id,
+                    group_instance_id,
+                    current,
+                )
                 return ErrorCode.FENCED_INSTANCE_ID
         if not group.has(member_id):
             return ErrorCode.UNKNOWN_MEMBER_ID
         return None
 
-    def complete_and_schedule_next_heartbeat(self, group: GroupMetadata,
-                                              member: MemberMetadata) -> None:
+    def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
         self.schedule_heartbeat_expiration(group, member.member_id, member.session_timeout_ms)
 
-    def schedule_heartbeat_expiration(self, group: GroupMetadata, member_id: str,
-                                       timeout_ms: int, *, pending: bool = False) -> None:
+    def schedule_heartbeat_expiration(
+        self, group: GroupMetadata, member_id: str, timeout_ms: int, *, pending: bool = False
+    ) -> None:
         self.cancel_heartbeat(group, member_id)
         group.heartbeat_timers[member_id] = self.runtime.call_later(
-            timeout_ms, lambda: self._on_heartbeat_expired(group, member_id, pending))
+            timeout_ms, lambda: self._on_heartbeat_expired(group, member_id, pending)
+        )
 
     def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None:
         timer = group.heartbeat_timers.pop(member_id, None)
@@ -233,28 +248,27 @@ class Rebalance:
             return
         if pending:
             if group.is_pending_member(member_id):
-                log.info("Pending member %s in group %s has been removed after session "
-                         "timeout expiration", member_id, group.group_id)
+                log.info(
+                    "Pending member %s in group %s has been removed after session timeout expiration",
+                    member_id,
+                    group.group_id,
+                )
                 self.remove_pending_member(group, member_id)
             return
         if not group.has(member_id):
             return
         member = group.get(member_id)
         if member.expires_on_heartbeat_timeout():
-            log.info("Member %s in group %s has failed, removing it from the group",
-                     member_id, group.group_id)
-            self.remove_member_and_update_group(
-                group, member, f"removing member {member_id} on heartbeat expiration")
+            log.info("Member %s in group %s has failed, removing it from the group", member_id, group.group_id)
+            self.remove_member_and_update_group(group, member, f"removing member {member_id} on heartbeat expiration")
 
     def on_group_unloaded(self, group: GroupMetadata) -> None:
-        log.info("Unloading group metadata for %s with generation %d", group.group_id,
-                 group.generation_id)
+        log.info("Unloading group metadata for %s with generation %d", group.group_id, group.generation_id)
         previous = group.state
         group.transition_to(DEAD)
         if previous is PREPARING_REBALANCE:
             for member in list(group.members.values()):
-                group.invoke_join_callback(member, JoinResult(member.member_id,
-                                                              ErrorCode.NOT_COORDINATOR))
+                group.invoke_join_callback(member, JoinResult(member.member_id, ErrorCode.NOT_COORDINATOR))
             self.check_join(group)
         elif previous in (STABLE, COMPLETING_REBALANCE):
             for member in list(group.members.values()):
@@ -264,12 +278,14 @@ class Rebalance:
         self.remove_sync_expiration(group)
 
     def on_group_loaded(self, group: GroupMetadata) -> None:
-        log.info("Loading group metadata for %s with generation %d", group.group_id,
-                 group.generation_id)
+        log.info("Loading group metadata for %s with generation %d", group.group_id, group.generation_id)
         if group.size > self.group_config.max_size:
-            self.prepare_rebalance(group, f"Freshly-loaded group is over capacity "
-                                          f"({self.group_config.max_size}). Rebalancing in order "
-                                          "to give a chance for consumers to commit offsets")
+            self.prepare_rebalance(
+                group,
+                f"Freshly-loaded group is over capacity "
+                f"({self.group_config.max_size}). Rebalancing in order "
+                "to give a chance for consumers to commit offsets",
+            )
         for member in list(group.members.values()):
             self.complete_and_schedule_next_heartbeat(group, member)
 
@@ -277,5 +293,4 @@ class Rebalance:
 def _warn_if_failed(group: GroupMetadata, error: ErrorCode) -> None:
     # harmless: without members, an older generation coming back after a failover expires
     if error != ErrorCode.NONE:
-        log.warning("Failed to write empty metadata for group %s: %s", group.group_id,
-                    error.name)
+        log.warning("Failed to write empty metadata for group %s: %s", group.group_id, error.name)

@@ -4,14 +4,14 @@ Later records win; a tombstone (null value) removes an offset or a group. Groups
 no group record (simple consumers, or groups whose record was removed) come back Empty. A group
 record with members comes back Stable, one without members Empty.
 """
+
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
-from .formats import (GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key,
-                      decode_offset_value)
+from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key, decode_offset_value
 from .group import GroupMetadata
 from .member import MemberMetadata
 from .offset_cache import StoredOffset, TopicPartition
@@ -42,13 +42,13 @@ def replay(entries: Iterable[tuple[int, bytes | None, bytes | None]]) -> Replaye
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, value)
         else:
-            log.warning("Unknown message key with version %d while loading offsets and group "
-                        "metadata; ignoring it", key.version)
+            log.warning(
+                "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version
+            )
     return state
 
 
-def _apply_offset(state: ReplayedPartition, key: OffsetKey, value: bytes | None,
-                  batch_offset: int) -> None:
+def _apply_offset(state: ReplayedPartition, key: OffsetKey, value: bytes | None, batch_offset: int) -> None:
     offsets = state.offsets.setdefault(key.group, {})
     tp = (key.topic, key.partition)
     if value is None:
@@ -68,9 +68,9 @@ def _apply_group(state: ReplayedPartition, group_id: str, value: bytes | None) -
         state.removed_groups.discard(group_id)
 
 
-def build_group(group_id: str, record: GroupRecord | None,
-                offsets: dict[TopicPartition, StoredOffset],
-                now_ms: Callable[[], int]) -> GroupMetadata:
+def build_group(
+    group_id: str, record: GroupRecord | None, offsets: dict[TopicPartition, StoredOffset], now_ms: Callable[[], int]
+) -> GroupMetadata:
     """A group as loaded: from its record if any (Stable with members, else Empty)."""
     if record is None:
         group = GroupMetadata(group_id, EMPTY, now_ms)
@@ -79,14 +79,20 @@ def build_group(group_id: str, record: GroupRecord | None,
         group.generation_id = record.generation
         group.protocol_type = record.protocol_type or None
         group.protocol_name = record.protocol
-        group.current_state_timestamp = (None if record.current_state_timestamp == -1
-                                         else record.current_state_timestamp)
+        group.current_state_timestamp = None if record.current_state_timestamp == -1 else record.current_state_timestamp
         for m in record.members:
             # As in Kafka, the record's protocol is taken as it is: it is null only for a group
             # without members, so a member's protocol name is never None in practice.
-            member = MemberMetadata(m.member_id, m.group_instance_id, m.client_id, m.client_host,
-                                    m.rebalance_timeout_ms, m.session_timeout_ms, record.protocol_type,
-                                    [(record.protocol, m.subscription)])  # type: ignore[list-item]
+            member = MemberMetadata(
+                m.member_id,
+                m.group_instance_id,
+                m.client_id,
+                m.client_host,
+                m.rebalance_timeout_ms,
+                m.session_timeout_ms,
+                record.protocol_type,
+                [(record.protocol, m.subscription)],  # type: ignore[list-item]  # never None with members, see above
+            )
             member.assignment = m.assignment
             group.add(member)
         group.leader_id = record.leader

@@ -12,10 +12,11 @@ timer (`common/timer.py`), and hands slow work (appending to and reading `__cons
 
 Tests give it a `MockTimer` and move its fake clock by hand.
 """
+
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import anyio
 

@@ -7,6 +7,7 @@
 
 Any state may go to Dead (the group was deleted, expired or its partition emigrated).
 """
+
 from __future__ import annotations
 
 from enum import Enum
