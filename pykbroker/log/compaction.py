@@ -2,7 +2,8 @@
 
 Offsets are read under the log's lock; the offset map and the cleaned segments are built
 outside it (on the caller's worker thread); each cleaned group is swapped in under the lock
-and only if the log did not change under it (see `replace_segments`).
+and only if the log did not change under it (see `replace_segments`). No fsync happens under
+the lock: an append on the event loop never waits for the disk here.
 
 A cleaned group's offset range is [its first segment's base, the base of the segment after
 it). Its cleaned segment may end well before that (the last batches of the group can all be
@@ -49,6 +50,8 @@ class Compaction:
     log_start_offset: int
     _log_end_offset: int
     cleaner_checkpoint: int | None
+    # a swap committed on disk (renamed to .swap) whose install waits for the directory fsync
+    _pending_swap: tuple[Segment, list[Segment]] | None = None
 
     if TYPE_CHECKING:
 
@@ -137,17 +140,35 @@ class Compaction:
         unless `old` starts the log (its base offset keeps the log start offset).
 
         Crash safety: renaming `.cleaned` to `.swap` commits the swap (a restart finishes it:
-        the old segments in [base, recorded end) go, the swap replaces them), then the old
-        segments become `.deleted` and the swap becomes the live segment (or goes, if empty).
+        the old segments in [base, recorded end) go, the swap replaces them); the directory is
+        fsynced before anything destructive happens, then the old segments become `.deleted`
+        and the swap becomes the live segment (or goes, if empty).
+
+        The log's lock is held only for the renames and the in-memory swap, not across the
+        directory fsync (appends on the event loop take that lock): the commit rename is made
+        under the lock, the fsync runs outside it, and the install re-checks the log under the
+        lock. Meanwhile the swap is *pending*: a truncation, or a deletion of any of `old`,
+        withdraws it first (`_withdraw_pending_swap`: the `.swap` files go before anything of
+        `old` is touched), so a restart can never install a swap over a log that changed.
         """
         with self._lock:
-            if self.closed or truncations != self._truncations:
+            if not self._still_replaceable(old, truncations):
                 return False
-            if not all(segment in self._segments for segment in old):
-                return False
-            keep = cleaned.size > 0 or old[0] is self._segments.first
             cleaned.change_suffix(files.SWAP_SUFFIX)
-            files.fsync_dir(self.directory)
+            self._pending_swap = (cleaned, old)
+        try:
+            files.fsync_dir(self.directory)  # the commit is durable before `old` is touched
+        except FileNotFoundError:
+            if not self.closed:  # the directory only goes away with a deleted (closed) log
+                raise
+        with self._lock:
+            if self._pending_swap is None or self._pending_swap[0] is not cleaned:
+                return False  # withdrawn meanwhile (its files are gone)
+            if not self._still_replaceable(old, truncations):
+                self._withdraw_pending_swap()
+                return False
+            self._pending_swap = None
+            keep = cleaned.size > 0 or old[0] is self._segments.first
             self._segments = self._segments.without(old)
             self._schedule_deletion(old)
             if keep:
@@ -158,3 +179,23 @@ class Compaction:
                 cleaned.delete_files()
             files.remove_if_exists(files.swap_end_path(self.directory, cleaned.base_offset))
             return True
+
+    def _still_replaceable(self, old: list[Segment], truncations: int) -> bool:
+        """Under the lock: the log is open, not truncated since, and still holds all of `old`."""
+        if self.closed or truncations != self._truncations:
+            return False
+        return all(segment in self._segments for segment in old)
+
+    def _withdraw_pending_swap(self, touched: list[Segment] | None = None) -> None:
+        """Under the lock, before a truncation (touched=None) or a deletion of `touched`: drop a
+        committed but not yet installed swap (see `replace_segments`) if that change concerns it,
+        so that a restart does not install it over the changed log."""
+        pending = self._pending_swap
+        if pending is None:
+            return
+        cleaned, old = pending
+        if touched is not None and not any(segment in old for segment in touched):
+            return
+        self._pending_swap = None
+        cleaned.delete_files()
+        files.remove_if_exists(files.swap_end_path(self.directory, cleaned.base_offset))

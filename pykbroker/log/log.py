@@ -96,6 +96,7 @@ class Log(OffsetLookups, Retention, Compaction):
         self._truncations = 0
         self._limit_position: tuple[int, Segment, int] | None = None
         self.cleaner_checkpoint: int | None = None
+        self._pending_swap: tuple[Segment, list[Segment]] | None = None  # see replace_segments
         self.closed = False
 
     @classmethod
@@ -537,6 +538,7 @@ class Log(OffsetLookups, Retention, Compaction):
             if target_offset >= self._log_end_offset:
                 self.epoch_cache.truncate_from_end(self._log_end_offset)
                 return False
+            self._withdraw_pending_swap()
             if self._segments.first.base_offset > target_offset:
                 self._truncate_fully(target_offset, None)
                 return True
@@ -560,6 +562,7 @@ class Log(OffsetLookups, Retention, Compaction):
             self._truncate_fully(new_offset, log_start_offset)
 
     def _truncate_fully(self, new_offset: int, log_start_offset: int | None) -> None:
+        self._withdraw_pending_swap()
         doomed = list(self._segments)
         self._schedule_deletion(doomed)
         segment = self._segment(new_offset, create=True)
@@ -617,6 +620,7 @@ class Log(OffsetLookups, Retention, Compaction):
 
     def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None:
         """Rename to .deleted now, remove after file.delete.delay.ms."""
+        self._withdraw_pending_swap(segments)
         due = self._now(now) + self.config.file_delete_delay_ms
         for segment in segments:
             segment.change_suffix(files.DELETED_SUFFIX)
