@@ -21,6 +21,7 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from ..common.time import now_ms as wall_clock_ms
@@ -66,6 +67,8 @@ class LogManager:
         self._producer_id_expiration_ms = producer_id_expiration_ms
         self._handles = HandleCache(max_open_segments)
         self._deleter = DelayedDeleter()
+        # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
+        self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, str] = {}
         self._uncleanable: set[TopicPartition] = set()
@@ -193,7 +196,12 @@ class LogManager:
                 log.update_config(as_log_config(config, self.default_config))
 
     def delete(self, topic: str, partition: int) -> bool:
-        """Remove the partition: its directory becomes `<tp>.<uuid>-delete`, removed later."""
+        """Remove the partition: its directory becomes `<tp>.<uuid>-delete`, removed later.
+
+        Called on the event loop: the log leaves the manager and its directory is renamed at
+        once (a partition of the same name can be created right away); the directory fsync
+        that makes the rename durable, the scheduling of the removal and the rewrite of the
+        directory's checkpoints run on a worker thread, in order (`wait_for_deletions`)."""
         with self._lock:
             key = (topic, partition)
             log = self._logs.pop(key, None)
@@ -206,11 +214,27 @@ class LogManager:
             log.mark_deleted()
             doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
             os.replace(log.directory, doomed)
-            files.fsync_dir(log_dir)
             due = self._time_ms() + log.config.file_delete_delay_ms
+            try:
+                self._deletions.submit(self._finish_delete, log_dir, key, doomed, due)
+                return True
+            except RuntimeError:  # closing: the worker is gone
+                pass
+        self._finish_delete(log_dir, key, doomed, due)
+        return True
+
+    def _finish_delete(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
+        """The disk work of `delete` (worker thread)."""
+        try:
+            files.fsync_dir(log_dir)
             self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))
             self._write_dir_checkpoints(log_dir, forget=key)
-            return True
+        except Exception:
+            logger.exception("Finishing the deletion of %s-%d failed", *key)
+
+    def wait_for_deletions(self) -> None:
+        """Block until every deletion handed to the worker so far is finished (not on the loop)."""
+        self._deletions.submit(lambda: None).result()
 
     # -- checkpoints ----------------------------------------------------------------------
 
@@ -353,6 +377,7 @@ class LogManager:
 
     def close(self, broker_epoch: int = -1) -> None:
         """Flush and close every log, write all checkpoints, then the clean shutdown markers."""
+        self._deletions.shutdown(wait=True)  # before the lock: a pending deletion takes it
         with self._lock:
             if self.closed:
                 return

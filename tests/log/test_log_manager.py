@@ -100,6 +100,7 @@ def test_deleting_a_partition_renames_its_directory_and_removes_it_later(tmp_pat
     names = os.listdir(tmp_path / "a")
     doomed = [name for name in names if name.startswith("gone-0.") and name.endswith("-delete")]
     assert len(doomed) == 1 and "gone-0" not in names
+    manager.wait_for_deletions()  # the directory fsync and checkpoints run on a worker thread
     assert read_offsets(str(tmp_path / "a" / "recovery-point-offset-checkpoint")) == {}
 
     manager.run_retention(now_ms=clock.now + 60_000)
@@ -189,3 +190,32 @@ def test_config_updates_reach_every_partition_of_a_topic(tmp_path):
     manager.update_topic_config("orders", {"retention.ms": "5"})
     assert [log.config.retention_ms for log in logs] == [5, 5]
     assert manager.default_config == LogConfig()
+
+
+def test_deleting_a_partition_does_not_wait_for_the_directory_fsync(tmp_path, monkeypatch):
+    """`delete` runs on the event loop: the fsync of the log dir happens on a worker thread."""
+    import threading
+
+    from pykbroker.log import files
+
+    manager = manager_in(tmp_path)
+    fill(manager.get_or_create("gone", 0), 2)
+    caller = threading.current_thread()
+    entered, release, fsynced_on = threading.Event(), threading.Event(), []
+    real = files.fsync_dir
+
+    def fsync_dir(path):
+        fsynced_on.append(threading.current_thread())
+        entered.set()
+        assert release.wait(60), "the test never released the fsync"
+        real(path)
+
+    monkeypatch.setattr(files, "fsync_dir", fsync_dir)
+    assert manager.delete("gone", 0)  # returns although the fsync cannot finish yet
+    assert "gone-0" not in os.listdir(tmp_path / "a")
+    assert entered.wait(60)
+    assert not release.is_set() and caller not in fsynced_on
+    release.set()
+    manager.wait_for_deletions()
+    assert read_offsets(str(tmp_path / "a" / "recovery-point-offset-checkpoint")) == {}
+    manager.close()
