@@ -97,3 +97,49 @@ def test_a_second_client_is_answered_while_the_first_ones_produce_waits_for_a_sl
 
     serve_while(broker, script)
     assert seen == {"metadata while flushing": True, "topic": "durable", "produce": (True, 0)}
+
+
+InitProducerId = messages.request(ApiKey.INIT_PRODUCER_ID).cls
+
+
+def test_a_second_client_is_answered_while_an_init_producer_id_reserves_its_block(tmp_path, monkeypatch):
+    """The producer id block is persisted (write, fsync, rename) on a worker thread."""
+    slow_fsync = SlowFlush()
+    finished = threading.Event()  # the blocked fsync returned (it gives up waiting after a while)
+    real_fsync = os.fsync
+
+    def fsync_then_note(fd):
+        real_fsync(fd)
+        if slow_fsync.started.is_set():
+            finished.set()
+
+    slow_fsync._real = fsync_then_note
+    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0"}))
+    broker.open()
+    broker.topic_creator.create("plain", 1, 1)
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
+    seen = {}
+
+    def script():
+        with WireClient(bootstrap) as producer, WireClient(bootstrap) as other:
+            slow_fsync.armed = True
+            init_id = producer.send(ApiKey.INIT_PRODUCER_ID, 4, InitProducerId(
+                transactional_id=None, transaction_timeout_ms=60_000, producer_id=-1, producer_epoch=-1))
+            assert slow_fsync.started.wait(LONG_ENOUGH), "no producer id block was persisted"
+
+            answer = other.request(ApiKey.METADATA, 12, Metadata(
+                topics=[Metadata.MetadataRequestTopic(name="plain")], allow_auto_topic_creation=False))
+            seen["metadata while persisting"] = not finished.is_set()
+            seen["topic"] = answer.topics[0].name
+
+            slow_fsync.release()
+            received_id, initialized = producer.receive(ApiKey.INIT_PRODUCER_ID, 4)
+            seen["init"] = (received_id == init_id, initialized.error_code, initialized.producer_id)
+
+    try:
+        serve_while(broker, script)
+    finally:
+        slow_fsync.release()
+    assert seen == {"metadata while persisting": True, "topic": "plain", "init": (True, 0, 0)}
+    assert (tmp_path / "pykbroker-producer-id-block").read_text() == "1000"

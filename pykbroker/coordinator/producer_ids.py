@@ -5,6 +5,9 @@ even after a crash: the next block's start is persisted first, then ids of the c
 handed out from memory (Kafka reserves blocks of 1000 the same way, in ZooKeeper or the
 controller). The block store is a small file in the first log dir for a single broker
 (`FileBlockStore`), and `/latest_producer_id_block` in ZooKeeper for a cluster (`ZkBlockStore`).
+On the event loop (`generate_producer_id_async`, InitProducerId) a reservation runs on a worker
+thread: the file's fsync, or the ZooKeeper round trip, never stalls other connections, and no id
+of a block is handed out before the block is durably reserved.
 """
 
 from __future__ import annotations
@@ -12,6 +15,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import anyio
+import anyio.to_thread
 from kazoo.exceptions import BadVersionError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
@@ -45,12 +50,23 @@ class ProducerIdManager:
         self.block_size = block_size
         self._next = 0
         self._end = 0
+        self._reserving = anyio.Lock()  # one reservation at a time (async callers)
 
     def generate_producer_id(self) -> int:
         if self._next >= self._end:
             self._next = self.block_store.reserve_block(self.block_size)
             self._end = self._next + self.block_size
         producer_id = self._next
+        self._next += 1
+        return producer_id
+
+    async def generate_producer_id_async(self) -> int:
+        """`generate_producer_id` for the event loop: a block is reserved on a worker thread."""
+        async with self._reserving:
+            if self._next >= self._end:
+                start = await anyio.to_thread.run_sync(self.block_store.reserve_block, self.block_size)
+                self._next, self._end = start, start + self.block_size
+        producer_id = self._next  # no await since the check: the block still has this id
         self._next += 1
         return producer_id
 

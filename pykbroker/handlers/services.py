@@ -176,7 +176,7 @@ class ControllerService(Protocol):
 
 
 class ProducerIdService(Protocol):
-    def generate_producer_id(self) -> int: ...
+    async def generate_producer_id_async(self) -> int: ...
 
 
 @dataclass(frozen=True)
