@@ -18,7 +18,6 @@ from __future__ import annotations
 import logging
 import signal
 import socket
-import time
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
@@ -94,7 +93,7 @@ class Broker:
     def open(self) -> None:
         """Check what must be refused, lock the log directories, bind the listeners and open
         the stores: everything that can fail before serving. On a failure nothing stays open."""
-        started_at = time.monotonic()
+        started_at_ms = SYSTEM_CLOCK.monotonic_ms()
         self._refuse_unserved_security_protocols()
         try:
             self.log_dir_locks = self._lock_log_dirs()
@@ -107,7 +106,7 @@ class Broker:
         log.info(
             "Broker %d opened in %.0f ms (cluster id %s)",
             self.broker_id,
-            (time.monotonic() - started_at) * 1000,
+            SYSTEM_CLOCK.monotonic_ms() - started_at_ms,
             metadata.cluster_id,
         )
 

@@ -25,10 +25,10 @@ from __future__ import annotations
 
 import base64
 import json
-import time
 import uuid
 from dataclasses import dataclass, field
 
+from ..common.time import now_ms
 from .model import uuid_to_base64
 
 CLUSTER_ID = "/cluster/id"
@@ -117,7 +117,7 @@ def _decode_object(data: bytes | None) -> dict:
 
 
 def _now_ms_text() -> str:
-    return str(int(time.time() * 1000))
+    return str(now_ms())
 
 
 # -- cluster id --------------------------------------------------------------------------

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import logging
 import threading
-import time
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
@@ -27,6 +26,7 @@ from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
+from ..common.time import SYSTEM_CLOCK
 from . import zk_data
 from .zk_data import BrokerRegistration
 
@@ -173,7 +173,7 @@ class ZkSession:
         client = self._started_client()
         path = zk_data.broker_path(registration.broker_id)
         data = zk_data.encode_broker(registration)
-        deadline = time.monotonic() + 2 * self.session_timeout_ms / 1000 + 5
+        deadline_ms = SYSTEM_CLOCK.monotonic_ms() + 2 * self.session_timeout_ms + 5000
         while True:
             try:
                 _, stat = client.create(path, data, ephemeral=True, makepath=True, include_data=True)
@@ -189,7 +189,8 @@ class ZkSession:
                 stat = client.exists(path)
                 if stat is not None and stat.ephemeralOwner == client.client_id[0]:
                     return stat.czxid
-            if time.monotonic() > deadline:
+            remaining_ms = deadline_ms - SYSTEM_CLOCK.monotonic_ms()
+            if remaining_ms < 0:
                 raise RuntimeError(
                     f"Broker id {registration.broker_id} is registered by another live session in ZooKeeper"
                 )
@@ -197,7 +198,7 @@ class ZkSession:
             gone = threading.Event()
             if client.exists(path, watch=lambda _event, gone=gone: gone.set()) is None:
                 continue
-            gone.wait(min(1.0, max(0.0, deadline - time.monotonic())))
+            gone.wait(min(1.0, max(0.0, remaining_ms / 1000)))
 
 
 def split_chroot(connect: str) -> tuple[str, str]:

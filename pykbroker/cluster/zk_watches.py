@@ -20,11 +20,11 @@ import functools
 import itertools
 import logging
 import threading
-import time
 
 from kazoo.exceptions import NoNodeError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
 
+from ..common.time import now_ms
 from . import zk_data
 
 log = logging.getLogger(__name__)
@@ -164,7 +164,7 @@ class ClusterWatches:
                 self.bridge.post(self.store.apply_topic_configs, name, self._read_config(entity_type, name))
             elif entity_type == zk_data.BROKER_CONFIG_TYPE:
                 self._post_broker_configs(name)
-        if time.time() * 1000 - stat.ctime > CONFIG_CHANGE_EXPIRATION_MS:
+        if now_ms() - stat.ctime > CONFIG_CHANGE_EXPIRATION_MS:
             self._delete_quietly(path)
 
     def _post_broker_configs(self, entity: str) -> None:

@@ -27,7 +27,6 @@ high watermark and ISR move).
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -112,6 +111,7 @@ class LeaderFetcher:
         self.max_bytes = config["replica.fetch.response.max.bytes"]
         self.partition_max_bytes = config["replica.fetch.max.bytes"]
         self.timeout_s = config["replica.socket.timeout.ms"] / 1000
+        self.clock = manager.replica_manager.clock
 
     def add(self, partition: Partition) -> None:
         self.partitions[partition.key] = FollowedPartition(partition, partition.leader_epoch)
@@ -143,13 +143,14 @@ class LeaderFetcher:
                 await self._close()
 
     def _ready(self) -> list[FollowedPartition]:
-        now = time.monotonic()
+        now = self._monotonic_s()
         return [f for f in self.partitions.values() if f.retry_at <= now]
 
     async def _idle(self) -> None:
         """Nothing to fetch now: wait for a new partition or the end of a back-off."""
         self._wake = anyio.Event()
-        waits = [f.retry_at - time.monotonic() for f in self.partitions.values()]
+        now = self._monotonic_s()
+        waits = [f.retry_at - now for f in self.partitions.values()]
         with anyio.move_on_after(max(0.0, min(waits)) if waits else None):
             await self._wake.wait()
         if not self.partitions:
@@ -343,7 +344,10 @@ class LeaderFetcher:
         return answer.offset
 
     def _back_off(self, followed: FollowedPartition) -> None:
-        followed.retry_at = time.monotonic() + self.backoff_s
+        followed.retry_at = self._monotonic_s() + self.backoff_s
+
+    def _monotonic_s(self) -> float:
+        return self.clock.monotonic_ms() / 1000
 
 
 def truncation_offset(follower_log, leader_epoch: int, leader_end_offset: int) -> int:
