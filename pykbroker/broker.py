@@ -313,7 +313,7 @@ class Broker:
         if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
         if self.metadata is not None:
-            self.metadata.close()
+            self.metadata.close()  # the embedded store's last state reaches the disk here
         if self.log_dir_locks is not None:
             self.log_dir_locks.release()
             self.log_dir_locks = None

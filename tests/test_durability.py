@@ -6,13 +6,14 @@ import random
 import time
 
 import pytest
+from confluent_kafka.admin import AdminClient, NewPartitions
 from kafka import KafkaProducer
 
 from pykbroker.records.records import build_batch
 from pykbroker.testing import BrokerProcess
 
 from .client_helpers import (
-    OUT_OF_ORDER_SEQUENCE_NUMBER, as_tuples, create_topic, init_producer_id, kafka_python_read,
+    OUT_OF_ORDER_SEQUENCE_NUMBER, alter_topic_configs, as_tuples, create_topic, init_producer_id, kafka_python_read,
     log_end_offset, partition_dir, produce_all, produce_batch, producer, read_partition,
     restart_on_same_port, segment_bases, topic_configs,
 )
@@ -147,6 +148,29 @@ def test_a_retried_idempotent_batch_is_not_appended_twice_across_a_restart(tmp_p
 
 
 # -- kill -9 ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("stop", ["sigterm", "sigkill"])
+def test_acknowledged_admin_changes_survive_a_restart(tmp_path, stop):
+    """The embedded store writes its state file on a worker thread, but answers an admin request
+    only once the change is on disk: killed right after the answers, the broker keeps them."""
+    with BrokerProcess(tmp_path / "broker") as broker:
+        create_topic(broker.bootstrap, "doomed")
+        create_topic(broker.bootstrap, "kept", partitions=2, config={"retention.ms": "3600000"})
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        admin.delete_topics(["doomed"], operation_timeout=10)["doomed"].result(timeout=15)
+        admin.create_partitions([NewPartitions("kept", 3)])["kept"].result(timeout=15)
+        alter_topic_configs(broker.bootstrap, "kept", {"max.message.bytes": "200000"})
+        create_topic(broker.bootstrap, "last")
+
+        broker.stop() if stop == "sigterm" else broker.kill()
+        broker.start()
+
+        topics = AdminClient({"bootstrap.servers": broker.bootstrap}).list_topics(timeout=15).topics
+        assert {name: len(topic.partitions) for name, topic in topics.items()} == {"kept": 3, "last": 1}
+        configs = topic_configs(broker.bootstrap, "kept")
+        assert configs["retention.ms"].value == "3600000"
+        assert configs["max.message.bytes"].value == "200000"
+
 
 def produce_until_killed(broker: BrokerProcess, topic: str,
                          acks_before_kill: int) -> dict[int, bytes]:

@@ -4,7 +4,9 @@ its fdatasync in a worker thread, and meanwhile the broker answers everyone else
 The broker runs in this process, with `os.fdatasync` replaced by one that blocks until the test
 lets it finish: no test here measures time.
 """
+import json
 import os
+import socket
 import threading
 from functools import partial
 
@@ -143,3 +145,67 @@ def test_a_second_client_is_answered_while_an_init_producer_id_reserves_its_bloc
         slow_fsync.release()
     assert seen == {"metadata while persisting": True, "topic": "plain", "init": (True, 0, 0)}
     assert (tmp_path / "pykbroker-producer-id-block").read_text() == "1000"
+
+
+CreateTopics = messages.request(ApiKey.CREATE_TOPICS).cls
+
+
+def test_a_second_client_is_answered_while_a_create_topics_waits_for_the_metadata_state_fsync(
+        tmp_path, monkeypatch):
+    """The embedded store writes its state file (write, fsync, rename) on its writer thread;
+    CreateTopics is answered only once that fsync is done, and meanwhile the loop serves others."""
+    slow_fsync = SlowFlush()
+    finished = threading.Event()  # the blocked fsync of the state file returned
+    real_fsync = os.fsync
+
+    def fsync_on_the_writer_only(fd):
+        if threading.current_thread().name != "pykbroker-metadata-writer":
+            real_fsync(fd)
+            return
+        blocked = slow_fsync.armed and not slow_fsync.started.is_set()
+        slow_fsync(fd)
+        if blocked:
+            finished.set()
+
+    slow_fsync._real = real_fsync
+    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0"}))
+    broker.open()
+    broker.topic_creator.create("plain", 1, 1)
+    monkeypatch.setattr(os, "fsync", fsync_on_the_writer_only)
+    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
+    seen = {}
+
+    def script():
+        with WireClient(bootstrap) as admin, WireClient(bootstrap) as other:
+            slow_fsync.armed = True
+            create_id = admin.send(ApiKey.CREATE_TOPICS, 7, CreateTopics(timeout_ms=30_000, topics=[
+                CreateTopics.CreatableTopic(name="fresh", num_partitions=2, replication_factor=1,
+                                            assignments=[], configs=[])]))
+            assert slow_fsync.started.wait(LONG_ENOUGH), "the state file was never fsynced"
+
+            answer = other.request(ApiKey.METADATA, 12, Metadata(
+                topics=[Metadata.MetadataRequestTopic(name="fresh")], allow_auto_topic_creation=False))
+            seen["metadata while persisting"] = not finished.is_set()
+            # the topic exists on the loop at once, though not acknowledged yet
+            seen["topic"] = (answer.topics[0].name, answer.topics[0].error_code, len(answer.topics[0].partitions))
+            admin.sock.settimeout(0.2)
+            try:
+                seen["create answered before the fsync"] = len(admin.sock.recv(1, socket.MSG_PEEK)) > 0
+            except TimeoutError:
+                seen["create answered before the fsync"] = False
+            admin.sock.settimeout(LONG_ENOUGH)
+
+            slow_fsync.release()
+            received_id, created = admin.receive(ApiKey.CREATE_TOPICS, 7)
+            seen["fsync done when answered"] = finished.is_set()
+            seen["create"] = (received_id == create_id, created.topics[0].name, created.topics[0].error_code)
+
+    try:
+        serve_while(broker, script)
+    finally:
+        slow_fsync.release()
+    assert seen == {"metadata while persisting": True, "topic": ("fresh", 0, 2),
+                    "create answered before the fsync": False, "fsync done when answered": True,
+                    "create": (True, "fresh", 0)}
+    state = json.loads((tmp_path / "pykbroker-metadata.json").read_text())
+    assert {topic["name"] for topic in state["topics"]} == {"plain", "fresh"}

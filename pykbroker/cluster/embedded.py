@@ -5,19 +5,32 @@ broker id, and the cluster-wide default under Kafka's entity name `<default>`).
 
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
+
+The state changes at once on the event loop; each change serializes the whole state there (small,
+cheap) and hands it to one writer thread (`state_writer.SnapshotWriter`) that writes, fsyncs and
+renames off the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
+on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
+(`callback`) only once its snapshot is written, and `close()` flushes the writer.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import uuid
 from pathlib import Path
+
+import anyio
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .assignment import place_new_topic
 from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
+from .state_writer import SnapshotWriter
 from .store import BrokerEntity, MetadataStore
+
+log = logging.getLogger(__name__)
 
 STATE_FILE = "pykbroker-metadata.json"
 DEFAULT_BROKER_ENTITY = "<default>"  # Kafka's name for the cluster-wide dynamic broker configs
@@ -35,6 +48,7 @@ class EmbeddedMetadataStore(MetadataStore):
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = self._load_or_create_cluster_id()
         self._load_state()
+        self._writer = SnapshotWriter(self._write_state, "pykbroker-metadata-writer")
 
     # -- reading -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -96,8 +110,18 @@ class EmbeddedMetadataStore(MetadataStore):
             return
         state.isr = list(new_isr)
         state.partition_epoch += 1
-        self._save_state()
-        callback(state.partition_epoch)
+        seq = self._save_state()
+        new_epoch = state.partition_epoch
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # called off any loop: write here, then answer
+            self._writer.flush()
+            callback(new_epoch if self._writer.durable >= seq else None)
+            return
+        # The leader acts on the new ISR only once it is on disk, as it does once ZooKeeper
+        # acknowledges the write in cluster mode; a failed write refuses the proposal (the
+        # in-memory state keeps it and a later snapshot writes it).
+        self._writer.when_durable(seq, loop, lambda error: callback(new_epoch if error is None else None))
 
     # -- dynamic broker configs --------------------------------------------------------
     def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
@@ -114,6 +138,29 @@ class EmbeddedMetadataStore(MetadataStore):
 
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
         return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions, replication_factor)
+
+    # -- durability --------------------------------------------------------------------
+    async def wait_durable(self) -> None:
+        """Return once every change made so far is on disk (raise the write's error if not)."""
+        seq = self._writer.submitted
+        if self._writer.durable >= seq:
+            return
+        done = anyio.Event()
+        outcome: list[BaseException | None] = []
+
+        def written(error: BaseException | None) -> None:
+            outcome.append(error)
+            done.set()
+
+        self._writer.when_durable(seq, asyncio.get_running_loop(), written)
+        await done.wait()
+        if outcome[0] is not None:
+            raise outcome[0]
+
+    def close(self) -> None:
+        """Put the last state on disk (blocks until the writer thread is idle)."""
+        if not self._writer.flush():
+            log.error("The last metadata state could not be written to %s", self._state_path())
 
     # -- persistence -------------------------------------------------------------------
     def _load_or_create_cluster_id(self) -> str:
@@ -144,7 +191,8 @@ class EmbeddedMetadataStore(MetadataStore):
             self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions, t.get("configs", {}))
         self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
 
-    def _save_state(self) -> None:
+    def _save_state(self) -> int:
+        """Hand a snapshot of the state to the writer thread; its number."""
         raw = {
             "version": 1,
             "topics": [
@@ -168,7 +216,10 @@ class EmbeddedMetadataStore(MetadataStore):
             ],
             "broker_configs": self._broker_configs,
         }
-        write_atomically(self._state_path(), json.dumps(raw, indent=1))
+        return self._writer.submit(json.dumps(raw, indent=1))
+
+    def _write_state(self, text: str) -> None:  # on the writer thread
+        write_atomically(self._state_path(), text)
 
 
 def _entity_key(entity: BrokerEntity) -> str:

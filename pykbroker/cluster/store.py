@@ -8,7 +8,14 @@ called there too.
 
 A partition's leader proposes ISR changes with `propose_isr`; the store persists them (with a
 compare-and-set on the partition epoch in ZooKeeper) and answers through a callback with the new
-partition epoch, or None when the proposal lost to a newer state.
+partition epoch, or None when the proposal lost to a newer state. The answer comes once the new
+ISR is persisted (acknowledged by ZooKeeper, or on disk), so the leader never acts on an ISR that
+a restart could forget.
+
+A store's writers change its in-memory state at once; `wait_durable()` returns once every change
+made so far is persisted. Whoever acknowledges a change (the admin handlers) awaits it first: the
+embedded store writes its file on a worker thread, while ZooKeeper's writes are acknowledged
+before the writer returns.
 
 Besides topics, a store keeps the dynamic broker configs (Kafka's KIP-226 layers): one set of
 overrides per broker id, and one cluster-wide default set (entity `None`). They are raw strings,
@@ -103,12 +110,17 @@ class MetadataStore(ABC):
         """Persist a leader's new ISR if the partition is still at `partition_epoch`; then
         `callback(new partition epoch)`, or `callback(None)` when refused (later, on the loop)."""
 
+    @abstractmethod
+    async def wait_durable(self) -> None:
+        """Return once every change made so far is persisted; raises if it could not be."""
+
     # -- lifecycle ---------------------------------------------------------------------
     def register(self) -> None:
         """Announce this broker as live (once it is ready to serve)."""
 
     def close(self) -> None:
-        """Release the store's resources (a ZooKeeper session ends here)."""
+        """Release the store's resources (a ZooKeeper session ends here; the embedded store
+        puts its last state on disk)."""
 
     # -- dynamic broker configs --------------------------------------------------------
     @abstractmethod

@@ -94,6 +94,9 @@ class ZkMetadataStore(MetadataStore):
         epoch = self.session.register_broker(self.registration)
         self.bridge.post(self.apply_broker_epoch, epoch)
 
+    async def wait_durable(self) -> None:
+        """At once: every write returned only once ZooKeeper acknowledged it."""
+
     def close(self) -> None:
         if self._watches is not None:
             self._watches.stop()

@@ -42,6 +42,7 @@ async def handle(request, ctx: RequestContext):
         if name in twice
     ]
     results += [_grow(topic, request.validate_only, ctx) for topic in accepted]
+    await ctx.services.metadata.wait_durable()  # the new partitions are on disk before they are acknowledged
     return Response(results=results)
 
 

@@ -55,6 +55,7 @@ async def handle(request, ctx: RequestContext):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.services.metadata.topics())
     created = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
+    await ctx.services.metadata.wait_durable()  # the topics are on disk before they are acknowledged
     return Response(topics=created + _refused(names, twice))
 
 

@@ -40,7 +40,9 @@ async def handle(request, ctx: RequestContext):
         return Response(
             responses=[Result(name=name, topic_id=topic_id, error_code=refusal) for name, topic_id in entries]
         )
-    return Response(responses=_delete(entries, ctx))
+    deleted = _delete(entries, ctx)
+    await ctx.services.metadata.wait_durable()  # the deletions are on disk before they are acknowledged
+    return Response(responses=deleted)
 
 
 def _requested(request, version: int) -> list[tuple[str | None, uuid.UUID]]:

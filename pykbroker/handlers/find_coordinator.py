@@ -2,7 +2,9 @@
 
 The coordinator of a group is the leader of the group's `__consumer_offsets` partition (see
 `coordinator/group/offsets_topic.py`); the topic is created on first use. v0-v3 ask for one key
-(v0: always a group), v4+ for a batch of `coordinator_keys`, each answered on its own.
+(v0: always a group), v4+ for a batch of `coordinator_keys`, each answered on its own. A request
+that creates the topic is answered once the creation is durable in the metadata store, since
+groups then commit offsets to it.
 
 - Key type GROUP (0) is served. TRANSACTION (1) keys get COORDINATOR_NOT_AVAILABLE (there is no
   transaction coordinator yet); other key types make the request INVALID_REQUEST.
@@ -12,7 +14,7 @@ The coordinator of a group is the leader of the group's `__consumer_offsets` par
   message and node -1, host "" and port -1.
 """
 
-from ..coordinator.group.offsets_topic import ensure_created
+from ..coordinator.group.offsets_topic import OFFSETS_TOPIC, ensure_created
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -31,10 +33,18 @@ NO_NODE = (-1, "", -1)
 
 async def handle(request, ctx: RequestContext):
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
+    offsets_topic_existed = ctx.services.metadata.topic(OFFSETS_TOPIC) is not None
     if ctx.api_version >= 4:
-        return Response(coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys])
-    error, (node_id, host, port) = _find(ctx, key_type, request.key)
-    return Response(error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port)
+        response = Response(coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys])
+    else:
+        error, (node_id, host, port) = _find(ctx, key_type, request.key)
+        response = Response(
+            error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port
+        )
+    if not offsets_topic_existed and ctx.services.metadata.topic(OFFSETS_TOPIC) is not None:
+        # created here: groups commit to it once answered, so it must be durable first
+        await ctx.services.metadata.wait_durable()
+    return response
 
 
 def _batched_entry(ctx: RequestContext, key_type: int, key: str):

@@ -58,9 +58,9 @@ Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
 async def handle(request, ctx: RequestContext):
-    return Response(
-        responses=alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
-    )
+    responses = alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
+    await ctx.services.metadata.wait_durable()  # the new configs are on disk before they are acknowledged
+    return Response(responses=responses)
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:

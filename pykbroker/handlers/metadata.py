@@ -9,6 +9,10 @@ such as the empty one the Java client sends beside an id; unknown ids get UNKNOW
 Missing topics are created when the broker allows auto-creation and the request does too
 (always before v4); otherwise UNKNOWN_TOPIC_OR_PARTITION. A name that collides with an
 existing topic's ('.' versus '_') is not auto-created: INVALID_TOPIC_EXCEPTION.
+A topic created here is answered with its leader at once (Kafka's controller answers
+LEADER_NOT_AVAILABLE until the topic is committed), so a client may produce to it right away:
+the answer therefore waits until the new topic is durable in the metadata store (an fsync on the
+embedded store's writer thread; at once with ZooKeeper, which acknowledged the creation).
 Authorized operations are reported when asked for (v8+).
 """
 
@@ -42,7 +46,10 @@ async def handle(request, ctx: RequestContext):
         ),
     )
     include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
-    response.topics = [_describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx)]
+    created: list[str] = []
+    response.topics = [_describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx, created)]
+    if created:
+        await store.wait_durable()
     return response
 
 
@@ -56,7 +63,7 @@ def _wants_all_topics(request, version: int) -> bool:
     return request.topics is None
 
 
-def _resolve_topics(request, ctx: RequestContext):
+def _resolve_topics(request, ctx: RequestContext, created: list[str]):
     """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others."""
     store = ctx.services.metadata
     if _wants_all_topics(request, ctx.api_version):
@@ -76,7 +83,7 @@ def _resolve_topics(request, ctx: RequestContext):
         if info is not None:
             yield info
         elif allow_auto_create and ctx.services.topic_creator.auto_create_enabled:
-            yield _auto_create(ctx, wanted.name)
+            yield _auto_create(ctx, wanted.name, created)
         else:
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
@@ -97,12 +104,14 @@ def _lookup_by_id(store, topic_id: uuid.UUID):
     return info
 
 
-def _auto_create(ctx: RequestContext, name: str):
+def _auto_create(ctx: RequestContext, name: str, created: list[str]):
     try:
         # Auto-creation follows the rules of CreateTopics: a name that collides with an
         # existing topic's on '.' versus '_' is refused (INVALID_TOPIC_EXCEPTION), as in Kafka.
         check_new_topic_name(name, ctx.services.metadata.topics())
-        return ctx.services.topic_creator.auto_create(name)
+        info = ctx.services.topic_creator.auto_create(name)
+        created.append(name)
+        return info
     except KafkaError as exc:
         return (name, ZERO_UUID, exc.code)
 
