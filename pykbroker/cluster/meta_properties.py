@@ -47,13 +47,19 @@ def write_meta_properties(log_dirs: Iterable[str | Path], *, broker_id: int, clu
 
 
 def write_atomically(path: Path, text: str) -> None:
-    """Write, fsync, rename: readers see the old or the new file, never a torn one."""
+    """Write, fsync, rename, fsync the directory: readers see the old or the new file, never a
+    torn one, and after a power loss the rename has happened."""
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "w") as f:
         f.write(text)
         f.flush()
         os.fsync(f.fileno())
     os.replace(tmp, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def read_properties(path: Path) -> dict[str, str]:
