@@ -87,9 +87,14 @@ class SystemTimer(Timer):
     def __init__(self, clock: Clock) -> None:
         super().__init__(clock)
         self._wake: anyio.Event | None = None
+        self._sleeping_until: float | None = None  # the deadline `run()` sleeps towards; None: none
 
     def _scheduled(self) -> None:
-        if self._wake is not None:
+        """Wake `run()` only when the new task falls due before the deadline it sleeps towards
+        (a long-poll fetch or an acks=all produce schedules one task each)."""
+        if self._wake is None:
+            return
+        if self._sleeping_until is None or self._tasks[0][0] < self._sleeping_until:
             self._wake.set()
 
     async def run(self) -> None:
@@ -99,11 +104,13 @@ class SystemTimer(Timer):
                 self._wake = anyio.Event()
                 self.run_due()
                 deadline = self.next_deadline_ms()
+                self._sleeping_until = deadline
                 delay = None if deadline is None else max(0.0, deadline - self.clock.monotonic_ms()) / 1000
                 with anyio.move_on_after(delay):
                     await self._wake.wait()
         finally:
             self._wake = None
+            self._sleeping_until = None
 
 
 class MockTimer(Timer):

@@ -68,3 +68,23 @@ def test_a_task_scheduled_while_running_wakes_the_system_timer_early():
             await run_until(timer.run, done)
     anyio.run(main)
     assert fired == ["soon"]
+
+
+def test_a_later_task_scheduled_while_running_fires_after_the_earlier_one_without_a_wake_up():
+    fired = []
+
+    async def main():
+        timer = SystemTimer(SYSTEM_CLOCK)
+        done = anyio.Event()
+        timer.schedule(20, lambda: fired.append("earlier"))
+
+        async def schedule_later_while_running():
+            await anyio.sleep(0)
+            timer.schedule(40, lambda: (fired.append("later"), done.set()))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(schedule_later_while_running)
+            await run_until(timer.run, done)
+
+    anyio.run(main)
+    assert fired == ["earlier", "later"]
