@@ -52,39 +52,31 @@ def test_the_system_timer_fires_in_deadline_order_and_cancelled_tasks_never():
     assert fired == ["early", "late"]
 
 
+def fired_with_a_task_scheduled_while_running(waiting_ms: int, scheduled_ms: int) -> list[str]:
+    """Run a SystemTimer holding one task due in `waiting_ms`; while it runs, schedule another
+    due in `scheduled_ms` that ends the run. What fired, in order."""
+    fired = []
+
+    async def main():
+        timer = SystemTimer(SYSTEM_CLOCK)
+        done = anyio.Event()
+        timer.schedule(waiting_ms, lambda: fired.append("waiting"))
+
+        async def schedule_while_running():
+            await anyio.sleep(0)
+            timer.schedule(scheduled_ms, lambda: (fired.append("scheduled"), done.set()))
+
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(schedule_while_running)
+            await run_until(timer.run, done)
+
+    anyio.run(main)
+    return fired
+
+
 def test_a_task_scheduled_while_running_wakes_the_system_timer_early():
-    fired = []
-
-    async def main():
-        timer = SystemTimer(SYSTEM_CLOCK)
-        done = anyio.Event()
-        timer.schedule(60_000, lambda: fired.append("much later"))
-
-        async def schedule_soon_while_running():
-            await anyio.sleep(0)
-            timer.schedule(1, lambda: (fired.append("soon"), done.set()))
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(schedule_soon_while_running)
-            await run_until(timer.run, done)
-    anyio.run(main)
-    assert fired == ["soon"]
+    assert fired_with_a_task_scheduled_while_running(60_000, 1) == ["scheduled"]
 
 
-def test_a_later_task_scheduled_while_running_fires_after_the_earlier_one_without_a_wake_up():
-    fired = []
-
-    async def main():
-        timer = SystemTimer(SYSTEM_CLOCK)
-        done = anyio.Event()
-        timer.schedule(20, lambda: fired.append("earlier"))
-
-        async def schedule_later_while_running():
-            await anyio.sleep(0)
-            timer.schedule(40, lambda: (fired.append("later"), done.set()))
-
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(schedule_later_while_running)
-            await run_until(timer.run, done)
-
-    anyio.run(main)
-    assert fired == ["earlier", "later"]
+def test_a_later_task_scheduled_while_running_fires_after_the_one_the_timer_waits_for():
+    assert fired_with_a_task_scheduled_while_running(20, 40) == ["waiting", "scheduled"]
