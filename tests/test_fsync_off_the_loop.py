@@ -65,6 +65,14 @@ def serve_while(broker: Broker, script) -> None:
     anyio.run(main)
 
 
+def open_broker_with_topic(tmp_path, topic: str, **settings: str) -> tuple[Broker, str]:
+    """An in-process broker, opened (not yet serving), holding `topic`; and its bootstrap."""
+    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0", **settings}))
+    broker.open()
+    broker.topic_creator.create(topic, 1, 1)
+    return broker, f"127.0.0.1:{broker.listeners[0].port}"
+
+
 def produce_request(topic: str) -> Produce:
     return Produce(acks=-1, timeout_ms=30_000, transactional_id=None, topic_data=[
         Produce.TopicProduceData(name=topic, partition_data=[
@@ -73,11 +81,7 @@ def produce_request(topic: str) -> Produce:
 
 def test_a_second_client_is_answered_while_the_first_ones_produce_waits_for_a_slow_flush(
         tmp_path, slow_flush):
-    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0",
-                                  "pykbroker.fsync.before.ack": "true"}))
-    broker.open()
-    broker.topic_creator.create("durable", 1, 1)
-    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
+    broker, bootstrap = open_broker_with_topic(tmp_path, "durable", **{"pykbroker.fsync.before.ack": "true"})
     seen = {}
 
     def script():
@@ -116,11 +120,8 @@ def test_a_second_client_is_answered_while_an_init_producer_id_reserves_its_bloc
             finished.set()
 
     slow_fsync._real = fsync_then_note
-    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0"}))
-    broker.open()
-    broker.topic_creator.create("plain", 1, 1)
+    broker, bootstrap = open_broker_with_topic(tmp_path, "plain")
     monkeypatch.setattr(os, "fsync", slow_fsync)
-    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
     seen = {}
 
     def script():
@@ -168,11 +169,8 @@ def test_a_second_client_is_answered_while_a_create_topics_waits_for_the_metadat
             finished.set()
 
     slow_fsync._real = real_fsync
-    broker = Broker(BrokerConfig({"log.dirs": str(tmp_path), "listeners": "PLAINTEXT://127.0.0.1:0"}))
-    broker.open()
-    broker.topic_creator.create("plain", 1, 1)
+    broker, bootstrap = open_broker_with_topic(tmp_path, "plain")
     monkeypatch.setattr(os, "fsync", fsync_on_the_writer_only)
-    bootstrap = f"127.0.0.1:{broker.listeners[0].port}"
     seen = {}
 
     def script():

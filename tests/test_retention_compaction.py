@@ -134,7 +134,9 @@ def test_retention_ms_deletes_segments_whose_newest_record_expired(broker):
 
     wait_until(lambda: log_start_offset(broker.bootstrap, "by-time") == expected_start,
                what="time-based retention")
-    assert segment_bases(broker, "by-time")[0] == expected_start
+    # the expired segments' files are renamed to .deleted just after the log start moves
+    wait_until(lambda: segment_bases(broker, "by-time")[0] == expected_start,
+               what="the expired segments' files to go")
     # the segment holding fresh records stays whole, expired records included
     assert as_tuples(read_partition(broker.bootstrap, "by-time")) == written[expected_start:]
     assert fetch(broker.bootstrap, "by-time", expected_start - 1).error_code == OFFSET_OUT_OF_RANGE
@@ -148,7 +150,7 @@ def test_when_every_segment_expired_a_new_segment_is_rolled_and_producing_contin
     wait_until(lambda: log_start_offset(broker.bootstrap, "all-expired") == 60,
                what="time-based retention of the whole log")
     assert log_end_offset(broker.bootstrap, "all-expired") == 60
-    assert segment_bases(broker, "all-expired") == [60]
+    wait_until(lambda: segment_bases(broker, "all-expired") == [60], what="the expired segments' files to go")
     assert read_partition(broker.bootstrap, "all-expired") == []
 
     appended = produce_all(broker.bootstrap, "all-expired", [(0, b"k", b"after")])
