@@ -27,6 +27,7 @@ import threading
 from collections.abc import Callable
 
 from ..common.time import now_ms as wall_clock_ms
+from ..records.batch import BatchHeader
 from . import files
 from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
@@ -37,7 +38,17 @@ from .files import HandleCache
 from .loader import LogLoader
 from .lookups import OffsetLookups
 from .producer_snapshot import SnapshotFiles
-from .producer_state import CLIENT, REPLICATION, BatchMetadata, CompletedTxn, ProducerAppend, ProducerStateManager
+from .producer_state import (
+    CLIENT,
+    COORDINATOR,
+    REPLICATION,
+    SENTINEL,
+    BatchMetadata,
+    CompletedTxn,
+    ProducerAppend,
+    ProducerStateManager,
+    VerificationGuard,
+)
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
 from .retention import Retention
@@ -194,6 +205,7 @@ class Log(OffsetLookups, Retention, Compaction):
         """Set by the replication layer; kept within [log start offset, log end offset]."""
         with self._lock:
             self._high_watermark = min(max(offset, self.log_start_offset), self._log_end_offset)
+            self.producers.on_high_watermark_updated(self._high_watermark)
 
     def maybe_increment_high_watermark(self, offset: int) -> bool:
         with self._lock:
@@ -204,7 +216,8 @@ class Log(OffsetLookups, Retention, Compaction):
 
     @property
     def last_stable_offset(self) -> int:
-        """The high watermark, or the first offset of the oldest open transaction below it."""
+        """The high watermark, or the first offset of the oldest transaction below it that is
+        open or whose marker the high watermark has not passed yet."""
         first_unstable = self.producers.first_unstable_offset()
         if first_unstable is not None and first_unstable < self._high_watermark:
             return max(first_unstable, self.log_start_offset)
@@ -233,6 +246,7 @@ class Log(OffsetLookups, Retention, Compaction):
         max_message_bytes: int | None = None,
         message_timestamp_difference_max_ms: int | None = None,
         origin: str = CLIENT,
+        verification_guard: VerificationGuard | None = None,
     ) -> LogAppendInfo:
         """Validate, assign offsets in place, stamp the epoch, and append batches from a producer.
 
@@ -241,6 +255,12 @@ class Log(OffsetLookups, Retention, Compaction):
 
         `records` should be a bytearray (it is rewritten in place); origin "coordinator" is
         for the broker's own writes (transaction markers, group metadata).
+
+        `verification_guard` is None when transaction verification is off
+        (`transaction.partition.verification.enable=false`). Otherwise a transactional data
+        batch of a client or coordinator append whose producer has no ongoing transaction here
+        must carry the guard its verification created (`maybe_start_transaction_verification`),
+        or it is refused with INVALID_TXN_STATE, as Kafka's UnifiedLog.
         """
         now = self._now(now_ms)
         config = self.config
@@ -267,7 +287,7 @@ class Log(OffsetLookups, Retention, Compaction):
             self._check_open()
             assign_offsets(append, self._log_end_offset, leader_epoch, now if log_append_time else None)
             self._check_append_size(append)
-            updates, completed, duplicate = self._check_producers(append, origin)
+            updates, completed, duplicate = self._check_producers(append, origin, verification_guard)
             if duplicate is not None:
                 return self._duplicate_info(duplicate, append)
             self._append(append, updates, completed, now)
@@ -303,7 +323,7 @@ class Log(OffsetLookups, Retention, Compaction):
             )
 
     def _check_producers(
-        self, append: AppendBatches, origin: str
+        self, append: AppendBatches, origin: str, verification_guard: VerificationGuard | None = None
     ) -> tuple[dict[int, ProducerAppend], list[CompletedTxn], BatchMetadata | None]:
         """Producer checks for every batch; stops at a duplicate of an earlier client batch."""
         updates: dict[int, ProducerAppend] = {}
@@ -316,6 +336,8 @@ class Log(OffsetLookups, Retention, Compaction):
                 duplicate = entry.find_duplicate(header) if entry is not None else None
                 if duplicate is not None:
                     return updates, completed, duplicate
+            if origin in (CLIENT, COORDINATOR) and self._missing_verification(header, verification_guard):
+                raise KafkaError(ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction")
             update = updates.get(header.producer_id)
             if update is None:
                 update = updates[header.producer_id] = self.producers.prepare(header.producer_id, origin)
@@ -323,9 +345,36 @@ class Log(OffsetLookups, Retention, Compaction):
             if is_marker_candidate(header):
                 marker = read_marker(memoryview(append.buffer)[pos : pos + header.size], header)
             done = update.append(header, marker)
+            if header.is_transactional:  # the transaction now has a first offset, or ended
+                self.producers.clear_verification_state_entry(header.producer_id)
             if done is not None:
                 completed.append(done)
         return updates, completed, None
+
+    def _missing_verification(self, header: BatchHeader, verification_guard: VerificationGuard | None) -> bool:
+        """A transactional data batch that would start a transaction without a verification
+        that is still in force (Kafka's batchMissingRequiredVerification)."""
+        if verification_guard is None or not header.is_transactional or header.is_control:
+            return False
+        if self.producers.has_ongoing_txn(header.producer_id):
+            return False
+        return not self.producers.verification_guard(header.producer_id).verify(verification_guard)
+
+    # -- transaction verification (KIP-890 part 1) ------------------------------------
+
+    def has_ongoing_transaction(self, producer_id: int) -> bool:
+        with self._lock:
+            return self.producers.has_ongoing_txn(producer_id)
+
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> VerificationGuard:
+        """The guard a transactional append must carry once the coordinator confirmed the
+        partition is in the transaction; SENTINEL (nothing to verify) when the producer already
+        has an ongoing transaction here."""
+        with self._lock:
+            if self.producers.has_ongoing_txn(producer_id):
+                return SENTINEL
+            entry = self.producers.maybe_create_verification_state_entry(producer_id, sequence, epoch, self._time_ms())
+            return entry.verification_guard
 
     def _append(
         self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
@@ -613,6 +662,7 @@ class Log(OffsetLookups, Retention, Compaction):
             return
         self.log_start_offset = offset
         self._high_watermark = max(self._high_watermark, offset)
+        self.producers.on_high_watermark_updated(self._high_watermark)
         self.recovery_point = max(self.recovery_point, offset)
         self.epoch_cache.truncate_from_start(offset)
 

@@ -16,6 +16,18 @@ the batches are in the log. Sequence rules (Kafka 2.x+):
   in which case any sequence is accepted.
 
 Replicated batches only update the state; they are never rejected.
+
+Transactions: a transactional data batch starts a transaction (its first offset is remembered
+until a COMMIT/ABORT marker ends it). A completed transaction stays unstable until the high
+watermark passes its marker (`on_high_watermark_updated`), as Kafka's unreplicated
+transactions: a marker a new leader may truncate away must not release the LSO.
+
+Verification (KIP-890 part 1): before a producer's first transactional batch on a partition
+is appended, the leader asks the transaction coordinator whether the partition is part of the
+transaction. A `VerificationStateEntry` holds a unique `VerificationGuard` while it asks; any
+transactional batch or marker of the producer removes it, so that an answer that arrives after
+the transaction was aborted (and the guard removed) cannot start a transaction that would hang
+the last stable offset.
 """
 
 from __future__ import annotations
@@ -71,6 +83,36 @@ class EndTxnMarker(NamedTuple):
     commit: bool
     coordinator_epoch: int
     timestamp: int
+
+
+class VerificationGuard:
+    """A unique token for one verification (Kafka's VerificationGuard): equal only to itself."""
+
+    __slots__ = ()
+
+    def verify(self, request_guard: VerificationGuard) -> bool:
+        """Whether an append carrying `request_guard` passes this stored guard."""
+        return request_guard is not SENTINEL and request_guard is self
+
+
+SENTINEL = VerificationGuard()  # no verification: never verifies anything
+
+
+@dataclass
+class VerificationStateEntry:
+    """A producer's verification in progress on one partition (Kafka's VerificationStateEntry)."""
+
+    timestamp: int
+    lowest_sequence: int
+    epoch: int
+    verification_guard: VerificationGuard = field(default_factory=VerificationGuard)
+
+    def maybe_update_lowest_sequence_and_epoch(self, sequence: int, epoch: int) -> None:
+        if epoch > self.epoch:
+            self.epoch = epoch
+            self.lowest_sequence = sequence
+        elif epoch == self.epoch:
+            self.lowest_sequence = min(sequence, self.lowest_sequence)
 
 
 class CompletedTxn(NamedTuple):
@@ -148,10 +190,17 @@ class ProducerStateEntry:
 class ProducerAppend:
     """One producer's batches within one append, checked against its state before writing."""
 
-    def __init__(self, producer_id: int, current: ProducerStateEntry, origin: str) -> None:
+    def __init__(
+        self,
+        producer_id: int,
+        current: ProducerStateEntry,
+        origin: str,
+        verification: VerificationStateEntry | None = None,
+    ) -> None:
         self.producer_id = producer_id
         self.current = current
         self.origin = origin
+        self.verification = verification
         self.updated = current.without_batches()
         self.started_transactions: list[int] = []
 
@@ -214,6 +263,14 @@ class ProducerAppend:
             )
 
     def _check_sequence(self, epoch: int, first_seq: int, offset: int) -> None:
+        verification = self.verification
+        if verification is not None and first_seq > verification.lowest_sequence:
+            raise KafkaError(
+                ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER,
+                f"Out of order sequence number for producer {self.producer_id} at offset "
+                f"{offset}: {first_seq} (incoming seq. number), {verification.lowest_sequence} "
+                f"(earliest seen sequence)",
+            )
         if epoch != self.updated.producer_epoch:
             if first_seq != 0 and self.updated.producer_epoch != NO_PRODUCER_EPOCH:
                 raise KafkaError(
@@ -245,6 +302,9 @@ class ProducerStateManager:
         self.expiration_ms = expiration_ms
         self.producers: dict[int, ProducerStateEntry] = {}
         self.ongoing: dict[int, int] = {}  # first offset of an ongoing transaction -> producer id
+        # first offset -> marker offset of completed transactions the high watermark has not passed
+        self.unreplicated: dict[int, int] = {}
+        self.verification_states: dict[int, VerificationStateEntry] = {}
         self.map_end_offset = 0
 
     # -- reads ----------------------------------------------------------------------------
@@ -253,7 +313,16 @@ class ProducerStateManager:
         return self.producers.get(producer_id)
 
     def first_unstable_offset(self) -> int | None:
-        return min(self.ongoing) if self.ongoing else None
+        """The first offset of the oldest transaction still open or whose marker is unreplicated."""
+        unstable = [*self.ongoing, *self.unreplicated]
+        return min(unstable) if unstable else None
+
+    def has_ongoing_txn(self, producer_id: int) -> bool:
+        entry = self.producers.get(producer_id)
+        return entry is not None and entry.has_ongoing_txn
+
+    def active_producers(self) -> list[ProducerStateEntry]:
+        return list(self.producers.values())
 
     def last_stable_offset(self, completed: CompletedTxn) -> int:
         """Where a completed transaction's LSO lands: the next other ongoing one, or after it."""
@@ -268,7 +337,7 @@ class ProducerStateManager:
 
     def prepare(self, producer_id: int, origin: str) -> ProducerAppend:
         current = self.producers.get(producer_id) or ProducerStateEntry(producer_id)
-        return ProducerAppend(producer_id, current, origin)
+        return ProducerAppend(producer_id, current, origin, self.verification_states.get(producer_id))
 
     def update(self, append: ProducerAppend) -> None:
         entry = self.producers.get(append.producer_id)
@@ -279,7 +348,36 @@ class ProducerStateManager:
             self.ongoing[first_offset] = append.producer_id
 
     def complete_txn(self, completed: CompletedTxn) -> None:
-        self.ongoing.pop(completed.first_offset, None)
+        """The transaction ended; it stays unstable until its marker is replicated."""
+        if self.ongoing.pop(completed.first_offset, None) is not None:
+            self.unreplicated[completed.first_offset] = completed.last_offset
+
+    def on_high_watermark_updated(self, high_watermark: int) -> None:
+        """Forget completed transactions whose marker is below the high watermark."""
+        if self.unreplicated:
+            self.unreplicated = {first: last for first, last in self.unreplicated.items() if last >= high_watermark}
+
+    # -- verification (KIP-890 part 1) ----------------------------------------------------
+
+    def maybe_create_verification_state_entry(
+        self, producer_id: int, sequence: int, epoch: int, now_ms: int
+    ) -> VerificationStateEntry:
+        entry = self.verification_states.get(producer_id)
+        if entry is None:
+            entry = self.verification_states[producer_id] = VerificationStateEntry(now_ms, sequence, epoch)
+        else:
+            entry.maybe_update_lowest_sequence_and_epoch(sequence, epoch)
+        return entry
+
+    def verification_state_entry(self, producer_id: int) -> VerificationStateEntry | None:
+        return self.verification_states.get(producer_id)
+
+    def verification_guard(self, producer_id: int) -> VerificationGuard:
+        entry = self.verification_states.get(producer_id)
+        return entry.verification_guard if entry is not None else SENTINEL
+
+    def clear_verification_state_entry(self, producer_id: int) -> None:
+        self.verification_states.pop(producer_id, None)
 
     def update_map_end_offset(self, offset: int) -> None:
         self.map_end_offset = offset
@@ -290,6 +388,8 @@ class ProducerStateManager:
         if header.producer_id >= 0:
             append = self.prepare(header.producer_id, REPLICATION)
             completed = append.append(header, marker)
+            if header.is_transactional:
+                self.clear_verification_state_entry(header.producer_id)
             self.update(append)
             if completed is not None:
                 self.complete_txn(completed)
@@ -302,14 +402,19 @@ class ProducerStateManager:
         return not entry.has_ongoing_txn and now_ms - entry.last_timestamp >= self.expiration_ms
 
     def remove_expired(self, now_ms: int) -> int:
+        """Drop expired producers, and verifications older than the expiration (as Kafka)."""
         expired = [pid for pid, entry in self.producers.items() if self.is_expired(entry, now_ms)]
         for pid in expired:
             del self.producers[pid]
+        for pid, verification in list(self.verification_states.items()):
+            if now_ms - verification.timestamp >= self.expiration_ms:
+                del self.verification_states[pid]
         return len(expired)
 
     def clear(self, map_end_offset: int) -> None:
         self.producers.clear()
         self.ongoing.clear()
+        self.unreplicated.clear()
         self.map_end_offset = map_end_offset
 
     def load(self, entries: list[ProducerStateEntry], map_end_offset: int, now_ms: int) -> None:

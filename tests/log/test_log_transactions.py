@@ -4,10 +4,11 @@ import os
 import pytest
 
 from pykbroker.log import COORDINATOR
+from pykbroker.log.producer_state import SENTINEL, VerificationGuard
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 from pykbroker.records.control import build_end_txn_marker
 
-from .helpers import kv_batch, open_log, reopen
+from .helpers import Clock, kv_batch, open_log, reopen
 
 PID = 500
 
@@ -78,3 +79,106 @@ def test_transaction_state_survives_a_restart(tmp_path, clean):
     assert reopened.last_stable_offset == 3
     fetch = reopened.read(0, 1 << 20, read_committed=True)
     assert [(t.producer_id, t.first_offset) for t in fetch.aborted_transactions] == [(PID, 0)]
+
+
+def test_a_decided_transaction_holds_back_the_last_stable_offset_until_its_marker_is_replicated(tmp_path):
+    log = open_log(tmp_path)
+    write(log, kv_batch(1))
+    write(log, txn_batch(1))
+    marker = bytearray(build_end_txn_marker(PID, 0, True, coordinator_epoch=1))
+    log.append_as_leader(marker, leader_epoch=0, origin=COORDINATOR)
+    assert (log.high_watermark, log.last_stable_offset) == (3, 1)  # a new leader may lose the marker
+
+    log.high_watermark = 4
+    assert log.last_stable_offset == 4
+
+
+def test_the_aborted_transaction_index_survives_a_crash_and_the_open_transaction_its_lso(tmp_path):
+    log = open_log(tmp_path)
+    write(log, txn_batch(0))
+    end_txn(log, commit=False)
+    write(log, txn_batch(2))
+    high_watermark = log.high_watermark
+    os.remove(log.segments.active.txn_index.path)  # as if the index never reached the disk
+    # kill -9: no flush, no close, no snapshot; opened again from the start of the log
+    crashed = reopen(log, clean=False, recovery_point=0, high_watermark=high_watermark)
+    assert crashed.recovery is not None
+    assert crashed.last_stable_offset == 3
+    fetch = crashed.read(0, 1 << 20, max_offset=crashed.last_stable_offset, read_committed=True)
+    assert [(t.producer_id, t.first_offset) for t in fetch.aborted_transactions] == [(PID, 0)]
+    assert crashed.producers.last_entry(PID).current_txn_first_offset == 3
+
+
+def test_a_marker_of_an_older_coordinator_epoch_is_fenced(tmp_path):
+    log = open_log(tmp_path)
+    write(log, txn_batch(0))
+    log.append_as_leader(bytearray(build_end_txn_marker(PID, 0, True, coordinator_epoch=5)), leader_epoch=0,
+                         origin=COORDINATOR)
+    write(log, txn_batch(2))
+    with pytest.raises(KafkaError) as raised:
+        log.append_as_leader(bytearray(build_end_txn_marker(PID, 0, False, coordinator_epoch=4)), leader_epoch=0,
+                             origin=COORDINATOR)
+    assert raised.value.code == ErrorCode.TRANSACTION_COORDINATOR_FENCED
+    assert log.last_stable_offset == 3
+
+
+class TestVerificationGuard:
+    """KIP-890 part 1: a transaction starts on a partition only with a verification in force."""
+
+    def test_without_a_guard_a_transactional_batch_cannot_start_a_transaction(self, tmp_path):
+        log = open_log(tmp_path)
+        with pytest.raises(KafkaError) as raised:
+            log.append_as_leader(txn_batch(0), leader_epoch=0, verification_guard=SENTINEL)
+        assert (raised.value.code, raised.value.message) == (
+            ErrorCode.INVALID_TXN_STATE, "Record was not part of an ongoing transaction")
+        assert log.log_end_offset == 0
+
+    def test_the_guard_of_the_verification_lets_it_start_and_then_goes(self, tmp_path):
+        log = open_log(tmp_path)
+        guard = log.maybe_start_transaction_verification(PID, 0, 0)
+        log.append_as_leader(txn_batch(0), leader_epoch=0, verification_guard=guard)
+        assert log.producers.verification_state_entry(PID) is None
+        # within the ongoing transaction there is nothing to verify
+        assert log.maybe_start_transaction_verification(PID, 2, 0) is SENTINEL
+        log.append_as_leader(txn_batch(2), leader_epoch=0, verification_guard=SENTINEL)
+        assert log.log_end_offset == 4
+
+    def test_a_marker_written_meanwhile_voids_the_guard(self, tmp_path):
+        log = open_log(tmp_path)
+        write(log, txn_batch(0))
+        end_txn(log, commit=False)  # the transaction ends; the producer starts a new one
+        stale = log.maybe_start_transaction_verification(PID, 2, 0)
+        log.append_as_leader(bytearray(build_end_txn_marker(PID, 0, False, coordinator_epoch=1)), leader_epoch=0,
+                             origin=COORDINATOR)  # aborted (timed out) before the answer came
+        with pytest.raises(KafkaError) as raised:
+            log.append_as_leader(txn_batch(2), leader_epoch=0, verification_guard=stale)
+        assert raised.value.code == ErrorCode.INVALID_TXN_STATE
+        log.high_watermark = log.log_end_offset
+        assert log.last_stable_offset == log.log_end_offset  # nothing hangs the LSO
+
+    def test_a_guard_is_unique_to_its_verification(self, tmp_path):
+        log = open_log(tmp_path)
+        log.maybe_start_transaction_verification(PID, 0, 0)
+        with pytest.raises(KafkaError):
+            log.append_as_leader(txn_batch(0), leader_epoch=0, verification_guard=VerificationGuard())
+
+    def test_a_batch_after_the_lowest_verified_sequence_is_out_of_order(self, tmp_path):
+        log = open_log(tmp_path)
+        guard = log.maybe_start_transaction_verification(PID, 0, 0)
+        assert log.maybe_start_transaction_verification(PID, 2, 0) is guard  # one entry, lowest sequence 0
+        with pytest.raises(KafkaError) as raised:
+            log.append_as_leader(txn_batch(2), leader_epoch=0, verification_guard=guard)
+        assert raised.value.code == ErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER
+
+    def test_verification_entries_expire_with_the_producer_expiration(self, tmp_path):
+        clock = Clock()
+        log = open_log(tmp_path, clock, producer_id_expiration_ms=1000)
+        log.maybe_start_transaction_verification(PID, 0, 0)
+        clock.advance(1000)
+        log.remove_expired_producers()
+        assert log.producers.verification_state_entry(PID) is None
+
+    def test_with_verification_off_any_transactional_batch_is_taken(self, tmp_path):
+        log = open_log(tmp_path)
+        log.append_as_leader(txn_batch(0), leader_epoch=0, verification_guard=None)
+        assert log.log_end_offset == 2
