@@ -15,6 +15,7 @@ import logging
 
 import anyio.to_thread
 
+from ..log.producer_state import COORDINATOR, VerificationGuard
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.records import iter_batches
 
@@ -34,13 +35,35 @@ class CoordinatorPartitionWriter:
         return replica is not None and replica.is_leader
 
     async def append(
-        self, topic: str, partition: int, batch: bytearray, *, required_acks: int, timeout_ms: int
+        self,
+        topic: str,
+        partition: int,
+        batch: bytearray,
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        origin: str = COORDINATOR,
+        verification_guard: VerificationGuard | None = None,
     ) -> tuple[ErrorCode, int]:
+        """Append as the partition's leader; a transactional batch (TxnOffsetCommit) that
+        starts the producer's transaction here needs the guard of
+        `maybe_start_transaction_verification` while verification is on."""
         tp = (topic, partition)
+        guards = {tp: verification_guard} if verification_guard is not None else None
         results = await self.replica_manager.append_records(
-            {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms
+            {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms, origin=origin, verification_guards=guards
         )
         return results[tp].error, results[tp].base_offset
+
+    async def maybe_start_transaction_verification(
+        self, topic: str, partition: int, transactional_id: str, producer_id: int, producer_epoch: int, verifier
+    ) -> tuple[ErrorCode, VerificationGuard]:
+        """KIP-890 part 1 for a coordinator's transactional append (Kafka's
+        CoordinatorPartitionWriter.maybeStartTransactionVerification): (the coordinator's error,
+        the guard to append with)."""
+        return await self.replica_manager.maybe_start_transaction_verification_for_partition(
+            (topic, partition), transactional_id, producer_id, producer_epoch, verifier
+        )
 
 
 class CoordinatorLogLoader:

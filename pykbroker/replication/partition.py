@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..log.producer_state import CLIENT, ProducerStateEntry, VerificationGuard
 from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -85,8 +86,8 @@ class Partition:
 
     @property
     def last_stable_offset(self) -> int:
-        """Without open transactions, the last stable offset is the high watermark."""
-        return self.high_watermark
+        """The high watermark, or the first offset of the oldest unfinished transaction below it."""
+        return self.log.last_stable_offset
 
     @property
     def maximal_isr(self) -> list[int]:
@@ -149,8 +150,18 @@ class Partition:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
     # -- leader: appends ---------------------------------------------------------------
-    def append_as_leader(self, records: bytearray, *, required_acks: int, min_insync_replicas: int, now_ms: int):
-        """Append produced batches; returns the log's append info."""
+    def append_as_leader(
+        self,
+        records: bytearray,
+        *,
+        required_acks: int,
+        min_insync_replicas: int,
+        now_ms: int,
+        origin: str = CLIENT,
+        verification_guard: VerificationGuard | None = None,
+    ):
+        """Append produced batches; returns the log's append info (see `Log.append_as_leader`
+        for `origin` and `verification_guard`)."""
         self.require_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
             raise KafkaError(
@@ -159,22 +170,52 @@ class Partition:
                 f"the min.isr requirement of {min_insync_replicas} for partition "
                 f"{self.topic}-{self.index}",
             )
-        info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
+        info = self.log.append_as_leader(
+            records,
+            leader_epoch=self.leader_epoch,
+            now_ms=now_ms,
+            origin=origin,
+            verification_guard=verification_guard,
+        )
         if not info.duplicate:
             self.bytes_appended += len(records)
             self._append_marks.append((info.last_offset + 1, self.bytes_appended))
         self.maybe_increment_high_watermark()
         return info
 
-    def readable_bytes_since(self, start_counter: int, for_follower: bool) -> int:
-        """Bytes appended since `bytes_appended` was `start_counter` that a reader may see now:
-        all of them for followers, those below the high watermark for consumers."""
+    def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> VerificationGuard:
+        """The leader's verification guard for a producer's first transactional append here."""
+        self.require_leader()
+        return self.log.maybe_start_transaction_verification(producer_id, sequence, epoch)
+
+    def active_producers(self) -> list[ProducerStateEntry]:
+        """DescribeProducers: the producers the log's producer state knows now."""
+        return self.log.producers.active_producers()
+
+    def fetch_start_counter(self, for_follower: bool, read_committed: bool = False) -> int:
+        """What `readable_bytes_since` measures from: for followers every byte appended; for
+        consumers the bytes appended below what they may read now (high watermark, or LSO)."""
+        if for_follower:
+            return self.bytes_appended
+        return self._bytes_below(self._consumer_limit(read_committed))
+
+    def readable_bytes_since(self, start_counter: int, for_follower: bool, read_committed: bool = False) -> int:
+        """Bytes a reader may see now that it could not when `fetch_start_counter` gave
+        `start_counter`: all appended bytes for followers; for consumers those below the high
+        watermark (read_committed: the last stable offset, which a marker moves over data
+        appended earlier)."""
         if for_follower:
             return self.bytes_appended - start_counter
-        high_watermark = self.high_watermark
+        return max(0, self._bytes_below(self._consumer_limit(read_committed)) - start_counter)
+
+    def _consumer_limit(self, read_committed: bool) -> int:
+        return self.last_stable_offset if read_committed else self.high_watermark
+
+    def _bytes_below(self, offset: int) -> int:
+        """The `bytes_appended` count of the last append that ended at or below `offset`."""
         for end_offset, cumulative in reversed(self._append_marks):
-            if end_offset <= high_watermark:
-                return max(0, cumulative - start_counter)
+            if end_offset <= offset:
+                return cumulative
         return 0
 
     def acks_satisfied(self, required_offset: int, min_insync_replicas: int) -> ErrorCode | None:
@@ -280,11 +321,29 @@ class Partition:
         return None
 
     # -- reads -------------------------------------------------------------------------
-    def read(self, fetch_offset: int, max_bytes: int, *, for_follower: bool, min_one_message: bool):
-        """Batches from `fetch_offset`: up to the high watermark for consumers, the log end for
-        followers."""
-        max_offset = None if for_follower else self.high_watermark
-        return self.log.read(fetch_offset, max_bytes, max_offset=max_offset, min_one_message=min_one_message)
+    def read(
+        self,
+        fetch_offset: int,
+        max_bytes: int,
+        *,
+        for_follower: bool,
+        min_one_message: bool,
+        read_committed: bool = False,
+    ):
+        """Batches from `fetch_offset`: the log end for followers; for consumers up to the high
+        watermark, or with `read_committed` up to the last stable offset, with the aborted
+        transactions overlapping what was read."""
+        if for_follower:
+            max_offset = None
+        else:
+            max_offset = self.last_stable_offset if read_committed else self.high_watermark
+        return self.log.read(
+            fetch_offset,
+            max_bytes,
+            max_offset=max_offset,
+            min_one_message=min_one_message,
+            read_committed=read_committed and not for_follower,
+        )
 
     # -- ListOffsets -------------------------------------------------------------------
     def fetch_offset_for_timestamp(

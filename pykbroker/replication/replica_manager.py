@@ -13,12 +13,24 @@ leader learns each follower's log end offset from the follower's fetches (replic
 which moves the high watermark and completes waiting produce requests. Fetches from followers
 with a last fetched epoch are checked against the leader's epochs first (Fetch v12+ diverging
 epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time.max.ms`.
+
+Transactions: `handle_produce_append` is Kafka's handleProduceAppend. With
+`transaction.partition.verification.enable` (KIP-890 part 1) a transactional batch of a producer
+with no ongoing transaction on the partition is appended only once the transaction coordinator
+(the `TxnVerifierService` given) confirms the partition is part of the transaction; the
+partition's log keeps a verification guard meanwhile (see `log.producer_state`). Errors map as
+Kafka 3.9's: a partition not in the transaction is INVALID_TXN_STATE ("Partition was not added to
+the transaction"; TRANSACTION_ABORTABLE for Produce v11+ clients), and retriable coordinator errors
+become NOT_ENOUGH_REPLICAS, which every client retries without refreshing its metadata.
+Read-committed fetches read up to the last stable offset and carry the aborted transactions.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import anyio
 
@@ -28,18 +40,41 @@ from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
 from ..log.config import LogConfig
+from ..log.producer_state import CLIENT, NO_SEQUENCE, SENTINEL, ProducerStateEntry, VerificationGuard
 from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
+from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
-from .partition import Partition
+from .partition import READ_COMMITTED, Partition
 
 log = logging.getLogger(__name__)
 
 CONSUMER_REPLICA_ID = -1  # ListOffsets' replica id of consumers
 DEBUGGING_REPLICA_ID = -2  # ListOffsets' replica id that may ask any replica, not only the leader
+
+# Produce v11+ clients understand TRANSACTION_ABORTABLE (Kafka's genericError supported operation)
+TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION = 11
+
+# coordinator errors of a verification that older clients may not retry: answered as
+# NOT_ENOUGH_REPLICAS, which they retry without a metadata refresh (Kafka's ReplicaManager)
+_RETRIABLE_VERIFICATION_ERRORS = (
+    ErrorCode.CONCURRENT_TRANSACTIONS,
+    ErrorCode.NETWORK_EXCEPTION,
+    ErrorCode.COORDINATOR_LOAD_IN_PROGRESS,
+    ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_COORDINATOR,
+)
+
+
+class TxnVerifier(Protocol):
+    """The transaction coordinator's side of verification (`TxnVerifierService`)."""
+
+    async def verify(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
 
 
 @dataclass
@@ -96,6 +131,7 @@ class DelayedFetch(DelayedOperation):
         bytes_already: int,
         start_counters: dict[TopicPartition, int],
         for_follower: bool,
+        read_committed: bool = False,
     ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
@@ -103,6 +139,7 @@ class DelayedFetch(DelayedOperation):
         self.bytes_already = bytes_already
         self.start_counters = start_counters
         self.for_follower = for_follower
+        self.read_committed = read_committed
 
     def try_complete(self) -> bool:
         available = self.bytes_already
@@ -110,7 +147,7 @@ class DelayedFetch(DelayedOperation):
             partition = self.manager.partitions.get(tp)
             if partition is None or not partition.is_leader:
                 return self.force_complete()  # leadership moved: answer now with the error
-            available += partition.readable_bytes_since(start, self.for_follower)
+            available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
         if available >= self.min_bytes:
             return self.force_complete()
         return False
@@ -301,6 +338,18 @@ class ReplicaManager:
         partition = self.partitions.get((topic, index))
         return partition.log.config if partition is not None else None
 
+    def active_producers(self, topic: str, index: int) -> list[ProducerStateEntry]:
+        """DescribeProducers: the producer state of a partition hosted here, leader or follower
+        (Kafka's activeProducerState); UNKNOWN_TOPIC_OR_PARTITION or NOT_LEADER_OR_FOLLOWER
+        when there is no local replica."""
+        partition = self.partitions.get((topic, index))
+        if partition is None:
+            info = self.metadata.topic(topic)
+            if info is None or index not in info.partitions:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
+        return partition.active_producers()
+
     def min_insync_replicas(self, topic: str) -> int:
         info = self.metadata.topic(topic)
         configs = info.configs if info is not None else {}
@@ -309,20 +358,155 @@ class ReplicaManager:
         return int(self.config["min.insync.replicas"])
 
     # -- produce -----------------------------------------------------------------------
-    async def append_records(
-        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int
+    @property
+    def transaction_verification_enabled(self) -> bool:
+        return bool(self.config["transaction.partition.verification.enable"])
+
+    async def handle_produce_append(
+        self,
+        entries: dict[TopicPartition, bytearray],
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        transactional_id: str | None,
+        verifier: TxnVerifier | None,
+        api_version: int = TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION,
     ) -> dict[TopicPartition, ProduceResult]:
+        """A Produce request's appends (Kafka's handleProduceAppend): verify the transactional
+        partitions with the coordinator first, then append the others and the verified ones.
+        `verifier` None is Kafka without an AddPartitionsToTxnManager: no verification."""
+        producers: set[tuple[int, int]] = set()
+        base_sequences: dict[TopicPartition, int] = {}
+        for tp, records in entries.items():
+            first = _transactional_batches(records)
+            if first is not None:
+                producers.update(first[1])
+                base_sequences[tp] = first[0]
+        if len(producers) > 1:
+            return {
+                tp: ProduceResult(
+                    ErrorCode.INVALID_PRODUCER_ID_MAPPING,
+                    error_message="Transactional records contained more than one producer ID",
+                )
+                for tp in entries
+            }
+        errors: dict[TopicPartition, ErrorCode] = {}
+        guards: dict[TopicPartition, VerificationGuard] = {}
+        if producers:
+            producer_id, producer_epoch = next(iter(producers))
+            errors, guards = await self.maybe_start_transaction_verification_for_partitions(
+                base_sequences, transactional_id, producer_id, producer_epoch, verifier
+            )
+        failed = {tp: _verification_failure(error, api_version) for tp, error in errors.items()}
+        to_append = {tp: records for tp, records in entries.items() if tp not in failed}
+        results = await self.append_records(
+            to_append, required_acks=required_acks, timeout_ms=timeout_ms, verification_guards=guards
+        )
+        results.update(failed)
+        return results
+
+    async def maybe_start_transaction_verification_for_partitions(
+        self,
+        base_sequences: Mapping[TopicPartition, int],
+        transactional_id: str | None,
+        producer_id: int,
+        producer_epoch: int,
+        verifier: TxnVerifier | None,
+    ) -> tuple[dict[TopicPartition, ErrorCode], dict[TopicPartition, VerificationGuard]]:
+        """({partition: error}, {partition: guard}): a guard for each partition where the
+        producer has no ongoing transaction and the coordinator confirmed the partition is in
+        it; nothing to verify without a transactional id or with verification off. Errors are
+        the coordinator's (a produce maps them, see `handle_produce_append`)."""
+        if transactional_id is None or verifier is None or not self.transaction_verification_enabled:
+            return {}, {}
+        errors: dict[TopicPartition, ErrorCode] = {}
+        guards: dict[TopicPartition, VerificationGuard] = {}
+        for tp, base_sequence in base_sequences.items():
+            try:
+                guard = self.leader_partition(*tp).maybe_start_transaction_verification(
+                    producer_id, base_sequence, producer_epoch
+                )
+            except KafkaError as exc:
+                errors[tp] = exc.code
+                continue
+            if guard is not SENTINEL:
+                guards[tp] = guard
+        if guards:
+            verified = await verifier.verify(transactional_id, producer_id, producer_epoch, list(guards))
+            for tp in guards:
+                error = ErrorCode(verified.get(tp, ErrorCode.NONE))
+                if error != ErrorCode.NONE:
+                    errors[tp] = _verifier_error(error)
+        return errors, guards
+
+    async def maybe_start_transaction_verification_for_partition(
+        self,
+        tp: TopicPartition,
+        transactional_id: str | None,
+        producer_id: int,
+        producer_epoch: int,
+        verifier: TxnVerifier | None,
+        base_sequence: int = NO_SEQUENCE,
+    ) -> tuple[ErrorCode, VerificationGuard]:
+        """One partition's verification, for a coordinator's transactional append (Kafka's
+        TxnOffsetCommit path): (error, guard to append with)."""
+        errors, guards = await self.maybe_start_transaction_verification_for_partitions(
+            {tp: base_sequence}, transactional_id, producer_id, producer_epoch, verifier
+        )
+        return errors.get(tp, ErrorCode.NONE), guards.get(tp, SENTINEL)
+
+    async def append_records(
+        self,
+        entries: dict[TopicPartition, bytearray],
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        origin: str = CLIENT,
+        verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
+    ) -> dict[TopicPartition, ProduceResult]:
+        """Append as each partition's leader, then wait as `required_acks` asks. `origin` is the
+        log's (client, coordinator); with transaction verification on, a transactional batch
+        that starts a transaction needs its partition's guard in `verification_guards`."""
+        results = self.append_to_local_logs(
+            entries, required_acks=required_acks, origin=origin, verification_guards=verification_guards
+        )
+        await self.wait_for_acks(results, required_acks=required_acks, timeout_ms=timeout_ms)
+        return results
+
+    def append_to_local_logs(
+        self,
+        entries: dict[TopicPartition, bytearray],
+        *,
+        required_acks: int,
+        origin: str = CLIENT,
+        verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
+    ) -> dict[TopicPartition, ProduceResult]:
+        """The first half of `append_records`: append now, in the order given, and wake the
+        fetches waiting for these partitions."""
         now = self.clock.now_ms()
-        results = {tp: self._append_one(tp, records, required_acks, now) for tp, records in entries.items()}
+        verifying = self.transaction_verification_enabled
+        guards = verification_guards or {}
+        results = {
+            tp: self._append_one(
+                tp, records, required_acks, now, origin, guards.get(tp, SENTINEL) if verifying else None
+            )
+            for tp, records in entries.items()
+        }
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
+        return results
+
+    async def wait_for_acks(
+        self, results: dict[TopicPartition, ProduceResult], *, required_acks: int, timeout_ms: int
+    ) -> None:
+        """The second half of `append_records`: the fsyncs owed, then for acks=-1 the in-sync
+        replicas (the results are updated in place)."""
         await self._sync_appended(results)
         if required_acks == -1 and any(r.required_offset >= 0 for r in results.values()):
             delayed = DelayedProduce(timeout_ms, self, results)
             await self.produce_purgatory.wait_for(delayed, list(results))
             delayed.settle()
-        return results
 
     async def _sync_appended(self, results: dict[TopicPartition, ProduceResult]) -> None:
         """Wait, off the event loop, for the fsyncs owed before the appends are acknowledged."""
@@ -331,11 +515,24 @@ class ReplicaManager:
             if result.error == ErrorCode.NONE and partition is not None:
                 await sync_before_ack(partition.log, partition.log_end_offset)
 
-    def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int, now: int) -> ProduceResult:
+    def _append_one(
+        self,
+        tp: TopicPartition,
+        records: bytearray,
+        required_acks: int,
+        now: int,
+        origin: str = CLIENT,
+        verification_guard: VerificationGuard | None = None,
+    ) -> ProduceResult:
         try:
             partition = self.leader_partition(*tp)
             info = partition.append_as_leader(
-                records, required_acks=required_acks, min_insync_replicas=self.min_insync_replicas(tp[0]), now_ms=now
+                records,
+                required_acks=required_acks,
+                min_insync_replicas=self.min_insync_replicas(tp[0]),
+                now_ms=now,
+                origin=origin,
+                verification_guard=verification_guard,
             )
         except KafkaError as exc:
             return ProduceResult(
@@ -363,19 +560,23 @@ class ReplicaManager:
         max_wait_ms: int,
         min_bytes: int,
         max_bytes: int,
+        isolation_level: int = 0,
     ) -> dict[TopicPartition, PartitionFetchResult]:
+        """Read each partition; consumers with `isolation_level` 1 (read_committed) read up to
+        the last stable offset and get the aborted transactions of what they read."""
         for_follower = replica_id >= 0
+        read_committed = isolation_level == READ_COMMITTED and not for_follower
         if for_follower:
             self._record_follower_fetches(requested, replica_id)
-        results = self._read_all(requested, max_bytes, for_follower)
+        results = self._read_all(requested, max_bytes, for_follower, read_committed)
         total = sum(r.records_size for r in results.values())
         has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
         if max_wait_ms <= 0 or total >= min_bytes or has_error or not requested:
             return results
-        counters = {tp: self.partitions[tp].bytes_appended for tp, _ in requested}
-        delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower)
+        counters = {tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested}
+        delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed)
         await self.fetch_purgatory.wait_for(delayed, list(counters))
-        return self._read_all(requested, max_bytes, for_follower)
+        return self._read_all(requested, max_bytes, for_follower, read_committed)
 
     def _record_follower_fetches(self, requested, replica_id: int) -> None:
         """A follower's fetch offsets are its log end offsets: they move the high watermark."""
@@ -395,11 +596,15 @@ class ReplicaManager:
             if partition.update_follower_fetch_state(replica_id, request.fetch_offset, now):
                 self._complete_delayed(tp)
 
-    def _read_all(self, requested, max_bytes: int, for_follower: bool) -> dict[TopicPartition, PartitionFetchResult]:
+    def _read_all(
+        self, requested, max_bytes: int, for_follower: bool, read_committed: bool = False
+    ) -> dict[TopicPartition, PartitionFetchResult]:
         results = {}
         remaining = max_bytes
         for tp, request in requested:
-            result = self._read_one(tp, request, remaining, for_follower, min_one_message=remaining == max_bytes)
+            result = self._read_one(
+                tp, request, remaining, for_follower, min_one_message=remaining == max_bytes, committed=read_committed
+            )
             remaining = max(0, remaining - result.records_size)
             results[tp] = result
         return results
@@ -411,6 +616,7 @@ class ReplicaManager:
         remaining: int,
         for_follower: bool,
         min_one_message: bool,
+        committed: bool = False,
     ) -> PartitionFetchResult:
         try:
             partition = self.leader_partition(*tp)
@@ -421,13 +627,18 @@ class ReplicaManager:
                     return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
             limit = min(request.max_bytes, remaining)
             data = partition.read(
-                request.fetch_offset, limit, for_follower=for_follower, min_one_message=min_one_message
+                request.fetch_offset,
+                limit,
+                for_follower=for_follower,
+                min_one_message=min_one_message,
+                read_committed=committed,
             )
         except KafkaError as exc:
             # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
             # epochs, ...) reports no high watermark, last stable offset or log start (-1).
             return PartitionFetchResult.for_error(exc.code)
-        return _partition_state(partition, records=data.regions, records_size=data.size)
+        aborted = (data.aborted_transactions or []) if committed else None
+        return _partition_state(partition, records=data.regions, records_size=data.size, aborted_transactions=aborted)
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
     def end_offset_for_epoch(
@@ -518,9 +729,11 @@ def _partition_state(
     records: list | None = None,
     records_size: int = 0,
     diverging_epoch: EpochEndOffset | None = None,
+    aborted_transactions: list | None = None,
 ) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file
-    regions), or where a follower's log diverges."""
+    regions and, read_committed, the aborted transactions in them), or where a follower's log
+    diverges."""
     return PartitionFetchResult(
         ErrorCode.NONE,
         partition.high_watermark,
@@ -528,8 +741,47 @@ def _partition_state(
         partition.log_start_offset,
         records_size=records_size,
         diverging_epoch=diverging_epoch,
+        aborted_transactions=aborted_transactions,
         records=records,
     )
+
+
+def _transactional_batches(records: bytearray) -> tuple[int, set[tuple[int, int]]] | None:
+    """(base sequence of the first batch, {(producer id, epoch)} of the transactional batches)
+    of a partition's records; None when none is transactional."""
+    producers = set()
+    first_sequence = None
+    try:
+        for _, header in iter_headers(records):
+            if first_sequence is None:
+                first_sequence = header.base_sequence
+            if header.producer_id >= 0 and header.is_transactional:
+                producers.add((header.producer_id, header.producer_epoch))
+    except (InvalidRecordError, CorruptRecordError):
+        pass  # the append reports it
+    if not producers or first_sequence is None:
+        return None
+    return first_sequence, producers
+
+
+def _verifier_error(error: ErrorCode) -> ErrorCode:
+    """As Kafka's AddPartitionsToTxnManager: a fenced producer is told INVALID_PRODUCER_EPOCH."""
+    return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED else error
+
+
+def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
+    """A partition whose verification failed, answered as Kafka 3.9's Produce does."""
+    if error == ErrorCode.TRANSACTION_ABORTABLE and api_version < TRANSACTION_ABORTABLE_MIN_PRODUCE_VERSION:
+        error = ErrorCode.INVALID_TXN_STATE  # clients before Produce v11 do not know it
+    if error == ErrorCode.INVALID_TXN_STATE:
+        return ProduceResult(error, error_message="Partition was not added to the transaction")
+    if error in _RETRIABLE_VERIFICATION_ERRORS:
+        return ProduceResult(
+            ErrorCode.NOT_ENOUGH_REPLICAS,
+            error_message="Unable to verify the partition has been added to the transaction. "
+            f"Underlying error: {error.name}",
+        )
+    return ProduceResult(error)
 
 
 def _role_change_level(topic: str) -> int:
