@@ -41,6 +41,7 @@ from .maintenance import run_maintenance
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
+from .replication.txn_markers import TxnMarkerWriter
 from .server.dispatcher import Dispatcher
 from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
@@ -80,6 +81,7 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.txn_markers: TxnMarkerWriter | None = None
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -172,6 +174,7 @@ class Broker:
             inter_broker_listener=self.inter_broker_listener,
         )
         replica_manager.startup(delete_stray_logs=self.in_cluster)
+        self.txn_markers = TxnMarkerWriter(replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -349,6 +352,7 @@ class Broker:
             topic_creator=_opened(self.topic_creator),
             controller=controller,
             producer_ids=_opened(self.producer_ids),
+            txn_markers=_opened(self.txn_markers),
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )

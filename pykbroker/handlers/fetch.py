@@ -9,8 +9,10 @@ that the first batch is always returned whole so that a consumer can make progre
   0, v2-v3 to magic 1) in memory.
 - Before v10, a consumer gets UNSUPPORTED_COMPRESSION_TYPE for the partitions of a topic whose
   `compression.type` is zstd, as from Kafka.
-- v4+ carry the last stable offset and, for read_committed (isolation level 1), the aborted
-  transactions (none while the broker has no transactions).
+- v4+ carry the last stable offset. A read_committed consumer (isolation level 1) reads up to
+  the last stable offset (the first offset of the oldest transaction not yet decided) and is
+  given the aborted transactions overlapping what it read, from the `.txnindex` files, so that
+  it drops their records; read_uncommitted reads up to the high watermark.
 - v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
   preferred read replica (always -1: read from the leader); v13+ name topics by id.
 - A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
@@ -64,18 +66,19 @@ async def handle(request, ctx: RequestContext):
         topic_names=_topic_names_by_id(services.metadata) if version >= 13 else None,
     )
     to_read = session.partitions_to_read()
+    isolation = request.isolation_level if version >= 4 else 0
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
         max_wait_ms=request.max_wait_ms,
         min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
+        isolation_level=isolation,
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, services.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
-    isolation = request.isolation_level if version >= 4 else 0
     hints = _leader_hints(included, version, services)
     response = Response(
         error_code=error, session_id=session_id, responses=_topic_responses(included, version, isolation, hints)
@@ -193,7 +196,7 @@ def _partition_response(
         high_watermark=result.high_watermark,
         last_stable_offset=result.last_stable_offset,
         log_start_offset=result.log_start_offset,
-        aborted_transactions=[] if isolation == READ_COMMITTED or result.error_code in _UNKNOWN_PARTITION else None,
+        aborted_transactions=_aborted_transactions(result, isolation),
         records=result.records if result.records is not None else b"",
     )
     if result.diverging_epoch is not None:
@@ -203,6 +206,17 @@ def _partition_response(
     if hint is not None:
         response.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
     return response
+
+
+def _aborted_transactions(result: PartitionFetchResult, isolation: int) -> list | None:
+    """read_committed: the aborted transactions the read overlapped (empty when none or on an
+    error); read_uncommitted: null, except for partitions Kafka refuses before reading."""
+    if isolation != READ_COMMITTED:
+        return [] if result.error_code in _UNKNOWN_PARTITION else None
+    return [
+        Response.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+        for txn in result.aborted_transactions or []
+    ]
 
 
 def _records_for_version(regions: list, version: int):

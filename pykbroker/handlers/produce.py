@@ -14,6 +14,13 @@ offset (v5+), and per-batch errors with a message (v8+).
 - acks=-1 waits until the in-sync replicas have the data, at most `timeout_ms`; with fewer
   in-sync replicas than `min.insync.replicas` it fails with NOT_ENOUGH_REPLICAS before appending
   (or NOT_ENOUGH_REPLICAS_AFTER_APPEND when the ISR shrank while it waited).
+- Transactional batches (v3+, with the request's `transactional_id`): with
+  `transaction.partition.verification.enable` (KIP-890 part 1) the first batch of a transaction
+  on a partition is appended only once the transaction coordinator confirms the partition was
+  added to the transaction; otherwise INVALID_TXN_STATE ("Partition was not added to the
+  transaction"; TRANSACTION_ABORTABLE for v11), and NOT_ENOUGH_REPLICAS when the coordinator
+  could not answer (retriable). Transactional batches of more than one producer in one request
+  are INVALID_PRODUCER_ID_MAPPING.
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 """
@@ -40,8 +47,13 @@ async def handle(request, ctx: RequestContext):
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
     entries, early_results = _collect_partitions(request, ctx.api_version)
-    results = await ctx.services.replica_manager.append_records(
-        entries, required_acks=acks, timeout_ms=request.timeout_ms
+    results = await ctx.services.replica_manager.handle_produce_append(
+        entries,
+        required_acks=acks,
+        timeout_ms=request.timeout_ms,
+        transactional_id=request.transactional_id if ctx.api_version >= 3 else None,
+        verifier=ctx.services.txn_verifier,
+        api_version=ctx.api_version,
     )
     results.update(early_results)
     if acks == 0:

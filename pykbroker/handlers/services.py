@@ -13,6 +13,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `topic_creator` | `TopicAdmin` | `cluster.topic_creation.TopicCreator` |
 | `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
 | `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
+| `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
+| `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.verifier.TransactionVerifier` (or None) |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from ..cluster.model import BrokerInfo, TopicInfo
     from ..cluster.store import MetadataStore
+    from ..common.txn_marker import TxnMarker
     from ..config import BrokerConfig
     from ..coordinator.group.formats import OffsetAndMetadata
     from ..coordinator.group.join import JoinRequest
@@ -40,6 +43,7 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from ..log.config import LogConfig
+    from ..log.producer_state import ProducerStateEntry
     from ..log.results import TimestampAndOffset
     from ..protocol.errors import ErrorCode
     from ..replication.fetch_session import FetchSessionCache
@@ -53,8 +57,15 @@ class ReplicaService(Protocol):
     """The partitions this broker hosts: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
     DeleteRecords and DescribeLogDirs read and write them only through these calls."""
 
-    async def append_records(
-        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int
+    async def handle_produce_append(
+        self,
+        entries: dict[TopicPartition, bytearray],
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        transactional_id: str | None,
+        verifier: TxnVerifierService | None,
+        api_version: int = ...,
     ) -> dict[TopicPartition, ProduceResult]: ...
 
     async def fetch_records(
@@ -65,6 +76,7 @@ class ReplicaService(Protocol):
         max_wait_ms: int,
         min_bytes: int,
         max_bytes: int,
+        isolation_level: int = 0,
     ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
     def fetch_offset_for_timestamp(
@@ -93,6 +105,24 @@ class ReplicaService(Protocol):
     def leader_hint(self, topic: str, index: int) -> tuple[int, int] | None: ...
 
     def log_config(self, topic: str, index: int) -> LogConfig | None: ...
+
+    def active_producers(self, topic: str, index: int) -> list[ProducerStateEntry]: ...
+
+
+class TxnMarkerService(Protocol):
+    """Transaction markers appended as partition leader (WriteTxnMarkers, and the transaction
+    coordinator for the partitions this broker leads)."""
+
+    async def write_txn_markers(self, markers: list[TxnMarker]) -> list[dict[TopicPartition, ErrorCode]]: ...
+
+
+class TxnVerifierService(Protocol):
+    """KIP-890 part 1: asks the transaction coordinator whether partitions are part of a
+    producer's ongoing transaction (NONE for those that are)."""
+
+    async def verify(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
 
 
 class GroupService(Protocol):
@@ -192,8 +222,10 @@ class BrokerServices:
     topic_creator: TopicAdmin
     controller: ControllerService
     producer_ids: ProducerIdService
+    txn_markers: TxnMarkerService
     current_config: Callable[[], BrokerConfig]
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
+    txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
 
     @property
     def config(self) -> BrokerConfig:
