@@ -374,7 +374,7 @@ class ReplicaManager:
     ) -> dict[TopicPartition, ProduceResult]:
         """A Produce request's appends (Kafka's handleProduceAppend): verify the transactional
         partitions with the coordinator first, then append the others and the verified ones.
-        `verifier` None is Kafka without an AddPartitionsToTxnManager: no verification."""
+        `verifier` None (no transaction coordinator to ask): no verification, and none required."""
         producers: set[tuple[int, int]] = set()
         base_sequences: dict[TopicPartition, int] = {}
         for tp, records in entries.items():
@@ -400,7 +400,11 @@ class ReplicaManager:
         failed = {tp: _verification_failure(error, api_version) for tp, error in errors.items()}
         to_append = {tp: records for tp, records in entries.items() if tp not in failed}
         results = await self.append_records(
-            to_append, required_acks=required_acks, timeout_ms=timeout_ms, verification_guards=guards
+            to_append,
+            required_acks=required_acks,
+            timeout_ms=timeout_ms,
+            verification_guards=guards,
+            transaction_verification=None if verifier is not None else False,
         )
         results.update(failed)
         return results
@@ -463,12 +467,18 @@ class ReplicaManager:
         timeout_ms: int,
         origin: str = CLIENT,
         verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
+        transaction_verification: bool | None = None,
     ) -> dict[TopicPartition, ProduceResult]:
         """Append as each partition's leader, then wait as `required_acks` asks. `origin` is the
-        log's (client, coordinator); with transaction verification on, a transactional batch
-        that starts a transaction needs its partition's guard in `verification_guards`."""
+        log's (client, coordinator); with transaction verification on (`transaction_verification`,
+        default `transaction.partition.verification.enable`) a transactional batch that starts a
+        transaction needs its partition's guard in `verification_guards`."""
         results = self.append_to_local_logs(
-            entries, required_acks=required_acks, origin=origin, verification_guards=verification_guards
+            entries,
+            required_acks=required_acks,
+            origin=origin,
+            verification_guards=verification_guards,
+            transaction_verification=transaction_verification,
         )
         await self.wait_for_acks(results, required_acks=required_acks, timeout_ms=timeout_ms)
         return results
@@ -480,11 +490,14 @@ class ReplicaManager:
         required_acks: int,
         origin: str = CLIENT,
         verification_guards: Mapping[TopicPartition, VerificationGuard] | None = None,
+        transaction_verification: bool | None = None,
     ) -> dict[TopicPartition, ProduceResult]:
         """The first half of `append_records`: append now, in the order given, and wake the
         fetches waiting for these partitions."""
         now = self.clock.now_ms()
-        verifying = self.transaction_verification_enabled
+        verifying = (
+            self.transaction_verification_enabled if transaction_verification is None else transaction_verification
+        )
         guards = verification_guards or {}
         results = {
             tp: self._append_one(
