@@ -627,6 +627,7 @@ class Log(OffsetLookups, Retention, Compaction):
     def _after_truncation(self) -> None:
         self.recovery_point = min(self.recovery_point, self._log_end_offset)
         self._high_watermark = min(self._high_watermark, self._log_end_offset)
+        self.producers.on_high_watermark_updated(self._high_watermark)  # the rebuilt state's markers
         self._roll_flush_offset = None
         self._limit_position = None
         self._synced_offset = min(self._synced_offset, self._log_end_offset)

@@ -182,3 +182,12 @@ class TestVerificationGuard:
         log = open_log(tmp_path)
         log.append_as_leader(txn_batch(0), leader_epoch=0, verification_guard=None)
         assert log.log_end_offset == 2
+
+
+def test_after_a_truncation_the_replayed_markers_below_the_high_watermark_do_not_hold_the_lso(tmp_path):
+    log = open_log(tmp_path)
+    write(log, txn_batch(0))
+    end_txn(log, commit=True)
+    write(log, kv_batch(2))
+    assert log.truncate_to(4)  # the producer state is rebuilt from the log, marker included
+    assert (log.high_watermark, log.last_stable_offset) == (4, 4)
