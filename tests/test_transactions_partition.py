@@ -63,8 +63,9 @@ def produce(client: WireClient, records, *, sequence: int, transactional: bool =
     return response.responses[0].partition_responses[0]
 
 
-def write_marker(client: WireClient, *, committed: bool, coordinator_epoch: int = 1, topic: str = TOPIC):
-    response = client.request(ApiKey.WRITE_TXN_MARKERS, 1, WriteTxnMarkers(markers=[
+def write_marker(client: WireClient, *, committed: bool, coordinator_epoch: int = 1, topic: str = TOPIC,
+                 version: int = 1):
+    response = client.request(ApiKey.WRITE_TXN_MARKERS, version, WriteTxnMarkers(markers=[
         WriteTxnMarkers.WritableTxnMarker(
             producer_id=PID, producer_epoch=EPOCH, transaction_result=committed, coordinator_epoch=coordinator_epoch,
             topics=[WriteTxnMarkers.WritableTxnMarkerTopic(name=topic, partition_indexes=[0])])]))
@@ -168,14 +169,17 @@ def test_read_committed_consumers_are_given_the_aborted_transactions_they_read(b
     broker_in_process(script)
 
 
-def test_write_txn_markers_errors(broker_in_process):
+@pytest.mark.parametrize("version", [0, 1])
+def test_write_txn_markers_errors(broker_in_process, version):
     def script(client):
         create_topic(client)
         produce(client, [b"a"], sequence=0)
-        assert write_marker(client, committed=False, coordinator_epoch=3) == ErrorCode.NONE
+        assert write_marker(client, committed=False, coordinator_epoch=3, version=version) == ErrorCode.NONE
         produce(client, [b"b"], sequence=1)
-        assert write_marker(client, committed=True, coordinator_epoch=2) == ErrorCode.TRANSACTION_COORDINATOR_FENCED
-        assert write_marker(client, committed=True, topic="absent") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        assert write_marker(client, committed=True, coordinator_epoch=2,
+                            version=version) == ErrorCode.TRANSACTION_COORDINATOR_FENCED
+        assert write_marker(client, committed=True, topic="absent",
+                            version=version) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         assert fetch(client, READ_COMMITTED).last_stable_offset == 2  # the second transaction is still open
 
     broker_in_process(script)
