@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
+from ..log.producer_state import CLIENT
 from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 
@@ -149,8 +150,10 @@ class Partition:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
     # -- leader: appends ---------------------------------------------------------------
-    def append_as_leader(self, records: bytearray, *, required_acks: int, min_insync_replicas: int, now_ms: int):
-        """Append produced batches; returns the log's append info."""
+    def append_as_leader(
+        self, records: bytearray, *, required_acks: int, min_insync_replicas: int, now_ms: int, origin: str = CLIENT
+    ):
+        """Append produced batches (or, origin "coordinator", a coordinator's); returns the log's append info."""
         self.require_leader()
         if required_acks == -1 and len(self.isr) < min_insync_replicas:
             raise KafkaError(
@@ -159,7 +162,7 @@ class Partition:
                 f"the min.isr requirement of {min_insync_replicas} for partition "
                 f"{self.topic}-{self.index}",
             )
-        info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, now_ms=now_ms)
+        info = self.log.append_as_leader(records, leader_epoch=self.leader_epoch, now_ms=now_ms, origin=origin)
         if not info.duplicate:
             self.bytes_appended += len(records)
             self._append_marks.append((info.last_offset + 1, self.bytes_appended))

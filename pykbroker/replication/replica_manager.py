@@ -28,6 +28,7 @@ from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
 from ..log.config import LogConfig
+from ..log.producer_state import CLIENT
 from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
@@ -310,10 +311,10 @@ class ReplicaManager:
 
     # -- produce -----------------------------------------------------------------------
     async def append_records(
-        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int
+        self, entries: dict[TopicPartition, bytearray], *, required_acks: int, timeout_ms: int, origin: str = CLIENT
     ) -> dict[TopicPartition, ProduceResult]:
         now = self.clock.now_ms()
-        results = {tp: self._append_one(tp, records, required_acks, now) for tp, records in entries.items()}
+        results = {tp: self._append_one(tp, records, required_acks, now, origin) for tp, records in entries.items()}
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
@@ -331,11 +332,17 @@ class ReplicaManager:
             if result.error == ErrorCode.NONE and partition is not None:
                 await sync_before_ack(partition.log, partition.log_end_offset)
 
-    def _append_one(self, tp: TopicPartition, records: bytearray, required_acks: int, now: int) -> ProduceResult:
+    def _append_one(
+        self, tp: TopicPartition, records: bytearray, required_acks: int, now: int, origin: str
+    ) -> ProduceResult:
         try:
             partition = self.leader_partition(*tp)
             info = partition.append_as_leader(
-                records, required_acks=required_acks, min_insync_replicas=self.min_insync_replicas(tp[0]), now_ms=now
+                records,
+                required_acks=required_acks,
+                min_insync_replicas=self.min_insync_replicas(tp[0]),
+                now_ms=now,
+                origin=origin,
             )
         except KafkaError as exc:
             return ProduceResult(
