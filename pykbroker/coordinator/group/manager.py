@@ -251,7 +251,8 @@ class GroupManager:
             for tp, entry in offsets.items():
                 group.offsets.on_failed(tp, entry)
             return
-        # as Kafka: the producer's group is forgotten only if nothing was pending before this
+        # checked before this commit's own offsets are dropped, as Kafka does: the group mostly stays
+        # registered for the producer, and its marker then finds nothing left to complete
         if not group.offsets.has_pending_txn_from(producer.producer_id):
             self._remove_producer_group(producer.producer_id, group.group_id)
         for tp in offsets:
