@@ -3,8 +3,9 @@ it appends record batches through a `PartitionWriter` and rebuilds its state thr
 `CoordinatorLoader`. `replication/coordinator_partitions.py` implements both over the replica
 manager; a coordinator never sees a partition or its log.
 
-The group coordinator uses them for `__consumer_offsets` (`group/log_io.py`); the transaction
-coordinator will use them for `__transaction_state`.
+The group coordinator uses them for `__consumer_offsets` (`group/log_io.py`), loading with
+`load_batches` since transactional offset commits stay pending until their transaction's marker;
+the transaction coordinator uses them for `__transaction_state`.
 """
 
 from __future__ import annotations
@@ -12,8 +13,13 @@ from __future__ import annotations
 from typing import Protocol
 
 from ..protocol.errors import ErrorCode
+from ..replication.coordinator_partitions import LoadedRecord
 
 Entry = tuple[int, bytes | None, bytes | None]  # (batch base offset, key, value)
+
+COORDINATOR_ORIGIN = "coordinator"  # the append origin of a coordinator's writes (log.producer_state)
+
+__all__ = ["COORDINATOR_ORIGIN", "CoordinatorLoader", "Entry", "LoadedRecord", "PartitionWriter"]
 
 
 class PartitionWriter(Protocol):
@@ -22,10 +28,18 @@ class PartitionWriter(Protocol):
         ...
 
     async def append(
-        self, topic: str, partition: int, batch: bytearray, *, required_acks: int, timeout_ms: int
+        self,
+        topic: str,
+        partition: int,
+        batch: bytearray,
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        origin: str = COORDINATOR_ORIGIN,
     ) -> tuple[ErrorCode, int]:
         """Append one record batch as the partition's leader: (error, base offset), once the
-        append is acknowledged as `required_acks` asks (-1: by every in-sync replica)."""
+        append is acknowledged as `required_acks` asks (-1: by every in-sync replica). The
+        `origin` is the log's (a coordinator's writes skip the checks of clients' sequences)."""
         ...
 
 
@@ -37,4 +51,9 @@ class CoordinatorLoader(Protocol):
     async def load(self, topic: str, partition: int) -> list[Entry]:
         """Every data record of the partition from its log start to its log end, read off the
         event loop; control batches are skipped."""
+        ...
+
+    async def load_batches(self, topic: str, partition: int) -> list[LoadedRecord]:
+        """Every record of the partition from its log start to its log end, read off the event
+        loop, control records included, each with its batch's producer and flags."""
         ...

@@ -6,7 +6,8 @@ metadata and no error for partitions without a committed offset.
 - v2+: a null topic list asks for every offset the group has; a group-level error is the
   response's error code. Before v2 a group error is given on each requested partition.
 - v5+: the committed leader epoch. v7+: `require_stable`: UNSTABLE_OFFSET_COMMIT for a
-  partition whose commit is still being written.
+  partition whose commit is still being written, or whose transactional commit (TxnOffsetCommit)
+  waits for its transaction to end (KIP-447).
 - v9's member id and epoch belong to the consumer group protocol and are not checked.
 """
 

@@ -7,21 +7,38 @@ state, as Kafka's CoordinatorPartitionWriter and CoordinatorLoaderImpl do.
                                              timeout_ms=5000)
     loader = CoordinatorLogLoader(replica_manager, buffer_size=5 * 1024 * 1024)
     entries = await loader.load("__consumer_offsets", 7)   # [(batch base offset, key, value)]
+    records = await loader.load_batches("__consumer_offsets", 7)  # control records too, with
+                                                       # their batch's producer and flags
 """
 
 from __future__ import annotations
 
 import logging
+from typing import NamedTuple
 
 import anyio.to_thread
 
 from ..log.producer_state import COORDINATOR, VerificationGuard
 from ..protocol.errors import ErrorCode, KafkaError
-from ..records.records import iter_batches
+from ..records.batch import BatchHeader
+from ..records.records import Record, iter_batches
 
 log = logging.getLogger(__name__)
 
 Entry = tuple[int, bytes | None, bytes | None]  # (batch base offset, key, value)
+
+
+class LoadedRecord(NamedTuple):
+    """A record as `load_batches` reads it, with what its batch says of it (a transactional
+    offset commit, for one, is pending until its producer's COMMIT or ABORT control record)."""
+
+    batch_offset: int  # the base offset of the batch holding it
+    key: bytes | None
+    value: bytes | None
+    producer_id: int = -1
+    producer_epoch: int = -1
+    is_transactional: bool = False
+    is_control: bool = False
 
 
 class CoordinatorPartitionWriter:
@@ -84,22 +101,52 @@ class CoordinatorLogLoader:
             return []
         return await anyio.to_thread.run_sync(read_entries, replica.log, self.buffer_size)
 
+    async def load_batches(self, topic: str, partition: int) -> list[LoadedRecord]:
+        replica = self.replica_manager.partitions.get((topic, partition))
+        if replica is None:
+            return []
+        return await anyio.to_thread.run_sync(read_records, replica.log, self.buffer_size)
+
 
 def read_entries(partition_log, buffer_size: int) -> list[Entry]:
     """Every data record from the log start to the log end."""
     entries: list[Entry] = []
+    for header, records in _read_batches(partition_log, buffer_size):
+        if not header.is_control:
+            entries += [(header.base_offset, r.key, r.value) for r in records]
+    return entries
+
+
+def read_records(partition_log, buffer_size: int) -> list[LoadedRecord]:
+    """Every record, control records included, from the log start to the log end."""
+    return [
+        LoadedRecord(
+            header.base_offset,
+            record.key,
+            record.value,
+            header.producer_id,
+            header.producer_epoch,
+            header.is_transactional,
+            header.is_control,
+        )
+        for header, records in _read_batches(partition_log, buffer_size)
+        for record in records
+    ]
+
+
+def _read_batches(partition_log, buffer_size: int) -> list[tuple[BatchHeader, list[Record]]]:
+    batches: list[tuple[BatchHeader, list[Record]]] = []
     offset, end = partition_log.log_start_offset, partition_log.log_end_offset
     try:
         while offset < end:
             data = partition_log.read(offset, buffer_size, max_offset=end, min_one_message=True).read_bytes()
             next_offset = offset
             for header, records in iter_batches(data, allow_partial_tail=True):
-                if not header.is_control:
-                    entries += [(header.base_offset, r.key, r.value) for r in records]
+                batches.append((header, records))
                 next_offset = header.next_offset
             if next_offset == offset:
                 break
             offset = next_offset
     except KafkaError as exc:  # e.g. the log start moved while reading
         log.error("Error loading %s-%d at offset %d: %s", partition_log.topic, partition_log.partition, offset, exc)
-    return entries
+    return batches

@@ -10,6 +10,8 @@ from pykbroker.coordinator.group.manager import GroupManager, OffsetConfig
 from pykbroker.common.time import FAKE_EPOCH_MS, FakeClock
 from pykbroker.common.timer import MockTimer
 from pykbroker.coordinator.group.runtime import LoopRuntime
+from pykbroker.coordinator.partition_io import LoadedRecord
+from pykbroker.records.control import encode_control_key, encode_end_txn_marker_value
 from pykbroker.protocol import messages
 from pykbroker.protocol.errors import ErrorCode
 
@@ -41,9 +43,9 @@ class FakeRuntime(LoopRuntime):
 
 
 class MemoryOffsetsLog:
-    """`__consumer_offsets` partitions as lists of (batch base offset, key, value). Appends
-    succeed at once, unless `fail_with` is set or `hold` keeps their callbacks until
-    `release()`."""
+    """`__consumer_offsets` partitions as lists of records: (batch base offset, key, value), or
+    `LoadedRecord`s for transactional batches and markers. Appends succeed at once, unless
+    `fail_with` is set or `hold` keeps their callbacks until `release()`."""
 
     def __init__(self) -> None:
         self.records: dict[int, list] = defaultdict(list)
@@ -51,14 +53,18 @@ class MemoryOffsetsLog:
         self.hold = False
         self._held: list = []
 
-    def append(self, partition: int, records, callback, *, acks: int) -> None:
+    def append(self, partition: int, records, callback, *, acks: int, producer=None) -> None:
         if self.fail_with is not None:
             if callback is not None:
                 callback(self.fail_with, -1)
             return
         stored = self.records[partition]
         base = len(stored)
-        stored += [(base, key, value) for key, value in records]
+        if producer is None:
+            stored += [(base, key, value) for key, value in records]
+        else:
+            stored += [LoadedRecord(base, key, value, producer.producer_id, producer.producer_epoch, True)
+                       for key, value in records]
         if callback is None:
             return
         if self.hold:
@@ -74,8 +80,16 @@ class MemoryOffsetsLog:
     def is_leader(self, partition: int) -> bool:
         return True
 
+    def append_marker(self, partition: int, producer_id: int, committed: bool, epoch: int = 0) -> int:
+        """Write a COMMIT or ABORT control record, as WriteTxnMarkers does; its offset."""
+        stored = self.records[partition]
+        offset = len(stored)
+        stored.append(LoadedRecord(offset, encode_control_key(1 if committed else 0),
+                                   encode_end_txn_marker_value(0), producer_id, epoch, True, True))
+        return offset
+
     def load(self, partition: int, callback) -> None:
-        callback(list(self.records[partition]))
+        callback([LoadedRecord(*entry) for entry in self.records[partition]])
 
 
 def coordinator(log: MemoryOffsetsLog | None = None, runtime: FakeRuntime | None = None, *,

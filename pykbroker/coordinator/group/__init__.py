@@ -6,6 +6,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     member_requests.py  SyncGroup, Heartbeat and LeaveGroup
     rebalance.py      the rebalance, its phases and the members' deadlines
     offsets.py        offset commits, fetches, deletion and expiration
+    txn_offsets.py    transactional offset commits and the end of their transactions
     admin.py          listing, describing and deleting groups
     group.py, member.py, state.py, offset_cache.py, model.py
                       a group's bookkeeping

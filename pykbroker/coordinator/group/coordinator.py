@@ -5,6 +5,7 @@ broker leads, and follows leadership changes of those partitions.
     coordinator.startup()            # load the partitions led now; follow the metadata store
     await coordinator.run()          # background writes, until cancelled (the broker runs the timer)
     result = await coordinator.join_group(JoinRequest(...))
+    errors = await coordinator.txn_commit_offsets(...)   # pending until complete_transaction(...)
 
 Every group request is first checked as Kafka does: INVALID_GROUP_ID (an empty group id, except
 for the offset and describe/delete APIs), COORDINATOR_NOT_AVAILABLE (not started, or stopped),
@@ -33,6 +34,7 @@ from .offsets import Offsets
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
 from .runtime import LoopRuntime
+from .txn_offsets import TxnOffsets, TxnVerifier
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +42,7 @@ log = logging.getLogger(__name__)
 _EMPTY_GROUP_ID_ALLOWED = {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS}
 
 
-class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
+class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, Admin):
     def __init__(
         self,
         broker_id: int,
@@ -61,6 +63,9 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, Admin):
         self.offsets_log = offsets_log if offsets_log is not None else manager.offsets_log
         self.metadata = metadata
         self.is_active = False
+        # KIP-890 part 1: checks that a transactional commit's partition is in its transaction
+        # (broker.py sets it when `transaction.partition.verification.enable`; None: no check)
+        self.txn_verifier: TxnVerifier | None = None
 
     @classmethod
     def for_broker(

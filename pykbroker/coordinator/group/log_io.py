@@ -1,26 +1,37 @@
 """Reading and writing `__consumer_offsets` partitions for the group coordinator.
 
-Writes go through a `PartitionWriter` (`coordinator/partition_io.py`) like a producer's, with the
-coordinator's acks (`offsets.commit.required.acks`, -1: all in-sync replicas) and
-`offsets.commit.timeout.ms`; the callback gets the append's error and base offset. Loading goes
-through a `CoordinatorLoader`, which reads a partition from its log start to its log end off the
-event loop and hands back every data record as (batch base offset, key, value); control batches
-are skipped.
+Writes go through a `PartitionWriter` (`coordinator/partition_io.py`) with the coordinator's
+origin and acks (`offsets.commit.required.acks`, -1: all in-sync replicas) and
+`offsets.commit.timeout.ms`; the callback gets the append's error and base offset. A
+transactional offset commit is written as Kafka does: one transactional batch carrying the
+producer's id and epoch (base sequence 0, which the log does not check for a coordinator's
+writes). Loading goes through a `CoordinatorLoader`, which reads a partition from its log start to
+its log end off the event loop and hands back every record, control records included, with its
+batch's base offset, producer and flags (`LoadedRecord`).
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from ...protocol.errors import ErrorCode
-from ...records.records import build_batch
-from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
+from ...records.records import RecordLike, build_batch
+from ..partition_io import COORDINATOR_ORIGIN, CoordinatorLoader, LoadedRecord, PartitionWriter
 from .offsets_topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 
 AppendCallback = Callable[[ErrorCode, int], None]
+
+
+@dataclass(frozen=True)
+class TxnProducer:
+    """The transactional producer a transactional offset commit is written for."""
+
+    producer_id: int
+    producer_epoch: int
 
 
 class OffsetsTopicLog:
@@ -35,15 +46,36 @@ class OffsetsTopicLog:
 
     # -- writing -----------------------------------------------------------------------
     def append(
-        self, partition: int, records: list[tuple[bytes, bytes | None]], callback: AppendCallback | None, *, acks: int
+        self,
+        partition: int,
+        records: list[tuple[bytes, bytes | None]],
+        callback: AppendCallback | None,
+        *,
+        acks: int,
+        producer: TxnProducer | None = None,
     ) -> None:
+        """Append `records` as one batch; with `producer`, a transactional batch of that
+        producer (a transactional offset commit)."""
         now = self.runtime.now_ms()
-        batch = bytearray(build_batch([(key, value, [], now) for key, value in records], compression=self.compression))
+        items: list[RecordLike] = [(key, value, [], now) for key, value in records]
+        if producer is None:
+            batch = bytearray(build_batch(items, compression=self.compression))
+        else:
+            batch = bytearray(
+                build_batch(
+                    items,
+                    compression=self.compression,
+                    producer_id=producer.producer_id,
+                    producer_epoch=producer.producer_epoch,
+                    base_sequence=0,
+                    is_transactional=True,
+                )
+            )
         self.runtime.spawn(self._append, partition, batch, acks, callback)
 
     async def _append(self, partition: int, batch: bytearray, acks: int, callback: AppendCallback | None) -> None:
         error, base_offset = await self.writer.append(
-            OFFSETS_TOPIC, partition, batch, required_acks=acks, timeout_ms=self.timeout_ms
+            OFFSETS_TOPIC, partition, batch, required_acks=acks, timeout_ms=self.timeout_ms, origin=COORDINATOR_ORIGIN
         )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", OFFSETS_TOPIC, partition, error.name)
@@ -54,13 +86,13 @@ class OffsetsTopicLog:
     def is_leader(self, partition: int) -> bool:
         return self.writer.is_leader(OFFSETS_TOPIC, partition)
 
-    def load(self, partition: int, callback: Callable[[list[Entry]], None]) -> None:
-        """Read the partition and call `callback(entries)` on the event loop (at once when
+    def load(self, partition: int, callback: Callable[[list[LoadedRecord]], None]) -> None:
+        """Read the partition and call `callback(records)` on the event loop (at once when
         the partition is empty)."""
         if self.loader.is_empty(OFFSETS_TOPIC, partition):
             callback([])
             return
         self.runtime.spawn(self._load, partition, callback)
 
-    async def _load(self, partition: int, callback: Callable[[list[Entry]], None]) -> None:
-        callback(await self.loader.load(OFFSETS_TOPIC, partition))
+    async def _load(self, partition: int, callback: Callable[[list[LoadedRecord]], None]) -> None:
+        callback(await self.loader.load_batches(OFFSETS_TOPIC, partition))

@@ -5,8 +5,15 @@ it becomes leader of a partition it loads the partition (meanwhile the partition
 COORDINATOR_LOAD_IN_PROGRESS); when it stops leading one, the partition's groups are unloaded.
 
 Writes: `store_group` (a group's generation, members and assignment, after a rebalance),
-`store_offsets` (a commit) and `cleanup_group_metadata` (tombstones for removed offsets and dead
-groups). Append errors are turned into the errors Kafka gives the clients.
+`store_offsets` (a commit; with a producer, a transactional one) and `cleanup_group_metadata`
+(tombstones for removed offsets and dead groups). Append errors are turned into the errors Kafka
+gives the clients.
+
+Transactions: the groups with transactional commits pending are kept per producer id (Kafka's
+openGroupsForProducer), so that a transaction marker written to a partition of
+`__consumer_offsets` completes the pending offsets of that producer in the groups of that
+partition (`handle_txn_completion`). A marker that arrives while its partition loads waits for the
+load, and is applied then unless the load read it already.
 """
 
 from __future__ import annotations
@@ -19,6 +26,7 @@ from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .formats import GroupRecord, MemberRecord, OffsetAndMetadata, group_key, group_value, offset_key, offset_value
 from .group import GroupMetadata
+from .log_io import TxnProducer
 from .offsets_topic import partition_for
 from .replay import build_group, replay
 from .state import DEAD, EMPTY
@@ -64,6 +72,8 @@ class GroupManager:
         self.loading_partitions: set[int] = set()
         self._load_tokens: dict[int, object] = {}
         self._loaded_partitions = self._loaded_records = 0  # since loading last went idle
+        self.open_groups_for_producer: dict[int, set[str]] = {}
+        self._completions_while_loading: dict[int, list[tuple[int, bool, int]]] = {}
 
     # -- where groups live ---------------------------------------------------------------
     def partition_for(self, group_id: str) -> int:
@@ -121,11 +131,21 @@ class GroupManager:
         for group_id in replayed.group_ids():
             if self.partition_for(group_id) != partition:
                 continue
+            pending = replayed.pending_of(group_id)
+            for producer_id in pending:
+                self._add_producer_group(producer_id, group_id)
             group = build_group(
-                group_id, replayed.groups.get(group_id), replayed.offsets.get(group_id, {}), self.runtime.now_ms
+                group_id,
+                replayed.groups.get(group_id),
+                replayed.offsets_of(group_id),
+                self.runtime.now_ms,
+                pending,
             )
             if self.add_group(group) is group:
                 on_group_loaded(group)
+        for producer_id, committed, marker_offset in self._completions_while_loading.pop(partition, []):
+            if marker_offset > replayed.last_offset:  # written after what the load read
+                self.handle_txn_completion(producer_id, {partition}, committed)
         log.debug("Finished loading __consumer_offsets-%d: %d records", partition, len(entries))
         self._count_load(len(entries))
 
@@ -147,11 +167,13 @@ class GroupManager:
 
     def remove_groups_for_partition(self, partition: int, on_group_unloaded: Callable[[GroupMetadata], None]) -> None:
         self._load_tokens.pop(partition, None)
+        self._completions_while_loading.pop(partition, None)
         self.loading_partitions.discard(partition)
         self.owned_partitions.discard(partition)
         for group in [g for g in self.groups.values() if self.partition_for(g.group_id) == partition]:
             del self.groups[group.group_id]
             on_group_unloaded(group)
+            self._remove_group_from_all_producers(group.group_id)
         log.debug("Unloaded the groups of __consumer_offsets-%d", partition)
 
     # -- writing a group -------------------------------------------------------------------
@@ -178,7 +200,10 @@ class GroupManager:
         group: GroupMetadata,
         offsets: dict[TopicPartition, OffsetAndMetadata],
         callback: Callable[[dict[TopicPartition, ErrorCode]], None],
+        producer: TxnProducer | None = None,
     ) -> None:
+        """Write a commit (with `producer`, a transactional one, pending until its
+        transaction's marker) and answer `callback` once it is written or failed."""
         valid = {tp: e for tp, e in offsets.items() if self.is_metadata_valid(e.metadata)}
         if not valid:
             callback({tp: ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in offsets})
@@ -186,24 +211,92 @@ class GroupManager:
         if not self.is_group_local(group.group_id):
             callback({tp: ErrorCode.NOT_COORDINATOR for tp in offsets})
             return
-        group.offsets.prepare(valid)
+        if producer is None:
+            group.offsets.prepare(valid)
+        else:
+            self._add_producer_group(producer.producer_id, group.group_id)
+            group.offsets.prepare_txn(producer.producer_id, valid)
 
         def appended(error: ErrorCode, base_offset: int) -> None:
             if not group.is_(DEAD):
-                for tp, entry in valid.items():
-                    if error == ErrorCode.NONE:
-                        group.offsets.on_appended(tp, entry, base_offset)
-                    else:
-                        group.offsets.on_failed(tp, entry)
-            outcome = _commit_error(error)
+                if error == ErrorCode.NONE:
+                    self._on_offsets_appended(group, valid, base_offset, producer)
+                else:
+                    self._on_offsets_failed(group, valid, producer)
+            outcome = maybe_convert_offset_commit_error(error)
             callback({tp: outcome if tp in valid else ErrorCode.OFFSET_METADATA_TOO_LARGE for tp in offsets})
 
         records = [
             (offset_key(group.group_id, topic, index), offset_value(entry)) for (topic, index), entry in valid.items()
         ]
         self.offsets_log.append(
-            self.partition_for(group.group_id), records, appended, acks=self.config.commit_required_acks
+            self.partition_for(group.group_id),
+            records,
+            appended,
+            acks=self.config.commit_required_acks,
+            producer=producer,
         )
+
+    def _on_offsets_appended(
+        self, group: GroupMetadata, offsets: dict, base_offset: int, producer: TxnProducer | None
+    ) -> None:
+        for tp, entry in offsets.items():
+            if producer is None:
+                group.offsets.on_appended(tp, entry, base_offset)
+            else:
+                group.offsets.on_txn_appended(producer.producer_id, tp, entry, base_offset)
+
+    def _on_offsets_failed(self, group: GroupMetadata, offsets: dict, producer: TxnProducer | None) -> None:
+        if producer is None:
+            for tp, entry in offsets.items():
+                group.offsets.on_failed(tp, entry)
+            return
+        # checked before this commit's own offsets are dropped, as Kafka does: the group mostly stays
+        # registered for the producer, and its marker then finds nothing left to complete
+        if not group.offsets.has_pending_txn_from(producer.producer_id):
+            self._remove_producer_group(producer.producer_id, group.group_id)
+        for tp in offsets:
+            group.offsets.fail_txn(producer.producer_id, tp)
+
+    # -- ending transactions ---------------------------------------------------------------
+    def handle_txn_completion(self, producer_id: int, partitions: set[int], committed: bool) -> None:
+        """A COMMIT or ABORT marker of `producer_id` was written to these partitions of
+        `__consumer_offsets`: complete the producer's pending offsets in their groups."""
+        open_groups = self.open_groups_for_producer.get(producer_id, set())
+        for group_id in [g for g in open_groups if self.partition_for(g) in partitions]:
+            group = self.groups.get(group_id)
+            if group is None:
+                log.info(
+                    "Group %s has moved away after the transaction marker was written but before the cache was "
+                    "updated. The cache on the new group owner will be updated instead.",
+                    group_id,
+                )
+                continue
+            if not group.is_(DEAD):
+                group.offsets.complete_txn(producer_id, committed)
+                self._remove_producer_group(producer_id, group_id)
+
+    def defer_txn_completion(self, partition: int, producer_id: int, committed: bool, marker_offset: int) -> bool:
+        """Keep a marker of a partition that is loading for the end of its load; False if the
+        partition is not loading."""
+        if partition not in self.loading_partitions:
+            return False
+        self._completions_while_loading.setdefault(partition, []).append((producer_id, committed, marker_offset))
+        return True
+
+    def _add_producer_group(self, producer_id: int, group_id: str) -> None:
+        self.open_groups_for_producer.setdefault(producer_id, set()).add(group_id)
+
+    def _remove_producer_group(self, producer_id: int, group_id: str) -> None:
+        groups = self.open_groups_for_producer.get(producer_id)
+        if groups is not None:
+            groups.discard(group_id)
+            if not groups:
+                del self.open_groups_for_producer[producer_id]
+
+    def _remove_group_from_all_producers(self, group_id: str) -> None:
+        for groups in self.open_groups_for_producer.values():
+            groups.discard(group_id)
 
     # -- reading offsets -------------------------------------------------------------------
     def get_offsets(
@@ -289,8 +382,11 @@ def _store_group_error(error: ErrorCode) -> ErrorCode:
     return error
 
 
-def _commit_error(error: ErrorCode) -> ErrorCode:
-    """The error an offset commit reports for a failed write of its records."""
+def maybe_convert_offset_commit_error(error: ErrorCode) -> ErrorCode:
+    """The error an offset commit reports for a failed write of its records (or a failed
+    verification of a transactional commit), as Kafka's maybeConvertOffsetCommitError."""
+    if error == ErrorCode.NETWORK_EXCEPTION:  # verification failed: clients retry without a lookup
+        return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
     if error in (
         ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
         ErrorCode.NOT_ENOUGH_REPLICAS,

@@ -3,15 +3,27 @@
 A commit is staged (`prepare`) before its records are appended to `__consumer_offsets`, and
 materialized (`on_appended`) once the append succeeded, remembering the offset of the batch that
 holds it, so that the latest write always wins. A failed append drops the staged commit.
+
+A transactional commit (TxnOffsetCommit) is kept per producer id, as Kafka's GroupMetadata does:
+staged (`prepare_txn`), given its batch offset once appended (`on_txn_appended`) or dropped if
+the append failed (`fail_txn`), and still pending until its transaction ends: on COMMIT
+(`complete_txn`) each offset becomes the committed one unless a commit written later to the log
+holds that partition; on ABORT they are dropped. A partition with a commit of either kind in
+flight `is_pending` (OffsetFetch's require_stable answers UNSTABLE_OFFSET_COMMIT). Expiration
+passes over partitions with a consumer's commit in flight only, as Kafka's does: pending
+transactional offsets are never expired themselves, and keep the group from being deleted.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ...common.topic_partition import TopicPartition
 from .formats import OffsetAndMetadata
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -20,10 +32,20 @@ class StoredOffset:
     batch_offset: int  # where the record holding it sits in __consumer_offsets
 
 
+@dataclass(frozen=True)
+class PendingTxnOffset:
+    """A transactional commit waiting for its transaction's end; `batch_offset` is None until
+    its record is appended."""
+
+    entry: OffsetAndMetadata
+    batch_offset: int | None = None
+
+
 class OffsetCache:
     def __init__(self) -> None:
         self._offsets: dict[TopicPartition, StoredOffset] = {}
         self._pending: dict[TopicPartition, OffsetAndMetadata] = {}
+        self._pending_txn: dict[int, dict[TopicPartition, PendingTxnOffset]] = {}  # by producer id
 
     # -- reading -----------------------------------------------------------------------
     def get(self, tp: TopicPartition) -> OffsetAndMetadata | None:
@@ -40,10 +62,22 @@ class OffsetCache:
         return len(self._offsets)
 
     def has_offsets(self) -> bool:
-        return bool(self._offsets) or bool(self._pending)
+        return bool(self._offsets) or bool(self._pending) or bool(self._pending_txn)
 
     def is_pending(self, tp: TopicPartition) -> bool:
-        return tp in self._pending
+        """Whether a commit of `tp` is in flight: a consumer's being written, or a
+        transactional one whose transaction has not ended."""
+        return tp in self._pending or any(tp in offsets for offsets in self._pending_txn.values())
+
+    def active_producers(self) -> list[int]:
+        """The producers with transactional commits pending in this group."""
+        return list(self._pending_txn)
+
+    def has_pending_txn_from(self, producer_id: int) -> bool:
+        return producer_id in self._pending_txn
+
+    def pending_txn(self, producer_id: int) -> dict[TopicPartition, PendingTxnOffset]:
+        return dict(self._pending_txn.get(producer_id, {}))
 
     # -- commits -----------------------------------------------------------------------
     def load(self, tp: TopicPartition, stored: StoredOffset) -> None:
@@ -64,11 +98,63 @@ class OffsetCache:
         if self._pending.get(tp) == entry:
             del self._pending[tp]
 
+    # -- transactional commits ---------------------------------------------------------
+    def load_pending_txn(self, producer_id: int, offsets: dict[TopicPartition, StoredOffset]) -> None:
+        """Pending transactional offsets found in the log (their batch offsets known)."""
+        self._pending_txn[producer_id] = {
+            tp: PendingTxnOffset(stored.entry, stored.batch_offset) for tp, stored in offsets.items()
+        }
+
+    def prepare_txn(self, producer_id: int, offsets: dict[TopicPartition, OffsetAndMetadata]) -> None:
+        pending = self._pending_txn.setdefault(producer_id, {})
+        for tp, entry in offsets.items():
+            pending[tp] = PendingTxnOffset(entry)
+
+    def on_txn_appended(
+        self, producer_id: int, tp: TopicPartition, entry: OffsetAndMetadata, batch_offset: int
+    ) -> None:
+        pending = self._pending_txn.get(producer_id)
+        if pending is not None and tp in pending and pending[tp].entry == entry:
+            pending[tp] = PendingTxnOffset(entry, batch_offset)
+
+    def fail_txn(self, producer_id: int, tp: TopicPartition) -> None:
+        """The record of a transactional commit was not written: forget it (the producer
+        gets an error and retries, maybe with another coordinator)."""
+        pending = self._pending_txn.get(producer_id)
+        if pending is None:
+            return  # the partition emigrated meanwhile
+        pending.pop(tp, None)
+        if not pending:
+            del self._pending_txn[producer_id]
+
+    def complete_txn(self, producer_id: int, committed: bool) -> None:
+        """The producer's transaction ended: on commit its offsets become the committed ones,
+        unless a commit written after them to the log holds the partition already."""
+        pending = self._pending_txn.pop(producer_id, None)
+        if pending is None or not committed:
+            return
+        for tp, offset in pending.items():
+            if offset.batch_offset is None:
+                log.error(
+                    "Trying to complete a transactional offset commit for producer %d of %s even though "
+                    "the offset commit record itself has not been appended to the log",
+                    producer_id,
+                    tp,
+                )
+                continue
+            current = self._offsets.get(tp)
+            if current is None or current.batch_offset < offset.batch_offset:
+                self._offsets[tp] = StoredOffset(offset.entry, offset.batch_offset)
+
     # -- removal -----------------------------------------------------------------------
     def remove(self, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, OffsetAndMetadata]:
+        """Forget the offsets of `partitions`, pending ones of both kinds included; returns
+        the committed ones removed."""
         removed = {}
         for tp in list(partitions):
             self._pending.pop(tp, None)
+            for pending in self._pending_txn.values():
+                pending.pop(tp, None)  # an emptied producer stays until its transaction ends, as in Kafka
             stored = self._offsets.pop(tp, None)
             if stored is not None:
                 removed[tp] = stored.entry

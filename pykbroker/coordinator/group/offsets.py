@@ -91,8 +91,16 @@ class Offsets:
             callback({tp: ErrorCode.REBALANCE_IN_PROGRESS for tp in offsets})
 
     def _validate_offset_commit(
-        self, group: GroupMetadata, generation_id: int, member_id: str, group_instance_id: str | None
+        self,
+        group: GroupMetadata,
+        generation_id: int,
+        member_id: str,
+        group_instance_id: str | None,
+        is_transactional: bool = False,
     ) -> ErrorCode | None:
+        """Kafka's validateOffsetCommit: who may commit to `group` (a transactional commit
+        before TxnOffsetCommit v3 names no member and generation, and is accepted whatever
+        the group's state)."""
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         if generation_id < 0 and group.is_(EMPTY):
@@ -104,7 +112,7 @@ class Offsets:
             if generation_id != group.generation_id:
                 return ErrorCode.ILLEGAL_GENERATION
             return None
-        if not group.is_(EMPTY):
+        if not is_transactional and not group.is_(EMPTY):
             return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit to a non-empty group
         return None
 

@@ -3,6 +3,11 @@
 Later records win; a tombstone (null value) removes an offset or a group. Groups with offsets but
 no group record (simple consumers, or groups whose record was removed) come back Empty. A group
 record with members comes back Stable, one without members Empty.
+
+Offsets in a transactional batch (TxnOffsetCommit) are pending for their producer until that
+producer's control record: COMMIT makes them committed (each unless an offset written later to
+the log holds its partition), ABORT drops them; those without a marker yet stay pending, and the
+group comes back with them (as Kafka's loadGroupsAndOffsets does).
 """
 
 from __future__ import annotations
@@ -11,6 +16,9 @@ import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ...records.control import COMMIT, parse_control_type
+from ...records.errors import InvalidRecordError
+from ..partition_io import LoadedRecord
 from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key, decode_offset_value
 from .group import GroupMetadata
 from .member import MemberMetadata
@@ -20,27 +28,50 @@ from .state import EMPTY, STABLE
 log = logging.getLogger(__name__)
 
 
+GroupOffsets = dict[tuple[str, TopicPartition], StoredOffset]  # by (group, topic-partition)
+
+
 @dataclass
 class ReplayedPartition:
     groups: dict[str, GroupRecord] = field(default_factory=dict)
     removed_groups: set[str] = field(default_factory=set)
-    offsets: dict[str, dict[TopicPartition, StoredOffset]] = field(default_factory=dict)
+    committed: GroupOffsets = field(default_factory=dict)
+    pending: dict[int, GroupOffsets] = field(default_factory=dict)  # by producer id
+    last_offset: int = -1  # of the last batch read
 
     def group_ids(self) -> list[str]:
-        return list(dict.fromkeys([*self.groups, *self.offsets]))
+        with_offsets = [group for group, _ in self.committed]
+        with_pending = [group for offsets in self.pending.values() for group, _ in offsets]
+        return list(dict.fromkeys([*self.groups, *with_offsets, *with_pending]))
+
+    def offsets_of(self, group_id: str) -> dict[TopicPartition, StoredOffset]:
+        return {tp: stored for (group, tp), stored in self.committed.items() if group == group_id}
+
+    def pending_of(self, group_id: str) -> dict[int, dict[TopicPartition, StoredOffset]]:
+        """The group's pending transactional offsets, by producer id."""
+        result: dict[int, dict[TopicPartition, StoredOffset]] = {}
+        for producer_id, offsets in self.pending.items():
+            mine = {tp: stored for (group, tp), stored in offsets.items() if group == group_id}
+            if mine:
+                result[producer_id] = mine
+        return result
 
 
-def replay(entries: Iterable[tuple[int, bytes | None, bytes | None]]) -> ReplayedPartition:
+def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
     state = ReplayedPartition()
-    for batch_offset, key_bytes, value in entries:
-        if key_bytes is None:
+    for record in records:
+        state.last_offset = max(state.last_offset, record.batch_offset)
+        if record.is_control:
+            _apply_control(state, record)
+            continue
+        if record.key is None:
             log.warning("Skipping a record without key in __consumer_offsets")
             continue
-        key = decode_key(key_bytes)
+        key = decode_key(record.key)
         if isinstance(key, OffsetKey):
-            _apply_offset(state, key, value, batch_offset)
+            _apply_offset(state, key, record)
         elif isinstance(key, GroupKey):
-            _apply_group(state, key.group, value)
+            _apply_group(state, key.group, record.value)
         else:
             log.warning(
                 "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version
@@ -48,15 +79,32 @@ def replay(entries: Iterable[tuple[int, bytes | None, bytes | None]]) -> Replaye
     return state
 
 
-def _apply_offset(state: ReplayedPartition, key: OffsetKey, value: bytes | None, batch_offset: int) -> None:
-    offsets = state.offsets.setdefault(key.group, {})
-    tp = (key.topic, key.partition)
-    if value is None:
-        offsets.pop(tp, None)
-        if not offsets:
-            del state.offsets[key.group]
+def _apply_control(state: ReplayedPartition, record: LoadedRecord) -> None:
+    """A transaction marker ends its producer's pending offsets (committed on COMMIT)."""
+    try:
+        control_type = parse_control_type(record.key)
+    except InvalidRecordError:
+        log.warning("Skipping a control record with an invalid key in __consumer_offsets")
+        return
+    pending = state.pending.pop(record.producer_id, {})
+    if control_type != COMMIT:
+        return
+    for group_tp, stored in pending.items():
+        current = state.committed.get(group_tp)
+        if current is None or current.batch_offset < stored.batch_offset:
+            state.committed[group_tp] = stored
+
+
+def _apply_offset(state: ReplayedPartition, key: OffsetKey, record: LoadedRecord) -> None:
+    if record.is_transactional:
+        offsets = state.pending.setdefault(record.producer_id, {})
     else:
-        offsets[tp] = StoredOffset(decode_offset_value(value), batch_offset)
+        offsets = state.committed
+    group_tp = (key.group, (key.topic, key.partition))
+    if record.value is None:
+        offsets.pop(group_tp, None)
+    else:
+        offsets[group_tp] = StoredOffset(decode_offset_value(record.value), record.batch_offset)
 
 
 def _apply_group(state: ReplayedPartition, group_id: str, value: bytes | None) -> None:
@@ -69,9 +117,14 @@ def _apply_group(state: ReplayedPartition, group_id: str, value: bytes | None) -
 
 
 def build_group(
-    group_id: str, record: GroupRecord | None, offsets: dict[TopicPartition, StoredOffset], now_ms: Callable[[], int]
+    group_id: str,
+    record: GroupRecord | None,
+    offsets: dict[TopicPartition, StoredOffset],
+    now_ms: Callable[[], int],
+    pending: dict[int, dict[TopicPartition, StoredOffset]] | None = None,
 ) -> GroupMetadata:
-    """A group as loaded: from its record if any (Stable with members, else Empty)."""
+    """A group as loaded: from its record if any (Stable with members, else Empty), with its
+    offsets and its pending transactional offsets by producer id."""
     if record is None:
         group = GroupMetadata(group_id, EMPTY, now_ms)
     else:
@@ -99,4 +152,6 @@ def build_group(
         group.subscribed_topics = group.compute_subscribed_topics()
     for tp, stored in offsets.items():
         group.offsets.load(tp, stored)
+    for producer_id, producer_offsets in (pending or {}).items():
+        group.offsets.load_pending_txn(producer_id, producer_offsets)
     return group
