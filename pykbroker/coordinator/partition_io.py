@@ -36,10 +36,13 @@ class PartitionWriter(Protocol):
         required_acks: int,
         timeout_ms: int,
         origin: str = COORDINATOR_ORIGIN,
+        verification_guard: object = None,
     ) -> tuple[ErrorCode, int]:
         """Append one record batch as the partition's leader: (error, base offset), once the
         append is acknowledged as `required_acks` asks (-1: by every in-sync replica). The
-        `origin` is the log's (a coordinator's writes skip the checks of clients' sequences)."""
+        `origin` is the log's (a coordinator's writes skip the checks of clients' sequences);
+        a transactional batch that starts its producer's transaction on the partition needs the
+        `verification_guard` its verification gave (KIP-890), while verification is on."""
         ...
 
 

@@ -60,13 +60,13 @@ class CoordinatorPartitionWriter:
         required_acks: int,
         timeout_ms: int,
         origin: str = COORDINATOR,
-        verification_guard: VerificationGuard | None = None,
+        verification_guard: object = None,
     ) -> tuple[ErrorCode, int]:
         """Append as the partition's leader; a transactional batch (TxnOffsetCommit) that
         starts the producer's transaction here needs the guard of
         `maybe_start_transaction_verification` while verification is on."""
         tp = (topic, partition)
-        guards = {tp: verification_guard} if verification_guard is not None else None
+        guards = {tp: verification_guard} if isinstance(verification_guard, VerificationGuard) else None
         results = await self.replica_manager.append_records(
             {tp: batch}, required_acks=required_acks, timeout_ms=timeout_ms, origin=origin, verification_guards=guards
         )

@@ -155,7 +155,7 @@ def test_a_failed_verification_answers_its_error_and_writes_nothing():
 
     async def verifier(transactional_id, producer_id, producer_epoch, partition):
         asked.append((transactional_id, producer_id, producer_epoch, partition))
-        return answer
+        return answer, None
 
     c.txn_verifier = verifier
     for answer, reported in [(ErrorCode.NETWORK_EXCEPTION, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS),

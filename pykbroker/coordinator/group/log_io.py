@@ -32,6 +32,7 @@ class TxnProducer:
 
     producer_id: int
     producer_epoch: int
+    verification_guard: object = None  # what the verification of the group's partition gave (KIP-890)
 
 
 class OffsetsTopicLog:
@@ -71,11 +72,20 @@ class OffsetsTopicLog:
                     is_transactional=True,
                 )
             )
-        self.runtime.spawn(self._append, partition, batch, acks, callback)
+        guard = None if producer is None else producer.verification_guard
+        self.runtime.spawn(self._append, partition, batch, acks, callback, guard)
 
-    async def _append(self, partition: int, batch: bytearray, acks: int, callback: AppendCallback | None) -> None:
+    async def _append(
+        self, partition: int, batch: bytearray, acks: int, callback: AppendCallback | None, guard: object = None
+    ) -> None:
         error, base_offset = await self.writer.append(
-            OFFSETS_TOPIC, partition, batch, required_acks=acks, timeout_ms=self.timeout_ms, origin=COORDINATOR_ORIGIN
+            OFFSETS_TOPIC,
+            partition,
+            batch,
+            required_acks=acks,
+            timeout_ms=self.timeout_ms,
+            origin=COORDINATOR_ORIGIN,
+            verification_guard=guard,
         )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", OFFSETS_TOPIC, partition, error.name)

@@ -47,8 +47,9 @@ from .state import EMPTY
 
 log = logging.getLogger(__name__)
 
-# (transactional id, producer id, producer epoch, topic-partition) -> the verification's error
-TxnVerifier = Callable[[str, int, int, TopicPartition], Awaitable[ErrorCode]]
+# (transactional id, producer id, producer epoch, topic-partition) -> (the verification's error,
+# the guard the transactional append must carry)
+TxnVerifier = Callable[[str, int, int, TopicPartition], Awaitable[tuple[ErrorCode, object]]]
 
 
 class TxnOffsets:
@@ -86,9 +87,10 @@ class TxnOffsets:
         group = self.manager.get_group(group_id)
         if group is None:
             group = self.manager.add_group(GroupMetadata(group_id, EMPTY, self.manager.runtime.now_ms))
+        guard: object = None
         if self.txn_verifier is not None:
             partition = (OFFSETS_TOPIC, self.manager.partition_for(group_id))
-            error = await self.txn_verifier(transactional_id, producer_id, producer_epoch, partition)
+            error, guard = await self.txn_verifier(transactional_id, producer_id, producer_epoch, partition)
             if error != ErrorCode.NONE:
                 final = maybe_convert_offset_commit_error(error)
                 return {tp: final for tp in offsets}
@@ -100,7 +102,13 @@ class TxnOffsets:
             done.set()
 
         self.handle_txn_commit_offsets(
-            group, producer_id, producer_epoch, member_id, group_instance_id, generation_id, offsets, answer
+            group,
+            TxnProducer(producer_id, producer_epoch, guard),
+            member_id,
+            group_instance_id,
+            generation_id,
+            offsets,
+            answer,
         )
         await done.wait()
         return result
@@ -108,8 +116,7 @@ class TxnOffsets:
     def handle_txn_commit_offsets(
         self,
         group: GroupMetadata,
-        producer_id: int,
-        producer_epoch: int,
+        producer: TxnProducer,
         member_id: str,
         group_instance_id: str | None,
         generation_id: int,
@@ -121,7 +128,7 @@ class TxnOffsets:
         if error is not None:
             callback({tp: error for tp in offsets})
             return
-        self.manager.store_offsets(group, offsets, callback, TxnProducer(producer_id, producer_epoch))
+        self.manager.store_offsets(group, offsets, callback, producer)
 
     def complete_transaction(
         self, offsets_partition: int, producer_id: int, committed: bool, marker_offset: int
