@@ -33,6 +33,7 @@ from .common.timer import SystemTimer
 from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
+from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
@@ -80,6 +81,8 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.txn_coordinator: TransactionCoordinator | None = None
+        self.txn_verifier: TransactionVerifier | None = None
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -186,8 +189,37 @@ class Broker:
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
         )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
+        self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
+        """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
+        `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
+        self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["transaction.state.log.load.buffer.size"])),
+            metadata,
+            self.timer,
+            _opened(self.producer_ids),
+            listener_name=self.inter_broker_listener,
+            group_partition_for=group_coordinator.partition_for,
+            marker_writer=None,  # the partition side's TxnMarkerService (txn_markers); None: over the network
+        )
+        txn_coordinator.startup()
+        topic_creator.register_internal_topic(
+            txn_topic.TRANSACTION_STATE_TOPIC,
+            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self.txn_verifier = TransactionVerifier(
+            self.broker_id,
+            metadata,
+            txn_coordinator,
+            listener_name=self.inter_broker_listener,
+            request_timeout_ms=int(self.config["request.timeout.ms"]),
+        )
 
     def _apply_dynamic_configs(self) -> None:
         """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
@@ -280,6 +312,7 @@ class Broker:
                 tasks.start_soon(run_maintenance, self)
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.txn_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
                 self.started = True
                 data = ", ".join(_opened(self.log_manager).log_dirs)
@@ -305,6 +338,9 @@ class Broker:
         self.bridge.detach()
         for listener in self.listeners:
             listener.sock.close()
+        if self.txn_coordinator is not None:
+            self.txn_coordinator.shutdown()
+            self.txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self.replica_manager is not None:
@@ -349,6 +385,8 @@ class Broker:
             topic_creator=_opened(self.topic_creator),
             controller=controller,
             producer_ids=_opened(self.producer_ids),
+            txn_coordinator=_opened(self.txn_coordinator),
+            txn_verifier=_opened(self.txn_verifier),
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )
