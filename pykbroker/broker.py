@@ -33,11 +33,13 @@ from .common.timer import SystemTimer
 from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
+from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
+from .protocol.errors import ErrorCode
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
@@ -82,6 +84,8 @@ class Broker:
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
         self.txn_markers: TxnMarkerWriter | None = None
+        self.txn_coordinator: TransactionCoordinator | None = None
+        self.txn_verifier: TransactionVerifier | None = None
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -189,8 +193,55 @@ class Broker:
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
         )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
+        self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
+        """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
+        `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
+        self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["transaction.state.log.load.buffer.size"])),
+            metadata,
+            self.timer,
+            _opened(self.producer_ids),
+            listener_name=self.inter_broker_listener,
+            group_partition_for=group_coordinator.partition_for,
+            marker_writer=_opened(self.txn_markers),  # markers for partitions this broker leads
+        )
+        txn_coordinator.startup()
+        topic_creator.register_internal_topic(
+            txn_topic.TRANSACTION_STATE_TOPIC,
+            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self.txn_verifier = verifier = TransactionVerifier(
+            self.broker_id,
+            metadata,
+            txn_coordinator,
+            listener_name=self.inter_broker_listener,
+            request_timeout_ms=int(self.config["request.timeout.ms"]),
+        )
+        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
+
+    def _connect_group_coordinator_to_transactions(
+        self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
+    ) -> None:
+        """Markers written to `__consumer_offsets` complete the group's transactional offsets, and a
+        TxnOffsetCommit first verifies that the group's partition is in the transaction (KIP-890),
+        carrying the verification's guard to its append, as Kafka's group coordinator does."""
+        _opened(self.txn_markers).on_offsets_marker = group_coordinator.complete_transaction
+
+        async def verify_offsets_partition(
+            transactional_id: str, producer_id: int, producer_epoch: int, tp: tuple[str, int]
+        ) -> tuple[ErrorCode, object]:
+            return await replica_manager.maybe_start_transaction_verification_for_partition(
+                tp, transactional_id, producer_id, producer_epoch, verifier
+            )
+
+        group_coordinator.txn_verifier = verify_offsets_partition
 
     def _apply_dynamic_configs(self) -> None:
         """Dynamic broker configs (AlterConfigs on this broker or on the cluster default) over
@@ -283,6 +334,7 @@ class Broker:
                 tasks.start_soon(run_maintenance, self)
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.txn_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
                 self.started = True
                 data = ", ".join(_opened(self.log_manager).log_dirs)
@@ -308,6 +360,9 @@ class Broker:
         self.bridge.detach()
         for listener in self.listeners:
             listener.sock.close()
+        if self.txn_coordinator is not None:
+            self.txn_coordinator.shutdown()
+            self.txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self.replica_manager is not None:
@@ -353,6 +408,8 @@ class Broker:
             controller=controller,
             producer_ids=_opened(self.producer_ids),
             txn_markers=_opened(self.txn_markers),
+            txn_coordinator=_opened(self.txn_coordinator),
+            txn_verifier=_opened(self.txn_verifier),
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )

@@ -53,6 +53,7 @@ class BrokerProcess:
             "log.dirs": str(self.directory / "kafka-logs"),
             "offsets.topic.replication.factor": "1",  # one broker, as in Kafka's dev configs
             "transaction.state.log.replication.factor": "1",
+            "transaction.state.log.min.isr": "1",
             **(overrides or {}),
         }
         self.start_timeout = start_timeout

@@ -72,13 +72,13 @@ def test_find_coordinator_answers_each_key_of_a_batch(broker, client, version):
                                                 ("b", 0, 0, broker.port, None)]
 
 
-def test_transaction_coordinators_are_not_available_yet(client):
+def test_transaction_coordinators_are_found_like_group_coordinators(broker, client):
     old = client.request(ApiKey.FIND_COORDINATOR, 3, FindCoordinator(key="tx", key_type=1))
     assert (old.error_code, old.error_message, old.node_id, old.host, old.port) == (
-        ErrorCode.COORDINATOR_NOT_AVAILABLE, "The coordinator is not available.", -1, "", -1)
+        ErrorCode.NONE, "NONE", 0, broker.host, broker.port)
     new = client.request(ApiKey.FIND_COORDINATOR, 5,
                          FindCoordinator(key_type=1, coordinator_keys=["tx"]))
-    assert [(c.error_code, c.node_id) for c in new.coordinators] == [(15, -1)]
+    assert [(c.error_code, c.node_id) for c in new.coordinators] == [(0, 0)]
 
 
 def test_an_unknown_key_type_is_an_invalid_request(client):

@@ -67,7 +67,9 @@ def test_fetch_from_an_unknown_partition_has_an_empty_aborted_transactions_list(
 
 
 def test_init_producer_id_refused_for_a_transactional_id_has_no_producer_id_or_epoch(client):
+    """Sent before any FindCoordinator created `__transaction_state`: this broker coordinates no
+    transactional id yet."""
     answer = ask(client, ApiKey.INIT_PRODUCER_ID, 4, transactional_id="txn",
                  transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1)
     assert (answer["error_code"], answer["producer_id"], answer["producer_epoch"]) == (
-        ErrorCode.COORDINATOR_NOT_AVAILABLE, -1, -1)
+        ErrorCode.NOT_COORDINATOR, -1, -1)

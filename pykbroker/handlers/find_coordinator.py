@@ -1,20 +1,23 @@
 """FindCoordinator (key 10), versions 0-5.
 
 The coordinator of a group is the leader of the group's `__consumer_offsets` partition (see
-`coordinator/group/offsets_topic.py`); the topic is created on first use. v0-v3 ask for one key
-(v0: always a group), v4+ for a batch of `coordinator_keys`, each answered on its own. A request
-that creates the topic is answered once the creation is durable in the metadata store, since
-groups then commit offsets to it.
+`coordinator/group/offsets_topic.py`), the coordinator of a transactional id the leader of the
+id's `__transaction_state` partition (`coordinator/transaction/txn_topic.py`); each topic is
+created on first use. v0-v3 ask for one key (v0: always a group), v4+ for a batch of
+`coordinator_keys`, each answered on its own. A request that creates a topic is answered once the
+creation is durable in the metadata store, since coordinators then write to it.
 
-- Key type GROUP (0) is served. TRANSACTION (1) keys get COORDINATOR_NOT_AVAILABLE (there is no
-  transaction coordinator yet); other key types make the request INVALID_REQUEST.
-- COORDINATOR_NOT_AVAILABLE when `__consumer_offsets` cannot be created (e.g. fewer live
-  brokers than `offsets.topic.replication.factor`) or the partition has no live leader.
+- Key types GROUP (0) and TRANSACTION (1) are served; other key types make the request
+  INVALID_REQUEST.
+- COORDINATOR_NOT_AVAILABLE when the internal topic cannot be created (e.g. fewer live brokers
+  than `offsets.topic.replication.factor` or `transaction.state.log.replication.factor`) or the
+  partition has no live leader.
 - As Kafka, v1-v3 answer success with the error message "NONE", errors with the error's default
   message and node -1, host "" and port -1.
 """
 
-from ..coordinator.group.offsets_topic import OFFSETS_TOPIC, ensure_created
+from ..coordinator.group import offsets_topic
+from ..coordinator.transaction import txn_topic
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -33,7 +36,8 @@ NO_NODE = (-1, "", -1)
 
 async def handle(request, ctx: RequestContext):
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
-    offsets_topic_existed = ctx.services.metadata.topic(OFFSETS_TOPIC) is not None
+    internal_topics = (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
+    existed = {name for name in internal_topics if ctx.services.metadata.topic(name) is not None}
     if ctx.api_version >= 4:
         response = Response(coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys])
     else:
@@ -41,8 +45,8 @@ async def handle(request, ctx: RequestContext):
         response = Response(
             error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port
         )
-    if not offsets_topic_existed and ctx.services.metadata.topic(OFFSETS_TOPIC) is not None:
-        # created here: groups commit to it once answered, so it must be durable first
+    if any(name not in existed and ctx.services.metadata.topic(name) is not None for name in internal_topics):
+        # created here: coordinators write to it once answered, so it must be durable first
         await ctx.services.metadata.wait_durable()
     return response
 
@@ -54,13 +58,16 @@ def _batched_entry(ctx: RequestContext, key_type: int, key: str):
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
-    if key_type == TRANSACTION_KEY_TYPE:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
-    if key_type != GROUP_KEY_TYPE:
-        return ErrorCode.INVALID_REQUEST, NO_NODE
     services = ctx.services
-    info = ensure_created(services.metadata, services.topic_creator, services.config)
-    state = None if info is None else info.partitions.get(services.group_coordinator.partition_for(key))
+    if key_type == GROUP_KEY_TYPE:
+        info = offsets_topic.ensure_created(services.metadata, services.topic_creator, services.config)
+        partition = services.group_coordinator.partition_for(key)
+    elif key_type == TRANSACTION_KEY_TYPE:
+        info = txn_topic.ensure_created(services.metadata, services.topic_creator, services.config)
+        partition = services.txn_coordinator.partition_for(key)
+    else:
+        return ErrorCode.INVALID_REQUEST, NO_NODE
+    state = None if info is None else info.partitions.get(partition)
     if state is None or state.leader < 0:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
     for node in services.live_brokers(ctx.listener_name):

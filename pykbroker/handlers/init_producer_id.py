@@ -1,12 +1,19 @@
-"""InitProducerId (key 22), versions 0-5: producer ids for idempotent producers.
+"""InitProducerId (key 22), versions 0-5: producer ids for idempotent and transactional producers.
 
 Without a transactional id the broker hands out a fresh producer id with epoch 0, as Kafka does
 (also when a v3+ client passes its current id and epoch to bump it after an error: an idempotent
-producer simply gets a new id). Transactional ids need the transaction coordinator, which this
-broker does not have yet: such requests get COORDINATOR_NOT_AVAILABLE, as from a Kafka cluster
-whose transaction coordinator is unavailable. In a cluster, ids come from blocks reserved in
-ZooKeeper; while none can be reserved the answer is COORDINATOR_NOT_AVAILABLE (retriable). A block
-is reserved on a worker thread (file fsync or ZooKeeper write), before any of its ids is answered.
+producer simply gets a new id). In a cluster, ids come from blocks reserved in ZooKeeper; while
+none can be reserved the answer is COORDINATOR_NOT_AVAILABLE (retriable). A block is reserved on
+a worker thread (file fsync or ZooKeeper write), before any of its ids is answered.
+
+With a transactional id the transaction coordinator answers (`coordinator/transaction/`): a new
+epoch for the id, fencing older producers (KIP-360: v3+ pass the producer id and epoch they had,
+so that a retry gets the same answer); NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS,
+CONCURRENT_TRANSACTIONS (an ongoing transaction is being aborted first), INVALID_REQUEST for an
+empty id, INVALID_TRANSACTION_TIMEOUT above `transaction.max.timeout.ms`. PRODUCER_FENCED is
+answered as INVALID_PRODUCER_EPOCH below v4, which older clients know instead.
+
+A producer id without an epoch (or the reverse) is INVALID_REQUEST, as in Kafka.
 """
 
 from ..protocol import messages
@@ -18,14 +25,30 @@ API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION = 0
 MAX_VERSION = 5
 
+NO_PRODUCER_ID = -1
+NO_PRODUCER_EPOCH = -1
+
 Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    producer_id = request.producer_id if ctx.api_version >= 3 else NO_PRODUCER_ID
+    producer_epoch = request.producer_epoch if ctx.api_version >= 3 else NO_PRODUCER_EPOCH
+    if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
+        return _error(ErrorCode.INVALID_REQUEST)
     if request.transactional_id is not None:
-        return Response(error_code=ErrorCode.COORDINATOR_NOT_AVAILABLE, producer_id=-1, producer_epoch=-1)
+        error, producer_id, producer_epoch = await ctx.services.txn_coordinator.init_producer_id(
+            request.transactional_id, request.transaction_timeout_ms, producer_id, producer_epoch
+        )
+        if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
+            error = ErrorCode.INVALID_PRODUCER_EPOCH
+        return Response(error_code=error, producer_id=producer_id, producer_epoch=producer_epoch)
     try:
         producer_id = await ctx.services.producer_ids.generate_producer_id_async()
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)
-        return Response(error_code=exc.code, producer_id=-1, producer_epoch=-1)
+        return _error(exc.code)
     return Response(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
+
+def _error(error: ErrorCode):
+    return Response(error_code=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)

@@ -14,7 +14,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
 | `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
-| `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.verifier.TransactionVerifier` (or None) |
+| `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
+| `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
+    from ..coordinator.transaction import DescribedTransaction, TransactionListing
     from ..log.config import LogConfig
     from ..log.producer_state import ProducerStateEntry
     from ..log.results import TimestampAndOffset
@@ -114,15 +116,6 @@ class TxnMarkerService(Protocol):
     coordinator for the partitions this broker leads)."""
 
     async def write_txn_markers(self, markers: list[TxnMarker]) -> list[dict[TopicPartition, ErrorCode]]: ...
-
-
-class TxnVerifierService(Protocol):
-    """KIP-890 part 1: asks the transaction coordinator whether partitions are part of a
-    producer's ongoing transaction (NONE for those that are)."""
-
-    async def verify(
-        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
-    ) -> dict[TopicPartition, ErrorCode]: ...
 
 
 class GroupService(Protocol):
@@ -221,6 +214,56 @@ class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
 
 
+class TransactionService(Protocol):
+    """The transaction coordinator as the transaction APIs and FindCoordinator use it."""
+
+    def partition_for(self, transactional_id: str) -> int: ...
+
+    async def init_producer_id(
+        self,
+        transactional_id: str,
+        transaction_timeout_ms: int,
+        expected_producer_id: int,
+        expected_producer_epoch: int,
+    ) -> tuple[ErrorCode, int, int]: ...
+
+    async def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def verify_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
+    ) -> ErrorCode: ...
+
+    async def end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool
+    ) -> tuple[ErrorCode, int, int]: ...
+
+    def describe_transaction(self, transactional_id: str) -> DescribedTransaction: ...
+
+    def list_transactions(
+        self, producer_ids: list[int], states: list[str], duration_ms: int = -1
+    ) -> TransactionListing: ...
+
+
+class TxnVerifierService(Protocol):
+    """Produce-path verification of transactional batches (KIP-890 part 1)."""
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+        *,
+        abortable_error_supported: bool = True,
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+
 @dataclass(frozen=True)
 class BrokerServices:
     """Everything a handler may use besides its request."""
@@ -235,6 +278,7 @@ class BrokerServices:
     controller: ControllerService
     producer_ids: ProducerIdService
     txn_markers: TxnMarkerService
+    txn_coordinator: TransactionService
     current_config: Callable[[], BrokerConfig]
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification

@@ -23,8 +23,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from ...protocol.codegen import build_classes, compile_version
-from ...protocol.schema import parse_message
+from ..record_format import RecordFormat
 
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
@@ -98,33 +97,7 @@ _SCHEMAS = {
 }
 
 
-class _Format:
-    """One record format: its classes and a codec per version, from the schemas above."""
-
-    def __init__(self, raw: dict) -> None:
-        self.spec = parse_message(raw)
-        self.classes = build_classes(self.spec)
-        self.cls = self.classes[self.spec.root.name]
-        self._codecs: dict[int, tuple] = {}
-
-    def _codec(self, version: int) -> tuple:
-        if version not in self.spec.valid_versions:
-            raise ValueError(f"{self.spec.name} has no version {version}")
-        if version not in self._codecs:
-            self._codecs[version] = compile_version(self.spec, version, self.classes)
-        return self._codecs[version]
-
-    def encode(self, obj, version: int) -> bytes:
-        return struct.pack(">h", version) + b"".join(self._codec(version)[1](obj, []))
-
-    def decode(self, data: bytes, version: int):
-        obj, end = self._codec(version)[0](data, 2)
-        if end != len(data):
-            raise ValueError(f"{self.spec.name} v{version} has {len(data) - end} trailing bytes")
-        return obj
-
-
-_FORMATS = {name: _Format(raw) for name, raw in _SCHEMAS.items()}
+_FORMATS = {name: RecordFormat(raw) for name, raw in _SCHEMAS.items()}
 OffsetCommitKey = _FORMATS["OffsetCommitKey"]
 GroupMetadataKey = _FORMATS["GroupMetadataKey"]
 OffsetCommitValue = _FORMATS["OffsetCommitValue"]

@@ -1,0 +1,44 @@
+"""The records coordinators keep in their internal topics, encoded from schemas as data.
+
+Kafka describes each key and value of `__consumer_offsets` and `__transaction_state` with a JSON
+schema (like the protocol's messages) and writes it as an int16 version followed by the fields of
+that version. `RecordFormat` builds a codec per version from such a schema with the protocol's
+generator, so that the bytes are Kafka's:
+
+    fmt = RecordFormat({"type": "data", "name": "TransactionLogKey", "validVersions": "0", ...})
+    data = fmt.encode(fmt.cls(transactional_id="t"), 0)   # version prefix included
+    key = fmt.decode(data, 0)
+"""
+
+from __future__ import annotations
+
+import struct
+
+from ..protocol.codegen import build_classes, compile_version
+from ..protocol.schema import parse_message
+
+
+class RecordFormat:
+    """One record format: its classes and a codec per version, from its schema."""
+
+    def __init__(self, raw: dict) -> None:
+        self.spec = parse_message(raw)
+        self.classes = build_classes(self.spec)
+        self.cls = self.classes[self.spec.root.name]
+        self._codecs: dict[int, tuple] = {}
+
+    def _codec(self, version: int) -> tuple:
+        if version not in self.spec.valid_versions:
+            raise ValueError(f"{self.spec.name} has no version {version}")
+        if version not in self._codecs:
+            self._codecs[version] = compile_version(self.spec, version, self.classes)
+        return self._codecs[version]
+
+    def encode(self, obj, version: int) -> bytes:
+        return struct.pack(">h", version) + b"".join(self._codec(version)[1](obj, []))
+
+    def decode(self, data: bytes, version: int):
+        obj, end = self._codec(version)[0](data, 2)
+        if end != len(data):
+            raise ValueError(f"{self.spec.name} v{version} has {len(data) - end} trailing bytes")
+        return obj

@@ -1,0 +1,67 @@
+"""What the coordinators run on: the broker's clock and timer, and background tasks.
+
+A coordinator's state machine is synchronous: it reads the time with `now_ms`, schedules
+timeouts (session, new-member join, offset expiration, transaction timeouts) with `call_later` on
+the broker's one timer (`common/timer.py`), and hands slow work (appending to and reading its
+internal topic, sending transaction markers) to `spawn`. Everything runs on the one event loop, so
+callbacks never race. The group and the transaction coordinators each have one.
+
+    runtime = LoopRuntime(timer)                   # the broker runs `timer.run()`
+    task = runtime.call_later(3000, on_timeout)    # and later, maybe: task.cancel()
+    runtime.spawn(write_records, batch)            # runs once `run()` is serving
+    await runtime.run()                            # until cancelled
+
+Tests give it a `MockTimer` and move its fake clock by hand.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+from ..common.timer import Timer, TimerTask
+
+log = logging.getLogger(__name__)
+
+
+class LoopRuntime:
+    def __init__(self, timer: Timer, name: str = "Group coordinator") -> None:
+        self.timer = timer
+        self.name = name
+        self._tasks: anyio.abc.TaskGroup | None = None
+        self._queued: list[tuple[Callable[..., Awaitable], tuple]] = []
+
+    def now_ms(self) -> int:
+        """Wall-clock milliseconds, for timestamps that are stored or shown."""
+        return self.timer.clock.now_ms()
+
+    def call_later(self, delay_ms: float, callback: Callable[[], None]) -> TimerTask:
+        return self.timer.schedule(delay_ms, callback)
+
+    def spawn(self, function: Callable[..., Awaitable], *args) -> None:
+        """Run `function(*args)` as a background task (queued until `run()` starts)."""
+        if self._tasks is None:
+            self._queued.append((function, args))
+        else:
+            self._tasks.start_soon(_logged, self.name, function, *args)
+
+    async def run(self) -> None:
+        """Serve spawned tasks until cancelled."""
+        async with anyio.create_task_group() as tasks:
+            self._tasks = tasks
+            queued, self._queued = self._queued, []
+            for function, args in queued:
+                tasks.start_soon(_logged, self.name, function, *args)
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._tasks = None
+
+
+async def _logged(name: str, function: Callable[..., Awaitable], *args) -> None:
+    try:
+        await function(*args)
+    except Exception:
+        log.exception("%s task failed", name)

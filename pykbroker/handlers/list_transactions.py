@@ -1,0 +1,36 @@
+"""ListTransactions (key 66), versions 0-1: the transactional ids this broker coordinates
+(`kafka-transactions.sh list`), filtered by state names and producer ids (each filter ignored
+when empty), and from v1 by `duration_filter`: only transactions running longer than that many
+milliseconds (-1: no filter).
+
+State names Kafka does not know are returned in `unknown_state_filters`; ids being expired (Dead)
+are never listed; COORDINATOR_LOAD_IN_PROGRESS while any `__transaction_state` partition loads,
+COORDINATOR_NOT_AVAILABLE before the coordinator started.
+"""
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from .context import RequestContext
+
+API_KEY = ApiKey.LIST_TRANSACTIONS
+MIN_VERSION = 0
+MAX_VERSION = 1
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx: RequestContext):
+    duration_ms = request.duration_filter if ctx.api_version >= 1 else -1
+    listing = ctx.services.txn_coordinator.list_transactions(
+        list(request.producer_id_filters), list(request.state_filters), duration_ms
+    )
+    return Response(
+        error_code=listing.error,
+        unknown_state_filters=listing.unknown_state_filters,
+        transaction_states=[
+            Response.TransactionState(
+                transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state
+            )
+            for t in listing.transactions
+        ],
+    )
