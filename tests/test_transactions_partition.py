@@ -211,7 +211,9 @@ def test_describe_producers_lists_the_ongoing_transaction(broker_in_process):
 # -- a broker process killed with SIGKILL --------------------------------------------------
 
 def test_transactions_survive_a_kill_9(tmp_path):
-    with BrokerProcess(tmp_path, keep_port_on_restart=True) as broker:
+    # the test writes the transactions' batches and markers itself: no coordinator verifies them
+    no_verification = {"transaction.partition.verification.enable": "false"}
+    with BrokerProcess(tmp_path, keep_port_on_restart=True, overrides=no_verification) as broker:
         with WireClient(broker.bootstrap) as client:
             create_topic(client)
             assert produce(client, [b"a0", b"a1"], sequence=0).error_code == ErrorCode.NONE
