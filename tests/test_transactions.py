@@ -29,7 +29,7 @@ from pykbroker.testing import wait_until
 from .client_helpers import create_topic, produce_all
 from .txn_support import (
     READ_COMMITTED, READ_UNCOMMITTED, OpenTransaction, commit_in_transaction, read_values,
-    stable_and_end, start_target, target_names,
+    stable_and_end, start_target, target_names, wait_for_committed,
 )
 
 pytestmark = pytest.mark.transactions
@@ -119,8 +119,8 @@ def test_after_kill_9_of_the_broker_mid_transaction_the_transaction_stays_invisi
     commit_in_transaction(target.bootstrap, transactional_id, topic,
                           [(0, b"after-0"), (1, b"after-1")])
 
-    assert read_values(target.bootstrap, topic, READ_COMMITTED, 2) == {
-        0: [b"before-0", b"after-0"], 1: [b"before-1", b"after-1"]}
+    wait_for_committed(target.bootstrap, topic, 2, {
+        0: [b"before-0", b"after-0"], 1: [b"before-1", b"after-1"]})
     assert read_values(target.bootstrap, topic, READ_UNCOMMITTED, 2) == {
         0: [b"before-0", b"partial-0", b"after-0"], 1: [b"before-1", b"partial-1", b"after-1"]}
     for p in (0, 1):  # ... ABORT marker 3, record 4, COMMIT marker 5
@@ -205,7 +205,7 @@ def test_a_java_exactly_once_loop_killed_midway_and_restarted_outputs_every_reco
     assert "DONE" in restarted.lines
 
     expected = {p: [f"out-in-{p}-{i}".encode() for i in range(30)] for p in (0, 1)}
-    assert read_values(target.bootstrap, output, READ_COMMITTED, 2) == expected
+    wait_for_committed(target.bootstrap, output, 2, expected)
     assert committed_offsets(target.bootstrap, group, source, 2) == [30, 30]
     uncommitted = read_values(target.bootstrap, output, READ_UNCOMMITTED, 2)
     assert sum(map(len, uncommitted.values())) > 60

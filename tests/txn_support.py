@@ -20,7 +20,7 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, To
 from compat import realkafka
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess
+from pykbroker.testing import BrokerProcess, wait_until
 
 from .ci import skip_or_fail_in_ci
 from .wire import WireClient
@@ -232,10 +232,30 @@ def stable_and_end(bootstrap: str, topic: str, partition: int = 0) -> tuple[int,
 
 
 def transaction_coordinator(bootstrap: str, transactional_id: str) -> int:
-    """The node id of the transactional id's coordinator (FindCoordinator v4, key type 1)."""
+    """The node id of the transactional id's coordinator (FindCoordinator v4, key type 1), as
+    the first broker of `bootstrap` knows it."""
     request = FindCoordinator(key_type=COORDINATOR_KEY_TRANSACTION,
                               coordinator_keys=[transactional_id])
-    with WireClient(bootstrap) as client:
+    with WireClient(bootstrap.split(",")[0]) as client:
         [found] = client.request(ApiKey.FIND_COORDINATOR, 4, request).coordinators
     assert found.error_code == 0, found
     return found.node_id
+
+
+def wait_for_committed(bootstrap: str, topic: str, partitions: int,
+                       expected: dict[int, list[bytes]],
+                       before: dict[int, list[bytes]] | None = None) -> None:
+    """Reads the topic with read_committed until every partition holds `expected`. The markers
+    of a committed transaction reach its partitions just after the producer's commit returns,
+    each partition on its own: until then a partition reads as `before` (by default: a prefix of
+    `expected`), never with part of a transaction."""
+    def arrived() -> bool:
+        got = read_values(bootstrap, topic, READ_COMMITTED, partitions)
+        for p in range(partitions):
+            allowed = (before[p],) if before else tuple(
+                expected[p][:n] for n in range(len(expected[p]) + 1))
+            assert got[p] == expected[p] or got[p] in allowed, \
+                f"partition {p} read with read_committed: {got[p]}"
+        return got == expected
+
+    wait_until(arrived, f"the committed transactions on {topic}", timeout=60)
