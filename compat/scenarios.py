@@ -33,7 +33,22 @@ SCENARIOS: dict[str, tuple[str, int | None]] = {
                      "partitions, deletes it", None),
     "admin-configs": ("creates a topic with retention.ms set, describes its configs, alters "
                       "retention.ms and sees the new value", None),
+    "transactions": ("a transactional producer commits 6 records to 2 partitions, aborts 6 "
+                     "more, commits 4 more: a read_committed consumer reads the 10 committed "
+                     "ones once, in order, and none of the aborted; a read_uncommitted one "
+                     "reads all 16", 2),
+    "transactional-offsets": ("consume-transform-produce: a group member reads 10 records; 5 "
+                              "are transformed and their offsets sent to the transaction, "
+                              "which commits; the other 5 likewise, but aborted: the group's "
+                              "committed offset is 5, and a new member resumes there and "
+                              "commits the rest: the output holds each transformed record "
+                              "once for read_committed, the committed offset is 10", 1),
+    "transaction-fencing": ("a second producer with the same transactional id fences the first "
+                            "while the first's transaction is open: that transaction is "
+                            "aborted and the first producer's commit fails as fenced; "
+                            "read_committed sees only the second producer's record", 1),
 }
+TRANSACTIONAL = ("transactions", "transactional-offsets", "transaction-fencing")
 
 
 @dataclass(frozen=True)
@@ -116,3 +131,69 @@ def create_topic(bootstrap: str, name: str, partitions: int, replication_factor:
                 and all(p.leader >= 0 for p in topic.partitions.values()))
 
     wait_until(ready, f"topic {name} to be ready")
+
+
+# -- transactions -----------------------------------------------------------------------------
+
+def transactional_id(topic: str) -> str:
+    return f"{topic}-txn"
+
+
+def output_topic(topic: str) -> str:
+    """The output topic of the consume-transform-produce scenario, created by the scenario."""
+    return f"{topic}-out"
+
+
+def transaction_records(tag: str, count: int) -> list[tuple]:
+    """(key, value, headers, partition, timestamp) records alternating over partitions 0, 1."""
+    return [(f"key-{i}".encode(), f"{tag}-{i}".encode(), (), i % 2, None) for i in range(count)]
+
+
+# what the "transactions" scenario writes, transaction by transaction
+COMMITTED_FIRST = transaction_records("committed", 6)
+ABORTED = transaction_records("aborted", 6)
+COMMITTED_AFTER = transaction_records("after", 4)
+
+
+def values_by_partition(records: list[Got]) -> dict[int, list[bytes]]:
+    grouped: dict[int, list[bytes]] = {}
+    for r in sorted(records, key=lambda r: (r.partition, r.offset)):
+        grouped.setdefault(r.partition, []).append(r.value)
+    return grouped
+
+
+def check_transactions_read(read_committed: list[Got], read_uncommitted: list[Got]) -> None:
+    """read_committed: the committed records once each, in order per partition, none aborted;
+    read_uncommitted: every record written, aborted ones included."""
+    def expected(*transactions):
+        grouped: dict[int, list[bytes]] = {}
+        for records in transactions:
+            for _, value, _, partition, _ in records:
+                grouped.setdefault(partition, []).append(value)
+        return grouped
+
+    expect_equal(expected(COMMITTED_FIRST, COMMITTED_AFTER), values_by_partition(read_committed),
+                 "records read with read_committed")
+    expect_equal(expected(COMMITTED_FIRST, ABORTED, COMMITTED_AFTER),
+                 values_by_partition(read_uncommitted), "records read with read_uncommitted")
+
+
+# the "transactional-offsets" scenario: 10 input records, each transformed into one output record
+INPUT = [(f"key-{i}".encode(), f"in-{i}".encode()) for i in range(10)]
+
+
+def transformed(value: bytes) -> bytes:
+    return b"out-" + value
+
+
+def check_output(read_committed: list[Got], read_uncommitted: list[Got]) -> None:
+    """The output holds each input record transformed once, in input order, for read_committed;
+    read_uncommitted also sees the 5 records of the aborted transaction."""
+    expect_equal([transformed(v) for _, v in INPUT], [r.value for r in read_committed],
+                 "output read with read_committed")
+    expect_equal([transformed(v) for _, v in INPUT[:5] + INPUT[5:] + INPUT[5:]],
+                 [r.value for r in read_uncommitted], "output read with read_uncommitted")
+
+
+# the "transaction-fencing" scenario
+FENCED_VALUE, WINNER_VALUE = b"fenced-0", b"winner-0"

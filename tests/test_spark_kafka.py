@@ -5,8 +5,9 @@ per-partition offsets and timestamps, subscribed to a topic pattern, rate-limite
 maxOffsetsPerTrigger, restarted from their checkpoint without loss or duplicates (also after the
 broker was killed), failing (or not, with failOnDataLoss=false) when records they had yet to read
 are gone; batch reads of offset and timestamp ranges, with headers, split by minPartitions;
-batch and streaming writes through the Kafka sink, idempotent with acks=all; and the
-windowed-counts example pipeline.
+batch and streaming writes through the Kafka sink, idempotent with acks=all; batch reads of a
+topic written transactionally with `kafka.isolation.level` read_committed and read_uncommitted;
+and the windowed-counts example pipeline.
 
 Spark runs `local[2]` in this process (PySpark, the `spark` extra). Its Kafka connector comes
 from `SPARK_KAFKA_JARS`, `../shared/spark-kafka/` beside the checkout or Maven Central (see
@@ -27,6 +28,7 @@ from .spark_support import (
     check_exact_round_trip, consume, finish, local_session, produce, read_batch, read_stream,
     require_connector, rows, run_to_memory, stop_spark, write_batch,
 )
+from .txn_support import send, transactional_producer
 
 SPARK_CONFIG = require_connector()
 
@@ -341,6 +343,38 @@ def test_min_partitions_splits_the_offset_ranges_into_more_spark_partitions(
 
     assert df.rdd.getNumPartitions() == 4
     assert rows(df) == expected({0: 0, 1: 0})
+
+
+@pytest.mark.transactions
+def test_a_batch_read_with_read_committed_returns_only_committed_transactions(
+        spark, broker, request):
+    """A 2-partition topic written transactionally, one transaction committed and one aborted
+    (each with a record in each partition): with `kafka.isolation.level=read_committed` a batch
+    read returns the committed records only; with read_uncommitted (Spark's default) both
+    transactions' records, at the offsets they were written at (the COMMIT marker takes
+    offset 2 of each partition). Needs the broker's transaction support."""
+    name = topic_name(request)
+    create_topic(broker.bootstrap, name, partitions=2)
+    producer = transactional_producer(broker.bootstrap, f"{name}-txn")
+    producer.begin_transaction()
+    send(producer, name, [(i % 2, f"committed-{i}".encode()) for i in range(4)])
+    producer.commit_transaction(30)
+    producer.begin_transaction()
+    send(producer, name, [(i % 2, f"aborted-{i}".encode()) for i in range(4)])
+    producer.abort_transaction(30)
+    committed = [(0, 0, None, "committed-0"), (0, 1, None, "committed-2"),
+                 (1, 0, None, "committed-1"), (1, 1, None, "committed-3")]
+    aborted = [(0, 3, None, "aborted-0"), (0, 4, None, "aborted-2"),
+               (1, 3, None, "aborted-1"), (1, 4, None, "aborted-3")]
+
+    read_committed = read_batch(spark, broker.bootstrap, name,
+                                **{"kafka.isolation.level": "read_committed"})
+    read_uncommitted = read_batch(spark, broker.bootstrap, name,
+                                  **{"kafka.isolation.level": "read_uncommitted"})
+
+    assert rows(read_committed) == committed
+    assert rows(read_uncommitted) == sorted(committed + aborted)
+    assert rows(read_batch(spark, broker.bootstrap, name)) == sorted(committed + aborted)
 
 
 # -- writing ----------------------------------------------------------------------------------

@@ -6,8 +6,10 @@ import asyncio
 import importlib.metadata
 import time
 
-from ..scenarios import (T0, WAIT_SECONDS, Got, check_round_trip, expect, expect_equal, keyed,
-                         unpack)
+from ..scenarios import (ABORTED, COMMITTED_AFTER, COMMITTED_FIRST, FENCED_VALUE, INPUT, T0,
+                         WAIT_SECONDS, WINNER_VALUE, Got, check_output, check_round_trip,
+                         check_transactions_read, create_topic, expect, expect_equal, keyed,
+                         output_topic, transactional_id, transformed, unpack)
 from . import Driver
 
 
@@ -93,6 +95,43 @@ class AioKafkaDriver(Driver):
             return await self.poll(consumer, count)
         finally:
             await consumer.stop()
+
+    async def read_exactly(self, bootstrap, topic, partitions, count, isolation) -> list[Got]:
+        """`count` records of the topic from the beginning, read with `isolation`, and whatever
+        more a second of polling brings (nothing, in the scenarios)."""
+        from aiokafka import TopicPartition
+
+        consumer = self.consumer(bootstrap, isolation_level=isolation)
+        await consumer.start()
+        try:
+            assigned = [TopicPartition(topic, p) for p in range(partitions)]
+            consumer.assign(assigned)
+            await consumer.seek_to_beginning(*assigned)
+            got = await self.poll(consumer, count)
+            return got + await self.poll(consumer, 1, seconds=1)  # nothing more comes
+        finally:
+            await consumer.stop()
+
+    @staticmethod
+    async def transactional_producer(bootstrap, transactional_id):
+        """A started producer: AIOKafkaProducer.start() initialises its transactions."""
+        from aiokafka import AIOKafkaProducer
+
+        producer = AIOKafkaProducer(bootstrap_servers=bootstrap, transactional_id=transactional_id,
+                                    transaction_timeout_ms=60000)
+        await producer.start()
+        return producer
+
+    @staticmethod
+    async def send(producer, topic, records):
+        """Produces (key, value[, headers, partition, timestamp]) records and waits until each
+        is acknowledged."""
+        futures = []
+        for record in records:
+            key, value, _, partition, _ = unpack(record)
+            futures.append(await producer.send(topic, key=key, value=value, partition=partition))
+        for future in futures:
+            await future
 
     # -- scenarios ----------------------------------------------------------------------------
 
@@ -241,3 +280,110 @@ class AioKafkaDriver(Driver):
             await wait_until(lambda: self._is(retention, "3600000"), "retention.ms to change")
         finally:
             await admin.close()
+
+    @synchronous
+    async def transactions(self, bootstrap, topic):
+        producer = await self.transactional_producer(bootstrap, transactional_id(topic))
+        try:
+            for records, commit in ((COMMITTED_FIRST, True), (ABORTED, False),
+                                    (COMMITTED_AFTER, True)):
+                await producer.begin_transaction()
+                await self.send(producer, topic, records)
+                if commit:
+                    await producer.commit_transaction()
+                else:
+                    await producer.abort_transaction()
+        finally:
+            await producer.stop()
+        committed = len(COMMITTED_FIRST) + len(COMMITTED_AFTER)
+        check_transactions_read(
+            await self.read_exactly(bootstrap, topic, 2, committed, "read_committed"),
+            await self.read_exactly(bootstrap, topic, 2, committed + len(ABORTED),
+                                    "read_uncommitted"))
+
+    @synchronous
+    async def transactional_offsets(self, bootstrap, topic):
+        """aiokafka's send_offsets_to_transaction takes the group id (no generation or member)."""
+        from aiokafka import TopicPartition
+        from aiokafka.structs import OffsetAndMetadata
+
+        output, group, tp = output_topic(topic), f"{topic}-group", TopicPartition(topic, 0)
+        create_topic(bootstrap, output, 1)
+        await self.produce(bootstrap, topic, INPUT)
+        producer = await self.transactional_producer(bootstrap, transactional_id(topic))
+
+        async def process(records, commit):
+            await producer.begin_transaction()
+            await self.send(producer, output, [(r.key, transformed(r.value)) for r in records])
+            await producer.send_offsets_to_transaction(
+                {tp: OffsetAndMetadata(records[-1].offset + 1, "")}, group)
+            if commit:
+                await producer.commit_transaction()
+            else:
+                await producer.abort_transaction()
+
+        async def member():
+            consumer = self.consumer(bootstrap, group_id=group, isolation_level="read_committed")
+            await consumer.start()
+            consumer.subscribe([topic])
+            return consumer
+
+        try:
+            first = await member()
+            try:
+                records = await self.poll(first, 10)
+                expect_equal([v for _, v in INPUT], [r.value for r in records], "input read")
+                await process(records[:5], commit=True)
+                await process(records[5:], commit=False)
+                expect_equal(5, await first.committed(tp), "committed offset after the abort")
+            finally:
+                await first.stop()
+            second = await member()
+            try:
+                records = await self.poll(second, 5)
+                records += await self.poll(second, 1, seconds=1)  # nothing more comes
+                expect_equal([v for _, v in INPUT[5:]], [r.value for r in records],
+                             "input read by the new member")
+                await process(records, commit=True)
+                # The commit's offsets reach the group when the coordinator's marker does,
+                # just after commit_transaction returns.
+                await wait_until(lambda: self._is(lambda: second.committed(tp), 10),
+                                 "the committed offset 10")
+            finally:
+                await second.stop()
+        finally:
+            await producer.stop()
+        check_output(await self.read_exactly(bootstrap, output, 1, 10, "read_committed"),
+                     await self.read_exactly(bootstrap, output, 1, 15, "read_uncommitted"))
+
+    @synchronous
+    async def transaction_fencing(self, bootstrap, topic):
+        from aiokafka.errors import ProducerFenced
+
+        first = await self.transactional_producer(bootstrap, transactional_id(topic))
+        try:
+            await first.begin_transaction()
+            await self.send(first, topic, [(b"key", FENCED_VALUE)])
+            second = await self.transactional_producer(bootstrap, transactional_id(topic))
+            try:
+                await second.begin_transaction()
+                await self.send(second, topic, [(b"key", WINNER_VALUE)])
+                await second.commit_transaction()
+            finally:
+                await second.stop()
+            try:
+                await first.commit_transaction()
+            except ProducerFenced:
+                pass
+            else:
+                raise AssertionError("the fenced producer committed")
+        finally:
+            await first.stop()
+        expect_equal([WINNER_VALUE],
+                     [r.value for r in await self.read_exactly(bootstrap, topic, 1, 1,
+                                                               "read_committed")],
+                     "read_committed")
+        expect_equal([FENCED_VALUE, WINNER_VALUE],
+                     [r.value for r in await self.read_exactly(bootstrap, topic, 1, 2,
+                                                               "read_uncommitted")],
+                     "read_uncommitted")

@@ -4,8 +4,10 @@ from __future__ import annotations
 import importlib.metadata
 import time
 
-from ..scenarios import (T0, WAIT_SECONDS, Got, check_round_trip, expect, expect_equal, keyed,
-                         unpack, wait_until)
+from ..scenarios import (ABORTED, COMMITTED_AFTER, COMMITTED_FIRST, FENCED_VALUE, INPUT, T0,
+                         WAIT_SECONDS, WINNER_VALUE, Got, check_output, check_round_trip,
+                         check_transactions_read, create_topic, expect, expect_equal, keyed,
+                         output_topic, transactional_id, transformed, unpack, wait_until)
 from . import Driver
 
 
@@ -78,6 +80,41 @@ class ConfluentDriver(Driver):
             return self.poll(consumer, count)
         finally:
             consumer.close()
+
+    def read_exactly(self, bootstrap, topic, partitions, count, isolation) -> list[Got]:
+        """`count` records of the topic from the beginning, read with `isolation`, and whatever
+        more a second of polling brings (nothing, in the scenarios)."""
+        from confluent_kafka import OFFSET_BEGINNING, TopicPartition
+
+        consumer = self.consumer(bootstrap, f"{topic}-reader", **{"isolation.level": isolation})
+        try:
+            consumer.assign([TopicPartition(topic, p, OFFSET_BEGINNING) for p in range(partitions)])
+            got = self.poll(consumer, count)
+            return got + self.poll(consumer, 1, seconds=1)  # nothing more comes
+        finally:
+            consumer.close()
+
+    @staticmethod
+    def transactional_producer(bootstrap, transactional_id):
+        from confluent_kafka import Producer
+
+        producer = Producer({"bootstrap.servers": bootstrap, "transactional.id": transactional_id,
+                             "transaction.timeout.ms": 60000})
+        producer.init_transactions(WAIT_SECONDS)
+        return producer
+
+    @staticmethod
+    def send(producer, topic, records):
+        """Produces (key, value[, headers, partition, timestamp]) records and waits until each
+        is acknowledged."""
+        reports = []
+        for record in records:
+            key, value, _, partition, _ = unpack(record)
+            extra = {} if partition is None else {"partition": partition}
+            producer.produce(topic, key=key, value=value,
+                             on_delivery=lambda error, _: reports.append(error), **extra)
+        expect_equal(0, producer.flush(WAIT_SECONDS), "records left undelivered")
+        expect_equal([None] * len(records), reports, "delivery reports")
 
     # -- scenarios ----------------------------------------------------------------------------
 
@@ -185,3 +222,94 @@ class ConfluentDriver(Driver):
         [future] = admin.incremental_alter_configs([change]).values()
         future.result(WAIT_SECONDS)
         wait_until(lambda: retention() == "3600000", "retention.ms to change")
+
+    def transactions(self, bootstrap, topic):
+        producer = self.transactional_producer(bootstrap, transactional_id(topic))
+        for records, commit in ((COMMITTED_FIRST, True), (ABORTED, False),
+                                (COMMITTED_AFTER, True)):
+            producer.begin_transaction()
+            self.send(producer, topic, records)
+            if commit:
+                producer.commit_transaction(WAIT_SECONDS)
+            else:
+                producer.abort_transaction(WAIT_SECONDS)
+        committed = len(COMMITTED_FIRST) + len(COMMITTED_AFTER)
+        check_transactions_read(
+            self.read_exactly(bootstrap, topic, 2, committed, "read_committed"),
+            self.read_exactly(bootstrap, topic, 2, committed + len(ABORTED), "read_uncommitted"))
+
+    def transactional_offsets(self, bootstrap, topic):
+        from confluent_kafka import TopicPartition
+
+        output, group = output_topic(topic), f"{topic}-group"
+        create_topic(bootstrap, output, 1)
+        self.produce(bootstrap, topic, INPUT)
+        producer = self.transactional_producer(bootstrap, transactional_id(topic))
+
+        def process(member, records, commit):
+            producer.begin_transaction()
+            self.send(producer, output, [(r.key, transformed(r.value)) for r in records])
+            producer.send_offsets_to_transaction(
+                [TopicPartition(topic, 0, records[-1].offset + 1)],
+                member.consumer_group_metadata(), WAIT_SECONDS)
+            if commit:
+                producer.commit_transaction(WAIT_SECONDS)
+            else:
+                producer.abort_transaction(WAIT_SECONDS)
+
+        def committed_offset(member):
+            [tp] = member.committed([TopicPartition(topic, 0)], timeout=WAIT_SECONDS)
+            return tp.offset
+
+        first = self.consumer(bootstrap, group, **{"isolation.level": "read_committed"})
+        try:
+            first.subscribe([topic])
+            records = self.poll(first, 10)
+            expect_equal([v for _, v in INPUT], [r.value for r in records], "input read")
+            process(first, records[:5], commit=True)
+            process(first, records[5:], commit=False)
+            expect_equal(5, committed_offset(first), "committed offset after the abort")
+        finally:
+            first.close()
+        second = self.consumer(bootstrap, group, **{"isolation.level": "read_committed"})
+        try:
+            second.subscribe([topic])
+            records = self.poll(second, 5)
+            records += self.poll(second, 1, seconds=1)  # nothing more comes
+            expect_equal([v for _, v in INPUT[5:]], [r.value for r in records],
+                         "input read by the new member")
+            process(second, records, commit=True)
+            # The commit's offsets reach the group when the coordinator's marker does, just
+            # after commit_transaction returns.
+            wait_until(lambda: committed_offset(second) == 10, "the committed offset 10")
+        finally:
+            second.close()
+        check_output(self.read_exactly(bootstrap, output, 1, 10, "read_committed"),
+                     self.read_exactly(bootstrap, output, 1, 15, "read_uncommitted"))
+
+    def transaction_fencing(self, bootstrap, topic):
+        from confluent_kafka import KafkaError, KafkaException
+
+        first = self.transactional_producer(bootstrap, transactional_id(topic))
+        first.begin_transaction()
+        self.send(first, topic, [(b"key", FENCED_VALUE)])
+        second = self.transactional_producer(bootstrap, transactional_id(topic))
+        second.begin_transaction()
+        self.send(second, topic, [(b"key", WINNER_VALUE)])
+        second.commit_transaction(WAIT_SECONDS)
+        try:
+            first.commit_transaction(WAIT_SECONDS)
+        except KafkaException as failure:
+            error = failure.args[0]
+            expect_equal(KafkaError._FENCED, error.code(), f"the first producer's error {error}")
+            expect(error.fatal(), "being fenced is fatal")
+        else:
+            raise AssertionError("the fenced producer committed")
+        expect_equal([WINNER_VALUE],
+                     [r.value for r in self.read_exactly(bootstrap, topic, 1, 1,
+                                                         "read_committed")],
+                     "read_committed")
+        expect_equal([FENCED_VALUE, WINNER_VALUE],
+                     [r.value for r in self.read_exactly(bootstrap, topic, 1, 2,
+                                                         "read_uncommitted")],
+                     "read_uncommitted")

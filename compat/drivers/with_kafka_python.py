@@ -4,8 +4,10 @@ from __future__ import annotations
 import importlib.metadata
 import time
 
-from ..scenarios import (T0, WAIT_SECONDS, Got, check_round_trip, expect, expect_equal, keyed,
-                         unpack, wait_until)
+from ..scenarios import (ABORTED, COMMITTED_AFTER, COMMITTED_FIRST, FENCED_VALUE, INPUT, T0,
+                         WAIT_SECONDS, WINNER_VALUE, Got, check_output, check_round_trip,
+                         check_transactions_read, create_topic, expect, expect_equal, keyed,
+                         output_topic, transactional_id, transformed, unpack, wait_until)
 from . import Driver
 
 
@@ -77,6 +79,39 @@ class KafkaPythonDriver(Driver):
             return self.poll(consumer, count)
         finally:
             consumer.close()
+
+    def read_exactly(self, bootstrap, topic, partitions, count, isolation) -> list[Got]:
+        """`count` records of the topic from the beginning, read with `isolation`, and whatever
+        more a second of polling brings (nothing, in the scenarios)."""
+        from kafka import TopicPartition
+
+        consumer = self.consumer(bootstrap, isolation_level=isolation)
+        try:
+            assigned = [TopicPartition(topic, p) for p in range(partitions)]
+            consumer.assign(assigned)
+            consumer.seek_to_beginning(*assigned)
+            got = self.poll(consumer, count)
+            return got + self.poll(consumer, 1, seconds=1)  # nothing more comes
+        finally:
+            consumer.close()
+
+    def transactional_producer(self, bootstrap, transactional_id):
+        producer = self.producer(bootstrap, transactional_id=transactional_id,
+                                 transaction_timeout_ms=60000)
+        producer.init_transactions()
+        return producer
+
+    @staticmethod
+    def send(producer, topic, records):
+        """Produces (key, value[, headers, partition, timestamp]) records and waits until each
+        is acknowledged."""
+        futures = []
+        for record in records:
+            key, value, _, partition, _ = unpack(record)
+            futures.append(producer.send(topic, key=key, value=value, partition=partition))
+        producer.flush(WAIT_SECONDS)
+        for future in futures:
+            future.get(WAIT_SECONDS)
 
     # -- scenarios ----------------------------------------------------------------------------
 
@@ -195,3 +230,105 @@ class KafkaPythonDriver(Driver):
             wait_until(lambda: retention() == "3600000", "retention.ms to change")
         finally:
             admin.close()
+
+    def transactions(self, bootstrap, topic):
+        producer = self.transactional_producer(bootstrap, transactional_id(topic))
+        try:
+            for records, commit in ((COMMITTED_FIRST, True), (ABORTED, False),
+                                    (COMMITTED_AFTER, True)):
+                producer.begin_transaction()
+                self.send(producer, topic, records)
+                if commit:
+                    producer.commit_transaction()
+                else:
+                    producer.abort_transaction()
+        finally:
+            producer.close(timeout=5)
+        committed = len(COMMITTED_FIRST) + len(COMMITTED_AFTER)
+        check_transactions_read(
+            self.read_exactly(bootstrap, topic, 2, committed, "read_committed"),
+            self.read_exactly(bootstrap, topic, 2, committed + len(ABORTED), "read_uncommitted"))
+
+    def transactional_offsets(self, bootstrap, topic):
+        """Each member learns the topic's partitions before it joins (see consumer_group)."""
+        from kafka import OffsetAndMetadata, TopicPartition
+
+        output, group, tp = output_topic(topic), f"{topic}-group", TopicPartition(topic, 0)
+        create_topic(bootstrap, output, 1)
+        self.produce(bootstrap, topic, INPUT)
+        producer = self.transactional_producer(bootstrap, transactional_id(topic))
+
+        def process(member, records, commit):
+            producer.begin_transaction()
+            self.send(producer, output, [(r.key, transformed(r.value)) for r in records])
+            producer.send_offsets_to_transaction(
+                {tp: OffsetAndMetadata(records[-1].offset + 1, "", -1)},
+                member.group_metadata())
+            if commit:
+                producer.commit_transaction()
+            else:
+                producer.abort_transaction()
+
+        def member():
+            consumer = self.consumer(bootstrap, group_id=group, isolation_level="read_committed")
+            consumer.partitions_for_topic(topic)
+            consumer.subscribe([topic])
+            return consumer
+
+        try:
+            first = member()
+            try:
+                records = self.poll(first, 10)
+                expect_equal([v for _, v in INPUT], [r.value for r in records], "input read")
+                process(first, records[:5], commit=True)
+                process(first, records[5:], commit=False)
+                expect_equal(5, first.committed(tp), "committed offset after the abort")
+            finally:
+                first.close()
+            second = member()
+            try:
+                records = self.poll(second, 5)
+                records += self.poll(second, 1, seconds=1)  # nothing more comes
+                expect_equal([v for _, v in INPUT[5:]], [r.value for r in records],
+                             "input read by the new member")
+                process(second, records, commit=True)
+                # The commit's offsets reach the group when the coordinator's marker does,
+                # just after commit_transaction returns.
+                wait_until(lambda: second.committed(tp) == 10, "the committed offset 10")
+            finally:
+                second.close()
+        finally:
+            producer.close(timeout=5)
+        check_output(self.read_exactly(bootstrap, output, 1, 10, "read_committed"),
+                     self.read_exactly(bootstrap, output, 1, 15, "read_uncommitted"))
+
+    def transaction_fencing(self, bootstrap, topic):
+        from kafka.errors import ProducerFencedError
+
+        first = self.transactional_producer(bootstrap, transactional_id(topic))
+        try:
+            first.begin_transaction()
+            self.send(first, topic, [(b"key", FENCED_VALUE)])
+            second = self.transactional_producer(bootstrap, transactional_id(topic))
+            try:
+                second.begin_transaction()
+                self.send(second, topic, [(b"key", WINNER_VALUE)])
+                second.commit_transaction()
+            finally:
+                second.close(timeout=5)
+            try:
+                first.commit_transaction()
+            except ProducerFencedError:
+                pass
+            else:
+                raise AssertionError("the fenced producer committed")
+        finally:
+            first.close(timeout=5)
+        expect_equal([WINNER_VALUE],
+                     [r.value for r in self.read_exactly(bootstrap, topic, 1, 1,
+                                                         "read_committed")],
+                     "read_committed")
+        expect_equal([FENCED_VALUE, WINNER_VALUE],
+                     [r.value for r in self.read_exactly(bootstrap, topic, 1, 2,
+                                                         "read_uncommitted")],
+                     "read_uncommitted")

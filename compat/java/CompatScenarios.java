@@ -28,6 +28,7 @@ import org.apache.kafka.clients.admin.NewPartitions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
@@ -41,6 +42,7 @@ import org.apache.kafka.common.Node;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -99,6 +101,9 @@ public final class CompatScenarios {
             case "consumer-group": return this::consumerGroup;
             case "admin-topics": return this::adminTopics;
             case "admin-configs": return this::adminConfigs;
+            case "transactions": return this::transactions;
+            case "transactional-offsets": return this::transactionalOffsets;
+            case "transaction-fencing": return this::transactionFencing;
             default: return null;
         }
     }
@@ -226,7 +231,192 @@ public final class CompatScenarios {
         }
     }
 
+    /** Commit, abort, commit: read_committed reads the committed records once, in order per
+     *  partition, none of the aborted; read_uncommitted reads them all. */
+    void transactions(String topic) throws Exception {
+        List<byte[][]> first = transactionRecords("committed", 6);
+        List<byte[][]> aborted = transactionRecords("aborted", 6);
+        List<byte[][]> after = transactionRecords("after", 4);
+        try (KafkaProducer<byte[], byte[]> producer = transactionalProducer(topic + "-txn")) {
+            for (List<byte[][]> records : List.of(first, aborted, after)) {
+                producer.beginTransaction();
+                sendAndWait(producer, topic, records);
+                if (records == aborted) producer.abortTransaction();
+                else producer.commitTransaction();
+            }
+        }
+        Map<Integer, List<String>> committed = byPartition(first, after);
+        Map<Integer, List<String>> all = byPartition(first, aborted, after);
+        equal(committed, valuesByPartition(readExactly(topic, 2, 10, "read_committed")), "read_committed");
+        equal(all, valuesByPartition(readExactly(topic, 2, 16, "read_uncommitted")), "read_uncommitted");
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of(
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed"))) {
+            List<TopicPartition> tps = List.of(new TopicPartition(topic, 0), new TopicPartition(topic, 1));
+            Map<TopicPartition, Long> stable = consumer.endOffsets(tps);
+            try (Admin admin = admin()) {
+                for (TopicPartition tp : tps) {
+                    long end = get(admin.listOffsets(Map.of(tp, org.apache.kafka.clients.admin.OffsetSpec.latest()))
+                            .partitionResult(tp)).offset();
+                    equal(end, stable.get(tp), "the last stable offset is the high watermark of " + tp);
+                }
+            }
+        }
+    }
+
+    /** Consume-transform-produce with sendOffsetsToTransaction(offsets, groupMetadata()): the
+     *  aborted transaction's offsets never reach the group; a new member resumes after the
+     *  committed ones, and the output holds each input record transformed once. */
+    void transactionalOffsets(String topic) throws Exception {
+        String output = topic + "-out";
+        String group = topic + "-group";
+        createTopics(output, 1);
+        List<byte[][]> input = new ArrayList<>();
+        for (int i = 0; i < 10; i++) input.add(new byte[][] {bytes("key-" + i), bytes("in-" + i)});
+        produce(topic, input, Map.of());
+        TopicPartition tp = new TopicPartition(topic, 0);
+        Map<String, Object> member = Map.of(ConsumerConfig.GROUP_ID_CONFIG, group,
+                                            ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false,
+                                            ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+        try (KafkaProducer<byte[], byte[]> producer = transactionalProducer(topic + "-txn")) {
+            try (KafkaConsumer<byte[], byte[]> first = consumer(member)) {
+                first.subscribe(List.of(topic));
+                List<ConsumerRecord<byte[], byte[]>> records = poll(first, 10, WAIT_MS);
+                equal(10, records.size(), "input read");
+                process(producer, first, output, records.subList(0, 5), true);
+                process(producer, first, output, records.subList(5, 10), false);
+                equal(5L, first.committed(Set.of(tp)).get(tp).offset(), "committed offset after the abort");
+            }
+            try (KafkaConsumer<byte[], byte[]> second = consumer(member)) {
+                second.subscribe(List.of(topic));
+                List<ConsumerRecord<byte[], byte[]>> records = poll(second, 5, WAIT_MS);
+                records.addAll(poll(second, 1, 1000));  // nothing more comes
+                equal(List.of("in-5", "in-6", "in-7", "in-8", "in-9"),
+                      records.stream().map(r -> text(r.value())).collect(Collectors.toList()),
+                      "input read by the new member");
+                process(producer, second, output, records, true);
+                // committed() asks with require_stable: it waits for the commit's marker
+                equal(10L, second.committed(Set.of(tp)).get(tp).offset(), "committed offset");
+            }
+        }
+        List<String> expected = new ArrayList<>();
+        for (int i = 0; i < 10; i++) expected.add("out-in-" + i);
+        equal(expected, readExactly(output, 1, 10, "read_committed").stream().map(r -> text(r.value()))
+                .collect(Collectors.toList()), "output read with read_committed");
+        equal(15, readExactly(output, 1, 15, "read_uncommitted").size(), "output read with read_uncommitted");
+    }
+
+    void process(KafkaProducer<byte[], byte[]> producer, KafkaConsumer<byte[], byte[]> member, String output,
+                 List<ConsumerRecord<byte[], byte[]>> records, boolean commit) throws Exception {
+        producer.beginTransaction();
+        List<byte[][]> transformed = new ArrayList<>();
+        for (ConsumerRecord<byte[], byte[]> r : records) {
+            transformed.add(new byte[][] {r.key(), bytes("out-" + text(r.value()))});
+        }
+        sendAndWait(producer, output, transformed);
+        ConsumerRecord<byte[], byte[]> last = records.get(records.size() - 1);
+        ConsumerGroupMetadata metadata = member.groupMetadata();
+        producer.sendOffsetsToTransaction(Map.of(new TopicPartition(last.topic(), last.partition()),
+                                                 new OffsetAndMetadata(last.offset() + 1)), metadata);
+        if (commit) producer.commitTransaction();
+        else producer.abortTransaction();
+    }
+
+    /** A second producer with the same transactional.id fences the first, whose open
+     *  transaction is aborted: its commitTransaction throws ProducerFencedException. */
+    void transactionFencing(String topic) throws Exception {
+        try (KafkaProducer<byte[], byte[]> first = transactionalProducer(topic + "-txn")) {
+            first.beginTransaction();
+            sendAndWait(first, topic, List.<byte[][]>of(new byte[][] {bytes("key"), bytes("fenced-0")}));
+            try (KafkaProducer<byte[], byte[]> second = transactionalProducer(topic + "-txn")) {
+                second.beginTransaction();
+                sendAndWait(second, topic, List.<byte[][]>of(new byte[][] {bytes("key"), bytes("winner-0")}));
+                second.commitTransaction();
+            }
+            try {
+                first.commitTransaction();
+                throw new AssertionError("the fenced producer committed");
+            } catch (ProducerFencedException expected) {
+                // as Kafka: the coordinator answers the stale epoch's EndTxn with PRODUCER_FENCED
+            }
+        }
+        equal(List.of("winner-0"), readExactly(topic, 1, 1, "read_committed").stream()
+                .map(r -> text(r.value())).collect(Collectors.toList()), "read_committed");
+        equal(List.of("fenced-0", "winner-0"), readExactly(topic, 1, 2, "read_uncommitted").stream()
+                .map(r -> text(r.value())).collect(Collectors.toList()), "read_uncommitted");
+    }
+
     // -- helpers --------------------------------------------------------------------------------
+
+    KafkaProducer<byte[], byte[]> transactionalProducer(String transactionalId) {
+        KafkaProducer<byte[], byte[]> producer = producer(Map.of(
+                ProducerConfig.TRANSACTIONAL_ID_CONFIG, transactionalId,
+                ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 60_000));
+        producer.initTransactions();
+        return producer;
+    }
+
+    /** Sends (key, value) records, the i-th to partition i % 2 when there are two partitions
+     *  (records of transactionRecords), and waits for every acknowledgement. */
+    static void sendAndWait(KafkaProducer<byte[], byte[]> producer, String topic, List<byte[][]> records)
+            throws Exception {
+        List<Future<RecordMetadata>> futures = new ArrayList<>();
+        for (byte[][] r : records) {
+            Integer partition = r.length > 2 ? Integer.valueOf(text(r[2])) : null;
+            futures.add(producer.send(new ProducerRecord<>(topic, partition, r[0], r[1])));
+        }
+        producer.flush();
+        for (Future<RecordMetadata> f : futures) f.get(WAIT_MS, TimeUnit.MILLISECONDS);
+    }
+
+    /** (key, value, partition) records over partitions 0 and 1, as compat/scenarios.py's. */
+    static List<byte[][]> transactionRecords(String tag, int count) {
+        List<byte[][]> records = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            records.add(new byte[][] {bytes("key-" + i), bytes(tag + "-" + i), bytes(String.valueOf(i % 2))});
+        }
+        return records;
+    }
+
+    @SafeVarargs
+    static Map<Integer, List<String>> byPartition(List<byte[][]>... transactions) {
+        Map<Integer, List<String>> grouped = new java.util.TreeMap<>();
+        for (List<byte[][]> records : transactions) {
+            for (byte[][] r : records) {
+                grouped.computeIfAbsent(Integer.valueOf(text(r[2])), p -> new ArrayList<>()).add(text(r[1]));
+            }
+        }
+        return grouped;
+    }
+
+    static Map<Integer, List<String>> valuesByPartition(List<ConsumerRecord<byte[], byte[]>> records) {
+        Map<Integer, List<String>> grouped = new java.util.TreeMap<>();
+        records.stream().sorted((a, b) -> a.partition() != b.partition() ? Integer.compare(a.partition(), b.partition())
+                                                                         : Long.compare(a.offset(), b.offset()))
+                .forEach(r -> grouped.computeIfAbsent(r.partition(), p -> new ArrayList<>()).add(text(r.value())));
+        return grouped;
+    }
+
+    /** `count` records of the topic from the beginning with the isolation level, and whatever
+     *  more a second of polling brings (nothing, in the scenarios). */
+    List<ConsumerRecord<byte[], byte[]>> readExactly(String topic, int partitions, int count, String isolation) {
+        try (KafkaConsumer<byte[], byte[]> consumer = consumer(Map.of(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation))) {
+            List<TopicPartition> tps = new ArrayList<>();
+            for (int p = 0; p < partitions; p++) tps.add(new TopicPartition(topic, p));
+            consumer.assign(tps);
+            consumer.seekToBeginning(tps);
+            List<ConsumerRecord<byte[], byte[]>> got = poll(consumer, count, WAIT_MS);
+            got.addAll(poll(consumer, 1, 1000));
+            return got;
+        }
+    }
+
+    void createTopics(String name, int partitions) throws Exception {
+        try (Admin admin = admin()) {
+            get(admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all());
+            waitFor(() -> partitions(admin, name) == partitions, "topic " + name + " to be ready");
+        }
+    }
+
 
     Admin admin() {
         return Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap));

@@ -14,15 +14,18 @@ from pathlib import Path
 from compat import run as compat_run
 from compat.drivers import NOT_APPLICABLE, PASS
 from compat.realkafka import SINGLE_BROKER_SETTINGS
+from compat.scenarios import TRANSACTIONAL
 
 ROOT = Path(__file__).resolve().parents[2]
 COMPATIBILITY = ROOT / "docs" / "compatibility.md"
-NO_ADMIN = {("kcat", "admin-topics"), ("kcat", "admin-configs")}  # kcat has no admin commands
+# kcat has no admin commands and no transactional producer
+NO_INTERFACE = {("kcat", scenario)
+                for scenario in ("admin-topics", "admin-configs", *TRANSACTIONAL)}
 CLIENTS = ["kafka-python", "confluent-kafka", "aiokafka", "kcat", "java"]
 
 
 def expected_statuses(rows) -> dict:
-    return {row: NOT_APPLICABLE if row in NO_ADMIN else PASS for row in rows.results}
+    return {row: NOT_APPLICABLE if row in NO_INTERFACE else PASS for row in rows.results}
 
 
 def documented_tables() -> list[str]:
