@@ -46,17 +46,15 @@ NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
 NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
-    *(Accepted(f"{API} / api_keys / {api}", "not served yet: transactions, ACLs, SASL, "
+    *(Accepted(f"{API} / api_keys / {api}", "not served yet: ACLs, SASL, "
                "delegation tokens, quotas, SCRAM, partition reassignment, features, the KIP-848 "
                "consumer group protocol, and Kafka's inter-broker requests (pykbroker's brokers "
                "learn leadership from ZooKeeper watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA", "SASL_HANDSHAKE",
-        "ADD_PARTITIONS_TO_TXN", "ADD_OFFSETS_TO_TXN", "END_TXN", "WRITE_TXN_MARKERS",
-        "TXN_OFFSET_COMMIT", "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS",
+        "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS",
         "ALTER_REPLICA_LOG_DIRS", "SASL_AUTHENTICATE", "*_DELEGATION_TOKEN",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS", "*_USER_SCRAM_CREDENTIALS",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "DESCRIBE_PRODUCERS",
-        "DESCRIBE_TRANSACTIONS", "LIST_TRANSACTIONS", "ALLOCATE_PRODUCER_IDS",
+        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
@@ -65,9 +63,12 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
              "finalized features with epoch -1; Kafka in ZooKeeper mode the version of its empty "
              "/feature znode, 0"),
-    Accepted("group-errors / init producer id transactional / error_code", "no transaction "
-             "coordinator yet: pykbroker answers COORDINATOR_NOT_AVAILABLE (retriable, as from a "
-             "Kafka whose coordinator is down); Kafka NOT_COORDINATOR until the client found it"),
+    *(Accepted(f"group-errors / {probe} / *", "the first transactional request of a new "
+               "cluster: pykbroker creates `__transaction_state` within the FindCoordinator request "
+               "and answers its coordinator, which then serves InitProducerId at once; Kafka creates "
+               "the topic in the background and answers COORDINATOR_NOT_AVAILABLE, then "
+               "NOT_COORDINATOR until the coordinator has loaded (clients retry both)")
+      for probe in ("find transaction coordinator", "init producer id transactional")),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),
