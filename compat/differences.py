@@ -63,12 +63,6 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
              "finalized features with epoch -1; Kafka in ZooKeeper mode the version of its empty "
              "/feature znode, 0"),
-    *(Accepted(f"group-errors / {probe} / *", "the first transactional request of a new "
-               "cluster: pykbroker creates `__transaction_state` within the FindCoordinator request "
-               "and answers its coordinator, which then serves InitProducerId at once; Kafka creates "
-               "the topic in the background and answers COORDINATOR_NOT_AVAILABLE, then "
-               "NOT_COORDINATOR until the coordinator has loaded (clients retry both)")
-      for probe in ("find transaction coordinator", "init producer id transactional")),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),

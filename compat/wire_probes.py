@@ -23,7 +23,7 @@ from .scenarios import T0, WAIT_SECONDS, create_topic, wait_until
 
 THREE, EMPTY, TIMED, CONFIGURED = "probe-three", "probe-empty", "probe-timed", "probe-configs"
 MISSING = "probe-missing"
-LOAD_IN_PROGRESS = 14
+COORDINATOR_NOT_READY = (14, 15, 16)  # COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 TIMESTAMPS = (T0, T0 + 1000, T0 + 2000)  # of the three records in TIMED
 TOPIC_CONFIGS = {"retention.ms": "86400000", "cleanup.policy": "compact"}
 
@@ -262,12 +262,14 @@ def group_errors(client):
                             "committed_leader_epoch": -1, "committed_metadata": ""}]}])
 
     return {
-        "find transaction coordinator": ask(client, ApiKey.FIND_COORDINATOR, 4, key_type=1,
-                                            coordinator_keys=["probe-txn"]),
-        "init producer id transactional": ask(client, ApiKey.INIT_PRODUCER_ID, 4,
-                                              transactional_id="probe-txn",
-                                              transaction_timeout_ms=60000, producer_id=-1,
-                                              producer_epoch=-1),
+        # asked until the transaction coordinator is ready, as clients do: a new cluster
+        # creates `__transaction_state` on the first request (Kafka in the background)
+        "find transaction coordinator": retried(lambda: ask(
+            client, ApiKey.FIND_COORDINATOR, 4, key_type=1, coordinator_keys=["probe-txn"]),
+            error_of=lambda answer: answer["coordinators"]["probe-txn"]["error_code"]),
+        "init producer id transactional": retried(lambda: ask(
+            client, ApiKey.INIT_PRODUCER_ID, 4, transactional_id="probe-txn",
+            transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1)),
         "init producer id idempotent": retried(lambda: ask(
             client, ApiKey.INIT_PRODUCER_ID, 4, transactional_id=None,
             transaction_timeout_ms=60000, producer_id=-1, producer_epoch=-1)),
@@ -297,11 +299,13 @@ def group_errors(client):
     }
 
 
-def retried(request):
-    """The answer to `request()`, asked again while it is COORDINATOR_LOAD_IN_PROGRESS (Kafka's
-    first InitProducerId waits for a block of ids from its controller), as clients do."""
-    return wait_until(lambda: (lambda answer: answer["error_code"] != LOAD_IN_PROGRESS and answer)(
-        request()), "an answer other than COORDINATOR_LOAD_IN_PROGRESS", timeout=WAIT_SECONDS)
+def retried(request, error_of=lambda answer: answer["error_code"]):
+    """The answer to `request()`, asked again while its error is one clients retry on while a
+    coordinator gets ready (COORDINATOR_LOAD_IN_PROGRESS: Kafka's first InitProducerId waits for
+    a block of ids from its controller; COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR: a new
+    internal topic), as clients do."""
+    return wait_until(lambda: (lambda answer: error_of(answer) not in COORDINATOR_NOT_READY and answer)(
+        request()), "an answer once the coordinator is ready", timeout=WAIT_SECONDS)
 
 
 PROBES = {"api-versions": api_versions, "metadata": metadata,
