@@ -32,6 +32,7 @@ COORDINATOR_KEY_TRANSACTION = 1  # FindCoordinator key_type of a transactional i
 
 ListOffsets = messages.request(ApiKey.LIST_OFFSETS).cls
 FindCoordinator = messages.request(ApiKey.FIND_COORDINATOR).cls
+DescribeTransactions = messages.request(ApiKey.DESCRIBE_TRANSACTIONS).cls
 
 
 # -- the brokers --------------------------------------------------------------------------
@@ -240,6 +241,17 @@ def transaction_coordinator(bootstrap: str, transactional_id: str) -> int:
         [found] = client.request(ApiKey.FIND_COORDINATOR, 4, request).coordinators
     assert found.error_code == 0, found
     return found.node_id
+
+
+def describe_transaction(bootstrap: str, transactional_id: str):
+    """DescribeTransactions (v0) of the transactional id, asked of the first broker of
+    `bootstrap`: its TransactionState (error_code NONE from the id's coordinator, NOT_COORDINATOR
+    or COORDINATOR_LOAD_IN_PROGRESS from another broker), with transaction_state in Kafka's names
+    (Ongoing, PrepareCommit, CompleteCommit, ...), producer_id, producer_epoch and topics."""
+    request = DescribeTransactions(transactional_ids=[transactional_id])
+    with WireClient(bootstrap.split(",")[0]) as client:
+        [state] = client.request(ApiKey.DESCRIBE_TRANSACTIONS, 0, request).transaction_states
+    return state
 
 
 def wait_for_committed(bootstrap: str, topic: str, partitions: int,
