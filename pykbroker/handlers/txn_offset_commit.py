@@ -17,14 +17,13 @@ only when the transaction commits (and are dropped if it aborts); meanwhile Offs
   the clients before 2.0 that did not retry the former (KAFKA-7296).
 """
 
-from typing import Any
-
 from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from .context import RequestContext
+from .offset_requests import response_topics, split_known_partitions
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MIN_VERSION = 0
@@ -35,7 +34,8 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    errors, offsets = _split_known_partitions(request, ctx, now_ms())
+    errors, known = split_known_partitions(request.topics, ctx.services.metadata)
+    offsets = _offsets(known, version, now_ms())
     if offsets:
         errors.update(
             await ctx.services.group_coordinator.txn_commit_offsets(
@@ -51,41 +51,28 @@ async def handle(request, ctx: RequestContext):
         )
     if version < 2:
         errors = {tp: _known_before_v2(error) for tp, error in errors.items()}
-    return _response(request, errors)
+    return Response(
+        topics=response_topics(
+            request.topics,
+            errors,
+            Response.TxnOffsetCommitResponseTopic,
+            Response.TxnOffsetCommitResponsePartition,
+        )
+    )
 
 
-def _split_known_partitions(request, ctx: RequestContext, now: int):
-    """({tp: error} for unknown partitions, {tp: offset to commit} for the others)."""
-    version = ctx.api_version
-    errors, offsets = {}, {}
-    for topic in request.topics:
-        info = ctx.services.metadata.topic(topic.name)
-        for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
-            if info is None or p.partition_index not in info.partitions:
-                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            offsets[tp] = OffsetAndMetadata(
-                offset=p.committed_offset,
-                leader_epoch=p.committed_leader_epoch if version >= 2 else -1,
-                metadata="" if p.committed_metadata is None else p.committed_metadata,
-                commit_timestamp=now,
-            )
-    return errors, offsets
+def _offsets(known, version: int, now: int) -> dict:
+    """The offsets to commit of the known requested partitions."""
+    return {
+        tp: OffsetAndMetadata(
+            offset=p.committed_offset,
+            leader_epoch=p.committed_leader_epoch if version >= 2 else -1,
+            metadata="" if p.committed_metadata is None else p.committed_metadata,
+            commit_timestamp=now,
+        )
+        for tp, p in known
+    }
 
 
 def _known_before_v2(error: ErrorCode) -> ErrorCode:
     return ErrorCode.COORDINATOR_NOT_AVAILABLE if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS else error
-
-
-def _response(request, errors: dict):
-    topics: dict[str, Any] = {}  # generated response topics
-    for topic in request.topics:
-        entry = topics.setdefault(topic.name, Response.TxnOffsetCommitResponseTopic(name=topic.name, partitions=[]))
-        for p in topic.partitions:
-            entry.partitions.append(
-                Response.TxnOffsetCommitResponsePartition(
-                    partition_index=p.partition_index, error_code=errors[(topic.name, p.partition_index)]
-                )
-            )
-    return Response(topics=list(topics.values()))
