@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode, KafkaError
-from ..group.coordinator import Reply
 from ..group.offsets_topic import OFFSETS_TOPIC
 from ..partition_io import CoordinatorLoader, PartitionWriter
-from ..runtime import LoopRuntime
+from ..runtime import LoopRuntime, Reply
 from .markers import TransactionMarkerChannelManager, TxnMarkerService
 from .metadata import (
     COMPLETE_ABORT,
