@@ -20,7 +20,9 @@ offset (v5+), and per-batch errors with a message (v8+).
   added to the transaction; otherwise INVALID_TXN_STATE ("Partition was not added to the
   transaction"; TRANSACTION_ABORTABLE for v11), and NOT_ENOUGH_REPLICAS when the coordinator
   could not answer (retriable). Transactional batches of more than one producer in one request
-  are INVALID_PRODUCER_ID_MAPPING.
+  are INVALID_PRODUCER_ID_MAPPING. A request with transactional batches but no
+  `transactional_id` fails as a whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as in Kafka
+  (which checks the id's authorization before anything else).
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 """
@@ -43,6 +45,8 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if ctx.api_version >= 3 and request.transactional_id is None and _has_transactional_batches(request):
+        return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
@@ -100,6 +104,18 @@ def _collect_partitions(request, version: int):
             except KafkaError as exc:
                 rejected[tp] = ProduceResult(exc.code, error_message=exc.message)
     return entries, rejected
+
+
+def _has_transactional_batches(request) -> bool:
+    """Whether a partition's records start with a transactional batch (Kafka's
+    `RequestUtils.hasTransactionalRecords`); records too short or of an older magic are not."""
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            records = part.records
+            if records and len(records) >= batch.BATCH_HEADER_SIZE and records[batch.MAGIC_OFFSET] == 2:
+                if batch.unpack_header(records).is_transactional:
+                    return True
+    return False
 
 
 def _refuse_internal_topic(name: str) -> None:

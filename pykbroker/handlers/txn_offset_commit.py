@@ -13,6 +13,8 @@ only when the transaction commits (and are dropped if it aborts); meanwhile Offs
   FENCED_INSTANCE_ID); before v3 the commit names no member and is accepted in any group state.
 - Metadata longer than `offset.metadata.max.bytes`: OFFSET_METADATA_TOO_LARGE; a batch too large
   for the log: INVALID_COMMIT_OFFSET_SIZE.
+- v0-v3: a group partition that is not part of the transaction (no AddOffsetsToTxn first) is
+  INVALID_TXN_STATE; v4 clients know TRANSACTION_ABORTABLE (Kafka's KIP-890 error handling).
 - v0-v1: COORDINATOR_LOAD_IN_PROGRESS is answered as COORDINATOR_NOT_AVAILABLE, as Kafka does for
   the clients before 2.0 that did not retry the former (KAFKA-7296).
 """
@@ -49,6 +51,8 @@ async def handle(request, ctx: RequestContext):
                 offsets,
             )
         )
+    if version < 4:
+        errors = {tp: _known_before_v4(error) for tp, error in errors.items()}
     if version < 2:
         errors = {tp: _known_before_v2(error) for tp, error in errors.items()}
     return Response(
@@ -72,6 +76,10 @@ def _offsets(known, version: int, now: int) -> dict:
         )
         for tp, p in known
     }
+
+
+def _known_before_v4(error: ErrorCode) -> ErrorCode:
+    return ErrorCode.INVALID_TXN_STATE if error == ErrorCode.TRANSACTION_ABORTABLE else error
 
 
 def _known_before_v2(error: ErrorCode) -> ErrorCode:
