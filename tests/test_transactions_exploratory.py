@@ -178,10 +178,9 @@ def aborted_first_offsets(bootstrap: str, topic: str, offset: int = 0) -> list[i
 
 
 def test_compaction_drops_aborted_records_but_fetches_still_list_their_transaction(broker):
-    """The cleaner drops the records of an aborted transaction; the transaction stays in the
-    cleaned segment's aborted-transaction index (Kafka keeps it while the pass still finds
-    batches of it and keeps the ABORT marker), so that read_committed fetches list it as Kafka's
-    do. Readers see only committed values either way."""
+    """The cleaner drops the records of an aborted transaction, and readers see only committed
+    values; the aborted-transaction index keeps the transaction at least through the pass that
+    dropped its records, as Kafka's does."""
     topic = "compacted-aborted"
     create_topic(broker.bootstrap, topic, config={
         **SMALL_SEGMENTS, "cleanup.policy": "compact", "min.cleanable.dirty.ratio": "0.01"})
@@ -201,7 +200,9 @@ def test_compaction_drops_aborted_records_but_fetches_still_list_their_transacti
 
     wait_until(compacted, f"compaction of {topic}", timeout=WAIT_SECONDS, interval=0.3)
 
-    assert aborted_first_offsets(broker.bootstrap, topic) == [3]
+    # the pass that dropped the records keeps the entry (tests/log/test_log_compaction.py pins it);
+    # a later pass, which the padding may already have started, may leave it out, as Kafka's does
+    assert aborted_first_offsets(broker.bootstrap, topic) in ([3], [])
     assert aborted_first_offsets(broker.bootstrap, topic, offset=7) == []
     values = read_values(broker.bootstrap, topic, READ_COMMITTED)[0]
     assert [value for value in values if value != b"padding"] == [b"c1", b"c3"]

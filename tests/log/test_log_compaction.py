@@ -419,3 +419,29 @@ def test_a_swap_interrupted_before_its_commit_leaves_the_log_as_it_was(tmp_path,
     assert all_records(reopened) == before
     assert [s.base_offset for s in reopened.segments] == bases
     assert not leftovers(reopened)
+
+
+def aborted_listed(log, offset=0):
+    """The first offsets of the aborted transactions a read_committed read from `offset` lists."""
+    return [txn.first_offset for txn in log.read(offset, 1 << 20, read_committed=True).aborted_transactions]
+
+
+def test_an_aborted_transaction_stays_indexed_while_a_pass_finds_its_batches(tmp_path):
+    """As Kafka's CleanedTransactionMetadata: the pass that drops an aborted transaction's records
+    keeps its entry in the cleaned segment's .txnindex (its ABORT marker stays), so read_committed
+    fetches still list it."""
+    from pykbroker.records.control import build_end_txn_marker
+
+    log = compacted_log(tmp_path)
+    log.append_as_leader(producer_batch(55, 0, 0, 2, prefix="k", is_transactional=True), leader_epoch=0,
+                         origin="coordinator")
+    log.append_as_leader(bytearray(build_end_txn_marker(55, 0, commit=False, coordinator_epoch=0)),
+                         leader_epoch=0, origin="coordinator")
+    put(log, ("k0", "plain"))
+    close_active_segment(log)
+    assert aborted_listed(log) == [0]
+
+    log.compact(now_ms=T0)
+    keys = [key for _, key, _ in all_records(log)]
+    assert b"k1" not in keys and keys.count(b"k0") == 1  # the aborted records are gone, the marker stays
+    assert aborted_listed(log) == [0]
