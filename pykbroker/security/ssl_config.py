@@ -148,6 +148,13 @@ class ServerSsl:
 
     @classmethod
     def for_listener(cls, config: Any, listener_name: str) -> ServerSsl:
+        try:
+            return cls._for_listener(config, listener_name)
+        except ConfigError as exc:
+            raise _naming_the_key(exc, listener_name, "listener") from None
+
+    @classmethod
+    def _for_listener(cls, config: Any, listener_name: str) -> ServerSsl:
         values = ListenerSslConfig(config, listener_name)
         _refuse_unserved(values)
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -183,6 +190,21 @@ def client_ssl_context(config: Any, listener_name: str) -> ssl.SSLContext:
     """The context this broker connects to other brokers' `listener_name` with (inter-broker):
     the same keys, the broker's key store as client certificate, hostname verification per
     `ssl.endpoint.identification.algorithm` (https: on, empty: off)."""
+    try:
+        return _client_ssl_context(config, listener_name)
+    except ConfigError as exc:
+        raise _naming_the_key(exc, listener_name, "inter-broker listener") from None
+
+
+def _naming_the_key(exc: ConfigError, listener_name: str, role: str) -> ConfigError:
+    """The error as one line that names its key and the listener."""
+    message = str(exc)
+    if exc.key not in message:
+        message = f"{exc.key}: {message}"
+    return ConfigError(exc.key, f"{message} ({role} {listener_name.upper()})")
+
+
+def _client_ssl_context(config: Any, listener_name: str) -> ssl.SSLContext:
     values = ListenerSslConfig(config, listener_name)
     _refuse_unserved(values)
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
