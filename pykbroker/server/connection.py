@@ -13,18 +13,26 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import anyio
 
 from ..security.principal import ANONYMOUS, KafkaPrincipal
+from ..security.ssl_config import ServerSsl
 from ..security.ssl_principal import NoMatchingRule
 from .dispatcher import CloseConnection, Dispatcher
 from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 from .tls_io import TlsSocketIO
 
-if TYPE_CHECKING:
-    from .socket_server import BoundListener
+
+class ServedListener(Protocol):
+    """What a connection needs of its listener (socket_server.BoundListener)."""
+
+    name: str
+    security_protocol: str
+    tls: ServerSsl | None
+    handshake_timeout_s: float
+
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +42,7 @@ _TLS_HANDSHAKE_RECORD = (0x16, 0x03)  # a TLS record of type handshake, version 
 async def serve_connection(
     sock: socket.socket,
     dispatcher: Dispatcher,
-    listener: BoundListener,
+    listener: ServedListener,
     max_request_size: int,
 ) -> None:
     listener_name, tls, protocol = listener.name, listener.tls, listener.security_protocol
