@@ -15,6 +15,7 @@ follower fetchers, registration once everything is open, and a controlled shutdo
 
 from __future__ import annotations
 
+import functools
 import logging
 import signal
 import socket
@@ -40,12 +41,20 @@ from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
+from .replication.broker_client import BrokerConnection, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
+from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.dispatcher import Dispatcher
-from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
+from .server.socket_server import (
+    SERVED_SECURITY_PROTOCOLS,
+    TLS_SECURITY_PROTOCOLS,
+    BoundListener,
+    SocketServer,
+    bind_listener,
+)
 from .shutdown import controlled_shutdown
 
 if TYPE_CHECKING:
@@ -70,6 +79,8 @@ class Broker:
         self.config = config  # the effective config: static, then dynamic broker configs
         self.broker_id: int = config.broker_id
         self.listeners: list[BoundListener] = []
+        self.listener_tls: dict[str, ServerSsl] = {}  # TLS listeners' server sides, by name
+        self.inter_broker_security = InterBrokerSecurity()
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
         self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
@@ -101,6 +112,7 @@ class Broker:
         the stores: everything that can fail before serving. On a failure nothing stays open."""
         started_at_ms = SYSTEM_CLOCK.monotonic_ms()
         self._refuse_unserved_security_protocols()
+        self._open_tls()
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
@@ -135,6 +147,18 @@ class Broker:
                 f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
             )
 
+    def _open_tls(self) -> None:
+        """The TLS contexts of the SSL/SASL_SSL listeners and of inter-broker connections, from
+        the `ssl.*` keys (per-listener overrides included): a key store that cannot be read, a
+        wrong password or a setting that cannot be honoured stops the broker here (ConfigError)."""
+        for listener in self.config.listeners:
+            if self.config.security_protocol_of(listener.name) in TLS_SECURITY_PROTOCOLS:
+                self.listener_tls[listener.name] = ServerSsl.for_listener(self.config, listener.name)
+        name = self.inter_broker_listener
+        protocol = self.config.security_protocol_map.get(name, self.config["security.inter.broker.protocol"])
+        context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
+        self.inter_broker_security = InterBrokerSecurity(protocol, context)
+
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
         key = self.config.log_dirs_key
@@ -149,7 +173,12 @@ class Broker:
         bound: list[BoundListener] = []
         try:
             for name, host, port in self.config.listeners:
-                bound.append(bind_listener(name, host, port))
+                listener = bind_listener(name, host, port)
+                listener.security_protocol = self.config.security_protocol_of(name)
+                listener.tls = self.listener_tls.get(name)
+                # Kafka closes connections idle for connections.max.idle.ms, a handshake included
+                listener.handshake_timeout_s = self.config["connections.max.idle.ms"] / 1000
+                bound.append(listener)
         except BaseException:
             for listener in bound:
                 listener.sock.close()
@@ -176,6 +205,7 @@ class Broker:
             metadata,
             timer=self.timer,
             inter_broker_listener=self.inter_broker_listener,
+            inter_broker_security=self.inter_broker_security,
         )
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
@@ -211,6 +241,7 @@ class Broker:
             listener_name=self.inter_broker_listener,
             group_partition_for=group_coordinator.partition_for,
             marker_writer=_opened(self.txn_markers),  # markers for partitions this broker leads
+            connect=self._broker_connect,
         )
         txn_coordinator.startup()
         topic_creator.register_internal_topic(
@@ -223,6 +254,7 @@ class Broker:
             txn_coordinator,
             listener_name=self.inter_broker_listener,
             request_timeout_ms=int(self.config["request.timeout.ms"]),
+            connect=self._broker_connect,
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
@@ -305,6 +337,11 @@ class Broker:
         if not isinstance(metadata, ZkMetadataStore):
             raise RuntimeError(f"cluster mode needs the ZooKeeper metadata store, not {type(metadata).__name__}")
         return metadata
+
+    @property
+    def _broker_connect(self):
+        """BrokerConnection.open with the inter-broker listener's security."""
+        return functools.partial(BrokerConnection.open, security=self.inter_broker_security)
 
     @property
     def inter_broker_listener(self) -> str:

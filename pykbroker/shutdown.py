@@ -59,7 +59,11 @@ async def _ask_controller(broker) -> tuple[ErrorCode | None, list]:
     if endpoint is None:
         return None, []
     connection = await BrokerConnection.open(
-        endpoint.host, endpoint.port, client_id=f"broker-{broker.broker_id}-shutdown", timeout_s=REQUEST_TIMEOUT_S
+        endpoint.host,
+        endpoint.port,
+        client_id=f"broker-{broker.broker_id}-shutdown",
+        timeout_s=REQUEST_TIMEOUT_S,
+        security=broker.inter_broker_security,
     )
     try:
         response = await connection.request(

@@ -17,7 +17,7 @@ import pytest
 PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "pykbroker"
 
 LIBRARIES = {"common": set(), "protocol": {"common"}, "records": {"common"}}
-BELOW_HANDLERS = ("log", "replication", "cluster", "coordinator", "records", "protocol", "common")
+BELOW_HANDLERS = ("log", "replication", "cluster", "coordinator", "security", "records", "protocol", "common")
 
 
 def module_name(path: Path) -> str:

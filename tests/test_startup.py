@@ -119,7 +119,6 @@ def test_an_unusable_log_dir_is_refused_naming_the_key_and_the_path(tmp_path):
 # -- refuse what is not served ------------------------------------------------------------------
 
 @pytest.mark.parametrize("listeners, protocol_map, refused", [
-    ("SSL://127.0.0.1:{port}", None, "SSL://127.0.0.1:{port} uses security protocol SSL"),
     ("SASL_PLAINTEXT://127.0.0.1:{port}", None, "uses security protocol SASL_PLAINTEXT"),
     ("SASL_SSL://127.0.0.1:{port}", None, "uses security protocol SASL_SSL"),
     ("PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:{port}",
@@ -142,17 +141,24 @@ def test_a_listener_that_asks_for_tls_or_sasl_stops_the_broker_before_any_port_o
 def test_the_refusal_comes_before_any_listener_is_bound(tmp_path, monkeypatch):
     bound = []
     monkeypatch.setattr(broker_module, "bind_listener", lambda *args: bound.append(args))
-    config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+    config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
                            "log.dirs": str(tmp_path / "logs")})
-    with pytest.raises(ConfigError, match="Listener SSL://127.0.0.1:0 uses security protocol SSL"):
+    with pytest.raises(ConfigError, match="Listener SASL_SSL://127.0.0.1:0 uses security protocol SASL_SSL"):
         Broker(config).open()
     assert bound == []
 
 
+def test_an_ssl_listener_without_a_key_store_is_refused_naming_the_key(tmp_path):
+    config = BrokerConfig({"listeners": "SSL://127.0.0.1:0", "log.dirs": str(tmp_path / "logs")})
+    with pytest.raises(ConfigError, match="ssl.keystore.location"):
+        Broker(config).open()
+    assert not (tmp_path / "logs").exists()
+
+
 def test_an_inter_broker_protocol_that_is_not_served_is_refused(tmp_path):
     config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path),
-                           "security.inter.broker.protocol": "SSL"})
-    with pytest.raises(ConfigError, match="security.inter.broker.protocol=SSL"):
+                           "security.inter.broker.protocol": "SASL_PLAINTEXT"})
+    with pytest.raises(ConfigError, match="security.inter.broker.protocol=SASL_PLAINTEXT"):
         Broker(config).open()
 
 

@@ -197,7 +197,9 @@ class BrokerConfig:
 
     @property
     def unknown_keys(self) -> list[str]:
-        return [key for key in self.supplied_keys if key not in BROKER_CONFIGS]
+        """Supplied keys that are not broker configs; `listener.name.<listener>.<key>` of a
+        known key is a per-listener override (Kafka's), not unknown."""
+        return [key for key in self.supplied_keys if key not in BROKER_CONFIGS and not _is_listener_override(key)]
 
     # Derived values ------------------------------------------------------------------------
 
@@ -239,6 +241,14 @@ class BrokerConfig:
 
     def __repr__(self) -> str:
         return f"BrokerConfig({self.static_values!r})"
+
+
+_LISTENER_OVERRIDE = re.compile(r"listener\.name\.[^.]+\.(.+)")
+
+
+def _is_listener_override(key: str) -> bool:
+    match = _LISTENER_OVERRIDE.fullmatch(key)
+    return match is not None and match.group(1) in BROKER_CONFIGS
 
 
 def _clamp_retention(topic_key: str, value: Any) -> Any:

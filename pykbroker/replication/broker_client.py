@@ -15,14 +15,21 @@ new one.
     pool = BrokerConnectionPool(metadata, "PLAINTEXT", client_id="broker-1-txn-marker-sender",
                                 timeout_s=30)
     response = await pool.request(2, ApiKey.WRITE_TXN_MARKERS, 1, markers_request)
+
+`security` is how the inter-broker listener is reached: over TLS when it carries a client
+`ssl.SSLContext` (built from the broker's `ssl.*` keys of that listener, see
+`security/ssl_config.client_ssl_context`), the host name checked as the context says.
 """
 
 from __future__ import annotations
 
+import ssl
 import struct
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 
 import anyio
+import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from ..protocol import headers, messages
@@ -38,6 +45,14 @@ class BrokerConnectionError(Exception):
     """The connection failed, timed out, or the answer made no sense; it is closed."""
 
 
+@dataclass(frozen=True)
+class InterBrokerSecurity:
+    """The inter-broker listener's security protocol and, for SSL/SASL_SSL, the TLS client side."""
+
+    security_protocol: str = "PLAINTEXT"
+    ssl_context: ssl.SSLContext | None = None
+
+
 class BrokerConnection:
     def __init__(self, stream, *, client_id: str, timeout_s: float) -> None:
         self._stream = stream
@@ -48,12 +63,28 @@ class BrokerConnection:
         self.closed = False
 
     @classmethod
-    async def open(cls, host: str, port: int, *, client_id: str, timeout_s: float) -> BrokerConnection:
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        timeout_s: float,
+        security: InterBrokerSecurity | None = None,
+    ) -> BrokerConnection:
+        context = security.ssl_context if security is not None else None
+        stream: anyio.abc.ByteStream
         try:
             with anyio.fail_after(timeout_s):
-                stream = await anyio.connect_tcp(host, port)
-        except (OSError, TimeoutError) as exc:
-            raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc}") from exc
+                if context is None:
+                    stream = await anyio.connect_tcp(host, port)
+                else:
+                    stream = await anyio.connect_tcp(
+                        host, port, ssl_context=context, tls_hostname=host, tls_standard_compatible=False
+                    )
+        except (OSError, TimeoutError, anyio.BrokenResourceError) as exc:
+            cause = exc.__cause__ if isinstance(exc, anyio.BrokenResourceError) and exc.__cause__ else exc
+            raise BrokerConnectionError(f"cannot connect to {host}:{port}: {cause}") from exc
         return cls(stream, client_id=client_id, timeout_s=timeout_s)
 
     async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):

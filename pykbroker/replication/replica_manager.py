@@ -45,6 +45,7 @@ from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
+from .broker_client import InterBrokerSecurity
 from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
@@ -163,12 +164,14 @@ class ReplicaManager:
         *,
         timer: Timer,
         inter_broker_listener: str | None = None,
+        inter_broker_security: InterBrokerSecurity | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.config = config
         self.log_manager = log_manager
         self.metadata = metadata_store
         self.inter_broker_listener = inter_broker_listener
+        self.inter_broker_security = inter_broker_security  # how the fetchers reach leaders (TLS)
         self.partitions: dict[TopicPartition, Partition] = {}
         self.timer = timer
         self.clock = timer.clock

@@ -16,6 +16,7 @@ from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
+from ..security.principal import ANONYMOUS, KafkaPrincipal
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,15 @@ class Dispatcher:
         self.registry = registry
         self.services = services
 
-    async def dispatch(self, frame: bytearray, client_host: str, listener_name: str) -> list | None:
+    async def dispatch(
+        self,
+        frame: bytearray,
+        client_host: str,
+        listener_name: str,
+        *,
+        principal: KafkaPrincipal = ANONYMOUS,
+        security_protocol: str = "PLAINTEXT",
+    ) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
         try:
             prefix = headers.read_request_prefix(frame)
@@ -54,6 +63,8 @@ class Dispatcher:
             listener_name,
             self.services,
             len(frame),
+            principal=principal,
+            security_protocol=security_protocol,
         )
         response = await entry.handle(request, ctx)
         if response is None:

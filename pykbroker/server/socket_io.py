@@ -123,6 +123,10 @@ class SocketIO:
         if pending:
             await self.send_all(b"".join(pending) if len(pending) > 1 else pending[0])
 
+    def peek(self, count: int) -> bytes:
+        """The first bytes received and not yet consumed (e.g. to recognise a TLS handshake)."""
+        return bytes(self._buffer[:count])
+
     def close(self) -> None:
         try:
             self.sock.close()

@@ -5,23 +5,32 @@ from __future__ import annotations
 import logging
 import socket
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 
 from .connection import serve_connection
 from .dispatcher import Dispatcher
 
+if TYPE_CHECKING:
+    from ..security.ssl_config import ServerSsl
+
 log = logging.getLogger(__name__)
 
 # The security protocols the server can serve; a listener of any other protocol must stop the
 # broker at start rather than be served as plaintext.
-SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
+# The protocols whose connections start with a TLS handshake
+TLS_SECURITY_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 
 
 @dataclass
 class BoundListener:
     name: str
     sock: socket.socket
+    security_protocol: str = "PLAINTEXT"
+    tls: ServerSsl | None = None  # the TLS server side of an SSL or SASL_SSL listener
+    handshake_timeout_s: float = 0.0  # how long a TLS handshake may take (0: unbounded)
 
     @property
     def host(self) -> str:
@@ -86,7 +95,7 @@ class SocketServer:
                     await anyio.sleep(0.1)
                     continue
                 self._tune(conn)
-                tasks.start_soon(serve_connection, conn, self.dispatcher, listener.name, self.max_request_size)
+                tasks.start_soon(serve_connection, conn, self.dispatcher, listener, self.max_request_size)
         finally:
             listener.sock.close()
 

@@ -125,10 +125,12 @@ class TransactionCoordinator:
         listener_name: str,
         group_partition_for: Callable[[str], int],
         marker_writer: TxnMarkerService | None = None,
+        connect=None,
     ) -> TransactionCoordinator:
         """The broker's coordinator: `__transaction_state` written through `writer` and loaded
         through `loader`, markers written locally through `marker_writer` (None: over the
-        network, as to other leaders) and sent to other leaders on `listener_name`."""
+        network, as to other leaders) and sent to other leaders on `listener_name` (through
+        `connect`, BrokerConnection.open with the inter-broker security, when given)."""
         runtime = LoopRuntime(timer, "Transaction coordinator")
         txn_config = TransactionConfig.from_broker_config(config)
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
@@ -141,6 +143,7 @@ class TransactionCoordinator:
             listener_name=listener_name,
             request_timeout_ms=txn_config.request_timeout_ms,
             local_writer=marker_writer,
+            **({"connect": connect} if connect is not None else {}),
         )
         return cls(
             broker_id,

@@ -1,0 +1,93 @@
+"""Hostile input on TLS and plaintext listeners: plaintext bytes on a TLS port, a TLS handshake
+on a plaintext port, a client that never finishes its handshake. Each costs its connection and
+one log line; the broker keeps serving everyone else."""
+from __future__ import annotations
+
+import socket
+import ssl
+import time
+
+import pytest
+
+from pykbroker.testing import BrokerProcess
+
+from .certs import Pki
+from .tls_support import listener_ports, ssl_overrides, wait_for_log
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory):
+    pki = Pki(tmp_path_factory.mktemp("pki"))
+    pki.broker = pki.issue("broker", "CN=broker,O=pykbroker")
+    return pki
+
+
+@pytest.fixture(scope="module")
+def broker(pki, tmp_path_factory):
+    overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                 "connections.max.idle.ms": "1500", **ssl_overrides(pki, pki.broker)}
+    with BrokerProcess(tmp_path_factory.mktemp("hostile"), overrides) as running:
+        running.ports = listener_ports(running)
+        yield running
+
+
+def still_serves(broker, pki) -> None:
+    """A TLS client and a plaintext client both get their metadata."""
+    from kafka import KafkaAdminClient
+
+    for options in ({"bootstrap_servers": f"127.0.0.1:{broker.ports['PLAINTEXT']}"},
+                    {"bootstrap_servers": f"127.0.0.1:{broker.ports['SSL']}", "security_protocol": "SSL",
+                     "ssl_cafile": str(pki.ca_pem)}):
+        admin = KafkaAdminClient(**options)
+        assert admin.describe_cluster()["brokers"]
+        admin.close()
+
+
+def closed_by_peer(sock: socket.socket, timeout: float = 10.0) -> bool:
+    sock.settimeout(timeout)
+    try:
+        while sock.recv(4096):
+            pass
+        return True
+    except ConnectionResetError:
+        return True
+    except socket.timeout:
+        return False
+
+
+def test_plaintext_bytes_on_the_tls_port(broker, pki):
+    with socket.create_connection(("127.0.0.1", broker.ports["SSL"])) as sock:
+        # an ApiVersions v0 request, as a client configured for PLAINTEXT sends it
+        sock.sendall(bytes.fromhex("0000000e00120000000000010004746573740000"))
+        assert closed_by_peer(sock)
+    wait_for_log(broker, "Failed authentication with 127.0.0.1 on listener SSL (SSL handshake failed")
+    still_serves(broker, pki)
+
+
+def test_a_tls_handshake_on_the_plaintext_port(broker, pki):
+    context = ssl.create_default_context(cafile=str(pki.ca_pem))
+    with socket.create_connection(("127.0.0.1", broker.ports["PLAINTEXT"])) as raw:
+        raw.settimeout(10)
+        with pytest.raises((ssl.SSLError, ConnectionError, OSError)):
+            context.wrap_socket(raw, server_hostname="127.0.0.1")
+    wait_for_log(broker, "a TLS handshake on PLAINTEXT listener PLAINTEXT")
+    still_serves(broker, pki)
+
+
+def test_a_client_that_never_finishes_its_handshake_is_closed(broker, pki):
+    with socket.create_connection(("127.0.0.1", broker.ports["SSL"])) as silent:
+        started = time.monotonic()
+        still_serves(broker, pki)  # served meanwhile
+        assert closed_by_peer(silent, timeout=15)
+        assert time.monotonic() - started < 10
+    wait_for_log(broker, "no TLS handshake within 1500 ms")
+
+
+def test_garbage_after_a_completed_handshake_is_an_ordinary_bad_frame(broker, pki):
+    context = ssl.create_default_context(cafile=str(pki.ca_pem))
+    with socket.create_connection(("127.0.0.1", broker.ports["SSL"])) as raw:
+        with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
+            tls.sendall(b"\x7f\xff\xff\xff" + b"x" * 100)  # a frame larger than socket.request.max.bytes
+            assert closed_by_peer(tls)
+    wait_for_log(broker, "exceeds socket.request.max.bytes")
+    still_serves(broker, pki)
