@@ -1,0 +1,1 @@
+"""Kafka's security model: principals, and the ACL authorizer (`authorizer.py`) with its storage."""
