@@ -14,9 +14,11 @@ INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below v2, w
 clients know instead), CONCURRENT_TRANSACTIONS and INVALID_REQUEST for an empty transactional id.
 """
 
+from ..cluster.model import INTERNAL_TOPICS
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import CLUSTER_ACTION, TOPIC, TRANSACTIONAL_ID, WRITE, authorize, authorize_cluster, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
@@ -29,6 +31,8 @@ TopicPartition = tuple[str, int]
 
 
 async def handle(request, ctx: RequestContext):
+    if ctx.api_version >= 4 and not authorize_cluster(ctx, CLUSTER_ACTION):  # brokers verifying
+        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results_by_transaction=[])
     if ctx.api_version < 4:
         topics = request.v3_and_below_topics
         errors = await _add(
@@ -60,11 +64,22 @@ async def _add(
     verify_only: bool,
     partitions: list[TopicPartition],
 ) -> dict[TopicPartition, ErrorCode]:
+    if ctx.api_version < 4 and not authorize(ctx, WRITE, TRANSACTIONAL_ID, transactional_id):
+        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     metadata = ctx.services.metadata
-    missing = {tp for tp in partitions if not _exists(metadata, tp)}
-    if missing:
+    if ctx.api_version < 4:  # clients: WRITE on each topic; internal topics never (as Kafka)
+        writable = filter_authorized(ctx, WRITE, TOPIC, (t for t, _ in partitions if t not in INTERNAL_TOPICS))
+    else:
+        writable = {t for t, _ in partitions}
+    denied = {tp for tp in partitions if tp[0] not in writable}
+    missing = {tp for tp in partitions if tp not in denied and not _exists(metadata, tp)}
+    if denied or missing:
         return {
-            tp: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION if tp in missing else ErrorCode.OPERATION_NOT_ATTEMPTED
+            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            if tp in denied
+            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+            if tp in missing
+            else ErrorCode.OPERATION_NOT_ATTEMPTED
             for tp in partitions
         }
     coordinator = ctx.services.txn_coordinator

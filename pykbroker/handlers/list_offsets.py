@@ -23,6 +23,7 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import DESCRIBE, TOPIC, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
@@ -40,8 +41,13 @@ async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
-    topics = []
+    topics, denied = [], []
+    describable = filter_authorized(ctx, DESCRIBE, TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
+        if topic.name not in describable:  # Kafka answers these last
+            errors = [_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic.partitions]
+            denied.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=errors))
+            continue
         partitions = []
         for p in topic.partitions:
             if version >= 1 and named[(topic.name, p.partition_index)] > 1:
@@ -52,7 +58,7 @@ async def handle(request, ctx: RequestContext):
                 continue
             partitions.append(_lookup(ctx, request.replica_id, isolation, topic.name, p, version))
         topics.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
-    return Response(topics=topics)
+    return Response(topics=topics + denied)
 
 
 def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p, version: int):

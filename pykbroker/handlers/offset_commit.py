@@ -19,6 +19,7 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, TOPIC, authorize, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.OFFSET_COMMIT
@@ -30,6 +31,13 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        every = {
+            (t.name, p.partition_index): ErrorCode.GROUP_AUTHORIZATION_FAILED
+            for t in request.topics
+            for p in t.partitions
+        }
+        return _response(request, every)
     errors, offsets = _split_known_partitions(request, ctx, now_ms())
     if offsets:
         errors.update(
@@ -50,10 +58,14 @@ def _split_known_partitions(request, ctx: RequestContext, now: int):
     retention = request.retention_time_ms if 2 <= version <= 4 else -1
     expire_timestamp = None if retention == -1 else now + retention
     errors, offsets = {}, {}
+    readable = filter_authorized(ctx, READ, TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
         info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
+            if topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue

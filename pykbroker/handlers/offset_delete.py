@@ -12,6 +12,7 @@ from typing import Any
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import DELETE, GROUP, READ, TOPIC, authorize, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.OFFSET_DELETE
@@ -22,12 +23,17 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize(ctx, DELETE, GROUP, request.group_id):
+        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[])
     errors, known = {}, []
+    readable = filter_authorized(ctx, READ, TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
         info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
-            if info is None or p.partition_index not in info.partitions:
+            if topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 known.append(tp)

@@ -23,6 +23,10 @@ offset (v5+), and per-batch errors with a message (v8+).
   are INVALID_PRODUCER_ID_MAPPING.
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
+- Authorization as Kafka 3.9: transactional batches need WRITE on the request's transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition otherwise); each topic needs WRITE
+  (TOPIC_AUTHORIZATION_FAILED, checked before anything else about its partitions). Idempotent
+  batches need nothing more (IDEMPOTENT_WRITE is asked by InitProducerId).
 """
 
 from ..cluster.model import INTERNAL_TOPICS
@@ -33,6 +37,7 @@ from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
+from .auth import TOPIC, TRANSACTIONAL_ID, WRITE, authorize, filter_authorized
 from .context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
@@ -46,7 +51,14 @@ async def handle(request, ctx: RequestContext):
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
-    entries, early_results = _collect_partitions(request, ctx.api_version)
+    if _has_transactional_batches(request) and not (
+        request.transactional_id is not None and authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id)
+    ):
+        if acks == 0:
+            raise CloseConnection("acks=0 transactional produce not authorized for its transactional id")
+        return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    writable = filter_authorized(ctx, WRITE, TOPIC, (t.name for t in request.topic_data))
+    entries, early_results = _collect_partitions(request, ctx.api_version, writable)
     results = await ctx.services.replica_manager.handle_produce_append(
         entries,
         required_acks=acks,
@@ -86,12 +98,28 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
         ]
 
 
-def _collect_partitions(request, version: int):
+def _has_transactional_batches(request) -> bool:
+    """Kafka's RequestUtils.hasTransactionalRecords: any magic 2 batch flagged transactional."""
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            records = part.records
+            try:
+                if records and batch.read_magic(records) >= 2 and batch.unpack_header(records).is_transactional:
+                    return True
+            except (InvalidRecordError, ValueError, IndexError):
+                continue  # refused later as INVALID_RECORD
+    return False
+
+
+def _collect_partitions(request, version: int, writable: set[str]):
     """({tp: magic 2 records} to append, {tp: result} for partitions rejected up front)."""
     entries, rejected = {}, {}
     for topic in request.topic_data:
         for part in topic.partition_data:
             tp = (topic.name, part.index)
+            if topic.name not in writable:
+                rejected[tp] = ProduceResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                continue
             try:
                 _refuse_internal_topic(topic.name)
                 entries[tp] = _as_single_v2_batch(part.records, version)

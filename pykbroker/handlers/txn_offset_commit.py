@@ -24,6 +24,7 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, TOPIC, TRANSACTIONAL_ID, WRITE, authorize, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
@@ -35,6 +36,9 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
+    denied = _authorization_error(request, ctx)
+    if denied is not None:
+        return _response(request, {(t.name, p.partition_index): denied for t in request.topics for p in t.partitions})
     errors, offsets = _split_known_partitions(request, ctx, now_ms())
     if offsets:
         errors.update(
@@ -54,14 +58,26 @@ async def handle(request, ctx: RequestContext):
     return _response(request, errors)
 
 
+def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
+    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return None
+
+
 def _split_known_partitions(request, ctx: RequestContext, now: int):
-    """({tp: error} for unknown partitions, {tp: offset to commit} for the others)."""
+    """({tp: error} for unreadable or unknown partitions, {tp: offset to commit} for the others)."""
     version = ctx.api_version
     errors, offsets = {}, {}
+    readable = filter_authorized(ctx, READ, TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
         info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
+            if topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                continue
             if info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
                 continue
