@@ -44,6 +44,7 @@ from .replication.coordinator_partitions import CoordinatorLogLoader, Coordinato
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
+from .security.authorizer import AclAuthorizer, AclStore, AuthorizerConfigError, create_authorizer
 from .server.dispatcher import Dispatcher
 from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
@@ -86,6 +87,7 @@ class Broker:
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
+        self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -105,6 +107,7 @@ class Broker:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
             self.metadata = metadata = self._open_metadata_store()
+            self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
         except BaseException:
             self.close()
@@ -280,6 +283,29 @@ class Broker:
             raise
         return store
 
+    def _open_authorizer(self, metadata: MetadataStore) -> AclAuthorizer | None:
+        """`authorizer.class.name`'s authorizer with every ACL loaded (ZooKeeper's in a cluster, the
+        ACL file of the first log dir on a single broker); a class or setting it cannot honour stops
+        the broker here."""
+
+        def acl_store() -> AclStore:
+            if not self.in_cluster:
+                from .security.acl_store import FileAclStore
+
+                return FileAclStore(self.config.log_dirs[0])
+            from .security.zk_acl_store import ZkAclStore
+
+            session = self._zk_store(metadata).session
+            return ZkAclStore(session.client, request_timeout_s=min(session.request_timeout_s, 5.0))
+
+        try:
+            authorizer = create_authorizer(self.config, acl_store)
+        except AuthorizerConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
+        if authorizer is not None:
+            authorizer.open()
+        return authorizer
+
     def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
@@ -370,6 +396,9 @@ class Broker:
             self.replica_manager = None
         if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
+        if self.authorizer is not None:
+            self.authorizer.close()
+            self.authorizer = None
         if self.metadata is not None:
             self.metadata.close()  # the embedded store's last state reaches the disk here
         if self.log_dir_locks is not None:
@@ -410,6 +439,7 @@ class Broker:
             txn_markers=_opened(self.txn_markers),
             txn_coordinator=_opened(self.txn_coordinator),
             txn_verifier=_opened(self.txn_verifier),
+            authorizer=self.authorizer,
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )
