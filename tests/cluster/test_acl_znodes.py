@@ -76,7 +76,8 @@ def test_acls_are_stored_in_kafkas_layout(all_running):
     assert json.loads(zk.get("/kafka-acl-extended/prefixed/Topic/pre-")[0])["acls"] == [
         {"principal": "User:alice", "permissionType": "Allow", "host": "*", "operation": "Write"}]
     assert zk.exists("/kafka-acl-extended/prefixed/TransactionalId/tx")
-    literal = {zk.get(f"/kafka-acl-changes/{c}")[0] for c in set(zk.get_children("/kafka-acl-changes")) - literal_before}
+    new_literal = set(zk.get_children("/kafka-acl-changes")) - literal_before
+    literal = {zk.get(f"/kafka-acl-changes/{c}")[0] for c in new_literal}
     assert literal == {b"TOPIC:t1", b"CLUSTER:kafka-cluster"}
     new_extended = set(zk.get_children("/kafka-acl-extended-changes")) - extended_before
     assert all(c.startswith("acl_changes_") and len(c) == len("acl_changes_0000000000") for c in new_extended)
