@@ -22,6 +22,8 @@ that the first batch is always returned whole so that a consumer can make progre
 - From v12, NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the leader the metadata names
   (`current_leader`), and from v16 its endpoint (`node_endpoints`), so that clients need not
   refresh their metadata first (KIP-951).
+- Authorization as Kafka: consumers need READ on each topic, followers CLUSTER_ACTION on the
+  cluster; the partitions refused are answered TOPIC_AUTHORIZATION_FAILED without being read.
 """
 
 from __future__ import annotations

@@ -15,7 +15,8 @@ the high watermark and then the base offset of each segment below it, newest fir
 v4+ with the leader epoch of that offset and fencing by `current_leader_epoch`. A partition named
 twice in one request gets INVALID_REQUEST (v1+). A replica (replica id other than -1: a
 follower, or -2 for debugging) reads past the high watermark: latest is the log end offset; the
-debugging replica id may ask any replica, not only the leader.
+debugging replica id may ask any replica, not only the leader. Topics the caller may not
+DESCRIBE come last, each partition with TOPIC_AUTHORIZATION_FAILED (as Kafka).
 """
 
 from collections import Counter
