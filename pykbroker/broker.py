@@ -44,7 +44,13 @@ from .replication.coordinator_partitions import CoordinatorLogLoader, Coordinato
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
-from .security.authorizer import AclAuthorizer, AclStore, AuthorizerConfigError, create_authorizer
+from .security.authorizer import (
+    AclAuthorizer,
+    AclStore,
+    AuthorizerConfigError,
+    authorizer_settings,
+    create_authorizer,
+)
 from .server.dispatcher import Dispatcher
 from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
@@ -103,6 +109,7 @@ class Broker:
         the stores: everything that can fail before serving. On a failure nothing stays open."""
         started_at_ms = SYSTEM_CLOCK.monotonic_ms()
         self._refuse_unserved_security_protocols()
+        self._refuse_unknown_authorizer()
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
@@ -137,6 +144,14 @@ class Broker:
                 f"security.inter.broker.protocol={protocol} is not served by this "
                 f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
             )
+
+    def _refuse_unknown_authorizer(self) -> None:
+        """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer
+        refuses, stop the broker before it touches anything."""
+        try:
+            authorizer_settings(self.config)
+        except AuthorizerConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
 
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""

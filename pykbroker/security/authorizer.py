@@ -86,9 +86,10 @@ class AuthorizerConfigError(ValueError):
         self.key = key
 
 
-def create_authorizer(config, store_factory: Callable[[], AclStore]) -> AclAuthorizer | None:
-    """The authorizer `authorizer.class.name` names (None when empty); refuses, at start, a class
-    this broker does not implement and settings AclAuthorizer would refuse."""
+def authorizer_settings(config) -> dict | None:
+    """The AclAuthorizer's settings (None when `authorizer.class.name` is empty); raises
+    AuthorizerConfigError for a class this broker does not implement and for settings AclAuthorizer
+    would refuse. Pure: the broker checks it before touching anything."""
     class_name = (config.get("authorizer.class.name") or "").strip()
     if not class_name:
         return None
@@ -97,13 +98,21 @@ def create_authorizer(config, store_factory: Callable[[], AclStore]) -> AclAutho
             "authorizer.class.name",
             f"authorizer.class.name={class_name} is not available in this broker (only {ACL_AUTHORIZER})",
         )
-    return AclAuthorizer(
-        store_factory(),
-        super_users=parse_super_users(config.get("super.users") or ""),
-        allow_everyone_if_no_acl_found=_parse_boolean(
+    return {
+        "super_users": parse_super_users(config.get("super.users") or ""),
+        "allow_everyone_if_no_acl_found": _parse_boolean(
             "allow.everyone.if.no.acl.found", config.get("allow.everyone.if.no.acl.found")
         ),
-    )
+    }
+
+
+def create_authorizer(config, store_factory: Callable[[], AclStore]) -> AclAuthorizer | None:
+    """The authorizer `authorizer.class.name` names, on the store `store_factory` opens (None when
+    the name is empty)."""
+    settings = authorizer_settings(config)
+    if settings is None:
+        return None
+    return AclAuthorizer(store_factory(), **settings)
 
 
 def parse_super_users(text: str) -> frozenset[KafkaPrincipal]:
