@@ -4,7 +4,8 @@ A coordinator's state machine is synchronous: it reads the time with `now_ms`, s
 timeouts (session, new-member join, offset expiration, transaction timeouts) with `call_later` on
 the broker's one timer (`common/timer.py`), and hands slow work (appending to and reading its
 internal topic, sending transaction markers) to `spawn`. Everything runs on the one event loop, so
-callbacks never race. The group and the transaction coordinators each have one.
+callbacks never race. The group and the transaction coordinators each have one. A request
+handler awaits an answer the state machine gives to a callback through a `Reply`.
 
     runtime = LoopRuntime(timer)                   # the broker runs `timer.run()`
     task = runtime.call_later(3000, on_timeout)    # and later, maybe: task.cancel()
@@ -58,6 +59,23 @@ class LoopRuntime:
                 await anyio.sleep_forever()
             finally:
                 self._tasks = None
+
+
+class Reply:
+    """One answer, given by a callback and awaited by a request handler."""
+
+    def __init__(self) -> None:
+        self._event = anyio.Event()
+        self.value = None
+
+    def set(self, value) -> None:
+        if not self._event.is_set():
+            self.value = value
+            self._event.set()
+
+    async def wait(self):
+        await self._event.wait()
+        return self.value
 
 
 async def _logged(name: str, function: Callable[..., Awaitable], *args) -> None:

@@ -7,8 +7,11 @@ only checked (`verify_partitions`: NONE for partitions in the ongoing transactio
 TRANSACTION_ABORTABLE for the others), answered per transaction in `results_by_transaction` with
 a top-level error code.
 
-As Kafka: when a partition does not exist, nothing of the transaction is attempted: the missing
-partitions get UNKNOWN_TOPIC_OR_PARTITION and the others OPERATION_NOT_ATTEMPTED. The
+As Kafka: when a partition does not exist or (v0-v3) belongs to an internal topic, which no
+client may write to, nothing of the transaction is attempted: the missing partitions get
+UNKNOWN_TOPIC_OR_PARTITION, those of internal topics TOPIC_AUTHORIZATION_FAILED (Kafka leaves
+internal topics out of the producer's write authorization) and the others
+OPERATION_NOT_ATTEMPTED. The
 coordinator's errors are NOT_COORDINATOR, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE,
 INVALID_PRODUCER_ID_MAPPING, PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below v2, which older
 clients know instead), CONCURRENT_TRANSACTIONS and INVALID_REQUEST for an empty transactional id.
@@ -71,17 +74,14 @@ async def _add(
         writable = filter_authorized(ctx, WRITE, TOPIC, (t for t, _ in partitions if t not in INTERNAL_TOPICS))
     else:
         writable = {t for t, _ in partitions}
-    denied = {tp for tp in partitions if tp[0] not in writable}
-    missing = {tp for tp in partitions if tp not in denied and not _exists(metadata, tp)}
-    if denied or missing:
-        return {
-            tp: ErrorCode.TOPIC_AUTHORIZATION_FAILED
-            if tp in denied
-            else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-            if tp in missing
-            else ErrorCode.OPERATION_NOT_ATTEMPTED
-            for tp in partitions
-        }
+    failed = {}
+    for tp in partitions:
+        if tp[0] not in writable:
+            failed[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+        elif not _exists(metadata, tp):
+            failed[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    if failed:
+        return {tp: failed.get(tp, ErrorCode.OPERATION_NOT_ATTEMPTED) for tp in partitions}
     coordinator = ctx.services.txn_coordinator
     if verify_only:
         return await coordinator.verify_partitions(transactional_id, producer_id, producer_epoch, partitions)

@@ -12,15 +12,14 @@ for who may commit when.
 - Metadata longer than `offset.metadata.max.bytes`: OFFSET_METADATA_TOO_LARGE.
 """
 
-from typing import Any
-
 from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, TOPIC, authorize, filter_authorized
+from .auth import GROUP, READ, authorize
 from .context import RequestContext
+from .offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION = 0
@@ -32,13 +31,10 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if not authorize(ctx, READ, GROUP, request.group_id):
-        every = {
-            (t.name, p.partition_index): ErrorCode.GROUP_AUTHORIZATION_FAILED
-            for t in request.topics
-            for p in t.partitions
-        }
-        return _response(request, every)
-    errors, offsets = _split_known_partitions(request, ctx, now_ms())
+        errors, known = refuse_all(request.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else:
+        errors, known = split_known_partitions(request.topics, ctx)
+    offsets = _offsets(request, known, version, now_ms())
     if offsets:
         errors.update(
             await ctx.services.group_coordinator.commit_offsets(
@@ -49,45 +45,25 @@ async def handle(request, ctx: RequestContext):
                 offsets,
             )
         )
-    return _response(request, errors)
+    return Response(
+        topics=response_topics(
+            request.topics, errors, Response.OffsetCommitResponseTopic, Response.OffsetCommitResponsePartition
+        )
+    )
 
 
-def _split_known_partitions(request, ctx: RequestContext, now: int):
-    """({tp: error} for unknown partitions, {tp: offset to commit} for the others)."""
-    version = ctx.api_version
+def _offsets(request, known, version: int, now: int) -> dict:
+    """The offsets to commit of the known requested partitions."""
     retention = request.retention_time_ms if 2 <= version <= 4 else -1
     expire_timestamp = None if retention == -1 else now + retention
-    errors, offsets = {}, {}
-    readable = filter_authorized(ctx, READ, TOPIC, (t.name for t in request.topics))
-    for topic in request.topics:
-        info = ctx.services.metadata.topic(topic.name)
-        for p in topic.partitions:
-            tp = (topic.name, p.partition_index)
-            if topic.name not in readable:
-                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
-                continue
-            if info is None or p.partition_index not in info.partitions:
-                errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
-                continue
-            commit_timestamp = p.commit_timestamp if version == 1 else -1
-            offsets[tp] = OffsetAndMetadata(
-                offset=p.committed_offset,
-                leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
-                metadata="" if p.committed_metadata is None else p.committed_metadata,
-                commit_timestamp=now if commit_timestamp == -1 else commit_timestamp,
-                expire_timestamp=expire_timestamp,
-            )
-    return errors, offsets
-
-
-def _response(request, errors: dict):
-    topics: dict[str, Any] = {}  # generated response topics
-    for topic in request.topics:
-        entry = topics.setdefault(topic.name, Response.OffsetCommitResponseTopic(name=topic.name, partitions=[]))
-        for p in topic.partitions:
-            entry.partitions.append(
-                Response.OffsetCommitResponsePartition(
-                    partition_index=p.partition_index, error_code=errors[(topic.name, p.partition_index)]
-                )
-            )
-    return Response(topics=list(topics.values()))
+    offsets = {}
+    for tp, p in known:
+        commit_timestamp = p.commit_timestamp if version == 1 else -1
+        offsets[tp] = OffsetAndMetadata(
+            offset=p.committed_offset,
+            leader_epoch=p.committed_leader_epoch if version >= 6 else -1,
+            metadata="" if p.committed_metadata is None else p.committed_metadata,
+            commit_timestamp=now if commit_timestamp == -1 else commit_timestamp,
+            expire_timestamp=expire_timestamp,
+        )
+    return offsets

@@ -20,7 +20,9 @@ offset (v5+), and per-batch errors with a message (v8+).
   added to the transaction; otherwise INVALID_TXN_STATE ("Partition was not added to the
   transaction"; TRANSACTION_ABORTABLE for v11), and NOT_ENOUGH_REPLICAS when the coordinator
   could not answer (retriable). Transactional batches of more than one producer in one request
-  are INVALID_PRODUCER_ID_MAPPING.
+  are INVALID_PRODUCER_ID_MAPPING. A request with transactional batches but no
+  `transactional_id` fails as a whole with TRANSACTIONAL_ID_AUTHORIZATION_FAILED, as in Kafka
+  (which checks the id's authorization before anything else).
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
 - Authorization as Kafka 3.9: transactional batches need WRITE on the request's transactional id
@@ -48,15 +50,11 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if ctx.api_version >= 3 and _has_transactional_batches(request) and not _may_write_transactionally(request, ctx):
+        return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
-    if _has_transactional_batches(request) and not (
-        request.transactional_id is not None and authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id)
-    ):
-        if acks == 0:
-            raise CloseConnection("acks=0 transactional produce not authorized for its transactional id")
-        return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     writable = filter_authorized(ctx, WRITE, TOPIC, (t.name for t in request.topic_data))
     entries, early_results = _collect_partitions(request, ctx.api_version, writable)
     results = await ctx.services.replica_manager.handle_produce_append(
@@ -98,17 +96,10 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
         ]
 
 
-def _has_transactional_batches(request) -> bool:
-    """Kafka's RequestUtils.hasTransactionalRecords: any magic 2 batch flagged transactional."""
-    for topic in request.topic_data:
-        for part in topic.partition_data:
-            records = part.records
-            try:
-                if records and batch.read_magic(records) >= 2 and batch.unpack_header(records).is_transactional:
-                    return True
-            except (InvalidRecordError, ValueError, IndexError):
-                continue  # refused later as INVALID_RECORD
-    return False
+def _may_write_transactionally(request, ctx: RequestContext) -> bool:
+    """Transactional batches need the request's transactional id, and WRITE on it."""
+    transactional_id = request.transactional_id
+    return transactional_id is not None and authorize(ctx, WRITE, TRANSACTIONAL_ID, transactional_id)
 
 
 def _collect_partitions(request, version: int, writable: set[str]):
@@ -128,6 +119,18 @@ def _collect_partitions(request, version: int, writable: set[str]):
             except KafkaError as exc:
                 rejected[tp] = ProduceResult(exc.code, error_message=exc.message)
     return entries, rejected
+
+
+def _has_transactional_batches(request) -> bool:
+    """Whether a partition's records start with a transactional batch (Kafka's
+    `RequestUtils.hasTransactionalRecords`); records too short or of an older magic are not."""
+    for topic in request.topic_data:
+        for part in topic.partition_data:
+            records = part.records
+            if records and len(records) >= batch.BATCH_HEADER_SIZE and records[batch.MAGIC_OFFSET] == 2:
+                if batch.unpack_header(records).is_transactional:
+                    return True
+    return False
 
 
 def _refuse_internal_topic(name: str) -> None:

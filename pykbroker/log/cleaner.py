@@ -16,7 +16,9 @@ cleanable range ends (the first uncleanable offset), which stay as record-less b
 keyless records are dropped. A tombstone (null value) is kept by the first pass that sees
 it, which stamps its batch with a delete horizon of now + delete.retention.ms (attribute
 bit 6, the base timestamp holding the horizon); a later pass after the horizon drops it.
-Records of aborted transactions are dropped; transaction markers are kept.
+Records of aborted transactions are dropped; transaction markers are kept. An aborted
+transaction stays in the cleaned segment's `.txnindex` while the pass still finds batches of it
+(see `AbortedRanges`).
 """
 
 from __future__ import annotations
@@ -78,16 +80,43 @@ class OffsetMap:
 
 
 class AbortedRanges:
-    """The offset ranges of aborted transactions, by producer id."""
+    """The aborted transactions of the log (from the segments' `.txnindex`), by producer id, and
+    which of them one pass still finds batches of.
+
+    As Kafka's `CleanedTransactionMetadata`: an aborted transaction's entry goes into the cleaned
+    segment's `.txnindex` when its ABORT marker is read after at least one of its batches in the
+    same pass, so that fetches keep listing it while its records are dropped; a later pass, which
+    finds no batch of it any more, leaves the entry out."""
 
     def __init__(self, aborted: list[AbortedTxn]) -> None:
-        self._by_producer: dict[int, list[tuple[int, int]]] = {}
+        self._by_producer: dict[int, list[AbortedTxn]] = {}
         for txn in aborted:
-            self._by_producer.setdefault(txn.producer_id, []).append((txn.first_offset, txn.last_offset))
+            self._by_producer.setdefault(txn.producer_id, []).append(txn)
+        self._observed: set[AbortedTxn] = set()
+
+    def _containing(self, header: BatchHeader) -> AbortedTxn | None:
+        if not header.is_transactional:
+            return None
+        for txn in self._by_producer.get(header.producer_id, ()):
+            if txn.first_offset <= header.base_offset <= txn.last_offset:
+                return txn
+        return None
 
     def contains(self, header: BatchHeader) -> bool:
-        ranges = self._by_producer.get(header.producer_id, ())
-        return header.is_transactional and any(first <= header.base_offset <= last for first, last in ranges)
+        return self._containing(header) is not None
+
+    def observe(self, header: BatchHeader) -> None:
+        """A data batch the pass read: if it belongs to an aborted transaction, note it."""
+        txn = self._containing(header)
+        if txn is not None:
+            self._observed.add(txn)
+
+    def completed_with_batches(self, header: BatchHeader) -> AbortedTxn | None:
+        """For a control batch: the aborted transaction it ends, if the pass read batches of it."""
+        for txn in self._by_producer.get(header.producer_id, ()):
+            if txn.last_offset == header.base_offset and txn in self._observed:
+                return txn
+        return None
 
 
 # -- 1. the offset map --------------------------------------------------------------------
@@ -188,6 +217,12 @@ def clean_group(
     for segment in group:
         for batch in segment.iter_batches():
             read += batch.header.size
+            if batch.header.is_control:
+                txn = rules.aborted.completed_with_batches(batch.header)
+                if txn is not None:
+                    cleaned.txn_index.append(txn)
+            else:
+                rules.aborted.observe(batch.header)
             kept = filter_batch(batch, rules)
             if kept is not None:
                 append_batch(cleaned, kept)

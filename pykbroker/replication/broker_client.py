@@ -1,5 +1,5 @@
-"""A connection to another broker, for the requests brokers send each other (replica fetches,
-ControlledShutdown), built on the project's codec.
+"""Connections to other brokers, for the requests brokers send each other (replica fetches,
+ControlledShutdown, transaction markers and verification), built on the project's codec.
 
     connection = await BrokerConnection.open("127.0.0.1", 9092, client_id="broker-1-fetcher",
                                              timeout_s=30)
@@ -9,11 +9,18 @@ ControlledShutdown), built on the project's codec.
 One request at a time: each waits for its response (at most `timeout_s`, plus what the request
 itself asks the other broker to wait). Any failure closes the connection; the caller opens a
 new one.
+
+`BrokerConnectionPool` keeps one connection per broker id for senders that talk to any broker:
+
+    pool = BrokerConnectionPool(metadata, "PLAINTEXT", client_id="broker-1-txn-marker-sender",
+                                timeout_s=30)
+    response = await pool.request(2, ApiKey.WRITE_TXN_MARKERS, 1, markers_request)
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Awaitable, Callable
 
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
@@ -22,6 +29,9 @@ from ..protocol import headers, messages
 
 _SIZE = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 1 << 30
+
+
+Connect = Callable[..., Awaitable["BrokerConnection"]]
 
 
 class BrokerConnectionError(Exception):
@@ -86,3 +96,53 @@ class BrokerConnection:
                     await self._stream.aclose()
                 except (OSError, anyio.BrokenResourceError):
                     pass
+
+
+class BrokerConnectionPool:
+    """Connections to other brokers by broker id: a broker's endpoint on `listener_name` is looked
+    up in the metadata store, its connection reused while open and dropped when a request fails."""
+
+    def __init__(
+        self,
+        metadata,
+        listener_name: str,
+        *,
+        client_id: str,
+        timeout_s: float,
+        connect: Connect = BrokerConnection.open,
+    ) -> None:
+        self.metadata = metadata
+        self.listener_name = listener_name
+        self.client_id = client_id
+        self.timeout_s = timeout_s
+        self.connect = connect
+        self._connections: dict[int, BrokerConnection] = {}
+
+    async def request(self, broker_id: int, api_key: int, version: int, body: object):
+        """Send one request to the broker and return its decoded response body; raises
+        BrokerConnectionError or OSError when the broker cannot be reached."""
+        try:
+            connection = await self._connection(broker_id)
+            return await connection.request(api_key, version, body)
+        except (BrokerConnectionError, OSError):
+            self._connections.pop(broker_id, None)
+            raise
+
+    def pop_all(self) -> list[BrokerConnection]:
+        """Forget every connection; the caller closes them."""
+        connections = list(self._connections.values())
+        self._connections.clear()
+        return connections
+
+    async def _connection(self, broker_id: int) -> BrokerConnection:
+        connection = self._connections.get(broker_id)
+        if connection is not None and not connection.closed:
+            return connection
+        endpoint = self.metadata.broker_endpoint(broker_id, self.listener_name)
+        if endpoint is None:
+            raise BrokerConnectionError(f"broker {broker_id} has no endpoint on {self.listener_name}")
+        connection = await self.connect(
+            endpoint.host, endpoint.port, client_id=self.client_id, timeout_s=self.timeout_s
+        )
+        self._connections[broker_id] = connection
+        return connection

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import logging
 
-import anyio
-
 from ...common.purgatory import DelayedOperationPurgatory
 from ...common.timer import Timer
 from ...protocol.api_keys import ApiKey
@@ -33,7 +31,7 @@ from .model import JoinResult, SyncResult
 from .offsets import Offsets
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
-from .runtime import LoopRuntime
+from .runtime import LoopRuntime, Reply
 from .txn_offsets import TxnOffsets, TxnVerifier
 
 log = logging.getLogger(__name__)
@@ -188,20 +186,3 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
         reply = Reply()
         self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, reply.set)
         return await reply.wait()
-
-
-class Reply:
-    """One answer, given by a callback and awaited by a request handler."""
-
-    def __init__(self) -> None:
-        self._event = anyio.Event()
-        self.value = None
-
-    def set(self, value) -> None:
-        if not self._event.is_set():
-            self.value = value
-            self._event.set()
-
-    async def wait(self):
-        await self._event.wait()
-        return self.value

@@ -9,20 +9,18 @@ The topic is created on first use (FindCoordinator) as Kafka does: compacted, wi
 `offsets.topic.num.partitions` partitions, `offsets.topic.replication.factor` replicas and
 `offsets.topic.segment.bytes` segments. With fewer live brokers than the replication factor the
 creation fails and the coordinator is not available; the broker then says once, at WARN, which
-setting to change (each later failure is logged at DEBUG: clients retry every few milliseconds).
+setting to change (`../internal_topic.py`).
 """
 
 from __future__ import annotations
 
 import logging
 
-from ...protocol.errors import ErrorCode, KafkaError
+from ..internal_topic import InternalTopic
 
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
-
-_warned_failures: set[str] = set()  # creation failures already logged at WARN by this process
 
 
 def java_string_hash(text: str) -> int:
@@ -46,43 +44,14 @@ def topic_configs(config) -> dict[str, str]:
     }
 
 
-def partition_count(metadata, config) -> int:
-    info = metadata.topic(OFFSETS_TOPIC)
-    if info is not None and info.partitions:
-        return len(info.partitions)
-    return int(config["offsets.topic.num.partitions"])
-
-
-def ensure_created(metadata, topic_creator, config):
-    """The topic's TopicInfo, creating it first if needed; None if it cannot be created."""
-    info = metadata.topic(OFFSETS_TOPIC)
-    if info is not None:
-        return info
-    try:
-        info = topic_creator.create(
-            OFFSETS_TOPIC,
-            int(config["offsets.topic.num.partitions"]),
-            int(config["offsets.topic.replication.factor"]),
-            topic_configs(config),
-        )
-    except KafkaError as exc:
-        if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another broker created it meanwhile
-            return metadata.topic(OFFSETS_TOPIC)
-        _log_creation_failure(exc, config)
-        return None
-    log.info("Created internal topic %s with %d partitions", OFFSETS_TOPIC, len(info.partitions))
-    return info
-
-
-def _log_creation_failure(exc: KafkaError, config) -> None:
-    message = f"Could not create {OFFSETS_TOPIC}, so consumer groups are not available: {exc.message_or_default}"
-    if exc.code == ErrorCode.INVALID_REPLICATION_FACTOR:
-        message += (
-            f" Set offsets.topic.replication.factor (now "
-            f"{config['offsets.topic.replication.factor']}) to at most the number of "
-            f"brokers: offsets.topic.replication.factor=1 for a single broker, as Kafka's "
-            f"example config/server.properties does."
-        )
-    level = logging.DEBUG if message in _warned_failures else logging.WARNING
-    _warned_failures.add(message)
-    log.log(level, message)
+OFFSETS = InternalTopic(
+    name=OFFSETS_TOPIC,
+    partitions_key="offsets.topic.num.partitions",
+    replication_factor_key="offsets.topic.replication.factor",
+    topic_configs=topic_configs,
+    serves="consumer groups",
+    single_broker_settings="offsets.topic.replication.factor=1",
+    log=log,
+)
+partition_count = OFFSETS.partition_count
+ensure_created = OFFSETS.ensure_created

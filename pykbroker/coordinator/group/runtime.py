@@ -1,5 +1,5 @@
 """The group coordinator's runtime is the coordinators' shared one (`coordinator/runtime.py`)."""
 
-from ..runtime import LoopRuntime
+from ..runtime import LoopRuntime, Reply
 
-__all__ = ["LoopRuntime"]
+__all__ = ["LoopRuntime", "Reply"]

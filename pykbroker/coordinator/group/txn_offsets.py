@@ -32,8 +32,6 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
-import anyio
-
 from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
@@ -43,6 +41,7 @@ from .log_io import TxnProducer
 from .manager import GroupManager, maybe_convert_offset_commit_error
 from .offsets import CommitCallback
 from .offsets_topic import OFFSETS_TOPIC
+from .runtime import Reply
 from .state import EMPTY
 
 log = logging.getLogger(__name__)
@@ -94,13 +93,7 @@ class TxnOffsets:
             if error != ErrorCode.NONE:
                 final = maybe_convert_offset_commit_error(error)
                 return {tp: final for tp in offsets}
-        result: dict[TopicPartition, ErrorCode] = {}
-        done = anyio.Event()
-
-        def answer(errors: dict[TopicPartition, ErrorCode]) -> None:
-            result.update(errors)
-            done.set()
-
+        reply = Reply()
         self.handle_txn_commit_offsets(
             group,
             TxnProducer(producer_id, producer_epoch, guard),
@@ -108,10 +101,9 @@ class TxnOffsets:
             group_instance_id,
             generation_id,
             offsets,
-            answer,
+            reply.set,
         )
-        await done.wait()
-        return result
+        return await reply.wait()
 
     def handle_txn_commit_offsets(
         self,

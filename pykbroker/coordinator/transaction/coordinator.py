@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode, KafkaError
-from ..group.coordinator import Reply
 from ..group.offsets_topic import OFFSETS_TOPIC
 from ..partition_io import CoordinatorLoader, PartitionWriter
-from ..runtime import LoopRuntime
+from ..runtime import LoopRuntime, Reply
 from .markers import TransactionMarkerChannelManager, TxnMarkerService
 from .metadata import (
     COMPLETE_ABORT,
@@ -270,12 +269,9 @@ class TransactionCoordinator:
         reply = Reply()
         if transit.txn_state == PREPARE_EPOCH_FENCE:
             # abort the ongoing transaction first; the producer retries until it is aborted
-            self._end_transaction(
+            self._abort_fenced_transaction(
                 transactional_id,
-                transit.producer_id,
-                transit.producer_epoch,
-                False,
-                False,
+                transit,
                 lambda e: reply.set((ErrorCode.CONCURRENT_TRANSACTIONS if e == ErrorCode.NONE else e, -1, -1)),
             )
         else:
@@ -506,6 +502,12 @@ class TransactionCoordinator:
 
         self.state.append_transaction_to_log(transactional_id, coordinator_epoch, transit, appended)
 
+    def _abort_fenced_transaction(
+        self, transactional_id: str, fenced: TxnTransitMetadata, callback: EndTxnCallback
+    ) -> None:
+        """Abort the ongoing transaction at the epoch its fencing bumped to (not a client's EndTxn)."""
+        self._end_transaction(transactional_id, fenced.producer_id, fenced.producer_epoch, False, False, callback)
+
     def _prepare_end_transaction(
         self,
         metadata: TransactionMetadata,
@@ -597,13 +599,8 @@ class TransactionCoordinator:
                 producer_id,
                 metadata.txn_timeout_ms,
             )
-            self._end_transaction(
-                transactional_id,
-                transit.producer_id,
-                transit.producer_epoch,
-                False,
-                False,
-                functools.partial(_log_timeout_abort, transactional_id),
+            self._abort_fenced_transaction(
+                transactional_id, transit, functools.partial(_log_timeout_abort, transactional_id)
             )
 
     # -- DescribeTransactions / ListTransactions -------------------------------------------

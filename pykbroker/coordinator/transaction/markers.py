@@ -27,7 +27,6 @@ sends them again after loading.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -36,7 +35,7 @@ from ...common.txn_marker import TxnMarker
 from ...protocol import messages
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
-from ...replication.broker_client import BrokerConnection, BrokerConnectionError
+from ...replication.broker_client import BrokerConnection, BrokerConnectionError, BrokerConnectionPool, Connect
 from .metadata import TransactionMetadata, TxnTransitMetadata
 from .state_manager import TransactionStateManager
 
@@ -65,9 +64,6 @@ class TxnMarkerService(Protocol):
     """The partition side: appends markers as the partitions' leader (WriteTxnMarkers)."""
 
     async def write_txn_markers(self, markers: list[TxnMarker]) -> list[dict[TopicPartition, ErrorCode]]: ...
-
-
-Connect = Callable[..., Awaitable[BrokerConnection]]
 
 
 @dataclass(eq=False)
@@ -106,15 +102,19 @@ class TransactionMarkerChannelManager:
         self.metadata = metadata
         self.runtime = runtime
         self.listener_name = listener_name
-        self.request_timeout_ms = request_timeout_ms
         self.retry_backoff_ms = retry_backoff_ms
         self.local_writer = local_writer  # None: write to this broker over the network too
-        self.connect = connect
+        self.connections = BrokerConnectionPool(
+            metadata,
+            listener_name,
+            client_id=f"broker-{broker_id}-txn-marker-sender",
+            timeout_s=request_timeout_ms / 1000,
+            connect=connect,
+        )
         self.transactions_with_pending_markers: dict[str, PendingCompleteTxn] = {}
         self.queues: dict[int, list[PendingMarker]] = {}  # by destination broker id
         self.unknown_broker_queue: list[PendingMarker] = []
         self._sending: set[int] = set()
-        self._connections: dict[int, BrokerConnection] = {}
         self._unknown_retry_scheduled = False
 
     # -- what the coordinator asks -----------------------------------------------------------
@@ -157,9 +157,8 @@ class TransactionMarkerChannelManager:
         self.queues.clear()
         self.unknown_broker_queue.clear()
         self.transactions_with_pending_markers.clear()
-        for connection in self._connections.values():
+        for connection in self.connections.pop_all():
             self.runtime.spawn(connection.aclose)
-        self._connections.clear()
 
     # -- queueing by leader ------------------------------------------------------------------
     def add_txn_markers_to_broker_queue(
@@ -268,29 +267,13 @@ class TransactionMarkerChannelManager:
         if destination == self.broker_id and self.local_writer is not None:
             return await self.local_writer.write_txn_markers(markers)
         try:
-            connection = await self._connection(destination)
-            response = await connection.request(ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, _request(markers))
+            response = await self.connections.request(
+                destination, ApiKey.WRITE_TXN_MARKERS, WRITE_TXN_MARKERS_VERSION, _request(markers)
+            )
         except (BrokerConnectionError, OSError) as exc:
             log.info("Sending transaction markers to broker %d failed: %s", destination, exc)
-            self._connections.pop(destination, None)
             return None
         return _results(markers, response)
-
-    async def _connection(self, destination: int) -> BrokerConnection:
-        connection = self._connections.get(destination)
-        if connection is not None and not connection.closed:
-            return connection
-        endpoint = self.metadata.broker_endpoint(destination, self.listener_name)
-        if endpoint is None:
-            raise BrokerConnectionError(f"broker {destination} has no endpoint on {self.listener_name}")
-        connection = await self.connect(
-            endpoint.host,
-            endpoint.port,
-            client_id=f"broker-{self.broker_id}-txn-marker-sender",
-            timeout_s=self.request_timeout_ms / 1000,
-        )
-        self._connections[destination] = connection
-        return connection
 
     # -- answers -----------------------------------------------------------------------------
     def _current_metadata(self, entry: PendingMarker) -> TransactionMetadata | None:

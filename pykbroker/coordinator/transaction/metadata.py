@@ -221,53 +221,38 @@ class TransactionMetadata:
 
     def prepare_add_partitions(self, added: frozenset[TopicPartition], update_timestamp: int) -> TxnTransitMetadata:
         start = update_timestamp if self.state in (EMPTY, COMPLETE_ABORT, COMPLETE_COMMIT) else self.txn_start_timestamp
-        return self._prepare_transition_to(
-            ONGOING,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.txn_timeout_ms,
-            frozenset(self.topic_partitions | added),
-            start,
-            update_timestamp,
-        )
+        return self._prepare_same_producer(ONGOING, frozenset(self.topic_partitions | added), start, update_timestamp)
 
     def prepare_abort_or_commit(self, new_state: TransactionState, update_timestamp: int) -> TxnTransitMetadata:
-        return self._prepare_transition_to(
-            new_state,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.txn_timeout_ms,
-            frozenset(self.topic_partitions),
-            self.txn_start_timestamp,
-            update_timestamp,
+        return self._prepare_same_producer(
+            new_state, frozenset(self.topic_partitions), self.txn_start_timestamp, update_timestamp
         )
 
     def prepare_complete(self, update_timestamp: int) -> TxnTransitMetadata:
         new_state = COMPLETE_COMMIT if self.state == PREPARE_COMMIT else COMPLETE_ABORT
         self.has_failed_epoch_fence = False  # the state change reached the log
+        return self._prepare_same_producer(new_state, frozenset(), self.txn_start_timestamp, update_timestamp)
+
+    def prepare_dead(self) -> TxnTransitMetadata:
+        return self._prepare_same_producer(DEAD, frozenset(), self.txn_start_timestamp, self.txn_last_update_timestamp)
+
+    def _prepare_same_producer(
+        self,
+        new_state: TransactionState,
+        new_topic_partitions: frozenset[TopicPartition],
+        new_txn_start_timestamp: int,
+        update_timestamp: int,
+    ) -> TxnTransitMetadata:
+        """A transition that keeps the producer id, epochs and transaction timeout."""
         return self._prepare_transition_to(
             new_state,
             self.producer_id,
             self.producer_epoch,
             self.last_producer_epoch,
             self.txn_timeout_ms,
-            frozenset(),
-            self.txn_start_timestamp,
+            new_topic_partitions,
+            new_txn_start_timestamp,
             update_timestamp,
-        )
-
-    def prepare_dead(self) -> TxnTransitMetadata:
-        return self._prepare_transition_to(
-            DEAD,
-            self.producer_id,
-            self.producer_epoch,
-            self.last_producer_epoch,
-            self.txn_timeout_ms,
-            frozenset(),
-            self.txn_start_timestamp,
-            self.txn_last_update_timestamp,
         )
 
     def _prepare_transition_to(

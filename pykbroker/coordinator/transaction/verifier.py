@@ -21,21 +21,18 @@ below: `abortable_error_supported=False`). The produce path maps the rest as Rep
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
 
 from ...common.topic_partition import TopicPartition
 from ...protocol import messages
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
-from ...replication.broker_client import BrokerConnection, BrokerConnectionError
+from ...replication.broker_client import BrokerConnection, BrokerConnectionError, BrokerConnectionPool, Connect
 from .txn_topic import TRANSACTION_STATE_TOPIC
 
 log = logging.getLogger(__name__)
 
 VERIFY_VERSION = 4
 AddPartitionsToTxnRequest = messages.request(ApiKey.ADD_PARTITIONS_TO_TXN).cls
-
-Connect = Callable[..., Awaitable[BrokerConnection]]
 
 
 class TransactionVerifier:
@@ -53,9 +50,13 @@ class TransactionVerifier:
         self.metadata = metadata
         self.coordinator = coordinator
         self.listener_name = listener_name
-        self.request_timeout_ms = request_timeout_ms
-        self.connect = connect
-        self._connections: dict[int, BrokerConnection] = {}
+        self.connections = BrokerConnectionPool(
+            metadata,
+            listener_name,
+            client_id=f"broker-{broker_id}-verification",
+            timeout_s=request_timeout_ms / 1000,
+            connect=connect,
+        )
 
     async def verify(
         self,
@@ -91,15 +92,14 @@ class TransactionVerifier:
         self, node: int, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
     ) -> dict[TopicPartition, ErrorCode]:
         try:
-            connection = await self._connection(node)
-            response = await connection.request(
+            response = await self.connections.request(
+                node,
                 ApiKey.ADD_PARTITIONS_TO_TXN,
                 VERIFY_VERSION,
                 _request(transactional_id, producer_id, producer_epoch, partitions),
             )
         except (BrokerConnectionError, OSError) as exc:
             log.warning("AddPartitionsToTxn verification with broker %d failed: %s", node, exc)
-            self._connections.pop(node, None)
             return dict.fromkeys(partitions, ErrorCode.NETWORK_EXCEPTION)
         if response.error_code == ErrorCode.UNSUPPORTED_VERSION:
             return {}  # a coordinator that cannot verify: skip the verification
@@ -118,22 +118,6 @@ class TransactionVerifier:
                 for partition in topic.results_by_partition:
                     errors[(topic.name, partition.partition_index)] = _error(partition.partition_error_code)
         return errors
-
-    async def _connection(self, node: int) -> BrokerConnection:
-        connection = self._connections.get(node)
-        if connection is not None and not connection.closed:
-            return connection
-        endpoint = self.metadata.broker_endpoint(node, self.listener_name)
-        if endpoint is None:
-            raise BrokerConnectionError(f"broker {node} has no endpoint on {self.listener_name}")
-        connection = await self.connect(
-            endpoint.host,
-            endpoint.port,
-            client_id=f"broker-{self.broker_id}-verification",
-            timeout_s=self.request_timeout_ms / 1000,
-        )
-        self._connections[node] = connection
-        return connection
 
 
 def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]):

@@ -60,7 +60,7 @@ def test_markers_for_other_leaders_go_as_write_txn_markers_v1_and_follow_a_moved
     h = Harness()
     h.metadata.add_topic("remote", 1, leader=1)
     brokers = FakeBroker(markers_answer({1: ErrorCode.NOT_LEADER_OR_FOLLOWER}))
-    h.markers.connect = brokers.connect
+    h.markers.connections.connect = brokers.connect
     _, producer_id, epoch = h.init("tx")
     h.add("tx", producer_id, epoch, ("remote", 0), ("orders", 0))
     assert h.end("tx", producer_id, epoch) == ErrorCode.NONE
@@ -82,7 +82,7 @@ def test_a_leader_that_cannot_be_reached_is_tried_again():
     h.metadata.add_topic("remote", 1, leader=1)
     brokers = FakeBroker(markers_answer({}))
     brokers.down.add(1)
-    h.markers.connect = brokers.connect
+    h.markers.connections.connect = brokers.connect
     _, producer_id, epoch = h.init("tx")
     h.add("tx", producer_id, epoch, ("remote", 0))
     h.end("tx", producer_id, epoch)
@@ -120,7 +120,7 @@ def test_the_verifier_asks_a_remote_coordinator_with_add_partitions_v4_verify_on
     assert verify(verifier) == {("orders", 0): ErrorCode.TRANSACTION_ABORTABLE}
     assert verify(verifier, abortable_error_supported=False) == {("orders", 0): ErrorCode.INVALID_TXN_STATE}
     brokers.down.add(3)
-    verifier._connections.clear()
+    verifier.connections.pop_all()
     assert verify(verifier) == {("orders", 0): ErrorCode.NETWORK_EXCEPTION}
 
 

@@ -1,0 +1,70 @@
+"""A coordinator's internal topic (`__consumer_offsets`, `__transaction_state`): its partition
+count and its creation on first use.
+
+The partition count is the existing topic's, or the configured count before the topic exists. The
+topic is created with the configured partitions, replication factor and topic configs; when
+another broker created it meanwhile, that topic is used. With fewer live brokers than the
+replication factor the creation fails and the coordinator is not available; the broker then says
+once, at WARN, which setting to change (each later failure is logged at DEBUG: clients retry every
+few milliseconds). Each topic logs on its own module's logger.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ..protocol.errors import ErrorCode, KafkaError
+
+_warned_failures: set[str] = set()  # creation failures already logged at WARN by this process
+
+
+@dataclass(frozen=True)
+class InternalTopic:
+    name: str
+    partitions_key: str  # e.g. offsets.topic.num.partitions
+    replication_factor_key: str  # e.g. offsets.topic.replication.factor
+    topic_configs: Callable[[Any], dict[str, str]]  # the topic's configs, from the broker's config
+    serves: str  # what is not available without the topic, e.g. "consumer groups"
+    single_broker_settings: str  # the settings that let one broker create it
+    log: logging.Logger
+
+    def partition_count(self, metadata, config) -> int:
+        info = metadata.topic(self.name)
+        if info is not None and info.partitions:
+            return len(info.partitions)
+        return int(config[self.partitions_key])
+
+    def ensure_created(self, metadata, topic_creator, config):
+        """The topic's TopicInfo, creating it first if needed; None if it cannot be created."""
+        info = metadata.topic(self.name)
+        if info is not None:
+            return info
+        try:
+            info = topic_creator.create(
+                self.name,
+                int(config[self.partitions_key]),
+                int(config[self.replication_factor_key]),
+                self.topic_configs(config),
+            )
+        except KafkaError as exc:
+            if exc.code == ErrorCode.TOPIC_ALREADY_EXISTS:  # another broker created it meanwhile
+                return metadata.topic(self.name)
+            self._log_creation_failure(exc, config)
+            return None
+        self.log.info("Created internal topic %s with %d partitions", self.name, len(info.partitions))
+        return info
+
+    def _log_creation_failure(self, exc: KafkaError, config) -> None:
+        message = f"Could not create {self.name}, so {self.serves} are not available: {exc.message_or_default}"
+        if exc.code == ErrorCode.INVALID_REPLICATION_FACTOR:
+            message += (
+                f" Set {self.replication_factor_key} (now {config[self.replication_factor_key]}) to at "
+                f"most the number of brokers: {self.single_broker_settings} for a single broker, as "
+                f"Kafka's example config/server.properties does."
+            )
+        level = logging.DEBUG if message in _warned_failures else logging.WARNING
+        _warned_failures.add(message)
+        self.log.log(level, message)
