@@ -46,6 +46,13 @@ from .replication.coordinator_partitions import CoordinatorLogLoader, Coordinato
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
+from .security.authorizer import (
+    AclAuthorizer,
+    AclStore,
+    AuthorizerConfigError,
+    authorizer_settings,
+    create_authorizer,
+)
 from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.dispatcher import Dispatcher
 from .server.socket_server import (
@@ -97,6 +104,7 @@ class Broker:
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
+        self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
@@ -113,10 +121,12 @@ class Broker:
         started_at_ms = SYSTEM_CLOCK.monotonic_ms()
         self._refuse_unserved_security_protocols()
         self._open_tls()
+        self._refuse_unknown_authorizer()
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
             self.metadata = metadata = self._open_metadata_store()
+            self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
         except BaseException:
             self.close()
@@ -158,6 +168,13 @@ class Broker:
         protocol = self.config.security_protocol_map.get(name, self.config["security.inter.broker.protocol"])
         context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
         self.inter_broker_security = InterBrokerSecurity(protocol, context)
+    def _refuse_unknown_authorizer(self) -> None:
+        """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer
+        refuses, stop the broker before it touches anything."""
+        try:
+            authorizer_settings(self.config)
+        except AuthorizerConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
 
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
@@ -312,6 +329,29 @@ class Broker:
             raise
         return store
 
+    def _open_authorizer(self, metadata: MetadataStore) -> AclAuthorizer | None:
+        """`authorizer.class.name`'s authorizer with every ACL loaded (ZooKeeper's in a cluster, the
+        ACL file of the first log dir on a single broker); a class or setting it cannot honour stops
+        the broker here."""
+
+        def acl_store() -> AclStore:
+            if not self.in_cluster:
+                from .security.acl_store import FileAclStore
+
+                return FileAclStore(self.config.log_dirs[0])
+            from .security.zk_acl_store import ZkAclStore
+
+            session = self._zk_store(metadata).session
+            return ZkAclStore(session.client, request_timeout_s=min(session.request_timeout_s, 5.0))
+
+        try:
+            authorizer = create_authorizer(self.config, acl_store)
+        except AuthorizerConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
+        if authorizer is not None:
+            authorizer.open()
+        return authorizer
+
     def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
@@ -407,6 +447,9 @@ class Broker:
             self.replica_manager = None
         if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
+        if self.authorizer is not None:
+            self.authorizer.close()
+            self.authorizer = None
         if self.metadata is not None:
             self.metadata.close()  # the embedded store's last state reaches the disk here
         if self.log_dir_locks is not None:
@@ -447,6 +490,7 @@ class Broker:
             txn_markers=_opened(self.txn_markers),
             txn_coordinator=_opened(self.txn_coordinator),
             txn_verifier=_opened(self.txn_verifier),
+            authorizer=self.authorizer,
             current_config=lambda: self.config,
             live_brokers=self.live_brokers,
         )

@@ -1,7 +1,7 @@
 """The directions between the rooms hold (`../shared/ARCHITECTURE.md`), checked on the source:
 
 - `common/` imports nothing else of pykbroker; `protocol/` and `records/` import only `common/`;
-- nothing below `handlers/` (storage, replication, cluster, coordinators) imports `handlers/`
+- nothing below `handlers/` (storage, replication, cluster, coordinators, security) imports `handlers/`
   or `server/`;
 - the package has no import cycles between modules.
 

@@ -9,6 +9,7 @@ Errors as AddPartitionsToTxn's; PRODUCER_FENCED is answered as INVALID_PRODUCER_
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, TRANSACTIONAL_ID, WRITE, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
@@ -19,6 +20,10 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return Response(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = await ctx.services.txn_coordinator.add_offsets(
         request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
     )

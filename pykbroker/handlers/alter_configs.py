@@ -21,6 +21,7 @@ from functools import partial
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import ALTER_CONFIGS
 from .config_admin import (
     ConfigResourceType,
     alter_each_resource,
@@ -28,6 +29,7 @@ from .config_admin import (
     check_dynamic_broker_configs,
     check_topic_name_for_configs,
     check_topic_overrides,
+    config_authorization_error,
     parse_node_id,
     resource_type_name,
     topic_missing,
@@ -51,6 +53,10 @@ async def handle(request, ctx: RequestContext):
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
+    if resource.resource_type != ConfigResourceType.BROKER_LOGGER:  # refused below whoever asks
+        denied = config_authorization_error(ctx, ALTER_CONFIGS, resource)
+        if denied is not None:
+            raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: True)
     proposed = {entry.name: entry.value for entry in resource.configs}
     if resource.resource_type == ConfigResourceType.BROKER:

@@ -28,6 +28,9 @@ from typing import Any
 from ..cluster.model import validate_topic_name
 from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
 from ..protocol.errors import ErrorCode, KafkaError
+from ..security.acl import AclOperation
+from .auth import CLUSTER, CLUSTER_NAME, GROUP, TOPIC, authorize
+from .context import RequestContext
 from .services import BrokerServices
 
 
@@ -336,3 +339,23 @@ def _check_thread_pools(current, proposed) -> None:
         old, new = current[key], proposed[key]
         if new != old and (new < old // 2 or new > old * 2):
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid dynamic configuration")
+
+
+_CONFIG_RESOURCE_DENIALS = {
+    ConfigResourceType.TOPIC: (TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
+    ConfigResourceType.GROUP: (GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
+    ConfigResourceType.BROKER: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+    ConfigResourceType.BROKER_LOGGER: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+    ConfigResourceType.CLIENT_METRICS: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
+}
+
+
+def config_authorization_error(ctx: RequestContext, operation: AclOperation, resource) -> ErrorCode | None:
+    """Kafka's check of a config resource: DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, the group,
+    or the cluster (brokers, loggers, client metrics); the error to answer, or None."""
+    denial = _CONFIG_RESOURCE_DENIALS.get(resource.resource_type)
+    if denial is None:
+        return None
+    resource_type, error = denial
+    name = CLUSTER_NAME if resource_type == CLUSTER else resource.resource_name
+    return None if authorize(ctx, operation, resource_type, name) else error

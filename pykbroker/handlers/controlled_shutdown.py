@@ -12,6 +12,8 @@ single replica are never listed, since their leadership cannot move.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from .auth import CLUSTER_ACTION, authorize_cluster
 from .context import RequestContext
 
 API_KEY = ApiKey.CONTROLLED_SHUTDOWN
@@ -22,6 +24,8 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize_cluster(ctx, CLUSTER_ACTION):
+        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remaining_partitions=[])
     broker_epoch = request.broker_epoch if ctx.api_version >= 2 else -1
     error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id, broker_epoch)
     return Response(

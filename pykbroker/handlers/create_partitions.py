@@ -12,6 +12,9 @@ partition) or placed on the brokers with the topic's replication factor, answeri
 * as many assignments as new partitions, each valid (INVALID_REPLICA_ASSIGNMENT otherwise).
 
 With `validate_only` nothing changes.
+
+Authorization as Kafka: ALTER on each topic (TOPIC_AUTHORIZATION_FAILED, "The topic
+authorization is failed.").
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import ALTER, TOPIC, authorize
 from .context import RequestContext
 from .controller_rules import check_manual_assignment, deadline_passed, duplicated, place_replicas, registered_brokers
 
@@ -47,6 +51,12 @@ async def handle(request, ctx: RequestContext):
 
 
 def _grow(topic, validate_only: bool, ctx: RequestContext):
+    if not authorize(ctx, ALTER, TOPIC, topic.name):
+        return Result(
+            name=topic.name,
+            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            error_message="The topic authorization is failed.",
+        )
     try:
         new_replicas = _new_partitions(topic, ctx)
     except KafkaError as exc:

@@ -15,6 +15,10 @@ A non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller
 `validate_only` (v1+) nothing is created. Error messages go out from v1; from v5 a created topic's
 partition count, replication factor and effective configs, from v7 its id (a fresh random id for
 `validate_only`, as Kafka's controller answers).
+
+Authorization as Kafka: CREATE on the cluster, or else on each topic (TOPIC_AUTHORIZATION_FAILED,
+"Authorization failed."); without DESCRIBE_CONFIGS on a topic its result carries no configs,
+partition count or replication factor, and `topic_config_error_code` TOPIC_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import CREATE, DESCRIBE_CONFIGS, TOPIC, authorize, authorize_cluster, filter_authorized
 from .config_admin import check_topic_overrides, effective_broker_config
 from .context import RequestContext
 from .controller_rules import (
@@ -54,7 +59,13 @@ async def handle(request, ctx: RequestContext):
     if accepted and deadline_passed(request.timeout_ms):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.services.metadata.topics())
-    created = [_create(topic, existing, request.validate_only, ctx) for topic in accepted]
+    creatable = set(names) if authorize_cluster(ctx, CREATE, log_if_denied=False) else None
+    if creatable is None:
+        creatable = filter_authorized(ctx, CREATE, TOPIC, names)
+    created = [
+        _authorized_result(topic.name, creatable, ctx) or _create(topic, existing, request.validate_only, ctx)
+        for topic in accepted
+    ]
     await ctx.services.metadata.wait_durable()  # the topics are on disk before they are acknowledged
     return Response(topics=created + _refused(names, twice))
 
@@ -71,6 +82,16 @@ def _refused(names: list[str], twice: set[str]) -> list:
             _failure(CLUSTER_METADATA_TOPIC, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
         )
     return refused
+
+
+def _authorized_result(name: str, creatable: set[str], ctx: RequestContext):
+    """The result of a topic the caller may not create; None when it may."""
+    if name in creatable:
+        return None
+    result = _failure(name, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
+    if not authorize(ctx, DESCRIBE_CONFIGS, TOPIC, name, log_if_denied=False):
+        result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    return result
 
 
 def _create(topic, existing: set[str], validate_only: bool, ctx: RequestContext):
@@ -169,6 +190,14 @@ def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
 def _success(
     name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]], overrides: dict[str, str], ctx: RequestContext
 ):
+    if not authorize(ctx, DESCRIBE_CONFIGS, TOPIC, name, log_if_denied=False):
+        return Result(
+            name=name,
+            topic_id=topic_id,
+            error_code=ErrorCode.NONE,
+            error_message=None,
+            topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+        )
     return Result(
         name=name,
         topic_id=topic_id,

@@ -1,11 +1,14 @@
 """DeleteGroups (key 42), versions 0-2.
 
 Deletes Empty groups with their committed offsets (NON_EMPTY_GROUP for groups with members,
-GROUP_ID_NOT_FOUND for groups the coordinator does not have). One result per distinct group.
+GROUP_ID_NOT_FOUND for groups the coordinator does not have). One result per distinct group;
+groups the caller may not DELETE come last with GROUP_AUTHORIZATION_FAILED.
 """
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from .auth import DELETE, GROUP, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.DELETE_GROUPS
@@ -17,5 +20,8 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     group_ids = list(dict.fromkeys(request.groups_names))
-    errors = ctx.services.group_coordinator.handle_delete_groups(group_ids)
-    return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in group_ids])
+    allowed = filter_authorized(ctx, DELETE, GROUP, group_ids)
+    errors = ctx.services.group_coordinator.handle_delete_groups([g for g in group_ids if g in allowed])
+    errors.update({g: ErrorCode.GROUP_AUTHORIZATION_FAILED for g in group_ids if g not in allowed})
+    order = [g for g in group_ids if g in allowed] + [g for g in group_ids if g not in allowed]
+    return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in order])

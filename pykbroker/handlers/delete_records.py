@@ -8,6 +8,8 @@ refusals (OFFSET_OUT_OF_RANGE, NOT_LEADER_OR_FOLLOWER, ...) pass through; a fail
 low watermark is -1.
 
 The deletion itself is the replica manager's (`delete_records(topic, partition, offset)`).
+
+Authorization as Kafka: DELETE on each topic (TOPIC_AUTHORIZATION_FAILED before anything else).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from ..config import topic_config_values
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import DELETE, TOPIC, authorize
 from .config_admin import effective_broker_config
 from .context import RequestContext
 
@@ -53,6 +56,8 @@ def _delete(topic: str, partition, ctx: RequestContext):
 
 
 def _delete_before(topic: str, index: int, offset: int, ctx: RequestContext) -> int:
+    if not authorize(ctx, DELETE, TOPIC, topic):
+        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     info = ctx.services.metadata.topic(topic)
     if info is None or index not in info.partitions:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -12,6 +12,9 @@ Kafka 3.9's controller does:
 
 Internal topics are deleted like any other, as Kafka does. Every result carries the topic's id
 (v6); errors carry a message from v5. Whole-request failures carry none.
+
+Authorization as Kafka: DELETE on each topic (TOPIC_AUTHORIZATION_FAILED, checked before its
+existence); a topic named by id whose name the caller may not DESCRIBE is answered without it.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
+from .auth import DELETE, DESCRIBE, TOPIC, authorize
 from .context import RequestContext
 from .controller_rules import deadline_passed, duplicated
 
@@ -119,11 +123,17 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
         info = store.topic_by_id(topic_id)
         if info is None:
             failures.append(_failure(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message))
+        elif not authorize(ctx, DESCRIBE, TOPIC, info.name):
+            failures.append(_failure(None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
+        elif not authorize(ctx, DELETE, TOPIC, info.name):
+            failures.append(_failure(info.name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
         else:
             to_delete[topic_id] = info.name
     for name in names:
         info = store.topic(name)
-        if info is None:
+        if not authorize(ctx, DELETE, TOPIC, name):
+            failures.append(_failure(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
+        elif info is None:
             failures.append(
                 _failure(
                     name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message

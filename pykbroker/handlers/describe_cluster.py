@@ -9,10 +9,10 @@ INVALID_REQUEST. A controller id that is not among the brokers is reported as -1
 
 from __future__ import annotations
 
-from ..authorizer import cluster_authorized_operations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import CLUSTER, CLUSTER_NAME, DESCRIBE, authorize_cluster, authorized_operations
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
@@ -40,8 +40,15 @@ async def handle(request, ctx: RequestContext):
         cluster_id=ctx.services.metadata.cluster_id,
         controller_id=controller_id if any(b.broker_id == controller_id for b in brokers) else -1,
         brokers=brokers,
-        cluster_authorized_operations=cluster_authorized_operations(request.include_cluster_authorized_operations),
+        cluster_authorized_operations=_cluster_operations(ctx, request.include_cluster_authorized_operations),
     )
+
+
+def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
+    """Kafka answers 0 to a caller without DESCRIBE on the cluster (the request itself is allowed)."""
+    if requested and not authorize_cluster(ctx, DESCRIBE):
+        return 0
+    return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
 
 
 def _endpoint_refusal(endpoint_type: int, version: int):

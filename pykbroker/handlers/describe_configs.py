@@ -10,7 +10,9 @@ this project has none).
 `configuration_keys` null or empty asks for every config. Failures are per resource, as in Kafka:
 an illegal topic name (INVALID_TOPIC_EXCEPTION), an unknown topic (UNKNOWN_TOPIC_OR_PARTITION),
 another broker's id or a name that is not a number (INVALID_REQUEST). A resource type Kafka does
-not describe fails the whole request: every resource gets INVALID_REQUEST.
+not describe fails the whole request: every resource gets INVALID_REQUEST. Resources the caller
+may not DESCRIBE_CONFIGS (on the topic; on the cluster for brokers, loggers and client metrics)
+come last with TOPIC_/CLUSTER_AUTHORIZATION_FAILED.
 """
 
 from __future__ import annotations
@@ -29,8 +31,9 @@ from ..config import (
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import DESCRIBE_CONFIGS
 from .broker_loggers import logger_levels
-from .config_admin import ConfigResourceType, effective_broker_config, parse_int32
+from .config_admin import ConfigResourceType, config_authorization_error, effective_broker_config, parse_int32
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -68,7 +71,14 @@ async def handle(request, ctx: RequestContext):
         include_synonyms=ctx.api_version >= 1 and request.include_synonyms,
         include_documentation=ctx.api_version >= 3 and request.include_documentation,
     )
-    return Response(results=[_describe(resource, options, ctx) for resource in request.resources])
+    allowed, denied = [], []
+    for resource in request.resources:
+        error = config_authorization_error(ctx, DESCRIBE_CONFIGS, resource)
+        if error is None:
+            allowed.append(_describe(resource, options, ctx))
+        else:
+            denied.append(_failure(resource, KafkaError(error, error.message)))
+    return Response(results=allowed + denied)  # Kafka answers the denied resources last
 
 
 def _describe(resource, options: Options, ctx: RequestContext):

@@ -4,12 +4,13 @@ State, protocol type, chosen protocol and members of each group. Member metadata
 bytes are shown only for a Stable group (the protocol is empty in other states). A group the
 coordinator does not know is described as Dead without members (no error before v6).
 v3+: the group's authorized operations when asked for. v4+: members' group instance ids.
+Groups the caller may not DESCRIBE come last, with GROUP_AUTHORIZATION_FAILED (as Kafka).
 """
 
-from ..authorizer import group_authorized_operations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import DESCRIBE, GROUP, authorize, authorized_operations
 from .context import RequestContext
 from .services import GroupService
 
@@ -23,10 +24,24 @@ Response = messages.response(API_KEY).cls
 async def handle(request, ctx: RequestContext):
     include_operations = ctx.api_version >= 3 and request.include_authorized_operations
     coordinator = ctx.services.group_coordinator
-    return Response(groups=[_describe(coordinator, group_id, include_operations) for group_id in request.groups])
+    allowed = [group_id for group_id in request.groups if authorize(ctx, DESCRIBE, GROUP, group_id)]
+    denied = [group_id for group_id in request.groups if group_id not in allowed]
+    return Response(
+        groups=[_describe(ctx, coordinator, group_id, include_operations) for group_id in allowed]
+        + [
+            Response.DescribedGroup(
+                error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                group_id=g,
+                group_state="",
+                protocol_type="",
+                protocol_data="",
+            )
+            for g in denied
+        ]
+    )
 
 
-def _describe(coordinator: GroupService, group_id: str, include_operations: bool):
+def _describe(ctx: RequestContext, coordinator: GroupService, group_id: str, include_operations: bool):
     error, summary = coordinator.handle_describe_group(group_id)
     return Response.DescribedGroup(
         error_code=error,
@@ -45,5 +60,7 @@ def _describe(coordinator: GroupService, group_id: str, include_operations: bool
             )
             for m in summary.members
         ],
-        authorized_operations=group_authorized_operations(include_operations and error == ErrorCode.NONE),
+        authorized_operations=authorized_operations(
+            ctx, GROUP, group_id, include_operations and error == ErrorCode.NONE
+        ),
     )

@@ -17,6 +17,7 @@ import os
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import DESCRIBE, authorize_cluster
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
@@ -32,6 +33,8 @@ LONG_MAX = 2**63 - 1
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize_cluster(ctx, DESCRIBE):
+        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
     wanted = _wanted_partitions(request.topics)
     return Response(
         error_code=ErrorCode.NONE,

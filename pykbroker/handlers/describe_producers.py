@@ -17,6 +17,7 @@ from ..cluster.model import validate_topic_name
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import READ, TOPIC, authorize
 from .context import RequestContext
 from .services import ReplicaService
 
@@ -44,6 +45,8 @@ async def handle(request, ctx: RequestContext):
 
 
 def _topic_error(name: str, ctx: RequestContext) -> KafkaError | None:
+    if not authorize(ctx, READ, TOPIC, name):
+        return KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     try:
         validate_topic_name(name)
     except KafkaError as exc:

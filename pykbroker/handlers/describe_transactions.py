@@ -10,6 +10,8 @@ with the other fields at their defaults, as Kafka answers.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from .auth import DESCRIBE, TOPIC, TRANSACTIONAL_ID, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
@@ -23,6 +25,13 @@ async def handle(request, ctx: RequestContext):
     coordinator = ctx.services.txn_coordinator
     states = []
     for transactional_id in request.transactional_ids:
+        if not authorize(ctx, DESCRIBE, TRANSACTIONAL_ID, transactional_id):
+            states.append(
+                Response.TransactionState(
+                    error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=transactional_id
+                )
+            )
+            continue
         described = coordinator.describe_transaction(transactional_id)
         states.append(
             Response.TransactionState(
@@ -33,7 +42,11 @@ async def handle(request, ctx: RequestContext):
                 transaction_start_time_ms=described.start_time_ms,
                 producer_id=described.producer_id,
                 producer_epoch=described.producer_epoch,
-                topics=[Response.TopicData(topic=t, partitions=p) for t, p in described.topics.items()],
+                topics=[
+                    Response.TopicData(topic=t, partitions=p)
+                    for t, p in described.topics.items()
+                    if authorize(ctx, DESCRIBE, TOPIC, t)  # only the topics the caller may describe
+                ],
             )
         )
     return Response(transaction_states=states)

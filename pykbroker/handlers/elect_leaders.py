@@ -21,6 +21,7 @@ from ..common.topic_partition import TopicPartition
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import ALTER, authorize_cluster
 from .context import RequestContext
 
 API_KEY = ApiKey.ELECT_LEADERS
@@ -39,6 +40,10 @@ async def handle(request, ctx: RequestContext):
         else [(entry.topic, partition) for entry in request.topic_partitions for partition in entry.partitions]
     )
     results: dict[TopicPartition, tuple[ErrorCode, str | None]]
+    if not authorize_cluster(ctx, ALTER):
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        results = dict.fromkeys(asked or [], (denied, None))
+        return Response(throttle_time_ms=0, error_code=denied, replica_election_results=_by_topic(results))
     if election_type not in (PREFERRED, UNCLEAN):
         results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}") for tp in asked or []}
     else:

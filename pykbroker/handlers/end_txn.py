@@ -12,6 +12,7 @@ COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_REQUEST (empty 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import TRANSACTIONAL_ID, WRITE, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.END_TXN
@@ -22,6 +23,8 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return Response(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     error, _producer_id, _epoch = await ctx.services.txn_coordinator.end_txn(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed
     )

@@ -22,6 +22,8 @@ that the first batch is always returned whole so that a consumer can make progre
 - From v12, NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the leader the metadata names
   (`current_leader`), and from v16 its endpoint (`node_endpoints`), so that clients need not
   refresh their metadata first (KIP-951).
+- Authorization as Kafka: consumers need READ on each topic, followers CLUSTER_ACTION on the
+  cluster; the partitions refused are answered TOPIC_AUTHORIZATION_FAILED without being read.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition
 from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+from .auth import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, filter_authorized
 from .context import RequestContext
 from .services import BrokerServices, ReplicaService
 
@@ -65,7 +68,7 @@ async def handle(request, ctx: RequestContext):
         now_ms=now_ms(),
         topic_names=_topic_names_by_id(services.metadata) if version >= 13 else None,
     )
-    to_read = session.partitions_to_read()
+    to_read, denied = _authorized(ctx, session.partitions_to_read(), is_follower=replica_id >= 0)
     isolation = request.isolation_level if version >= 4 else 0
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
@@ -76,6 +79,9 @@ async def handle(request, ctx: RequestContext):
         isolation_level=isolation,
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
+    results.update(
+        (key, PartitionFetchResult(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, records=b"")) for key in denied
+    )
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, services.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
@@ -86,6 +92,19 @@ async def handle(request, ctx: RequestContext):
     if version >= 16:
         response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
+
+
+def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> tuple[list, list]:
+    """(partitions to read, keys denied): followers need CLUSTER_ACTION on the cluster, consumers
+    READ on each topic; Kafka answers the others TOPIC_AUTHORIZATION_FAILED."""
+    if is_follower:
+        allowed = authorize_cluster(ctx, CLUSTER_ACTION)
+        return (partitions, []) if allowed else ([], [key for key, _ in partitions])
+    readable = filter_authorized(ctx, READ, TOPIC, (key.topic_partition[0] for key, _ in partitions))
+    return (
+        [(key, p) for key, p in partitions if key.topic_partition[0] in readable],
+        [key for key, _ in partitions if key.topic_partition[0] not in readable],
+    )
 
 
 def _topic_names_by_id(metadata) -> dict:

@@ -7,6 +7,8 @@ v3+: static membership (group_instance_id).
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.HEARTBEAT
@@ -17,6 +19,8 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     error = ctx.services.group_coordinator.handle_heartbeat(
         request.group_id,
         request.member_id,

@@ -26,6 +26,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from . import broker_loggers
+from .auth import ALTER_CONFIGS
 from .config_admin import (
     ConfigResourceType,
     OpType,
@@ -37,6 +38,7 @@ from .config_admin import (
     check_operation,
     check_topic_name_for_configs,
     check_topic_overrides,
+    config_authorization_error,
     parse_int32,
     parse_node_id,
     resource_type_name,
@@ -64,6 +66,9 @@ async def handle(request, ctx: RequestContext):
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
+    denied = config_authorization_error(ctx, ALTER_CONFIGS, resource)
+    if denied is not None:
+        raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: entry.config_operation != OpType.DELETE)
     operations = [(entry.name, entry.config_operation, entry.value) for entry in resource.configs]
     kind = resource.resource_type

@@ -19,6 +19,15 @@ A producer id without an epoch (or the reverse) is INVALID_REQUEST, as in Kafka.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import (
+    IDEMPOTENT_WRITE,
+    TOPIC,
+    TRANSACTIONAL_ID,
+    WRITE,
+    authorize,
+    authorize_by_resource_type,
+    authorize_cluster,
+)
 from .context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
@@ -32,6 +41,9 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
+    denied = _authorization_error(request, ctx)
+    if denied is not None:
+        return _error(denied)
     producer_id = request.producer_id if ctx.api_version >= 3 else NO_PRODUCER_ID
     producer_epoch = request.producer_epoch if ctx.api_version >= 3 else NO_PRODUCER_EPOCH
     if (producer_id == NO_PRODUCER_ID) != (producer_epoch == NO_PRODUCER_EPOCH):
@@ -48,6 +60,18 @@ async def handle(request, ctx: RequestContext):
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)
         return _error(exc.code)
     return Response(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+
+
+def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
+    """Kafka 3.9: WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or
+    WRITE on at least one topic (KIP-679)."""
+    if request.transactional_id is not None:
+        if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        return None
+    if authorize_cluster(ctx, IDEMPOTENT_WRITE, log_if_denied=False) or authorize_by_resource_type(ctx, WRITE, TOPIC):
+        return None
+    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
 
 
 def _error(error: ErrorCode):

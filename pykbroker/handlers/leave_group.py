@@ -10,6 +10,7 @@ from ..coordinator.group.model import MemberIdentity
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
@@ -21,6 +22,8 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
     if version >= 3:
         leaving = [
             MemberIdentity(m.member_id, m.group_instance_id, m.reason if version >= 5 else None)

@@ -3,11 +3,13 @@
 Every group this broker coordinates, with its protocol type; v4+ its state, filtered by
 `states_filter` (case-insensitive, empty: all); v5+ its type ("classic"), filtered by
 `types_filter`. COORDINATOR_LOAD_IN_PROGRESS (with the groups loaded so far) while partitions of
-`__consumer_offsets` are loading.
+`__consumer_offsets` are loading. Without DESCRIBE on the cluster, only the groups the caller
+may DESCRIBE are listed (as Kafka).
 """
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .auth import DESCRIBE, GROUP, authorize, authorize_cluster
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_GROUPS
@@ -22,6 +24,8 @@ async def handle(request, ctx: RequestContext):
     error, groups = ctx.services.group_coordinator.handle_list_groups(
         request.states_filter if version >= 4 else None, request.types_filter if version >= 5 else None
     )
+    if not authorize_cluster(ctx, DESCRIBE, log_if_denied=False):
+        groups = [g for g in groups if authorize(ctx, DESCRIBE, GROUP, g.group_id, log_if_denied=False)]
     return Response(
         error_code=error,
         groups=[

@@ -15,7 +15,8 @@ the high watermark and then the base offset of each segment below it, newest fir
 v4+ with the leader epoch of that offset and fencing by `current_leader_epoch`. A partition named
 twice in one request gets INVALID_REQUEST (v1+). A replica (replica id other than -1: a
 follower, or -2 for debugging) reads past the high watermark: latest is the log end offset; the
-debugging replica id may ask any replica, not only the leader.
+debugging replica id may ask any replica, not only the leader. Topics the caller may not
+DESCRIBE come last, each partition with TOPIC_AUTHORIZATION_FAILED (as Kafka).
 """
 
 from collections import Counter
@@ -23,6 +24,7 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import DESCRIBE, TOPIC, filter_authorized
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
@@ -40,8 +42,13 @@ async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
-    topics = []
+    topics, denied = [], []
+    describable = filter_authorized(ctx, DESCRIBE, TOPIC, (t.name for t in request.topics))
     for topic in request.topics:
+        if topic.name not in describable:  # Kafka answers these last
+            errors = [_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic.partitions]
+            denied.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=errors))
+            continue
         partitions = []
         for p in topic.partitions:
             if version >= 1 and named[(topic.name, p.partition_index)] > 1:
@@ -52,7 +59,7 @@ async def handle(request, ctx: RequestContext):
                 continue
             partitions.append(_lookup(ctx, request.replica_id, isolation, topic.name, p, version))
         topics.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
-    return Response(topics=topics)
+    return Response(topics=topics + denied)
 
 
 def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p, version: int):

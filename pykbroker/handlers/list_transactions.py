@@ -10,6 +10,7 @@ COORDINATOR_NOT_AVAILABLE before the coordinator started.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from .auth import DESCRIBE, TRANSACTIONAL_ID, authorize
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
@@ -32,5 +33,6 @@ async def handle(request, ctx: RequestContext):
                 transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state
             )
             for t in listing.transactions
+            if authorize(ctx, DESCRIBE, TRANSACTIONAL_ID, t.transactional_id)
         ],
     )

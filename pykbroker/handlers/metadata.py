@@ -14,16 +14,22 @@ LEADER_NOT_AVAILABLE until the topic is committed), so a client may produce to i
 the answer therefore waits until the new topic is durable in the metadata store (an fsync on the
 embedded store's writer thread; at once with ZooKeeper, which acknowledged the creation).
 Authorized operations are reported when asked for (v8+).
+
+Authorization as Kafka's KafkaApis: topics the caller may not DESCRIBE are left out of an
+all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named (without their id, so that
+their existence is not disclosed; by id, the id is returned); a missing topic is auto-created
+only with CREATE on the cluster or on the topic (TOPIC_AUTHORIZATION_FAILED otherwise). Those
+answers come first, as Kafka's do.
 """
 
 import uuid
 
-from ..authorizer import cluster_authorized_operations, topic_authorized_operations
 from ..cluster.model import INTERNAL_TOPICS, TopicInfo
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, TOPIC, authorize, authorize_cluster, authorized_operations
 from .context import RequestContext
 from .controller_rules import check_new_topic_name
 
@@ -41,13 +47,15 @@ async def handle(request, ctx: RequestContext):
         brokers=[_broker_entry(b) for b in services.live_brokers(ctx.listener_name)],
         cluster_id=store.cluster_id,
         controller_id=store.controller_id,
-        cluster_authorized_operations=cluster_authorized_operations(
-            ctx.api_version in range(8, 11) and request.include_cluster_authorized_operations
+        cluster_authorized_operations=_cluster_operations(
+            ctx, ctx.api_version in range(8, 11) and request.include_cluster_authorized_operations
         ),
     )
     include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
     created: list[str] = []
-    response.topics = [_describe_topic(entry, include_ops) for entry in _resolve_topics(request, ctx, created)]
+    denied: list = []
+    described = [_describe_topic(ctx, entry, include_ops) for entry in _resolve_topics(request, ctx, created, denied)]
+    response.topics = [_describe_topic(ctx, entry, False) for entry in denied] + described
     if created:
         await store.wait_durable()
     return response
@@ -63,27 +71,48 @@ def _wants_all_topics(request, version: int) -> bool:
     return request.topics is None
 
 
-def _resolve_topics(request, ctx: RequestContext, created: list[str]):
-    """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others."""
+def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
+    if requested and not authorize_cluster(ctx, DESCRIBE):
+        return 0
+    return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
+
+
+def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: list):
+    """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others;
+    appends to `denied` the (name, topic_id, TOPIC_AUTHORIZATION_FAILED) answers."""
     store = ctx.services.metadata
     if _wants_all_topics(request, ctx.api_version):
-        yield from sorted(store.topics().values(), key=lambda t: t.name)
+        topics = sorted(store.topics().values(), key=lambda t: t.name)
+        yield from [t for t in topics if authorize(ctx, DESCRIBE, TOPIC, t.name, log_if_denied=False)]
         return
     if ctx.api_version >= 12:
         topic_ids = [t.topic_id for t in request.topics if t.topic_id != ZERO_UUID]
         if topic_ids:
-            yield from _lookup_by_ids(store, topic_ids)
+            for entry in _lookup_by_ids(store, topic_ids):
+                if isinstance(entry, TopicInfo) and not authorize(ctx, DESCRIBE, TOPIC, entry.name):
+                    denied.append((None, entry.topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                else:
+                    yield entry
             return
     allow_auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
+    may_create_any = None  # CREATE on the cluster, asked once when needed
     for wanted in request.topics:
         if wanted.name is None:
             yield _lookup_by_id(store, wanted.topic_id)
+            continue
+        if not authorize(ctx, DESCRIBE, TOPIC, wanted.name):
+            denied.append((wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
             continue
         info = store.topic(wanted.name)
         if info is not None:
             yield info
         elif allow_auto_create and ctx.services.topic_creator.auto_create_enabled:
-            yield _auto_create(ctx, wanted.name, created)
+            if may_create_any is None:
+                may_create_any = authorize_cluster(ctx, CREATE, log_if_denied=False)
+            if may_create_any or authorize(ctx, CREATE, TOPIC, wanted.name):
+                yield _auto_create(ctx, wanted.name, created)
+            else:
+                denied.append((wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
         else:
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
@@ -116,7 +145,7 @@ def _auto_create(ctx: RequestContext, name: str, created: list[str]):
         return (name, ZERO_UUID, exc.code)
 
 
-def _describe_topic(entry, include_ops: bool):
+def _describe_topic(ctx: RequestContext, entry, include_ops: bool):
     if not isinstance(entry, TopicInfo):
         name, topic_id, error = entry
         return Response.MetadataResponseTopic(
@@ -124,7 +153,7 @@ def _describe_topic(entry, include_ops: bool):
             name=name,
             topic_id=topic_id,
             is_internal=name in INTERNAL_TOPICS,
-            topic_authorized_operations=topic_authorized_operations(include_ops),
+            topic_authorized_operations=authorized_operations(ctx, TOPIC, name or "", include_ops),
         )
     return Response.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
@@ -132,7 +161,7 @@ def _describe_topic(entry, include_ops: bool):
         topic_id=entry.topic_id,
         is_internal=entry.is_internal,
         partitions=[_describe_partition(p) for p in sorted(entry.partitions.values(), key=lambda p: p.partition)],
-        topic_authorized_operations=topic_authorized_operations(include_ops),
+        topic_authorized_operations=authorized_operations(ctx, TOPIC, entry.name, include_ops),
     )
 
 

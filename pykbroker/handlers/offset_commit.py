@@ -16,8 +16,10 @@ from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, authorize
 from .context import RequestContext
-from .offset_requests import response_topics, split_known_partitions
+from .offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION = 0
@@ -28,7 +30,10 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    errors, known = split_known_partitions(request.topics, ctx.services.metadata)
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        errors, known = refuse_all(request.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    else:
+        errors, known = split_known_partitions(request.topics, ctx)
     offsets = _offsets(request, known, version, now_ms())
     if offsets:
         errors.update(

@@ -10,6 +10,7 @@ partitions.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import DELETE, GROUP, authorize
 from .context import RequestContext
 from .offset_requests import response_topics, split_known_partitions
 
@@ -21,7 +22,9 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
-    errors, known = split_known_partitions(request.topics, ctx.services.metadata)
+    if not authorize(ctx, DELETE, GROUP, request.group_id):
+        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[])
+    errors, known = split_known_partitions(request.topics, ctx)  # READ on each topic
     group_error, results = ctx.services.group_coordinator.handle_delete_offsets(
         request.group_id, [tp for tp, _ in known]
     )

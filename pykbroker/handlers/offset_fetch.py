@@ -9,13 +9,19 @@ metadata and no error for partitions without a committed offset.
   partition whose commit is still being written, or whose transactional commit (TxnOffsetCommit)
   waits for its transaction to end (KIP-447).
 - v9's member id and epoch belong to the consumer group protocol and are not checked.
+
+Authorization as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED as a group error),
+DESCRIBE on each topic (TOPIC_AUTHORIZATION_FAILED on its requested partitions; left out of an
+all-offsets answer).
 """
 
 from typing import Any
 
+from ..coordinator.group.manager import FetchedOffset
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import DESCRIBE, GROUP, TOPIC, authorize, filter_authorized
 from .context import RequestContext
 from .services import GroupService
 
@@ -33,10 +39,10 @@ async def handle(request, ctx: RequestContext):
     require_stable = version >= 7 and request.require_stable
     if version >= 8:
         return Response(
-            groups=[_group_response(coordinator, g.group_id, g.topics, require_stable) for g in request.groups]
+            groups=[_group_response(ctx, coordinator, g.group_id, g.topics, require_stable) for g in request.groups]
         )
     topics = request.topics if version >= 2 else (request.topics or [])
-    error, fetched = _fetch(coordinator, request.group_id, topics, require_stable)
+    error, fetched = _fetch(ctx, coordinator, request.group_id, topics, require_stable)
     if error != ErrorCode.NONE:
         if version < 2:
             return Response(
@@ -57,8 +63,8 @@ async def handle(request, ctx: RequestContext):
     )
 
 
-def _group_response(coordinator: GroupService, group_id: str, topics, require_stable: bool):
-    error, fetched = _fetch(coordinator, group_id, topics, require_stable)
+def _group_response(ctx: RequestContext, coordinator: GroupService, group_id: str, topics, require_stable: bool):
+    error, fetched = _fetch(ctx, coordinator, group_id, topics, require_stable)
     return Response.OffsetFetchResponseGroup(
         group_id=group_id,
         error_code=error,
@@ -76,11 +82,21 @@ def _requested(topics) -> list[tuple[str, int]] | None:
     return [(t.name, index) for t in topics for index in t.partition_indexes]
 
 
-def _fetch(coordinator: GroupService, group_id: str, topics, require_stable: bool):
+def _fetch(ctx: RequestContext, coordinator: GroupService, group_id: str, topics, require_stable: bool):
+    if not authorize(ctx, DESCRIBE, GROUP, group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED, {}
     requested = _requested(topics)
-    error, fetched = coordinator.handle_fetch_offsets(group_id, requested, require_stable)
     if requested is None:
-        fetched = dict(sorted(fetched.items()))
+        error, fetched = coordinator.handle_fetch_offsets(group_id, None, require_stable)
+        describable = {t for t, _ in fetched if authorize(ctx, DESCRIBE, TOPIC, t, log_if_denied=False)}
+        return error, {tp: offset for tp, offset in sorted(fetched.items()) if tp[0] in describable}
+    describable = filter_authorized(ctx, DESCRIBE, TOPIC, (t for t, _ in requested))
+    error, fetched = coordinator.handle_fetch_offsets(
+        group_id, [tp for tp in requested if tp[0] in describable], require_stable
+    )
+    for tp in requested:
+        if tp[0] not in describable:
+            fetched[tp] = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
     return error, fetched
 
 

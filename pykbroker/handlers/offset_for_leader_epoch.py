@@ -14,6 +14,7 @@ from the leader's; consumers use it (v3+) to check their position after a leader
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from .auth import CLUSTER_ACTION, DESCRIBE, TOPIC, authorize_cluster, filter_authorized
 from .context import RequestContext
 from .services import ReplicaService
 
@@ -29,8 +30,28 @@ async def handle(request, ctx: RequestContext):
     replica_id = request.replica_id if ctx.api_version >= 3 else DEBUGGING_REPLICA_ID
     leader_only = replica_id != DEBUGGING_REPLICA_ID
     replica_manager = ctx.services.replica_manager
-    topics = []
+    if authorize_cluster(ctx, CLUSTER_ACTION, log_if_denied=False):
+        describable = {topic.topic for topic in request.topics}
+    else:  # KIP-320: consumers ask too, with DESCRIBE on the topic
+        describable = filter_authorized(ctx, DESCRIBE, TOPIC, (topic.topic for topic in request.topics))
+    topics, denied = [], []
     for topic in request.topics:
+        if topic.topic not in describable:  # Kafka answers these last
+            denied.append(
+                Response.OffsetForLeaderTopicResult(
+                    topic=topic.topic,
+                    partitions=[
+                        Response.EpochEndOffset(
+                            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            partition=p.partition,
+                            leader_epoch=-1,
+                            end_offset=-1,
+                        )
+                        for p in topic.partitions
+                    ],
+                )
+            )
+            continue
         topics.append(
             Response.OffsetForLeaderTopicResult(
                 topic=topic.topic,
@@ -39,7 +60,7 @@ async def handle(request, ctx: RequestContext):
                 ],
             )
         )
-    return Response(throttle_time_ms=0, topics=topics)
+    return Response(throttle_time_ms=0, topics=topics + denied)
 
 
 def _end_offset(replica_manager: ReplicaService, topic: str, p, version: int, leader_only: bool):

@@ -1,8 +1,10 @@
 """What the requests on a group's offsets share, used by OffsetCommit, TxnOffsetCommit and
 OffsetDelete (not a handler itself):
 
-* `split_known_partitions`: partitions of unknown topics or beyond a topic's partitions get
+* `split_known_partitions`: partitions of topics the caller may not READ get
+  TOPIC_AUTHORIZATION_FAILED, of unknown topics or beyond a topic's partitions
   UNKNOWN_TOPIC_OR_PARTITION, the others go to the group coordinator;
+* `refuse_all`: every requested partition with one error (a refused group);
 * `response_topics`: the response's topics, one per requested topic name, with each requested
   partition's error.
 """
@@ -13,24 +15,36 @@ from typing import Any
 
 from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
+from .auth import READ, TOPIC, filter_authorized
+from .context import RequestContext
 
 
 def split_known_partitions(
-    request_topics, metadata
+    request_topics, ctx: RequestContext
 ) -> tuple[dict[TopicPartition, ErrorCode], list[tuple[TopicPartition, Any]]]:
-    """({tp: UNKNOWN_TOPIC_OR_PARTITION} for unknown partitions, [(tp, requested partition)] for
-    the others, in request order)."""
+    """({tp: error} for unreadable or unknown partitions, [(tp, requested partition)] for the
+    others, in request order). Kafka checks READ on each topic before its existence."""
     errors: dict[TopicPartition, ErrorCode] = {}
     known: list[tuple[TopicPartition, Any]] = []
+    readable = filter_authorized(ctx, READ, TOPIC, (topic.name for topic in request_topics))
     for topic in request_topics:
-        info = metadata.topic(topic.name)
+        info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
-            if info is None or p.partition_index not in info.partitions:
+            if topic.name not in readable:
+                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            elif info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:
                 known.append((tp, p))
     return errors, known
+
+
+def refuse_all(
+    request_topics, error: ErrorCode
+) -> tuple[dict[TopicPartition, ErrorCode], list[tuple[TopicPartition, Any]]]:
+    """As `split_known_partitions`, with every partition refused with `error` (a refused group)."""
+    return {(topic.name, p.partition_index): error for topic in request_topics for p in topic.partitions}, []
 
 
 def response_topics(request_topics, errors: dict[TopicPartition, ErrorCode], topic_cls, partition_cls) -> list:

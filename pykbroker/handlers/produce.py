@@ -25,6 +25,10 @@ offset (v5+), and per-batch errors with a message (v8+).
   (which checks the id's authorization before anything else).
 - From v10, NOT_LEADER_OR_FOLLOWER carries the leader the metadata names (`current_leader`) and
   its endpoint (`node_endpoints`), so that clients can retry without refreshing metadata first.
+- Authorization as Kafka 3.9: transactional batches need WRITE on the request's transactional id
+  (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition otherwise); each topic needs WRITE
+  (TOPIC_AUTHORIZATION_FAILED, checked before anything else about its partitions). Idempotent
+  batches need nothing more (IDEMPOTENT_WRITE is asked by InitProducerId).
 """
 
 from ..cluster.model import INTERNAL_TOPICS
@@ -35,6 +39,7 @@ from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
+from .auth import TOPIC, TRANSACTIONAL_ID, WRITE, authorize, filter_authorized
 from .context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
@@ -45,12 +50,13 @@ Response = messages.response(API_KEY).cls
 
 
 async def handle(request, ctx: RequestContext):
-    if ctx.api_version >= 3 and request.transactional_id is None and _has_transactional_batches(request):
+    if ctx.api_version >= 3 and _has_transactional_batches(request) and not _may_write_transactionally(request, ctx):
         return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
-    entries, early_results = _collect_partitions(request, ctx.api_version)
+    writable = filter_authorized(ctx, WRITE, TOPIC, (t.name for t in request.topic_data))
+    entries, early_results = _collect_partitions(request, ctx.api_version, writable)
     results = await ctx.services.replica_manager.handle_produce_append(
         entries,
         required_acks=acks,
@@ -90,12 +96,21 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
         ]
 
 
-def _collect_partitions(request, version: int):
+def _may_write_transactionally(request, ctx: RequestContext) -> bool:
+    """Transactional batches need the request's transactional id, and WRITE on it."""
+    transactional_id = request.transactional_id
+    return transactional_id is not None and authorize(ctx, WRITE, TRANSACTIONAL_ID, transactional_id)
+
+
+def _collect_partitions(request, version: int, writable: set[str]):
     """({tp: magic 2 records} to append, {tp: result} for partitions rejected up front)."""
     entries, rejected = {}, {}
     for topic in request.topic_data:
         for part in topic.partition_data:
             tp = (topic.name, part.index)
+            if topic.name not in writable:
+                rejected[tp] = ProduceResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                continue
             try:
                 _refuse_internal_topic(topic.name)
                 entries[tp] = _as_single_v2_batch(part.records, version)

@@ -16,6 +16,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
@@ -51,6 +52,8 @@ if TYPE_CHECKING:
     from ..replication.fetch_session import FetchSessionCache
     from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
     from ..replication.replica_manager import ProduceResult
+    from ..security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ..security.principal import KafkaPrincipal
 
 TopicPartition = tuple[str, int]
 
@@ -264,6 +267,37 @@ class TxnVerifierService(Protocol):
     ) -> dict[TopicPartition, ErrorCode]: ...
 
 
+class Authorizer(Protocol):
+    """Kafka's authorizer as KafkaApis uses it (handlers call it through `handlers/auth.py`)."""
+
+    def authorize(
+        self,
+        principal: KafkaPrincipal,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: str,
+        *,
+        log_if_denied: bool = True,
+    ) -> bool: ...
+
+    def authorize_by_resource_type(
+        self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool: ...
+
+    def authorized_operations(
+        self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, resource_name: str
+    ) -> int: ...
+
+    def acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]: ...
+
+    async def create_acls(self, bindings: list[AclBinding]) -> list[tuple[ErrorCode, str | None]]: ...
+
+    async def delete_acls(
+        self, filters: list[AclBindingFilter]
+    ) -> list[list[tuple[AclBinding, ErrorCode, str | None]]]: ...
+
+
 @dataclass(frozen=True)
 class BrokerServices:
     """Everything a handler may use besides its request."""
@@ -282,6 +316,7 @@ class BrokerServices:
     current_config: Callable[[], BrokerConfig]
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
+    authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
 
     @property
     def config(self) -> BrokerConfig:

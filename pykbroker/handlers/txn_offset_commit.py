@@ -24,8 +24,9 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import GROUP, READ, TRANSACTIONAL_ID, WRITE, authorize
 from .context import RequestContext
-from .offset_requests import response_topics, split_known_partitions
+from .offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MIN_VERSION = 0
@@ -36,7 +37,11 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    errors, known = split_known_partitions(request.topics, ctx.services.metadata)
+    denied = _authorization_error(request, ctx)
+    if denied is not None:
+        errors, known = refuse_all(request.topics, denied)
+    else:
+        errors, known = split_known_partitions(request.topics, ctx)
     offsets = _offsets(known, version, now_ms())
     if offsets:
         errors.update(
@@ -63,6 +68,15 @@ async def handle(request, ctx: RequestContext):
             Response.TxnOffsetCommitResponsePartition,
         )
     )
+
+
+def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
+    """Kafka: WRITE on the transactional id, then READ on the group."""
+    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
+        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+    if not authorize(ctx, READ, GROUP, request.group_id):
+        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    return None
 
 
 def _offsets(known, version: int, now: int) -> dict:

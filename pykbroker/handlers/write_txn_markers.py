@@ -21,6 +21,7 @@ from ..common.txn_marker import TxnMarker
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from .auth import CLUSTER_ACTION, authorize_cluster
 from .context import RequestContext
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
@@ -32,6 +33,9 @@ Response = messages.response(API_KEY).cls
 
 async def handle(request, ctx: RequestContext):
     markers = [_marker(m) for m in request.markers]
+    if not authorize_cluster(ctx, CLUSTER_ACTION):
+        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return Response(markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers])
     answers = await ctx.services.txn_markers.write_txn_markers(markers) if markers else []
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker, errors in zip(markers, answers):

@@ -1,0 +1,56 @@
+"""CreateAcls (key 30), versions 0-3.
+
+Adds ACLs through the authorizer (ALTER on the cluster needed: CLUSTER_AUTHORIZATION_FAILED on
+every result otherwise; SECURITY_DISABLED without an authorizer). Each binding gets its own result:
+INVALID_REQUEST for a CLUSTER resource not named `kafka-cluster`, an empty name, a name with '/' or
+an unknown code ("Failed to create ACL"); UNKNOWN_SERVER_ERROR for the bindings of a resource one
+of whose principals is not "<type>:<name>" (Kafka fails that resource's write). A binding with the
+pattern type, resource type, operation or permission type ANY (or MATCH) fails the whole request
+with UNKNOWN_SERVER_ERROR, as Kafka does. Bindings are persisted before the answer (ZooKeeper, or
+the single broker's ACL file).
+"""
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from ..security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from .acl_requests import NO_AUTHORIZER, binding_of, may_administer
+from .context import RequestContext
+
+API_KEY = ApiKey.CREATE_ACLS
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx: RequestContext):
+    bindings = [binding_of(creation, ctx.api_version) for creation in request.creations]
+    if not may_administer(ctx, AclOperation.ALTER):
+        return _uniform(len(bindings), ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    authorizer = ctx.services.authorizer
+    if authorizer is None:
+        return _uniform(len(bindings), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    if any(_not_a_binding(b) for b in bindings):
+        return _uniform(len(bindings), ErrorCode.UNKNOWN_SERVER_ERROR, None)
+    results = await authorizer.create_acls(bindings)
+    return Response(
+        results=[
+            Response.AclCreationResult(error_code=error, error_message="" if error == ErrorCode.NONE else message)
+            for error, message in results
+        ]
+    )
+
+
+def _not_a_binding(binding) -> bool:
+    """Kafka's ResourcePattern and AccessControlEntry refuse ANY (and MATCH) outright."""
+    return (
+        binding.pattern.pattern_type in (PatternType.ANY, PatternType.MATCH)
+        or binding.pattern.resource_type == ResourceType.ANY
+        or binding.entry.operation == AclOperation.ANY
+        or binding.entry.permission_type == AclPermissionType.ANY
+    )
+
+
+def _uniform(count: int, error: ErrorCode, message: str | None):
+    return Response(results=[Response.AclCreationResult(error_code=error, error_message=message) for _ in range(count)])

@@ -1,0 +1,63 @@
+"""DeleteAcls (key 31), versions 0-3.
+
+Deletes the ACLs each filter matches and lists them per filter (an ACL matched by several filters
+is listed under the first). Needs ALTER on the cluster (CLUSTER_AUTHORIZATION_FAILED on every
+filter result otherwise; SECURITY_DISABLED without an authorizer). The deletions are persisted
+before the answer.
+"""
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from ..security.acl import AclOperation
+from .acl_requests import NO_AUTHORIZER, filter_of, may_administer
+from .context import RequestContext
+
+API_KEY = ApiKey.DELETE_ACLS
+MIN_VERSION = 0
+MAX_VERSION = 3
+
+Response = messages.response(API_KEY).cls
+
+
+async def handle(request, ctx: RequestContext):
+    filters = [filter_of(f, ctx.api_version) for f in request.filters]
+    if not may_administer(ctx, AclOperation.ALTER):
+        error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        return _uniform(len(filters), error, error.message)
+    authorizer = ctx.services.authorizer
+    if authorizer is None:
+        return _uniform(len(filters), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
+    deleted = await authorizer.delete_acls(filters)
+    return Response(
+        filter_results=[
+            Response.DeleteAclsFilterResult(
+                error_code=ErrorCode.NONE,
+                error_message=None,
+                matching_acls=[
+                    Response.DeleteAclsMatchingAcl(
+                        error_code=error,
+                        error_message=message,
+                        resource_type=binding.pattern.resource_type,
+                        resource_name=binding.pattern.name,
+                        pattern_type=binding.pattern.pattern_type,
+                        principal=binding.entry.principal,
+                        host=binding.entry.host,
+                        operation=binding.entry.operation,
+                        permission_type=binding.entry.permission_type,
+                    )
+                    for binding, error, message in bindings
+                ],
+            )
+            for bindings in deleted
+        ]
+    )
+
+
+def _uniform(count: int, error: ErrorCode, message: str | None):
+    return Response(
+        filter_results=[
+            Response.DeleteAclsFilterResult(error_code=error, error_message=message, matching_acls=[])
+            for _ in range(count)
+        ]
+    )
