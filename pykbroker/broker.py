@@ -168,6 +168,7 @@ class Broker:
         protocol = self.config.security_protocol_map.get(name, self.config["security.inter.broker.protocol"])
         context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
         self.inter_broker_security = InterBrokerSecurity(protocol, context)
+
     def _refuse_unknown_authorizer(self) -> None:
         """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer
         refuses, stop the broker before it touches anything."""
