@@ -105,7 +105,8 @@ def test_an_acl_made_on_one_broker_is_enforced_by_another(all_running):
         topics = [req(ApiKey.CREATE_TOPICS).CreatableTopic(name="hidden", num_partitions=1, replication_factor=3)]
         answer = client.request(ApiKey.CREATE_TOPICS, 5, req(ApiKey.CREATE_TOPICS, topics=topics, timeout_ms=10000))
         assert answer.topics[0].error_code == 0
-    assert cluster.metadata(3, ["hidden"]).topics[0].error_code == ErrorCode.NONE
+    cluster.wait_until(lambda: cluster.metadata(3, ["hidden"]).topics[0].error_code == ErrorCode.NONE,
+                       what="broker 3 knows the new topic and its leader")
     create(cluster, 1, creation("hidden", principal="User:ANONYMOUS", operation=8, permission=2))
     cluster.wait_until(
         lambda: cluster.metadata(3, ["hidden"]).topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
