@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import signal
 import socket
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
@@ -40,10 +41,15 @@ from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
+from .replication.broker_client import BrokerConnection
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
+from .security.sasl.client import SaslClientCredentials
+from .security.sasl.config import SASL_PROTOCOLS, SaslConfigError, SaslListenerSettings, inter_broker_credentials
+from .security.sasl.credentials import scram_credential_lookup
+from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.socket_server import SERVED_SECURITY_PROTOCOLS, BoundListener, SocketServer, bind_listener
 from .shutdown import controlled_shutdown
@@ -134,6 +140,46 @@ class Broker:
                 f"security.inter.broker.protocol={protocol} is not served by this "
                 f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
             )
+        self._check_sasl_settings()
+
+    def _check_sasl_settings(self) -> None:
+        """Every SASL listener's mechanisms and JAAS configs, and this broker's own credentials
+        when the inter-broker listener is a SASL one: refused at start, as Kafka refuses them."""
+        try:
+            for listener in self.config.listeners:
+                if self.config.security_protocol_of(listener.name) in SASL_PROTOCOLS:
+                    SaslListenerSettings.from_config(self.config, listener.name)
+            self.inter_broker_sasl()
+        except SaslConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
+
+    def inter_broker_sasl(self) -> SaslClientCredentials | None:
+        """The credentials this broker authenticates with to the others (None without SASL)."""
+        name = self.inter_broker_listener
+        if self.config.security_protocol_map.get(name) not in SASL_PROTOCOLS:
+            return None
+        return SaslClientCredentials(*inter_broker_credentials(self.config, name))
+
+    def inter_broker_connect(self):
+        """How this broker opens connections to the others (`BrokerConnection.open` with the
+        inter-broker listener's security)."""
+        sasl = self.inter_broker_sasl()
+        return BrokerConnection.open if sasl is None else partial(BrokerConnection.open, sasl=sasl)
+
+    def _listener_authentication(self, metadata: MetadataStore) -> dict[str, ListenerAuthentication]:
+        """How connections authenticate on each SASL listener."""
+        credentials = scram_credential_lookup(metadata)
+        authentication = {}
+        for listener in self.listeners:
+            protocol = self.config.security_protocol_of(listener.name)
+            if protocol in SASL_PROTOCOLS:
+                authentication[listener.name] = ListenerAuthentication(
+                    protocol,
+                    SaslListenerSettings.from_config(self.config, listener.name),
+                    credentials,
+                    lambda: int(self.config["connection.failed.authentication.delay.ms"]),
+                )
+        return authentication
 
     def _lock_log_dirs(self) -> LogDirLocks:
         """Kafka's `.lock`: a second broker on the same directories stops here, touching nothing."""
@@ -176,6 +222,7 @@ class Broker:
             metadata,
             timer=self.timer,
             inter_broker_listener=self.inter_broker_listener,
+            connect=self.inter_broker_connect(),
         )
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
@@ -211,6 +258,7 @@ class Broker:
             listener_name=self.inter_broker_listener,
             group_partition_for=group_coordinator.partition_for,
             marker_writer=_opened(self.txn_markers),  # markers for partitions this broker leads
+            connect=self.inter_broker_connect(),
         )
         txn_coordinator.startup()
         topic_creator.register_internal_topic(
@@ -223,6 +271,7 @@ class Broker:
             txn_coordinator,
             listener_name=self.inter_broker_listener,
             request_timeout_ms=int(self.config["request.timeout.ms"]),
+            connect=self.inter_broker_connect(),
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
@@ -323,6 +372,7 @@ class Broker:
             self.config["socket.request.max.bytes"],
             self.config["socket.send.buffer.bytes"],
             self.config["socket.receive.buffer.bytes"],
+            authentication=self._listener_authentication(_opened(self.metadata)),
         )
         try:
             async with anyio.create_task_group() as tasks:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..security.principal import ANONYMOUS, KafkaPrincipal
 from .services import BrokerServices
 
 
@@ -29,3 +30,5 @@ class RequestContext:
     listener_name: str
     services: BrokerServices
     request_size: int = 0
+    principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as (TLS, SASL)
+    security_protocol: str = "PLAINTEXT"  # of the listener the request came through

@@ -15,6 +15,10 @@ new one.
     pool = BrokerConnectionPool(metadata, "PLAINTEXT", client_id="broker-1-txn-marker-sender",
                                 timeout_s=30)
     response = await pool.request(2, ApiKey.WRITE_TXN_MARKERS, 1, markers_request)
+
+On a SASL inter-broker listener, `open(..., sasl=SaslClientCredentials(...))` authenticates the
+connection first (SaslHandshake v1, SaslAuthenticate v2) and re-authenticates it before the other
+broker's session expires (KIP-368); a refused authentication is a BrokerConnectionError.
 """
 
 from __future__ import annotations
@@ -25,7 +29,14 @@ from collections.abc import Awaitable, Callable
 import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from ..common.time import SYSTEM_CLOCK
 from ..protocol import headers, messages
+from ..security.sasl.client import (
+    SaslClientCredentials,
+    SaslClientError,
+    authenticate,
+    reauthentication_delay_ms,
+)
 
 _SIZE = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 1 << 30
@@ -46,20 +57,49 @@ class BrokerConnection:
         self.timeout_s = timeout_s
         self._correlation_id = 0
         self.closed = False
+        self.sasl: SaslClientCredentials | None = None
+        self._reauthenticate_at_ms: float | None = None
 
     @classmethod
-    async def open(cls, host: str, port: int, *, client_id: str, timeout_s: float) -> BrokerConnection:
+    async def open(
+        cls,
+        host: str,
+        port: int,
+        *,
+        client_id: str,
+        timeout_s: float,
+        sasl: SaslClientCredentials | None = None,
+    ) -> BrokerConnection:
         try:
             with anyio.fail_after(timeout_s):
                 stream = await anyio.connect_tcp(host, port)
         except (OSError, TimeoutError) as exc:
             raise BrokerConnectionError(f"cannot connect to {host}:{port}: {exc}") from exc
-        return cls(stream, client_id=client_id, timeout_s=timeout_s)
+        connection = cls(stream, client_id=client_id, timeout_s=timeout_s)
+        if sasl is not None:
+            connection.sasl = sasl
+            await connection._authenticate()
+        return connection
+
+    async def _authenticate(self) -> None:
+        assert self.sasl is not None
+        try:
+            lifetime_ms = await authenticate(self.sasl, self._exchange)
+        except SaslClientError as exc:
+            await self.aclose()
+            raise BrokerConnectionError(f"SASL authentication failed: {exc}") from exc
+        delay = reauthentication_delay_ms(lifetime_ms)
+        self._reauthenticate_at_ms = None if delay is None else SYSTEM_CLOCK.monotonic_ms() + delay
 
     async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
         """Send one request and return its decoded response body."""
         if self.closed:
             raise BrokerConnectionError("connection is closed")
+        if self._reauthenticate_at_ms is not None and SYSTEM_CLOCK.monotonic_ms() >= self._reauthenticate_at_ms:
+            await self._authenticate()  # KIP-368: before the other broker's session expires
+        return await self._exchange(api_key, version, body, extra_wait_s=extra_wait_s)
+
+    async def _exchange(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
         self._correlation_id += 1
         correlation_id = self._correlation_id
         payload = headers.encode_request_header(api_key, version, correlation_id, self.client_id)

@@ -185,7 +185,7 @@ class LeaderFetcher:
         )
         if endpoint is None:
             raise BrokerConnectionError(f"broker {self.leader_id} is not registered")
-        self._connection = await BrokerConnection.open(
+        self._connection = await self.manager.replica_manager.connect(
             endpoint.host, endpoint.port, client_id=f"broker-{self.manager.broker_id}-fetcher", timeout_s=self.timeout_s
         )
         return self._connection

@@ -16,6 +16,7 @@ from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
+from ..security.principal import ANONYMOUS, KafkaPrincipal
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,15 @@ class Dispatcher:
         self.registry = registry
         self.services = services
 
-    async def dispatch(self, frame: bytearray, client_host: str, listener_name: str) -> list | None:
+    async def dispatch(
+        self,
+        frame: bytearray,
+        client_host: str,
+        listener_name: str,
+        *,
+        principal: KafkaPrincipal = ANONYMOUS,
+        security_protocol: str = "PLAINTEXT",
+    ) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
         try:
             prefix = headers.read_request_prefix(frame)
@@ -54,6 +63,8 @@ class Dispatcher:
             listener_name,
             self.services,
             len(frame),
+            principal=principal,
+            security_protocol=security_protocol,
         )
         response = await entry.handle(request, ctx)
         if response is None:
@@ -61,6 +72,11 @@ class Dispatcher:
         body = entry.response_type.encode(response, version=prefix.api_version)
         head = headers.encode_response_header(prefix.api_key, prefix.api_version, prefix.correlation_id)
         return [head, *body]
+
+    def version_range(self, api_key: int) -> tuple[int, int]:
+        """(min, max) version served of an API; (0, -1) when it is not served."""
+        entry = self.registry.get(api_key)
+        return (entry.min_version, entry.max_version) if entry is not None else (0, -1)
 
     def supported_versions(self) -> list[tuple[int, int, int]]:
         return sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())

@@ -8,14 +8,14 @@ from dataclasses import dataclass
 
 import anyio
 
-from .connection import serve_connection
+from .connection import ListenerAuthentication, serve_connection
 from .dispatcher import Dispatcher
 
 log = logging.getLogger(__name__)
 
 # The security protocols the server can serve; a listener of any other protocol must stop the
 # broker at start rather than be served as plaintext.
-SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT"})
+SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SASL_PLAINTEXT"})
 
 
 @dataclass
@@ -60,8 +60,10 @@ class SocketServer:
         max_request_size: int,
         send_buffer_bytes: int = -1,
         receive_buffer_bytes: int = -1,
+        authentication: dict[str, ListenerAuthentication] | None = None,
     ) -> None:
         self.listeners = listeners
+        self.authentication = authentication or {}  # by listener name: the SASL listeners
         self.dispatcher = dispatcher
         self.max_request_size = max_request_size
         self.send_buffer_bytes = send_buffer_bytes
@@ -86,7 +88,14 @@ class SocketServer:
                     await anyio.sleep(0.1)
                     continue
                 self._tune(conn)
-                tasks.start_soon(serve_connection, conn, self.dispatcher, listener.name, self.max_request_size)
+                tasks.start_soon(
+                    serve_connection,
+                    conn,
+                    self.dispatcher,
+                    listener.name,
+                    self.max_request_size,
+                    self.authentication.get(listener.name),
+                )
         finally:
             listener.sock.close()
 
