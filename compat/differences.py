@@ -46,14 +46,14 @@ NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
 NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
-    *(Accepted(f"{API} / api_keys / {api}", "not served yet: ACLs, SASL, "
-               "delegation tokens, quotas, SCRAM, partition reassignment, features, the KIP-848 "
+    *(Accepted(f"{API} / api_keys / {api}", "not served yet: ACLs, "
+               "delegation tokens, quotas, partition reassignment, features, the KIP-848 "
                "consumer group protocol, and Kafka's inter-broker requests (pykbroker's brokers "
                "learn leadership from ZooKeeper watches)") for api in (
-        "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA", "SASL_HANDSHAKE",
+        "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "DESCRIBE_ACLS", "CREATE_ACLS", "DELETE_ACLS",
-        "ALTER_REPLICA_LOG_DIRS", "SASL_AUTHENTICATE", "*_DELEGATION_TOKEN",
-        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS", "*_USER_SCRAM_CREDENTIALS",
+        "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
+        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
