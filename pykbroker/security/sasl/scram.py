@@ -293,7 +293,9 @@ class ScramSaslServer:
         final = ClientFinalMessage.parse(response)
         first, server_first, credential = self._client_first, self._server_first, self._credential
         assert first is not None and server_first is not None and credential is not None
-        if final.nonce != server_first.nonce:
+        # Kafka 3.9 checks that the nonce ends with the server-first one (librdkafka up to 2.0
+        # sends the client nonce twice, and Kafka 3.9 accepts it)
+        if not final.nonce.endswith(server_first.nonce):
             raise SaslFailure("Invalid client nonce in the final client message.")
         auth_message = _auth_message(first, server_first, final.without_proof())
         client_signature = self.mechanism.hmac(credential.stored_key, auth_message)
