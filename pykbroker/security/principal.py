@@ -1,5 +1,4 @@
-"""Who a request comes from: Kafka's `KafkaPrincipal` ("User:alice"), set per connection by the
-server (TLS client certificate, SASL) and read by the authorizer."""
+"""Who a connection is: Kafka's `KafkaPrincipal` (type and name), e.g. `User:alice`."""
 
 from __future__ import annotations
 
