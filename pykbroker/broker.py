@@ -15,10 +15,10 @@ follower fetchers, registration once everything is open, and a controlled shutdo
 
 from __future__ import annotations
 
-import functools
 import logging
 import signal
 import socket
+from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
@@ -53,7 +53,11 @@ from .security.authorizer import (
     authorizer_settings,
     create_authorizer,
 )
+from .security.sasl.client import SaslClientCredentials
+from .security.sasl.config import SASL_PROTOCOLS, SaslConfigError, SaslListenerSettings, inter_broker_credentials
+from .security.sasl.credentials import scram_credential_lookup
 from .security.ssl_config import ServerSsl, client_ssl_context
+from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.socket_server import (
     SERVED_SECURITY_PROTOCOLS,
@@ -156,6 +160,67 @@ class Broker:
                 f"security.inter.broker.protocol={protocol} is not served by this "
                 f"broker (only {', '.join(sorted(SERVED_SECURITY_PROTOCOLS))})",
             )
+        self._refuse_undefined_secured_inter_broker_listener()
+        self._check_sasl_settings()
+
+    def _refuse_undefined_secured_inter_broker_listener(self) -> None:
+        """An inter-broker listener with TLS or SASL that no listener defines has no ssl.*/sasl.*
+        settings to connect with: Kafka's requirement (a listener name defined in
+        advertised.listeners). The default PLAINTEXT inter-broker listener of a single broker
+        without one stays accepted, as before."""
+        name = self.inter_broker_listener
+        advertised = [listener.name for listener in self.config.advertised_listeners]
+        if name in advertised or self._inter_broker_protocol() == "PLAINTEXT":
+            return
+        key = (
+            "inter.broker.listener.name"
+            if self.config.get("inter.broker.listener.name")
+            else ("security.inter.broker.protocol")
+        )
+        raise ConfigError(
+            key,
+            "inter.broker.listener.name must be a listener name defined in advertised.listeners. The valid "
+            f"options based on currently configured listeners are {','.join(advertised)}",
+        )
+
+    def _check_sasl_settings(self) -> None:
+        """Every SASL listener's mechanisms and JAAS configs, and this broker's own credentials
+        when the inter-broker listener is a SASL one: refused at start, as Kafka refuses them."""
+        try:
+            for listener in self.config.listeners:
+                if self.config.security_protocol_of(listener.name) in SASL_PROTOCOLS:
+                    SaslListenerSettings.from_config(self.config, listener.name)
+            self.inter_broker_sasl()
+        except SaslConfigError as error:
+            raise ConfigError(error.key, str(error)) from None
+
+    def inter_broker_sasl(self) -> SaslClientCredentials | None:
+        """The credentials this broker authenticates with to the others (None without SASL)."""
+        name = self.inter_broker_listener
+        if self._inter_broker_protocol() not in SASL_PROTOCOLS:
+            return None
+        return SaslClientCredentials(*inter_broker_credentials(self.config, name))
+
+    def inter_broker_connect(self):
+        """How this broker opens connections to the others: `BrokerConnection.open` with the
+        inter-broker listener's security (TLS, then SASL), for the follower fetchers, controlled
+        shutdown, the transaction marker sender and the KIP-890 verifier."""
+        return partial(BrokerConnection.open, security=self.inter_broker_security)
+
+    def _listener_authentication(self, metadata: MetadataStore) -> dict[str, ListenerAuthentication]:
+        """How connections authenticate on each SASL listener."""
+        credentials = scram_credential_lookup(metadata)
+        authentication = {}
+        for listener in self.listeners:
+            protocol = self.config.security_protocol_of(listener.name)
+            if protocol in SASL_PROTOCOLS:
+                authentication[listener.name] = ListenerAuthentication(
+                    protocol,
+                    SaslListenerSettings.from_config(self.config, listener.name),
+                    credentials,
+                    lambda: int(self.config["connection.failed.authentication.delay.ms"]),
+                )
+        return authentication
 
     def _open_tls(self) -> None:
         """The TLS contexts of the SSL/SASL_SSL listeners and of inter-broker connections, from
@@ -165,9 +230,9 @@ class Broker:
             if self.config.security_protocol_of(listener.name) in TLS_SECURITY_PROTOCOLS:
                 self.listener_tls[listener.name] = ServerSsl.for_listener(self.config, listener.name)
         name = self.inter_broker_listener
-        protocol = self.config.security_protocol_map.get(name, self.config["security.inter.broker.protocol"])
+        protocol = self._inter_broker_protocol()
         context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
-        self.inter_broker_security = InterBrokerSecurity(protocol, context)
+        self.inter_broker_security = InterBrokerSecurity(protocol, context, self.inter_broker_sasl())
 
     def _refuse_unknown_authorizer(self) -> None:
         """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer
@@ -223,7 +288,7 @@ class Broker:
             metadata,
             timer=self.timer,
             inter_broker_listener=self.inter_broker_listener,
-            inter_broker_security=self.inter_broker_security,
+            connect=self.inter_broker_connect(),
         )
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
@@ -259,7 +324,7 @@ class Broker:
             listener_name=self.inter_broker_listener,
             group_partition_for=group_coordinator.partition_for,
             marker_writer=_opened(self.txn_markers),  # markers for partitions this broker leads
-            connect=self._broker_connect,
+            connect=self.inter_broker_connect(),
         )
         txn_coordinator.startup()
         topic_creator.register_internal_topic(
@@ -272,7 +337,7 @@ class Broker:
             txn_coordinator,
             listener_name=self.inter_broker_listener,
             request_timeout_ms=int(self.config["request.timeout.ms"]),
-            connect=self._broker_connect,
+            connect=self.inter_broker_connect(),
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
@@ -379,10 +444,10 @@ class Broker:
             raise RuntimeError(f"cluster mode needs the ZooKeeper metadata store, not {type(metadata).__name__}")
         return metadata
 
-    @property
-    def _broker_connect(self):
-        """BrokerConnection.open with the inter-broker listener's security."""
-        return functools.partial(BrokerConnection.open, security=self.inter_broker_security)
+    def _inter_broker_protocol(self) -> str:
+        """The security protocol of the inter-broker listener."""
+        name = self.inter_broker_listener
+        return self.config.security_protocol_map.get(name, self.config["security.inter.broker.protocol"])
 
     @property
     def inter_broker_listener(self) -> str:
@@ -401,6 +466,7 @@ class Broker:
             self.config["socket.request.max.bytes"],
             self.config["socket.send.buffer.bytes"],
             self.config["socket.receive.buffer.bytes"],
+            authentication=self._listener_authentication(_opened(self.metadata)),
         )
         try:
             async with anyio.create_task_group() as tasks:

@@ -18,7 +18,7 @@ import anyio
 from .protocol import messages
 from .protocol.api_keys import ApiKey
 from .protocol.errors import ErrorCode
-from .replication.broker_client import BrokerConnection, BrokerConnectionError
+from .replication.broker_client import BrokerConnectionError
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +58,8 @@ async def _ask_controller(broker) -> tuple[ErrorCode | None, list]:
     endpoint = store.broker_endpoint(store.controller_id, broker.inter_broker_listener)
     if endpoint is None:
         return None, []
-    connection = await BrokerConnection.open(
-        endpoint.host,
-        endpoint.port,
-        client_id=f"broker-{broker.broker_id}-shutdown",
-        timeout_s=REQUEST_TIMEOUT_S,
-        security=broker.inter_broker_security,
+    connection = await broker.inter_broker_connect()(
+        endpoint.host, endpoint.port, client_id=f"broker-{broker.broker_id}-shutdown", timeout_s=REQUEST_TIMEOUT_S
     )
     try:
         response = await connection.request(

@@ -118,16 +118,24 @@ def test_an_unusable_log_dir_is_refused_naming_the_key_and_the_path(tmp_path):
 
 # -- refuse what is not served ------------------------------------------------------------------
 
-@pytest.mark.parametrize("listeners, protocol_map, refused", [
-    ("SASL_PLAINTEXT://127.0.0.1:{port}", None, "uses security protocol SASL_PLAINTEXT"),
-    ("SASL_SSL://127.0.0.1:{port}", None, "uses security protocol SASL_SSL"),
+@pytest.mark.parametrize("listeners, protocol_map, extra, refused", [
+    # SSL, SASL_PLAINTEXT and SASL_SSL are served, but not without what they need: a key store
+    # (SSL), or with the default mechanism, GSSAPI (Kerberos), or OAUTHBEARER
+    ("SSL://127.0.0.1:{port}", None, {}, "ssl.keystore.location"),
+    ("SASL_PLAINTEXT://127.0.0.1:{port}", None, {}, "Listener SASL_PLAINTEXT enables SASL mechanism GSSAPI"),
+    ("SASL_SSL://127.0.0.1:{port}", None, {}, "Listener SASL_SSL enables SASL mechanism GSSAPI"),
+    ("SASL_SSL://127.0.0.1:{port}", None, {"sasl.enabled.mechanisms": "OAUTHBEARER"},
+     "Listener SASL_SSL enables SASL mechanism OAUTHBEARER"),
     ("PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:{port}",
-     "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL", "INTERNAL://127.0.0.1:{port} uses security protocol SASL_SSL"),
+     "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_SSL", {}, "Listener INTERNAL enables SASL mechanism GSSAPI"),
+    ("PLAINTEXT://127.0.0.1:0,INTERNAL://127.0.0.1:{port}", "PLAINTEXT:PLAINTEXT,INTERNAL:SASL_PLAINTEXT",
+     {"listener.name.internal.sasl.enabled.mechanisms": "GSSAPI,PLAIN"},
+     "Listener INTERNAL enables SASL mechanism GSSAPI"),
 ])
-def test_a_listener_that_asks_for_tls_or_sasl_stops_the_broker_before_any_port_opens(
-        tmp_path, listeners, protocol_map, refused):
+def test_a_listener_that_cannot_be_served_as_configured_stops_the_broker_before_any_port_opens(
+        tmp_path, listeners, protocol_map, extra, refused):
     port = free_port()
-    settings = {"listeners": listeners.format(port=port), "log.dirs": str(tmp_path / "logs")}
+    settings = {"listeners": listeners.format(port=port), "log.dirs": str(tmp_path / "logs"), **extra}
     if protocol_map:
         settings["listener.security.protocol.map"] = protocol_map
     result = start_pykbroker(*[arg for key, value in settings.items()
@@ -143,7 +151,7 @@ def test_the_refusal_comes_before_any_listener_is_bound(tmp_path, monkeypatch):
     monkeypatch.setattr(broker_module, "bind_listener", lambda *args: bound.append(args))
     config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0,SASL_SSL://127.0.0.1:0",
                            "log.dirs": str(tmp_path / "logs")})
-    with pytest.raises(ConfigError, match="Listener SASL_SSL://127.0.0.1:0 uses security protocol SASL_SSL"):
+    with pytest.raises(ConfigError, match="Listener SASL_SSL enables SASL mechanism GSSAPI"):
         Broker(config).open()
     assert bound == []
 
@@ -155,11 +163,15 @@ def test_an_ssl_listener_without_a_key_store_is_refused_naming_the_key(tmp_path)
     assert not (tmp_path / "logs").exists()
 
 
-def test_an_inter_broker_protocol_that_is_not_served_is_refused(tmp_path):
-    config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path),
-                           "security.inter.broker.protocol": "SASL_PLAINTEXT"})
-    with pytest.raises(ConfigError, match="security.inter.broker.protocol=SASL_PLAINTEXT"):
+@pytest.mark.parametrize("protocol", ["SSL", "SASL_PLAINTEXT", "SASL_SSL"])
+def test_a_secured_inter_broker_protocol_without_its_listener_is_refused(tmp_path, protocol):
+    config = BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "logs"),
+                           "security.inter.broker.protocol": protocol})
+    with pytest.raises(ConfigError, match="inter.broker.listener.name must be a listener name defined in "
+                                          "advertised.listeners. The valid options based on currently "
+                                          "configured listeners are PLAINTEXT"):
         Broker(config).open()
+    assert not (tmp_path / "logs").exists()
 
 
 # -- errors a person can act on -------------------------------------------------------------------

@@ -44,6 +44,7 @@ class EmbeddedMetadataStore(MetadataStore):
         self.controller_id = broker.broker_id
         self._topics: dict[str, TopicInfo] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
+        self._user_configs: dict[str, dict[str, str]] = {}
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = self._load_or_create_cluster_id()
@@ -136,6 +137,14 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_broker_configs(entity, configs)
 
+    def all_user_configs(self) -> dict[str, dict[str, str]]:
+        return {user: dict(configs) for user, configs in self._user_configs.items()}
+
+    def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        self._user_configs[user] = dict(configs)
+        self._save_state()
+        self._notify_user_configs(user, configs)
+
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
         return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions, replication_factor)
 
@@ -190,6 +199,7 @@ class EmbeddedMetadataStore(MetadataStore):
             }
             self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions, t.get("configs", {}))
         self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
+        self._user_configs = {user: dict(configs) for user, configs in raw.get("user_configs", {}).items()}
 
     def _save_state(self) -> int:
         """Hand a snapshot of the state to the writer thread; its number."""
@@ -215,6 +225,7 @@ class EmbeddedMetadataStore(MetadataStore):
                 for t in self._topics.values()
             ],
             "broker_configs": self._broker_configs,
+            "user_configs": self._user_configs,
         }
         return self._writer.submit(json.dumps(raw, indent=1))
 

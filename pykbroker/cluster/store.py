@@ -21,6 +21,10 @@ Besides topics, a store keeps the dynamic broker configs (Kafka's KIP-226 layers
 overrides per broker id, and one cluster-wide default set (entity `None`). They are raw strings,
 already validated by whoever wrote them; `BrokerConfig.with_dynamic` layers them over the static
 config.
+
+And the configs of users (Kafka's `/config/users/<user>` entity configs): the SCRAM credentials,
+one key per mechanism ("SCRAM-SHA-256": "salt=...,stored_key=...,server_key=...,iterations=4096").
+Users are named as Kafka names their znodes: sanitized (URL-encoded, see `security.sanitizer`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ IsrCallback = Callable[["int | None"], None]  # the new partition epoch, or None
 TopicListener = Callable[[str, "TopicInfo | None"], None]  # (name, new state or None if deleted)
 BrokerEntity = int | None  # a broker id, or None for the cluster-wide default
 BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
+UserConfigListener = Callable[[str, dict], None]  # (sanitized user name, its new configs)
 
 
 class MetadataStore(ABC):
@@ -44,6 +49,7 @@ class MetadataStore(ABC):
     def __init__(self) -> None:
         self._topic_listeners: list[TopicListener] = []
         self._broker_config_listeners: list[BrokerConfigListener] = []
+        self._user_config_listeners: list[UserConfigListener] = []
 
     # -- reading -----------------------------------------------------------------------
     @abstractmethod
@@ -130,6 +136,26 @@ class MetadataStore(ABC):
     @abstractmethod
     def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
         """Replace the dynamic config overrides of one broker or of the cluster default."""
+
+    # -- user configs (SCRAM credentials) ----------------------------------------------
+    def user_configs(self, user: str) -> dict[str, str]:
+        """The configs of one (sanitized) user name; empty when it has none."""
+        return dict(self.all_user_configs().get(user, {}))
+
+    def all_user_configs(self) -> dict[str, dict[str, str]]:
+        """Every user with configs, by sanitized name."""
+        return {}
+
+    def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        """Replace the configs of one (sanitized) user name; KafkaError when not possible."""
+        raise NotImplementedError
+
+    def add_user_config_listener(self, listener: UserConfigListener) -> None:
+        self._user_config_listeners.append(listener)
+
+    def _notify_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        for listener in self._user_config_listeners:
+            listener(user, dict(configs))
 
     # -- change notification -----------------------------------------------------------
     def add_topic_listener(self, listener: TopicListener) -> None:

@@ -11,8 +11,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/brokers/ids/<id>` (ephemeral) | version 5 registration: endpoints, listener map, host, port, rack, jmx_port, timestamp, features |
 | `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` |
 | `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
-| `/config/topics/<t>`, `/config/brokers/<id>` | `{"version":1,"config":{"k":"v"}}` |
-| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` |
+| `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>` | `{"version":1,"config":{"k":"v"}}` |
+| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
 | `/admin/delete_topics/<t>` | no data: a request to delete the topic |
 | `/latest_producer_id_block` | `{"version":1,"broker":1,"block_start":"0","block_end":"999"}` |
@@ -45,6 +45,7 @@ DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 TOPIC_CONFIG_TYPE = "topics"
 BROKER_CONFIG_TYPE = "brokers"
+USER_CONFIG_TYPE = "users"
 DEFAULT_BROKER_ENTITY = "<default>"
 
 # The znodes a Kafka broker makes sure exist when it starts (Kafka's PersistentZkPaths).
@@ -315,6 +316,28 @@ def encode_config(configs: dict[str, str]) -> bytes:
 def decode_config(data: bytes | None) -> dict[str, str]:
     value = _decode(data) or {}
     return {k: str(v) for k, v in (value.get("config") or {}).items()}
+
+
+def java_properties_order(keys: list[str]) -> list[str]:
+    """The order in which Kafka writes a `java.util.Properties` (a ConcurrentHashMap of 16 or more
+    buckets, iterated bucket by bucket; in a bucket, in insertion order), as user configs are
+    written (`{"SCRAM-SHA-512":...,"SCRAM-SHA-256":...}`)."""
+    capacity = 16
+    while len(keys) > capacity * 3 // 4:
+        capacity *= 2
+    buckets: dict[int, list[str]] = {}
+    for key in keys:
+        h = 0
+        data = key.encode("utf-16-be")
+        for i in range(0, len(data), 2):
+            h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
+        buckets.setdefault((h ^ (h >> 16)) & 0x7FFFFFFF & (capacity - 1), []).append(key)
+    return [key for index in sorted(buckets) for key in buckets[index]]
+
+
+def encode_user_config(configs: dict[str, str]) -> bytes:
+    """A `/config/users/<user>` znode, its keys in Kafka's order."""
+    return encode_config({key: configs[key] for key in java_properties_order(list(configs))})
 
 
 def encode_config_change(entity_type: str, entity: str) -> bytes:

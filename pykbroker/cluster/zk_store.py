@@ -60,6 +60,7 @@ class ZkMetadataStore(MetadataStore):
         self._states: dict[tuple[str, int], LeaderAndIsr] = {}
         self._topics: dict[str, TopicInfo] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
+        self._user_configs: dict[str, dict[str, str]] = {}
         self._watches: ClusterWatches | None = None
         self._registered = False
         self._topic_config_listeners: list = []
@@ -316,6 +317,24 @@ class ZkMetadataStore(MetadataStore):
         self._set_or_create(zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name), zk_data.encode_config(configs))
         self._announce_config_change(zk_data.BROKER_CONFIG_TYPE, name)
         self.apply_broker_configs(name, dict(configs))
+
+    # -- user configs (SCRAM credentials), as Kafka's AdminZkClient.changeConfigs ---------
+    def all_user_configs(self) -> dict[str, dict[str, str]]:
+        return {user: dict(configs) for user, configs in self._user_configs.items()}
+
+    def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        self._set_or_create(zk_data.config_path(zk_data.USER_CONFIG_TYPE, user), zk_data.encode_user_config(configs))
+        self._announce_config_change(zk_data.USER_CONFIG_TYPE, user)
+        self.apply_user_configs(user, dict(configs))
+
+    def apply_user_configs(self, user: str, configs: dict[str, str]) -> None:
+        if self._user_configs.get(user) == configs:
+            return
+        if configs:
+            self._user_configs[user] = dict(configs)
+        else:
+            self._user_configs.pop(user, None)
+        self._notify_user_configs(user, configs)
 
     # -- ISR changes from a leader (asynchronous) --------------------------------------
     def propose_isr(

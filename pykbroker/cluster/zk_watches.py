@@ -7,7 +7,8 @@ nothing here touches the store's state:
 - `/controller`: the active controller's id;
 - `/brokers/topics` children, then each topic's znode (its id and replica assignment) and
   each partition's `state` znode (leader, leader epoch, ISR, partition epoch);
-- `/config/changes` children: which topic's or broker's dynamic configs to read again.
+- `/config/changes` children: which topic's or broker's dynamic configs, or which user's configs
+  (SCRAM credentials), to read again.
 
 The first reading of every watch happens inside `start()`, so after `start()` the bridge holds
 a complete snapshot of the cluster. kazoo re-arms the watches after a reconnection and after a
@@ -48,6 +49,8 @@ class ClusterWatches:
         self._skip_existing_config_changes()
         for entity in self._children(f"{zk_data.CONFIG}/{zk_data.BROKER_CONFIG_TYPE}"):
             self._post_broker_configs(entity)
+        for user in self._children(f"{zk_data.CONFIG}/{zk_data.USER_CONFIG_TYPE}"):
+            self._post_user_configs(user)
         ChildrenWatch(self.client, zk_data.BROKER_IDS, self._on_brokers)
         DataWatch(self.client, zk_data.CONTROLLER, self._on_controller)
         ChildrenWatch(self.client, zk_data.TOPICS, self._on_topics)
@@ -164,12 +167,18 @@ class ClusterWatches:
                 self.bridge.post(self.store.apply_topic_configs, name, self._read_config(entity_type, name))
             elif entity_type == zk_data.BROKER_CONFIG_TYPE:
                 self._post_broker_configs(name)
+            elif entity_type == zk_data.USER_CONFIG_TYPE and "/" not in name:  # not a user's client quotas
+                self._post_user_configs(name)
         if now_ms() - stat.ctime > CONFIG_CHANGE_EXPIRATION_MS:
             self._delete_quietly(path)
 
     def _post_broker_configs(self, entity: str) -> None:
         configs = self._read_config(zk_data.BROKER_CONFIG_TYPE, entity)
         self.bridge.post(self.store.apply_broker_configs, entity, configs)
+
+    def _post_user_configs(self, user: str) -> None:
+        configs = self._read_config(zk_data.USER_CONFIG_TYPE, user)
+        self.bridge.post(self.store.apply_user_configs, user, configs)
 
     # -- reading ------------------------------------------------------------------------
     def _read_config(self, entity_type: str, name: str) -> dict[str, str]:

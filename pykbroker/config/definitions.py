@@ -281,6 +281,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("max.connection.creation.rate", INT, INT_MAX, at_least(0)),
         _broker("connections.max.idle.ms", LONG, 600000),
         _broker("connection.failed.authentication.delay.ms", INT, 100, at_least(0)),
+        _broker("connections.max.reauth.ms", LONG, 0),
         # Log
         _broker("num.partitions", INT, 1, at_least(1)),
         _broker("log.dir", STRING, "/tmp/kafka-logs"),
@@ -399,6 +400,8 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         # Security
         _broker("sasl.enabled.mechanisms", LIST, ["GSSAPI"]),
         _broker("sasl.mechanism.inter.broker.protocol", STRING, "GSSAPI"),
+        _broker("sasl.jaas.config", PASSWORD),
+        _broker("sasl.server.max.receive.size", INT, 524288),
         _broker("ssl.client.auth", STRING, "none", one_of("required", "requested", "none")),
         _broker("ssl.protocol", STRING, "TLSv1.3"),
         _broker("ssl.provider", STRING),

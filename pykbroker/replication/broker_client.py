@@ -16,9 +16,12 @@ new one.
                                 timeout_s=30)
     response = await pool.request(2, ApiKey.WRITE_TXN_MARKERS, 1, markers_request)
 
-`security` is how the inter-broker listener is reached: over TLS when it carries a client
-`ssl.SSLContext` (built from the broker's `ssl.*` keys of that listener, see
-`security/ssl_config.client_ssl_context`), the host name checked as the context says.
+`security` is how the inter-broker listener is reached (`InterBrokerSecurity`): over TLS when it
+carries a client `ssl.SSLContext` (built from the broker's `ssl.*` keys of that listener, see
+`security/ssl_config.client_ssl_context`), the host name checked as the context says; then, on a
+SASL listener (SASL_PLAINTEXT, SASL_SSL), authenticated with its `SaslClientCredentials`
+(SaslHandshake v1, SaslAuthenticate v2) and re-authenticated before the other broker's session
+expires (KIP-368). A refused TLS handshake or authentication is a BrokerConnectionError.
 """
 
 from __future__ import annotations
@@ -32,7 +35,14 @@ import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from ..common.time import SYSTEM_CLOCK
 from ..protocol import headers, messages
+from ..security.sasl.client import (
+    SaslClientCredentials,
+    SaslClientError,
+    authenticate,
+    reauthentication_delay_ms,
+)
 
 _SIZE = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 1 << 30
@@ -47,10 +57,12 @@ class BrokerConnectionError(Exception):
 
 @dataclass(frozen=True)
 class InterBrokerSecurity:
-    """The inter-broker listener's security protocol and, for SSL/SASL_SSL, the TLS client side."""
+    """The inter-broker listener's security protocol and how to meet it: for SSL/SASL_SSL the TLS
+    client side, for SASL_PLAINTEXT/SASL_SSL the credentials this broker authenticates with."""
 
     security_protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None
+    sasl: SaslClientCredentials | None = None
 
 
 class BrokerConnection:
@@ -61,6 +73,8 @@ class BrokerConnection:
         self.timeout_s = timeout_s
         self._correlation_id = 0
         self.closed = False
+        self.sasl: SaslClientCredentials | None = None
+        self._reauthenticate_at_ms: float | None = None
 
     @classmethod
     async def open(
@@ -85,12 +99,31 @@ class BrokerConnection:
         except (OSError, TimeoutError, anyio.BrokenResourceError) as exc:
             cause = exc.__cause__ if isinstance(exc, anyio.BrokenResourceError) and exc.__cause__ else exc
             raise BrokerConnectionError(f"cannot connect to {host}:{port}: {cause}") from exc
-        return cls(stream, client_id=client_id, timeout_s=timeout_s)
+        connection = cls(stream, client_id=client_id, timeout_s=timeout_s)
+        if security is not None and security.sasl is not None:
+            connection.sasl = security.sasl
+            await connection._authenticate()
+        return connection
+
+    async def _authenticate(self) -> None:
+        assert self.sasl is not None
+        try:
+            lifetime_ms = await authenticate(self.sasl, self._exchange)
+        except SaslClientError as exc:
+            await self.aclose()
+            raise BrokerConnectionError(f"SASL authentication failed: {exc}") from exc
+        delay = reauthentication_delay_ms(lifetime_ms)
+        self._reauthenticate_at_ms = None if delay is None else SYSTEM_CLOCK.monotonic_ms() + delay
 
     async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
         """Send one request and return its decoded response body."""
         if self.closed:
             raise BrokerConnectionError("connection is closed")
+        if self._reauthenticate_at_ms is not None and SYSTEM_CLOCK.monotonic_ms() >= self._reauthenticate_at_ms:
+            await self._authenticate()  # KIP-368: before the other broker's session expires
+        return await self._exchange(api_key, version, body, extra_wait_s=extra_wait_s)
+
+    async def _exchange(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
         self._correlation_id += 1
         correlation_id = self._correlation_id
         payload = headers.encode_request_header(api_key, version, correlation_id, self.client_id)

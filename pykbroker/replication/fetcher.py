@@ -185,12 +185,8 @@ class LeaderFetcher:
         )
         if endpoint is None:
             raise BrokerConnectionError(f"broker {self.leader_id} is not registered")
-        self._connection = await BrokerConnection.open(
-            endpoint.host,
-            endpoint.port,
-            client_id=f"broker-{self.manager.broker_id}-fetcher",
-            timeout_s=self.timeout_s,
-            security=self.manager.replica_manager.inter_broker_security,
+        self._connection = await self.manager.replica_manager.connect(
+            endpoint.host, endpoint.port, client_id=f"broker-{self.manager.broker_id}-fetcher", timeout_s=self.timeout_s
         )
         return self._connection
 

@@ -28,7 +28,7 @@ Read-committed fetches read up to the last stable offset and carry the aborted t
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -45,7 +45,7 @@ from ..log.results import TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .broker_client import InterBrokerSecurity
+from .broker_client import BrokerConnection
 from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
@@ -164,14 +164,15 @@ class ReplicaManager:
         *,
         timer: Timer,
         inter_broker_listener: str | None = None,
-        inter_broker_security: InterBrokerSecurity | None = None,
+        connect: Callable[..., Awaitable[BrokerConnection]] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.config = config
         self.log_manager = log_manager
         self.metadata = metadata_store
         self.inter_broker_listener = inter_broker_listener
-        self.inter_broker_security = inter_broker_security  # how the fetchers reach leaders (TLS)
+        # how followers connect to leaders: BrokerConnection.open with the inter-broker security
+        self.connect = connect or BrokerConnection.open
         self.partitions: dict[TopicPartition, Partition] = {}
         self.timer = timer
         self.clock = timer.clock

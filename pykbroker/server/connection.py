@@ -4,8 +4,18 @@ Requests on one connection are handled one at a time, in the order they arrive, 
 responses are written in that order (as Kafka does: it reads no further request from a connection
 until the previous one is answered). Pipelined requests simply wait in the socket buffer.
 
-On a TLS listener the connection first completes its handshake (bounded by the listener's
-handshake timeout); the client certificate, if any, names the connection's principal.
+On a TLS listener (SSL, SASL_SSL) the connection first completes its handshake (bounded by the
+listener's handshake timeout); on an SSL listener the client certificate, if any, names the
+connection's principal.
+
+On a SASL listener (SASL_PLAINTEXT, SASL_SSL: `ListenerAuthentication`), the connection then
+authenticates: every frame (at most `sasl.server.max.receive.size` bytes) goes to the connection's
+authenticator until it completes, and requests then carry the authenticated principal (on SASL_SSL
+the SASL user, as Kafka does, not the certificate's name). A failed authentication closes the
+connection after `connection.failed.authentication.delay.ms` (with Kafka's error response, if it
+sends one) and one log line. Afterwards a SaslHandshake may begin a re-authentication (KIP-368),
+and a request arriving after the session expired closes the connection. The authenticator sees
+only frames, so the same loop serves a TLS connection's frames.
 """
 
 from __future__ import annotations
@@ -13,11 +23,18 @@ from __future__ import annotations
 import logging
 import socket
 import ssl
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Protocol
 
 import anyio
 
+from ..protocol import headers
+from ..protocol.api_keys import ApiKey
+from ..protocol.codegen import DecodeError
 from ..security.principal import ANONYMOUS, KafkaPrincipal
+from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup, SaslServerAuthenticator
+from ..security.sasl.config import SaslListenerSettings
 from ..security.ssl_config import ServerSsl
 from ..security.ssl_principal import NoMatchingRule
 from .dispatcher import CloseConnection, Dispatcher
@@ -34,6 +51,16 @@ class ServedListener(Protocol):
     handshake_timeout_s: float
 
 
+@dataclass
+class ListenerAuthentication:
+    """How connections of one SASL listener authenticate."""
+
+    security_protocol: str
+    settings: SaslListenerSettings
+    credentials: CredentialLookup
+    failed_authentication_delay_ms: Callable[[], int]
+
+
 log = logging.getLogger(__name__)
 
 _TLS_HANDSHAKE_RECORD = (0x16, 0x03)  # a TLS record of type handshake, version 3.x
@@ -44,6 +71,7 @@ async def serve_connection(
     dispatcher: Dispatcher,
     listener: ServedListener,
     max_request_size: int,
+    authentication: ListenerAuthentication | None = None,
 ) -> None:
     listener_name, tls, protocol = listener.name, listener.tls, listener.security_protocol
     peer = _peer_name(sock)
@@ -65,15 +93,10 @@ async def serve_connection(
             return
         principal = established
     try:
-        while True:
-            frame = await io.read_frame(max_request_size)
-            if frame is None:
-                return
-            pieces = await dispatcher.dispatch(
-                frame, peer, listener_name, principal=principal, security_protocol=protocol
-            )
-            if pieces is not None:
-                await io.send_pieces([size_prefix(pieces), *pieces])
+        if authentication is None:
+            await _serve_requests(io, dispatcher, peer, listener_name, max_request_size, principal, protocol)
+        else:
+            await _serve_authenticated(io, dispatcher, peer, listener_name, max_request_size, authentication)
     except FrameTooLarge as exc:
         if tls is None and tuple(io.peek(2)) == _TLS_HANDSHAKE_RECORD:
             log.warning(
@@ -100,6 +123,111 @@ async def serve_connection(
         log.exception("Closing connection from %s after an unexpected error", peer)
     finally:
         io.close()
+
+
+async def _serve_requests(
+    io: SocketIO,
+    dispatcher: Dispatcher,
+    peer: str,
+    listener_name: str,
+    max_request_size: int,
+    principal: KafkaPrincipal,
+    protocol: str,
+) -> None:
+    while True:
+        frame = await io.read_frame(max_request_size)
+        if frame is None:
+            return
+        pieces = await dispatcher.dispatch(frame, peer, listener_name, principal=principal, security_protocol=protocol)
+        if pieces is not None:
+            await io.send_pieces([size_prefix(pieces), *pieces])
+
+
+async def _serve_authenticated(
+    io: SocketIO,
+    dispatcher: Dispatcher,
+    peer: str,
+    listener_name: str,
+    max_request_size: int,
+    authentication: ListenerAuthentication,
+) -> None:
+    protocol = authentication.security_protocol
+
+    async def serve_api_versions(frame: bytearray) -> list | None:
+        return await dispatcher.dispatch(frame, peer, listener_name, security_protocol=protocol)
+
+    auth = SaslServerAuthenticator(
+        authentication.settings,
+        authentication.credentials,
+        serve_api_versions,
+        api_versions_range=dispatcher.version_range(ApiKey.API_VERSIONS),
+        peer=peer,
+    )
+    while True:
+        if not auth.complete:
+            if not await _authenticate(io, auth, peer, authentication):
+                return
+            continue
+        frame = await io.read_frame(max_request_size)
+        if frame is None:
+            return
+        if _api_key(frame) == ApiKey.SASL_HANDSHAKE and auth.maybe_begin_reauthentication():
+            if not await _authentication_step(io, auth, frame, peer, authentication):
+                return
+            continue
+        if auth.session_expired():
+            log.info("Closing connection from %s: the SASL session of %s expired", peer, auth.principal)
+            return
+        principal: KafkaPrincipal = auth.principal or ANONYMOUS
+        pieces = await dispatcher.dispatch(frame, peer, listener_name, principal=principal, security_protocol=protocol)
+        if pieces is not None:
+            await io.send_pieces([size_prefix(pieces), *pieces])
+
+
+async def _authenticate(
+    io: SocketIO, auth: SaslServerAuthenticator, peer: str, authentication: ListenerAuthentication
+) -> bool:
+    """Read and process one authentication frame; False when the connection must close."""
+    try:
+        frame = await io.read_frame(auth.max_receive_size)
+    except (FrameTooLarge, InvalidFrameSize) as exc:
+        size = exc.size if isinstance(exc, FrameTooLarge) else "invalid"
+        failure = AuthenticationFailed(
+            f"Failing SASL authentication due to invalid receive size ({size}; "
+            f"sasl.server.max.receive.size is {auth.max_receive_size})"
+        )
+        await _fail(io, failure, peer, authentication)
+        return False
+    if frame is None:
+        return False
+    return await _authentication_step(io, auth, frame, peer, authentication)
+
+
+async def _authentication_step(
+    io: SocketIO, auth: SaslServerAuthenticator, frame: bytearray, peer: str, authentication: ListenerAuthentication
+) -> bool:
+    try:
+        pieces = await auth.handle(frame)
+    except AuthenticationFailed as failure:
+        await _fail(io, failure, peer, authentication)
+        return False
+    if pieces is not None:
+        await io.send_pieces([size_prefix(pieces), *pieces])
+    if auth.complete:
+        log.debug("Connection from %s authenticated as %s", peer, auth.principal)
+    return True
+
+
+async def _fail(io: SocketIO, failure: AuthenticationFailed, peer: str, authentication: ListenerAuthentication) -> None:
+    """Kafka's delayed close: wait, send the failure response (if any), close."""
+    log.info("Closing connection from %s: SASL authentication failed: %s", peer, failure.reason)
+    if failure.delayed:
+        await anyio.sleep(max(0, authentication.failed_authentication_delay_ms()) / 1000)
+    if failure.response is not None:
+        try:
+            await io.send_pieces([size_prefix(failure.response), *failure.response])
+        except OSError:
+            pass
 
 
 async def _tls_handshake(
@@ -148,6 +276,13 @@ async def _tls_handshake(
         principal,
     )
     return principal
+
+
+def _api_key(frame: bytearray) -> int | None:
+    try:
+        return headers.read_request_prefix(frame).api_key
+    except DecodeError:
+        return None
 
 
 def _peer_name(sock: socket.socket) -> str:

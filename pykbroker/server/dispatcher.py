@@ -73,6 +73,11 @@ class Dispatcher:
         head = headers.encode_response_header(prefix.api_key, prefix.api_version, prefix.correlation_id)
         return [head, *body]
 
+    def version_range(self, api_key: int) -> tuple[int, int]:
+        """(min, max) version served of an API; (0, -1) when it is not served."""
+        entry = self.registry.get(api_key)
+        return (entry.min_version, entry.max_version) if entry is not None else (0, -1)
+
     def supported_versions(self) -> list[tuple[int, int, int]]:
         return sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .connection import serve_connection
+from .connection import ListenerAuthentication, serve_connection
 from .dispatcher import Dispatcher
 
 if TYPE_CHECKING:
@@ -19,7 +19,7 @@ log = logging.getLogger(__name__)
 
 # The security protocols the server can serve; a listener of any other protocol must stop the
 # broker at start rather than be served as plaintext.
-SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL"})
+SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"})
 # The protocols whose connections start with a TLS handshake
 TLS_SECURITY_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 
@@ -69,8 +69,10 @@ class SocketServer:
         max_request_size: int,
         send_buffer_bytes: int = -1,
         receive_buffer_bytes: int = -1,
+        authentication: dict[str, ListenerAuthentication] | None = None,
     ) -> None:
         self.listeners = listeners
+        self.authentication = authentication or {}  # by listener name: the SASL listeners
         self.dispatcher = dispatcher
         self.max_request_size = max_request_size
         self.send_buffer_bytes = send_buffer_bytes
@@ -95,7 +97,14 @@ class SocketServer:
                     await anyio.sleep(0.1)
                     continue
                 self._tune(conn)
-                tasks.start_soon(serve_connection, conn, self.dispatcher, listener, self.max_request_size)
+                tasks.start_soon(
+                    serve_connection,
+                    conn,
+                    self.dispatcher,
+                    listener,
+                    self.max_request_size,
+                    self.authentication.get(listener.name),
+                )
         finally:
             listener.sock.close()
 

@@ -44,7 +44,7 @@ from ...protocol.errors import ErrorCode, KafkaError
 from ..group.offsets_topic import OFFSETS_TOPIC
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
-from .markers import TransactionMarkerChannelManager, TxnMarkerService
+from .markers import Connect, TransactionMarkerChannelManager, TxnMarkerService
 from .metadata import (
     COMPLETE_ABORT,
     COMPLETE_COMMIT,
@@ -125,12 +125,12 @@ class TransactionCoordinator:
         listener_name: str,
         group_partition_for: Callable[[str], int],
         marker_writer: TxnMarkerService | None = None,
-        connect=None,
+        connect: Connect | None = None,
     ) -> TransactionCoordinator:
         """The broker's coordinator: `__transaction_state` written through `writer` and loaded
         through `loader`, markers written locally through `marker_writer` (None: over the
-        network, as to other leaders) and sent to other leaders on `listener_name` (through
-        `connect`, BrokerConnection.open with the inter-broker security, when given)."""
+        network, as to other leaders) and sent to other leaders on `listener_name`, through
+        connections opened by `connect` (the inter-broker listener's security)."""
         runtime = LoopRuntime(timer, "Transaction coordinator")
         txn_config = TransactionConfig.from_broker_config(config)
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
@@ -143,7 +143,7 @@ class TransactionCoordinator:
             listener_name=listener_name,
             request_timeout_ms=txn_config.request_timeout_ms,
             local_writer=marker_writer,
-            **({"connect": connect} if connect is not None else {}),
+            connect=connect,
         )
         return cls(
             broker_id,

@@ -95,7 +95,7 @@ class TransactionMarkerChannelManager:
         request_timeout_ms: int = 30000,
         retry_backoff_ms: int = 100,
         local_writer: TxnMarkerService | None = None,
-        connect: Connect = BrokerConnection.open,
+        connect: Connect | None = None,  # None: BrokerConnection.open (no inter-broker security)
     ) -> None:
         self.broker_id = broker_id
         self.state = state_manager
@@ -109,7 +109,7 @@ class TransactionMarkerChannelManager:
             listener_name,
             client_id=f"broker-{broker_id}-txn-marker-sender",
             timeout_s=request_timeout_ms / 1000,
-            connect=connect,
+            connect=connect or BrokerConnection.open,
         )
         self.transactions_with_pending_markers: dict[str, PendingCompleteTxn] = {}
         self.queues: dict[int, list[PendingMarker]] = {}  # by destination broker id

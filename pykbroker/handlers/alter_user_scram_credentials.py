@@ -1,0 +1,140 @@
+"""AlterUserScramCredentials (key 51), version 0.
+
+Creates, replaces and deletes users' SCRAM credentials as Kafka 3.9's ZkAdminManager does. The
+client sends the salt and the salted password (never the password); the broker keeps Kafka's
+credential (`salt=...,stored_key=...,server_key=...,iterations=N`) under the mechanism's name in
+the user's configs: `/config/users/<sanitized user>` plus a `/config/changes` notification in a
+cluster (so that every broker authenticates the user at once), the embedded store on one broker.
+
+In a cluster only the controller alters credentials (NOT_CONTROLLER for every user elsewhere; the
+admin clients send it to the controller). Errors per user, with Kafka's messages:
+UNACCEPTABLE_CREDENTIAL for an empty name ("Username must not be empty"),
+UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, UNACCEPTABLE_CREDENTIAL for fewer than 4096
+or more than 16384 iterations, DUPLICATE_RESOURCE for a (user, mechanism) altered twice,
+RESOURCE_NOT_FOUND for deleting a credential that does not exist. A user with any error is not
+altered at all.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode, KafkaError
+from ..security.sanitizer import sanitize
+from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, ScramCredential
+from .context import RequestContext
+
+API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+Response = messages.response(API_KEY).cls
+Result = Response.AlterUserScramCredentialsResult
+
+log = logging.getLogger(__name__)
+
+EMPTY_USER = "Username must not be empty"
+UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
+
+
+async def handle(request, ctx: RequestContext):
+    store = ctx.services.metadata
+    in_cluster = bool(ctx.services.config.get("zookeeper.connect"))
+    if in_cluster and store.controller_id != ctx.services.broker_id:
+        users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
+        return Response(
+            results=[
+                Result(user=user, error_code=ErrorCode.NOT_CONTROLLER, error_message=ErrorCode.NOT_CONTROLLER.message)
+                for user in users
+            ]
+        )
+    results = _alter(request.upsertions, request.deletions, store)
+    await store.wait_durable()
+    return Response(results=results)
+
+
+def _alter(upsertions, deletions, store) -> list:
+    results = []
+    illegal: dict[str, str] = {}
+    for deletion in deletions:
+        if not deletion.name:
+            illegal[deletion.name] = EMPTY_USER
+        elif deletion.mechanism not in MECHANISMS_BY_TYPE:
+            illegal[deletion.name] = UNKNOWN_MECHANISM
+    for upsertion in upsertions:
+        if not upsertion.name:
+            illegal[upsertion.name] = EMPTY_USER
+        elif upsertion.mechanism not in MECHANISMS_BY_TYPE:
+            illegal[upsertion.name] = UNKNOWN_MECHANISM
+        else:
+            mechanism = MECHANISMS_BY_TYPE[upsertion.mechanism]
+            if upsertion.iterations > MAX_ITERATIONS:
+                illegal[upsertion.name] = "Too many iterations"
+            elif upsertion.iterations < mechanism.min_iterations:
+                illegal[upsertion.name] = "Too few iterations"
+    for user, message in illegal.items():
+        unknown = message == UNKNOWN_MECHANISM
+        code = ErrorCode.UNSUPPORTED_SASL_MECHANISM if unknown else ErrorCode.UNACCEPTABLE_CREDENTIAL
+        results.append(Result(user=user, error_code=code, error_message=message))
+
+    pairs = [(u.name, u.mechanism) for u in upsertions if u.name not in illegal]
+    pairs += [(d.name, d.mechanism) for d in deletions if d.name not in illegal]
+    duplicated = list(dict.fromkeys(user for user, mechanism in pairs if pairs.count((user, mechanism)) > 1))
+    for user in duplicated:
+        results.append(
+            Result(
+                user=user,
+                error_code=ErrorCode.DUPLICATE_RESOURCE,
+                error_message="A user credential cannot be altered twice in the same request",
+            )
+        )
+    candidates = list(dict.fromkeys(user for user, _ in pairs if user not in duplicated))
+    configs = {user: store.user_configs(sanitize(user)) for user in candidates}
+
+    missing = list(
+        dict.fromkeys(
+            d.name
+            for d in deletions
+            if d.name in configs and MECHANISMS_BY_TYPE[d.mechanism].mechanism_name not in configs[d.name]
+        )
+    )
+    for user in missing:
+        results.append(
+            Result(
+                user=user,
+                error_code=ErrorCode.RESOURCE_NOT_FOUND,
+                error_message="Attempt to delete a user credential that does not exist",
+            )
+        )
+    for user in [user for user in candidates if user not in missing]:
+        try:
+            for deletion in deletions:
+                if deletion.name == user:
+                    configs[user].pop(MECHANISMS_BY_TYPE[deletion.mechanism].mechanism_name, None)
+            for upsertion in upsertions:
+                if upsertion.name == user:
+                    configs[user][MECHANISMS_BY_TYPE[upsertion.mechanism].mechanism_name] = _credential(upsertion)
+            store.set_user_configs(sanitize(user), configs[user])
+        except KafkaError as exc:
+            log.info("Error encountered while altering user SCRAM credentials of %s: %s", user, exc)
+            results.append(Result(user=user, error_code=exc.code, error_message=exc.message_or_default))
+            continue
+        except ValueError as exc:
+            log.info("Error encountered while altering user SCRAM credentials of %s: %s", user, exc)
+            error = ErrorCode.UNKNOWN_SERVER_ERROR
+            results.append(Result(user=user, error_code=error, error_message=error.message))
+            continue
+        results.append(Result(user=user, error_code=ErrorCode.NONE, error_message=None))
+    return results
+
+
+def _credential(upsertion) -> str:
+    if not upsertion.salted_password:
+        raise ValueError("Empty key")  # Java's SecretKeySpec refuses an empty HMAC key
+    mechanism = MECHANISMS_BY_TYPE[upsertion.mechanism]
+    credential = ScramCredential.from_salted_password(
+        mechanism, bytes(upsertion.salt), bytes(upsertion.salted_password), upsertion.iterations
+    )
+    return credential.to_config()

@@ -1,0 +1,83 @@
+"""DescribeUserScramCredentials (key 50), version 0.
+
+The SCRAM mechanisms and iteration counts of users' credentials (never the credentials), as
+Kafka 3.9's ZkAdminManager answers on any broker: with no users named (null or empty), every user
+that has a SCRAM credential, sorted by name; otherwise each named user once, in request order.
+Errors per user: RESOURCE_NOT_FOUND for an empty name ("Username must not be empty") or a user
+without credentials ("Attempt to describe a user credential that does not exist: <user>"),
+DUPLICATE_RESOURCE for a user named twice. Users are stored as Kafka stores them (the metadata
+store's user configs, by sanitized name).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from ..protocol import messages
+from ..protocol.api_keys import ApiKey
+from ..protocol.errors import ErrorCode
+from ..security.sanitizer import desanitize, sanitize
+from ..security.sasl.scram import MECHANISMS, ScramCredential
+from .context import RequestContext
+
+API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
+MIN_VERSION = 0
+MAX_VERSION = 0
+
+Response = messages.response(API_KEY).cls
+Result = Response.DescribeUserScramCredentialsResult
+CredentialInfo = Response.CredentialInfo
+
+log = logging.getLogger(__name__)
+
+
+async def handle(request, ctx: RequestContext):
+    store = ctx.services.metadata
+    users = [user.name for user in request.users or []]
+    results: dict[str, object] = {}
+    if not users:
+        for entity, configs in store.all_user_configs().items():
+            result = _result(desanitize(entity), configs, explicit=False)
+            if result is not None:
+                results[desanitize(entity)] = result
+        return Response(error_code=ErrorCode.NONE, results=[results[user] for user in sorted(results)])
+    duplicated = {user for user in users if users.count(user) > 1}
+    for user in dict.fromkeys(users):
+        if not user:
+            results[user] = Result(
+                user=user, error_code=ErrorCode.RESOURCE_NOT_FOUND, error_message="Username must not be empty"
+            )
+        elif user in duplicated:
+            results[user] = Result(
+                user=user,
+                error_code=ErrorCode.DUPLICATE_RESOURCE,
+                error_message=f"Cannot describe SCRAM credentials for the same user twice in a single request: {user}",
+            )
+        else:
+            results[user] = _result(user, store.user_configs(sanitize(user)), explicit=True)
+    return Response(error_code=ErrorCode.NONE, results=[results[user] for user in dict.fromkeys(users)])
+
+
+def _result(user: str, configs: dict[str, str], *, explicit: bool):
+    present = [mechanism for mechanism in MECHANISMS.values() if mechanism.mechanism_name in configs]
+    if not present:
+        if not explicit:
+            return None
+        return Result(
+            user=user,
+            error_code=ErrorCode.RESOURCE_NOT_FOUND,
+            error_message=f"Attempt to describe a user credential that does not exist: {user}",
+        )
+    infos = []
+    for mechanism in sorted(present, key=lambda m: m.type_code):
+        try:
+            iterations = ScramCredential.from_config(configs[mechanism.mechanism_name]).iterations
+        except ValueError:
+            log.error("Error processing describe user SCRAM credential configs request: bad credential of %s", user)
+            return Result(
+                user=user,
+                error_code=ErrorCode.UNKNOWN_SERVER_ERROR,
+                error_message=ErrorCode.UNKNOWN_SERVER_ERROR.message,
+            )
+        infos.append(CredentialInfo(mechanism=mechanism.type_code, iterations=iterations))
+    return Result(user=user, error_code=ErrorCode.NONE, credential_infos=infos)

@@ -1,0 +1,5 @@
+"""SASL as Kafka 3.9's broker does it: the per-connection authenticator (`authenticator.py`, Kafka's
+SaslServerAuthenticator), mechanisms PLAIN (`plain.py`) and SCRAM-SHA-256/512 (`scram.py`), JAAS
+config parsing (`jaas.py`), the broker's SASL settings per listener (`config.py`) and the client
+side brokers use to authenticate to each other (`client.py`).
+"""

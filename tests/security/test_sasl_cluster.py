@@ -1,0 +1,143 @@
+"""Three brokers whose only listener (and so the inter-broker one) is SASL_PLAINTEXT: brokers
+authenticate to each other with PLAIN (their JAAS `username`/`password`), replicate and fail over;
+a SCRAM user created through the controller reaches every broker through ZooKeeper, in Kafka's
+layout (`/config/users/<user>` and a `/config/changes` notification)."""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+
+import pytest
+from kazoo.client import KazooClient
+
+from pykbroker.testing import ZooKeeperProcess, zookeeper_available
+
+from .sasl_support import MECHANISMS, PLAIN_USERS, SaslBroker, confluent_conf, jaas_plain, jaas_scram
+
+LISTENER = "sasl_plaintext"
+OVERRIDES = {
+    "listeners": "SASL_PLAINTEXT://127.0.0.1:0",
+    "security.inter.broker.protocol": "SASL_PLAINTEXT",
+    "sasl.enabled.mechanisms": MECHANISMS,
+    "sasl.mechanism.inter.broker.protocol": "PLAIN",
+    f"listener.name.{LISTENER}.plain.sasl.jaas.config": jaas_plain(PLAIN_USERS, "admin", "admin-secret"),
+    f"listener.name.{LISTENER}.scram-sha-256.sasl.jaas.config": jaas_scram(),
+    f"listener.name.{LISTENER}.scram-sha-512.sasl.jaas.config": jaas_scram(),
+    "zookeeper.session.timeout.ms": "6000",
+    "replica.lag.time.max.ms": "3000",
+    "replica.fetch.wait.max.ms": "200",
+    "offsets.topic.replication.factor": "3",
+    "offsets.topic.num.partitions": "3",
+    "group.initial.rebalance.delay.ms": "0",
+    "connections.max.reauth.ms": "4000",  # inter-broker connections re-authenticate meanwhile
+}
+ADMIN = ("PLAIN", "admin", "admin-secret")
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    if not zookeeper_available():
+        pytest.skip("needs java and ZooKeeper (Debian's zookeeper package)")
+    directory = tmp_path_factory.mktemp("sasl-cluster")
+    with ZooKeeperProcess(directory / "zookeeper") as zookeeper:
+        connect = zookeeper.connect_string("/sasl")
+        brokers = {i: SaslBroker(directory / f"broker-{i}", {**OVERRIDES, "zookeeper.connect": connect},
+                                 broker_id=i) for i in (1, 2, 3)}
+        zk = KazooClient(hosts=connect)
+        zk.start(timeout=10)
+        try:
+            for broker in brokers.values():
+                broker.start()
+            wait(lambda: len(zk.get_children("/brokers/ids")) == 3, "three brokers registered")
+            yield brokers, zk
+        finally:
+            zk.stop()
+            for broker in brokers.values():
+                broker.stop()
+
+
+def wait(condition, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            if condition():
+                return
+        except Exception:  # noqa: BLE001 - not yet
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def bootstrap(brokers) -> str:
+    return ",".join(f"127.0.0.1:{b.ports['SASL_PLAINTEXT']}" for b in brokers.values() if b.is_running())
+
+
+def isr(zk, topic: str) -> list[int]:
+    return sorted(json.loads(zk.get(f"/brokers/topics/{topic}/partitions/0/state")[0])["isr"])
+
+
+def leader(zk, topic: str) -> int:
+    return json.loads(zk.get(f"/brokers/topics/{topic}/partitions/0/state")[0])["leader"]
+
+
+def test_brokers_replicate_over_sasl_and_fail_over(cluster):
+    from confluent_kafka import OFFSET_BEGINNING, Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    brokers, zk = cluster
+    topic = f"replicated-{uuid.uuid4().hex[:6]}"
+    conf = confluent_conf(bootstrap(brokers), *ADMIN)
+    admin = AdminClient(conf)
+    admin.create_topics([NewTopic(topic, 1, 3)])[topic].result(30)
+    producer = Producer({**conf, "acks": "all"})
+    for i in range(20):
+        producer.produce(topic, f"before-{i}".encode())
+    assert producer.flush(30) == 0
+    wait(lambda: isr(zk, topic) == [1, 2, 3], "the followers in the ISR (they fetch over SASL)")
+
+    old_leader = leader(zk, topic)
+    brokers[old_leader].kill()
+    wait(lambda: leader(zk, topic) not in (-1, old_leader), "a new leader")
+    survivors = {i: b for i, b in brokers.items() if i != old_leader}
+    producer = Producer({**confluent_conf(bootstrap(survivors), *ADMIN), "acks": "all"})
+    for i in range(20):
+        producer.produce(topic, f"after-{i}".encode())
+    assert producer.flush(30) == 0
+
+    consumer = Consumer({**confluent_conf(bootstrap(survivors), *ADMIN), "group.id": "g",
+                         "enable.auto.commit": False})
+    consumer.assign([TopicPartition(topic, 0, OFFSET_BEGINNING)])  # no group: its topic needs 3 brokers
+    values = []
+    deadline = time.monotonic() + 60
+    while len(values) < 40 and time.monotonic() < deadline:
+        message = consumer.poll(0.5)
+        if message is not None and message.error() is None:
+            values.append(message.value().decode())
+    consumer.close()
+    assert values == [f"before-{i}" for i in range(20)] + [f"after-{i}" for i in range(20)]
+    brokers[old_leader].start()
+    wait(lambda: isr(zk, topic) == [1, 2, 3], "the restarted broker back in the ISR")
+
+
+def test_a_scram_user_created_on_the_controller_authenticates_on_every_broker(cluster):
+    from confluent_kafka import Producer
+
+    from .sasl_support import create_scram_user
+
+    brokers, zk = cluster
+    running = {i: b for i, b in brokers.items() if b.is_running()}
+    conf = confluent_conf(bootstrap(running), *ADMIN)
+    conf.pop("bootstrap.servers")
+    create_scram_user(bootstrap(running), "dave@example", "dave-secret", "SCRAM-SHA-512", **conf)
+    stored = json.loads(zk.get("/config/users/dave%40example")[0])
+    assert list(stored) == ["version", "config"] and stored["version"] == 1
+    assert stored["config"]["SCRAM-SHA-512"].startswith("salt=")
+    changes = [json.loads(zk.get(f"/config/changes/{c}")[0]) for c in zk.get_children("/config/changes")]
+    assert {"version": 2, "entity_path": "users/dave%40example"} in changes
+    for broker in running.values():
+        errors = []
+        producer = Producer({**confluent_conf(f"127.0.0.1:{broker.ports['SASL_PLAINTEXT']}", "SCRAM-SHA-512",
+                                              "dave@example", "dave-secret"), "error_cb": errors.append})
+        producer.produce("dave-topic", b"x")
+        assert producer.flush(30) == 0, errors
