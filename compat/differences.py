@@ -41,9 +41,8 @@ class Accepted:
 API = "api-versions / *"
 BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
 NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerberos, "
-               "OAUTHBEARER, delegation tokens, TLS to ZooKeeper, Java plug-in classes or dynamic "
-               "updates of its ssl.*/sasl.* settings: it has none of their settings and lists its "
-               "security settings as read-only")
+               "OAUTHBEARER, delegation tokens, TLS to ZooKeeper or Java plug-in classes: it has "
+               "none of their settings")
 NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
 NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
@@ -74,8 +73,7 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
              "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
-        "ssl.*", "sasl.*", "zookeeper.ssl.*", "principal.builder.class", "security.providers",
-        "delegation.token.*", "password.encoder.*")),
+        "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
     Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "

@@ -35,6 +35,7 @@ from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
+from .handlers.config_admin import decoded_broker_configs
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
@@ -59,6 +60,7 @@ from .security.sasl.credentials import scram_credential_lookup
 from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
+from .server.listener_security import ListenerSecurity
 from .server.socket_server import (
     SERVED_SECURITY_PROTOCOLS,
     TLS_SECURITY_PROTOCOLS,
@@ -91,6 +93,7 @@ class Broker:
         self.broker_id: int = config.broker_id
         self.listeners: list[BoundListener] = []
         self.listener_tls: dict[str, ServerSsl] = {}  # TLS listeners' server sides, by name
+        self.listener_security: ListenerSecurity | None = None  # set by open(): what dynamic configs change
         self.inter_broker_security = InterBrokerSecurity()
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
@@ -132,6 +135,10 @@ class Broker:
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
+            self.listener_security = ListenerSecurity(
+                self.listeners, self.listener_tls, self._listener_authentication(metadata)
+            )
+            self._apply_dynamic_configs()  # the listeners' dynamic settings (they start with the static ones)
         except BaseException:
             self.close()
             raise
@@ -364,8 +371,11 @@ class Broker:
         `log.retention.ms` reach every log, and later readers see the new values."""
         metadata = _opened(self.metadata)
         self.config = self.static_config.with_dynamic(
-            metadata.broker_configs(self.broker_id), metadata.broker_configs(None)
+            decoded_broker_configs(self.static_config, metadata.broker_configs(self.broker_id)),
+            decoded_broker_configs(self.static_config, metadata.broker_configs(None)),
         )
+        if self.listener_security is not None:  # new TLS handshakes and SASL logins use the new settings
+            self.listener_security.apply(self.config)
         if self.topic_creator is not None:
             self.topic_creator.config = self.config
         if self.replica_manager is not None:
@@ -466,7 +476,7 @@ class Broker:
             self.config["socket.request.max.bytes"],
             self.config["socket.send.buffer.bytes"],
             self.config["socket.receive.buffer.bytes"],
-            authentication=self._listener_authentication(_opened(self.metadata)),
+            authentication=_opened(self.listener_security).authentication,
         )
         try:
             async with anyio.create_task_group() as tasks:
@@ -559,6 +569,7 @@ class Broker:
             txn_verifier=_opened(self.txn_verifier),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
+            listener_security=self.listener_security,
             live_brokers=self.live_brokers,
         )
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS
+from .definitions import BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties
 from .types import ConfigError, ConfigSource, to_raw
@@ -79,6 +79,8 @@ class BrokerConfig:
     def _check_dynamic_keys(self) -> None:
         for _, values in self._layers[:2]:
             for key in values:
+                if is_listener_config(key):  # Kafka keeps any listener.name.<l>.<key> dynamically
+                    continue
                 definition = BROKER_CONFIGS.get(key)
                 if definition is None or not definition.dynamic:
                     raise ConfigError(key, f"Cannot update these configs dynamically: {{{key}}}")
@@ -244,11 +246,27 @@ class BrokerConfig:
 
 
 _LISTENER_OVERRIDE = re.compile(r"listener\.name\.[^.]+\.(.+)")
+_LISTENER_CONFIG = re.compile(r"listener\.name\.[^.]*\.(.*)")  # Kafka's ListenerConfigRegex
+
+
+def is_listener_config(key: str) -> bool:
+    """`listener.name.<listener>.<anything>`, as Kafka's ListenerConfigRegex matches it."""
+    return _LISTENER_CONFIG.fullmatch(key) is not None
+
+
+def listener_base_name(key: str) -> str | None:
+    """The `<key>` of `listener.name.<listener>.<key>` (None for any other key)."""
+    match = _LISTENER_CONFIG.fullmatch(key)
+    return None if match is None else match.group(1)
 
 
 def _is_listener_override(key: str) -> bool:
     match = _LISTENER_OVERRIDE.fullmatch(key)
-    return match is not None and match.group(1) in BROKER_CONFIGS
+    if match is None:
+        return False
+    base = match.group(1)
+    # "<mechanism>.sasl.jaas.config" and the other per-mechanism listener keys
+    return base in BROKER_CONFIGS or any(base.endswith("." + key) for key in LISTENER_MECHANISM_KEYS)
 
 
 def _clamp_retention(topic_key: str, value: Any) -> Any:

@@ -214,7 +214,64 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "ssl.keystore.certificate.chain",
         "ssl.truststore.type",
         "ssl.truststore.certificates",
+        # the rest of Kafka's DynamicListenerConfig.ReconfigurableConfigs (per broker, per listener)
+        "principal.builder.class",
+        "ssl.protocol",
+        "ssl.provider",
+        "ssl.cipher.suites",
+        "ssl.enabled.protocols",
+        "ssl.keymanager.algorithm",
+        "ssl.trustmanager.algorithm",
+        "ssl.endpoint.identification.algorithm",
+        "ssl.secure.random.implementation",
+        "ssl.client.auth",
+        "ssl.engine.factory.class",
+        "sasl.jaas.config",
+        "sasl.kerberos.service.name",
+        "sasl.kerberos.kinit.cmd",
+        "sasl.kerberos.ticket.renew.window.factor",
+        "sasl.kerberos.ticket.renew.jitter",
+        "sasl.kerberos.min.time.before.relogin",
+        "sasl.kerberos.principal.to.local.rules",
+        "sasl.login.refresh.window.factor",
+        "sasl.login.refresh.window.jitter",
+        "sasl.login.refresh.min.period.seconds",
+        "sasl.login.refresh.buffer.seconds",
     }
+)
+
+# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: a running broker takes them only per listener
+# ("listener.name.<l>.ssl...."), never without the prefix.
+SSL_RECONFIGURABLE_KEYS = frozenset(
+    {
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.truststore.certificates",
+    }
+)
+# Kafka's DynamicListenerConfig.ReconfigurableConfigs (with the SSL keys above: per broker only)
+LISTENER_RECONFIGURABLE_KEYS = frozenset(
+    DYNAMIC_BROKER_KEYS
+    & (
+        {"listeners", "advertised.listeners", "listener.security.protocol.map", "principal.builder.class"}
+        | {key for key in DYNAMIC_BROKER_KEYS if key.startswith(("ssl.", "sasl."))}
+        | {"max.connections", "max.connection.creation.rate", "num.network.threads"}
+    )
+)
+# Listener settings Kafka keeps per SASL mechanism: "listener.name.<l>.<mechanism>.<key>"
+LISTENER_MECHANISM_KEYS = (
+    "sasl.jaas.config",
+    "sasl.login.callback.handler.class",
+    "sasl.login.class",
+    "sasl.server.callback.handler.class",
+    "connections.max.reauth.ms",
 )
 
 
@@ -402,6 +459,28 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("sasl.mechanism.inter.broker.protocol", STRING, "GSSAPI"),
         _broker("sasl.jaas.config", PASSWORD),
         _broker("sasl.server.max.receive.size", INT, 524288),
+        _broker("sasl.kerberos.service.name", STRING),
+        _broker("sasl.kerberos.kinit.cmd", STRING, "/usr/bin/kinit"),
+        _broker("sasl.kerberos.ticket.renew.window.factor", DOUBLE, 0.8),
+        _broker("sasl.kerberos.ticket.renew.jitter", DOUBLE, 0.05),
+        _broker("sasl.kerberos.min.time.before.relogin", LONG, 60000),
+        _broker("sasl.kerberos.principal.to.local.rules", LIST, ["DEFAULT"]),
+        _broker("sasl.login.refresh.window.factor", DOUBLE, 0.8, between(0.5, 1.0)),
+        _broker("sasl.login.refresh.window.jitter", DOUBLE, 0.05, between(0.0, 0.25)),
+        _broker("sasl.login.refresh.min.period.seconds", SHORT, 60, between(0, 900)),
+        _broker("sasl.login.refresh.buffer.seconds", SHORT, 300, between(0, 3600)),
+        _broker(
+            "principal.builder.class",
+            CLASS,
+            "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
+        ),
+        # Kafka's PasswordEncoder of sensitive dynamic configs kept in ZooKeeper
+        _broker("password.encoder.secret", PASSWORD),
+        _broker("password.encoder.old.secret", PASSWORD),
+        _broker("password.encoder.keyfactory.algorithm", STRING),
+        _broker("password.encoder.cipher.algorithm", STRING, "AES/CBC/PKCS5Padding"),
+        _broker("password.encoder.key.length", INT, 128, at_least(8)),
+        _broker("password.encoder.iterations", INT, 4096, at_least(1024)),
         _broker("ssl.client.auth", STRING, "none", one_of("required", "requested", "none")),
         _broker("ssl.protocol", STRING, "TLSv1.3"),
         _broker("ssl.provider", STRING),

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from .broker import BrokerConfig
-from .definitions import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
+from .broker import BrokerConfig, is_listener_config, listener_base_name
+from .definitions import BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
 from .topics import topic_config_values
 from .types import ConfigSource, ConfigType
 
@@ -58,7 +58,9 @@ def _topic_entry(definition: ConfigDefinition, value: Any, overridden: bool, bro
     )
 
 
-def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = False) -> list[ConfigSynonym]:
+def broker_config_synonyms(
+    broker: BrokerConfig, key: str, sensitive: bool = False, names: list[str] | None = None
+) -> list[ConfigSynonym]:
     """The layers' values for `key` and its broker synonyms, highest precedence first.
 
     Each layer lists its synonyms in precedence order; Kafka's defaults are the last layer.
@@ -66,7 +68,7 @@ def broker_config_synonyms(broker: BrokerConfig, key: str, sensitive: bool = Fal
     (e.g. log.retention.ms while log.retention.hours is set) reports no synonyms at all, exactly
     as Kafka does.
     """
-    names = broker_synonyms(key)
+    names = names or broker_synonyms(key)
     synonyms = [
         ConfigSynonym(name, None if sensitive else values[name], source)
         for source, values in _layers_with_defaults(broker)
@@ -113,12 +115,26 @@ def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> li
     """
     if per_broker:
         keys = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka] + broker.unknown_keys
+        keys += [key for key in broker.supplied_keys if is_listener_config(key) and key not in keys]
     else:
         keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
     return [_broker_entry(broker, key, per_broker) for key in sorted(keys)]
 
 
+def _listener_synonyms(key: str) -> list[str] | None:
+    """Kafka's synonyms of `listener.name.<l>.<key>`: itself, then `<key>` (the base of a
+    per-mechanism key such as `<mechanism>.sasl.jaas.config`); None for any other key."""
+    base = listener_base_name(key)
+    if base is None:
+        return None
+    mechanism_key = next((name for name in LISTENER_MECHANISM_KEYS if base.endswith(name)), None)
+    return [key, mechanism_key or base]
+
+
 def _broker_entry(broker: BrokerConfig, key: str, per_broker: bool) -> ConfigEntry:
+    listener_synonyms = _listener_synonyms(key)
+    if listener_synonyms is not None:
+        return _listener_entry(broker, key, listener_synonyms, per_broker)
     definition = BROKER_CONFIGS.get(key)
     sensitive = definition is not None and definition.sensitive
     synonyms = [
@@ -144,3 +160,24 @@ def _broker_value(broker: BrokerConfig, key: str, definition: ConfigDefinition |
     if definition is None:
         return broker.raw(key)
     return definition.format(broker[key])
+
+
+def _listener_entry(broker: BrokerConfig, key: str, names: list[str], per_broker: bool) -> ConfigEntry:
+    """A listener's own setting, as Kafka describes it: the base key's type (sensitive when it is a
+    PASSWORD or unknown), the synonyms of both, and read-only (only base keys are dynamic)."""
+    definition = BROKER_CONFIGS.get(names[1])
+    sensitive = definition is None or definition.sensitive
+    synonyms = [
+        synonym
+        for synonym in broker_config_synonyms(broker, key, sensitive, names)
+        if per_broker or synonym.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
+    ]
+    return ConfigEntry(
+        key,
+        None if sensitive else broker.raw(key),
+        _source(synonyms),
+        sensitive,
+        True,
+        tuple(synonyms),
+        definition.type if definition else ConfigType.UNKNOWN,
+    )

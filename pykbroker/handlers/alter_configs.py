@@ -32,6 +32,7 @@ from .config_admin import (
     config_authorization_error,
     parse_node_id,
     resource_type_name,
+    store_broker_configs,
     topic_missing,
 )
 from .context import RequestContext
@@ -75,7 +76,7 @@ def _alter_broker(name: str, proposed: dict[str, str], validate_only: bool, ctx:
     node_id = parse_node_id(name, ctx.services.broker_id) if name else None
     check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
-        ctx.services.metadata.set_broker_configs(node_id, proposed)
+        store_broker_configs(ctx.services, node_id, proposed)
 
 
 def _alter_topic(name: str, proposed: dict[str, str], validate_only: bool, ctx: RequestContext) -> None:

@@ -19,6 +19,7 @@ All checks raise KafkaError with Kafka's code and message.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
 from enum import IntEnum
@@ -27,11 +28,17 @@ from typing import Any
 
 from ..cluster.model import validate_topic_name
 from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
+from ..config.broker import is_listener_config, listener_base_name
+from ..config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
 from ..protocol.errors import ErrorCode, KafkaError
 from ..security.acl import AclOperation
+from ..security.password_encoder import PasswordEncoder, PasswordEncoderError
+from ..security.sasl.config import SaslConfigError
 from .auth import CLUSTER, CLUSTER_NAME, GROUP, TOPIC, authorize
 from .context import RequestContext
 from .services import BrokerServices
+
+logger = logging.getLogger(__name__)
 
 
 class ConfigResourceType(IntEnum):
@@ -65,8 +72,9 @@ def resource_type_name(type_id: int) -> str:
 
 def effective_broker_config(services: BrokerServices):
     """The broker's static config under the dynamic layers the metadata store holds."""
-    store = services.metadata
-    return services.config.with_dynamic(store.broker_configs(services.broker_id), store.broker_configs(None))
+    return services.config.with_dynamic(
+        stored_broker_configs(services, services.broker_id), stored_broker_configs(services, None)
+    )
 
 
 _INT32 = re.compile(r"[+-]?[0-9]+")
@@ -254,25 +262,12 @@ def broker_list_default(name: str) -> str | None:
 # --------------------------------------------------------------------------------------------
 # Dynamic broker configs
 
-# SSL settings a running broker can take only per listener ("listener.name.<l>.ssl...."),
-# which this broker does not support; Kafka refuses them without the prefix.
-SSL_PER_LISTENER = frozenset(
-    {
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.key.password",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-    }
-)
-# Settings of a broker's listeners: per broker only, never cluster-wide.
-PER_BROKER_ONLY = SSL_PER_LISTENER | {
-    "listeners",
-    "advertised.listeners",
-    "listener.security.protocol.map",
-    "sasl.enabled.mechanisms",
-    "sasl.mechanism.inter.broker.protocol",
-}
+# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: only per listener ("listener.name.<l>.ssl....").
+SSL_PER_LISTENER = SSL_RECONFIGURABLE_KEYS
+# Listener settings a whole cluster may share (Kafka's ClusterLevelListenerConfigs).
+CLUSTER_LEVEL_LISTENER_KEYS = frozenset({"max.connections", "max.connection.creation.rate", "num.network.threads"})
+# Settings of a broker's listeners: per broker only, never cluster-wide (Kafka's PerBrokerConfigs).
+PER_BROKER_ONLY = (SSL_RECONFIGURABLE_KEYS | LISTENER_RECONFIGURABLE_KEYS) - CLUSTER_LEVEL_LISTENER_KEYS
 # Thread pools a running broker resizes: at most halved or doubled in one change.
 THREAD_POOLS = (
     "num.io.threads",
@@ -291,7 +286,10 @@ def scala_set(names: Iterable[str]) -> str:
 def check_dynamic_broker_configs(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]) -> None:
     """Whether `proposed` may become the dynamic configs of this broker (`node_id`) or of the
     cluster default (None). INVALID_REQUEST with Kafka's message when not."""
-    _refuse("Cannot update these configs dynamically", [key for key in proposed if not _dynamically_updatable(key)])
+    _refuse(
+        "Cannot update these configs dynamically",
+        [key for key in proposed if not is_listener_config(key) and not _dynamically_updatable(key)],
+    )
     _refuse(
         "These security configs can be dynamically updated only per-listener using the listener prefix",
         [key for key in proposed if key in SSL_PER_LISTENER],
@@ -301,10 +299,31 @@ def check_dynamic_broker_configs(services: BrokerServices, node_id: int | None, 
     if node_id is None:
         _refuse(
             "Cannot update these configs at default cluster level, broker id must be specified",
-            [key for key in proposed if key in PER_BROKER_ONLY],
+            [key for key in proposed if _per_broker_only(key)],
         )
     current = effective_broker_config(services)
-    _check_thread_pools(current, _config_with(services, node_id, proposed))
+    new = _config_with(services, node_id, proposed)
+    _check_thread_pools(current, new)
+    _check_listener_security(services, current, new)
+
+
+def _per_broker_only(key: str) -> bool:
+    base = listener_base_name(key)
+    return key in PER_BROKER_ONLY or (base is not None and base not in CLUSTER_LEVEL_LISTENER_KEYS)
+
+
+def _check_listener_security(services: BrokerServices, current, new) -> None:
+    """Kafka's validation of the listeners' reconfiguration: every TLS listener whose `ssl.*`
+    settings (or store files) changed must get a usable context that keeps its certificate's
+    names (SslFactory.validateReconfiguration), every SASL listener usable settings."""
+    security = services.listener_security
+    if security is None:
+        return
+    try:
+        security.validate(new)
+    except (ConfigError, SaslConfigError) as exc:
+        logger.info("Validation of dynamic config update of the listeners failed: %s", exc)
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid dynamic configuration") from None
 
 
 def _refuse(reason: str, keys: list[str]) -> None:
@@ -318,6 +337,13 @@ def _dynamically_updatable(key: str) -> bool:
 
 
 def _parse_broker_value(key: str, value: str) -> None:
+    """As Kafka's validateConfigTypes: a listener's key is checked as its base key (when that is a
+    dynamic broker config; anything else under the listener prefix is kept as it is)."""
+    base = listener_base_name(key)
+    if base is not None:
+        if not _dynamically_updatable(base):
+            return
+        key = base
     try:
         BROKER_CONFIGS[key].parse(value)
     except ConfigError as exc:
@@ -325,9 +351,8 @@ def _parse_broker_value(key: str, value: str) -> None:
 
 
 def _config_with(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]):
-    store = services.metadata
-    per_broker = store.broker_configs(services.broker_id) if node_id is None else proposed
-    cluster_default = proposed if node_id is None else store.broker_configs(None)
+    per_broker = stored_broker_configs(services, services.broker_id) if node_id is None else proposed
+    cluster_default = proposed if node_id is None else stored_broker_configs(services, None)
     try:
         return services.config.with_dynamic(per_broker, cluster_default)
     except ConfigError as exc:
@@ -339,6 +364,81 @@ def _check_thread_pools(current, proposed) -> None:
         old, new = current[key], proposed[key]
         if new != old and (new < old // 2 or new > old * 2):
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Invalid dynamic configuration")
+
+
+# --------------------------------------------------------------------------------------------
+# Sensitive dynamic configs in ZooKeeper (Kafka's toPersistentProps / fromPersistentProps)
+
+
+def is_password_config(name: str) -> bool:
+    """Kafka's DynamicBrokerConfig.isPasswordConfig: a key ending with a dynamic PASSWORD config
+    (`listener.name.<l>.ssl.keystore.password`, `listener.name.<l>.plain.sasl.jaas.config`, ...)."""
+    return any(name.endswith(key) for key in DYNAMIC_PASSWORD_KEYS)
+
+
+DYNAMIC_PASSWORD_KEYS = tuple(
+    sorted(name for name, d in BROKER_CONFIGS.items() if d.dynamic and d.type is ConfigType.PASSWORD)
+)
+
+
+def password_encoder(config, secret_key: str = "password.encoder.secret") -> PasswordEncoder | None:
+    """The encoder of `password.encoder.secret` (or the old secret), None without one."""
+    secret = config[secret_key]
+    if secret is None:
+        return None
+    return PasswordEncoder(
+        str(secret),
+        config["password.encoder.keyfactory.algorithm"],
+        config["password.encoder.cipher.algorithm"],
+        config["password.encoder.key.length"],
+        config["password.encoder.iterations"],
+    )
+
+
+def decoded_broker_configs(config, stored: Mapping[str, str]) -> dict[str, str]:
+    """A broker's dynamic configs as ZooKeeper keeps them, with the passwords decoded (with the
+    old secret when the current one cannot); a password that cannot be decoded is left out,
+    as Kafka drops it with an error in its log."""
+    if not config.get("zookeeper.connect"):
+        return dict(stored)  # the embedded store keeps them as they were given
+    encoders = [e for e in (password_encoder(config), password_encoder(config, "password.encoder.old.secret")) if e]
+    decoded = {}
+    for name, value in stored.items():
+        if not is_password_config(name):
+            decoded[name] = value
+            continue
+        for encoder in encoders:
+            try:
+                decoded[name] = encoder.decode(value)
+                break
+            except PasswordEncoderError:
+                continue
+        else:
+            logger.error("Dynamic password config %s could not be decoded, ignoring it", name)
+    return decoded
+
+
+def stored_broker_configs(services: BrokerServices, node_id: int | None) -> dict[str, str]:
+    """The dynamic configs of this broker (`node_id`) or the cluster default (None), decoded."""
+    return decoded_broker_configs(services.config, services.metadata.broker_configs(node_id))
+
+
+def store_broker_configs(services: BrokerServices, node_id: int | None, configs: Mapping[str, str]) -> None:
+    """Keep the new dynamic configs. In a cluster the passwords are encoded with
+    `password.encoder.secret` first, as Kafka's ZooKeeper-mode broker does (INVALID_REQUEST without
+    a secret, or for a password at the cluster-default level)."""
+    persistent = dict(configs)
+    if services.config.get("zookeeper.connect"):
+        for name, value in configs.items():
+            if not is_password_config(name):
+                continue
+            if node_id is None:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Password config can be defined only at broker level")
+            encoder = password_encoder(services.config)
+            if encoder is None:
+                raise KafkaError(ErrorCode.INVALID_REQUEST, "Password encoder secret not configured")
+            persistent[name] = encoder.encode(value)
+    services.metadata.set_broker_configs(node_id, persistent)
 
 
 _CONFIG_RESOURCE_DENIALS = {

@@ -42,6 +42,8 @@ from .config_admin import (
     parse_int32,
     parse_node_id,
     resource_type_name,
+    store_broker_configs,
+    stored_broker_configs,
     topic_list_default,
     topic_missing,
 )
@@ -102,11 +104,11 @@ def _alter_broker(name: str, operations: list[Operation], validate_only: bool, c
     node_id = parse_node_id(name, ctx.services.broker_id) if name else None
     for _, op, _ in operations:
         check_operation(op)
-    store = ctx.services.metadata
-    proposed = apply_operations(store.broker_configs(node_id), operations, broker_list_default, _broker_key_not_a_list)
+    current = stored_broker_configs(ctx.services, node_id)
+    proposed = apply_operations(current, operations, broker_list_default, _broker_key_not_a_list)
     check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
-        store.set_broker_configs(node_id, proposed)
+        store_broker_configs(ctx.services, node_id, proposed)
 
 
 def _broker_key_not_a_list(key: str, op: OpType) -> KafkaError:

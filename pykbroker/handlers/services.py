@@ -298,6 +298,12 @@ class Authorizer(Protocol):
     ) -> list[list[tuple[AclBinding, ErrorCode, str | None]]]: ...
 
 
+class ListenerSecurityService(Protocol):
+    """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
+
+    def validate(self, config: BrokerConfig) -> None: ...
+
+
 @dataclass(frozen=True)
 class BrokerServices:
     """Everything a handler may use besides its request."""
@@ -317,6 +323,7 @@ class BrokerServices:
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
+    listener_security: ListenerSecurityService | None = None  # None: checks no listener change
 
     @property
     def config(self) -> BrokerConfig:

@@ -145,6 +145,12 @@ class ServerSsl:
     context: ssl.SSLContext
     client_auth: str
     mapper: SslPrincipalMapper
+    certificate: x509.Certificate | None = None  # the key store's own (leaf) certificate
+    has_truststore: bool = False
+    fingerprint: tuple = ()  # what the context was built from (see `ssl_fingerprint`)
+    # as Kafka's SslFactory, the listener keeps the values it started with
+    allow_dn_changes: bool = False
+    allow_san_changes: bool = False
 
     @classmethod
     def for_listener(cls, config: Any, listener_name: str) -> ServerSsl:
@@ -178,7 +184,17 @@ class ServerSsl:
             mapper = SslPrincipalMapper.from_rules(rules)
         except ValueError as exc:
             raise ConfigError(values.key("ssl.principal.mapping.rules"), str(exc)) from None
-        return cls(values.listener, context, client_auth, mapper)
+        return cls(
+            values.listener,
+            context,
+            client_auth,
+            mapper,
+            keystore.chain[0] if keystore.chain else None,
+            _has_truststore(values),
+            ssl_fingerprint(config, listener_name),
+            bool(values["ssl.allow.dn.changes"]),
+            bool(values["ssl.allow.san.changes"]),
+        )
 
     def principal(self, der_certificate: bytes | None) -> KafkaPrincipal:
         """`User:<mapped DN>` of the client's certificate, ANONYMOUS without one. Raises
@@ -503,3 +519,78 @@ def _pem_private_key(text: Any, key_password: Any, key: str, values: ListenerSsl
             values.key("ssl.key.password"),
             f"Cannot decrypt or read the private key of {key}: wrong ssl.key.password? ({exc})",
         ) from None
+
+
+# --------------------------------------------------------------------------------------------
+# Reconfiguration (Kafka's SslFactory.validateReconfiguration), for dynamic broker configs
+
+_STORE_FILES = ("ssl.keystore.location", "ssl.truststore.location")
+_RECONFIGURATION_KEYS = (*SSL_KEYS, "ssl.allow.dn.changes", "ssl.allow.san.changes")
+
+
+def ssl_fingerprint(config: Any, listener_name: str) -> tuple:
+    """The listener's effective `ssl.*` values and the modification times of its store files:
+    a listener whose fingerprint changed needs a new context (Kafka's `shouldBeRebuilt`)."""
+    values = ListenerSslConfig(config, listener_name)
+    settings = tuple(str(values[key]) for key in _RECONFIGURATION_KEYS)
+    return settings + tuple(_modified(values[key]) for key in _STORE_FILES)
+
+
+def _modified(location: Any) -> float | None:
+    try:
+        return os.stat(str(location)).st_mtime_ns if location else None
+    except OSError:
+        return None
+
+
+def _has_truststore(values: ListenerSslConfig) -> bool:
+    return values["ssl.truststore.location"] is not None or values["ssl.truststore.certificates"] is not None
+
+
+def reconfigured_server_ssl(current: ServerSsl, config: Any, listener_name: str) -> ServerSsl:
+    """The listener's server side under `config`, checked as Kafka's SslFactory checks a new
+    key store before it takes it: it must load, a listener without a trust store gets none, and
+    the certificate keeps its distinguished name (unless `ssl.allow.dn.changes`) and every
+    subject alternative name (unless `ssl.allow.san.changes`; both as the listener started, as
+    Kafka's SslFactory reads them once). ConfigError otherwise."""
+    new = ServerSsl.for_listener(config, listener_name)
+    values = ListenerSslConfig(config, listener_name)
+    if not current.has_truststore and new.has_truststore:
+        raise ConfigError(
+            values.key("ssl.truststore.location"),
+            "Cannot add SSL truststore to an existing listener for which no truststore was configured.",
+        )
+    if current.certificate is not None and new.certificate is not None:
+        _ensure_compatible(current, new.certificate, values)
+    new.allow_dn_changes, new.allow_san_changes = current.allow_dn_changes, current.allow_san_changes
+    return new
+
+
+def _ensure_compatible(current: ServerSsl, new: x509.Certificate, values: ListenerSslConfig) -> None:
+    old = current.certificate
+    assert old is not None
+    key = values.key("ssl.keystore.location")
+    if not current.allow_dn_changes:
+        old_dn, new_dn = old.subject.rfc4514_string(), new.subject.rfc4514_string()
+        if old.subject != new.subject and old_dn.lower() != new_dn.lower():
+            raise ConfigError(
+                key,
+                "Keystore DistinguishedName does not match:  "
+                f"existing={{alias=kafka, DN={old_dn}}}, new={{alias=kafka, DN={new_dn}}}",
+            )
+    if not current.allow_san_changes:
+        old_sans, new_sans = _subject_alt_names(old), _subject_alt_names(new)
+        if not old_sans <= new_sans:
+            raise ConfigError(
+                key,
+                "Keystore SubjectAltNames do not match:  "
+                f"existing={{alias=kafka, SAN={sorted(old_sans)}}}, new={{alias=kafka, SAN={sorted(new_sans)}}}",
+            )
+
+
+def _subject_alt_names(certificate: x509.Certificate) -> set[str]:
+    try:
+        extension = certificate.extensions.get_extension_for_class(x509.SubjectAlternativeName)
+    except x509.ExtensionNotFound:
+        return set()
+    return {f"{type(name).__name__}:{name.value}" for name in extension.value}

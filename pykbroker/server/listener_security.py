@@ -1,0 +1,72 @@
+"""The listeners' TLS contexts and SASL settings, which dynamic broker configs change for new
+connections without a restart (Kafka's DynamicListenerConfig and the listeners' SslFactory).
+
+    security = ListenerSecurity(bound_listeners, tls_by_listener, authentication_by_listener)
+    security.validate(proposed_config)   # ConfigError / SaslConfigError: Kafka refuses the change
+    security.apply(new_config)           # the next handshake / login uses the new settings
+
+A TLS listener is rebuilt when its effective `ssl.*` values or the modification time of its
+key or trust store file changed; the new key store must load and keep its certificate's
+distinguished name and subject alternative names unless `ssl.allow.dn.changes` /
+`ssl.allow.san.changes` (Kafka's SslFactory.validateReconfiguration). Connections already
+established keep the context and the SASL settings they began with.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from typing import Any
+
+from ..config.types import ConfigError
+from ..security.sasl.config import SaslConfigError, SaslListenerSettings
+from ..security.ssl_config import ServerSsl, reconfigured_server_ssl, ssl_fingerprint
+from .connection import ListenerAuthentication, ServedListener
+
+log = logging.getLogger(__name__)
+
+
+class ListenerSecurity:
+    def __init__(
+        self,
+        listeners: Iterable[ServedListener],
+        tls: dict[str, ServerSsl],
+        authentication: dict[str, ListenerAuthentication],
+    ) -> None:
+        self.listeners = list(listeners)
+        self.tls = tls  # by listener name: the TLS listeners' server sides now
+        self.authentication = authentication  # by listener name: the SASL listeners
+
+    def _changed_tls(self, config: Any) -> list[tuple[str, ServerSsl]]:
+        return [(name, ssl) for name, ssl in self.tls.items() if ssl_fingerprint(config, name) != ssl.fingerprint]
+
+    def validate(self, config: Any) -> None:
+        """Whether every listener can take `config`: ConfigError or SaslConfigError if not."""
+        for name, current in self._changed_tls(config):
+            reconfigured_server_ssl(current, config, name)
+        for name in self.authentication:
+            SaslListenerSettings.from_config(config, name)
+
+    def apply(self, config: Any) -> None:
+        """New connections from now on use `config`'s TLS contexts and SASL settings; a listener
+        whose new settings cannot be used keeps its current ones (and the failure is logged)."""
+        for name, current in self._changed_tls(config):
+            try:
+                new = reconfigured_server_ssl(current, config, name)
+            except ConfigError as exc:
+                log.error("Listener %s keeps its TLS settings: the new ones cannot be used: %s", name, exc)
+                continue
+            self.tls[name] = new
+            for listener in self.listeners:
+                if listener.name == name:
+                    listener.tls = new
+            log.info("Listener %s: new TLS settings for new connections", name)
+        for name, authentication in self.authentication.items():
+            try:
+                settings = SaslListenerSettings.from_config(config, name)
+            except SaslConfigError as exc:
+                log.error("Listener %s keeps its SASL settings: the new ones cannot be used: %s", name, exc)
+                continue
+            if settings != authentication.settings:
+                authentication.settings = settings
+                log.info("Listener %s: new SASL settings for new logins", name)
