@@ -7,7 +7,8 @@ broker was killed), failing (or not, with failOnDataLoss=false) when records the
 are gone; batch reads of offset and timestamp ranges, with headers, split by minPartitions;
 batch and streaming writes through the Kafka sink, idempotent with acks=all; batch reads of a
 topic written transactionally with `kafka.isolation.level` read_committed and read_uncommitted;
-and the windowed-counts example pipeline.
+a batch write and read through a SASL_SSL listener (SCRAM-SHA-512, PEM trust store); and the
+windowed-counts example pipeline.
 
 Spark runs `local[2]` in this process (PySpark, the `spark` extra). Its Kafka connector comes
 from `SPARK_KAFKA_JARS`, `../shared/spark-kafka/` beside the checkout or Maven Central (see
