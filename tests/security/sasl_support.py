@@ -154,11 +154,11 @@ def aiokafka_conf(bootstrap: str, mechanism: str, user: str, password: str, prot
     return conf
 
 
-def java_properties(mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
+def java_properties(bootstrap: str, mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
                     ca: Path | None = None) -> list[str]:
     """Java kafka-clients' security settings, as lines of a properties file."""
     module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
-    lines = [f"security.protocol={protocol}", f"sasl.mechanism={mechanism}",
+    lines = [f"bootstrap.servers={bootstrap}", f"security.protocol={protocol}", f"sasl.mechanism={mechanism}",
              f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
              f'username="{user}" password="{password}";']
     if ca:

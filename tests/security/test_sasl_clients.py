@@ -177,11 +177,11 @@ def run_tls_client(classes: Path, directory: Path, bootstrap: str, topic: str, p
     assert result.returncode == 0 and "PASS tls" in result.stdout, result.stdout + result.stderr[-3000:]
 
 
-@pytest.mark.parametrize("mechanism", ["PLAIN", "SCRAM-SHA-256"])
-def test_java_kafka_clients_over_sasl_plaintext(broker, tls_client, tmp_path, mechanism):
+@pytest.mark.parametrize("protocol, mechanism", ROUTES)
+def test_java_kafka_clients_produce_and_consume_in_a_group(broker, tls_client, tmp_path, protocol, mechanism):
     user, password = USERS[mechanism]
-    run_tls_client(tls_client, tmp_path, broker.sasl_bootstrap, fresh("java"),
-                   java_properties(mechanism, user, password))
+    properties = settings(java_properties, broker, protocol, mechanism)
+    run_tls_client(tls_client, tmp_path, broker.bootstrap_of(protocol), fresh("java"), properties)
     assert f"authentication of User:{user} from" in broker.log_text()
 
 
@@ -192,7 +192,7 @@ def test_a_java_client_re_authenticates_on_its_own_when_its_sessions_expire(brok
     user, password = USERS["SCRAM-SHA-256"]
     before = broker.log_text().count(f"re-authentication of User:{user} from")
     run_tls_client(tls_client, tmp_path, broker.bootstrap_of("REAUTH"), fresh("java-reauth"),
-                   java_properties("SCRAM-SHA-256", user, password), "8", "1000")
+                   java_properties(broker.bootstrap_of("REAUTH"), "SCRAM-SHA-256", user, password), "8", "1000")
     log = broker.log_text()
     assert log.count(f"re-authentication of User:{user} from") - before >= 2
     assert f"the SASL session of User:{user} expired" not in log
