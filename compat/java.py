@@ -84,12 +84,13 @@ def compile_sources(sources: list[Path], out_dir: Path) -> Path:
 
 
 def run_main(classes: Path, main_class: str, *args: str,
-             timeout: float = 120) -> subprocess.CompletedProcess:
-    """Runs `main_class` with the compiled classes and the client jars; output as text."""
+             timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Runs `main_class` with the compiled classes and the client jars (in `cwd`, where relative
+    paths of its settings are found); output as text."""
     cp = ":".join(map(str, [classes, *class_path()]))
     return subprocess.run([tool("java"), *JVM_OPTIONS, "-cp", cp, main_class, *args],
                           capture_output=True, text=True, timeout=timeout,
-                          stdin=subprocess.DEVNULL)
+                          stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 def without_logging_noise(text: str) -> str:

@@ -7,7 +7,8 @@ broker was killed), failing (or not, with failOnDataLoss=false) when records the
 are gone; batch reads of offset and timestamp ranges, with headers, split by minPartitions;
 batch and streaming writes through the Kafka sink, idempotent with acks=all; batch reads of a
 topic written transactionally with `kafka.isolation.level` read_committed and read_uncommitted;
-and the windowed-counts example pipeline.
+a batch write and read through a SASL_SSL listener (SCRAM-SHA-512, PEM trust store); and the
+windowed-counts example pipeline.
 
 Spark runs `local[2]` in this process (PySpark, the `spark` extra). Its Kafka connector comes
 from `SPARK_KAFKA_JARS`, `../shared/spark-kafka/` beside the checkout or Maven Central (see
@@ -452,6 +453,36 @@ def test_a_streaming_write_through_the_kafka_sink(spark, broker, topic, tmp_path
     assert sorted(m.value() for m in got) == sorted(
         f"P{p}-{i}".encode() for p in (0, 1) for i in range(10))
     assert all(m.key() == f"k{m.value().decode().split('-')[1]}".encode() for m in got)
+
+
+# -- security ---------------------------------------------------------------------------------
+
+def test_a_batch_write_and_read_through_sasl_ssl_with_scram_sha_512(spark, tmp_path):
+    """The Kafka sink and source with the `kafka.`-prefixed client settings of a production
+    SASL_SSL cluster: SCRAM-SHA-512 (a user created through the admin API), the CA's certificate
+    as a PEM trust store. A broker of its own: PLAINTEXT for the admin, SASL_SSL for Spark."""
+    from .security.certs import Pki
+    from .security.sasl_support import create_scram_user, sasl_broker
+    from .security.tls_support import DEBUG_COMMAND
+
+    with sasl_broker(tmp_path / "broker", pki=Pki(tmp_path / "pki"), command=DEBUG_COMMAND) as broker:
+        create_scram_user(broker.plain_bootstrap, "spark", "spark-secret", "SCRAM-SHA-512")
+        bootstrap = broker.bootstrap_of("SASL_SSL")
+        security = {
+            "kafka.security.protocol": "SASL_SSL",
+            "kafka.sasl.mechanism": "SCRAM-SHA-512",
+            "kafka.sasl.jaas.config": "org.apache.kafka.common.security.scram.ScramLoginModule required "
+                                      'username="spark" password="spark-secret";',
+            "kafka.ssl.truststore.type": "PEM",
+            "kafka.ssl.truststore.location": str(broker.ca),
+        }
+        create_topic(broker.plain_bootstrap, "secured", partitions=1)
+        df = spark.createDataFrame([(f"k{i}", f"v{i}") for i in range(10)], ["key", "value"])
+        write_batch(df, bootstrap, "secured", **security)
+        got = rows(read_batch(spark, bootstrap, "secured", **security))
+        assert [offset for _, offset, _, _ in got] == list(range(10))  # two Spark tasks wrote: any order
+        assert sorted((key, value) for _, _, key, value in got) == sorted((f"k{i}", f"v{i}") for i in range(10))
+        assert "authentication of User:spark from" in broker.log_text()
 
 
 # -- the example pipeline ---------------------------------------------------------------------

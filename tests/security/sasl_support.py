@@ -1,9 +1,13 @@
-"""A broker with a PLAINTEXT and a SASL_PLAINTEXT listener for the SASL tests, users, and client
-settings for every client library.
+"""A broker with a PLAINTEXT and a SASL_PLAINTEXT listener for the SASL tests (and, asked for, a
+SASL_SSL listener and a SASL_PLAINTEXT listener REAUTH whose sessions are short), users, and
+client settings for every client library.
 
     with sasl_broker(tmp_path) as broker:           # PLAIN users from the JAAS config, SCRAM enabled
         create_scram_user(broker.plain_bootstrap, "carol", "carol-secret", "SCRAM-SHA-512")
         conf = confluent_conf(broker.sasl_bootstrap, "SCRAM-SHA-512", "carol", "carol-secret")
+    with sasl_broker(tmp_path, pki=Pki(tmp_path / "pki"), reauth_ms=3000) as broker:
+        conf = confluent_conf(broker.bootstrap_of("SASL_SSL"), "PLAIN", "alice", "alice-secret",
+                              "SASL_SSL", broker.ca)
 """
 from __future__ import annotations
 
@@ -66,14 +70,33 @@ class SaslBroker(BrokerProcess):
     def sasl_bootstrap(self) -> str:
         return f"127.0.0.1:{self.ports['SASL_PLAINTEXT']}"
 
+    def bootstrap_of(self, listener: str) -> str:
+        return f"127.0.0.1:{self.ports[listener]}"
+
 
 @contextmanager
-def sasl_broker(directory: Path, **extra: str):
-    overrides = {
-        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
-        **sasl_overrides(**extra),
-    }
-    broker = SaslBroker(directory, overrides)
+def sasl_broker(directory: Path, *, pki=None, reauth_ms: int | None = None, command: list[str] | None = None,
+                **extra: str):
+    """PLAINTEXT and SASL_PLAINTEXT; with a `Pki` also SASL_SSL (its broker certificate, the CA
+    as `broker.ca`); with `reauth_ms` also REAUTH, a SASL_PLAINTEXT listener whose
+    `connections.max.reauth.ms` is that (KIP-368). Every SASL listener has the same users."""
+    listeners = {"PLAINTEXT": "PLAINTEXT", "SASL_PLAINTEXT": "SASL_PLAINTEXT"}
+    overrides = sasl_overrides()
+    if pki is not None:
+        from .tls_support import ssl_overrides
+
+        listeners["SASL_SSL"] = "SASL_SSL"
+        overrides.update(sasl_overrides("sasl_ssl"))
+        overrides.update(ssl_overrides(pki, pki.issue("broker", "CN=broker,O=pykbroker")))
+    if reauth_ms is not None:
+        listeners["REAUTH"] = "SASL_PLAINTEXT"
+        overrides.update(sasl_overrides("reauth"))
+        overrides["listener.name.reauth.connections.max.reauth.ms"] = str(reauth_ms)
+    overrides["listeners"] = ",".join(f"{name}://127.0.0.1:0" for name in listeners)
+    overrides["listener.security.protocol.map"] = ",".join(f"{n}:{p}" for n, p in listeners.items())
+    overrides.update(extra)
+    broker = SaslBroker(directory, overrides, command=command)
+    broker.ca = None if pki is None else pki.ca_pem
     with broker:
         yield broker
 
@@ -95,21 +118,49 @@ def create_scram_user(bootstrap: str, user: str, password: str, mechanism: str, 
         future.result(timeout=30)
 
 
-def confluent_conf(bootstrap: str, mechanism: str, user: str, password: str) -> dict[str, str]:
+def confluent_conf(bootstrap: str, mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
+                   ca: Path | None = None) -> dict[str, str]:
+    """librdkafka's settings (confluent-kafka; kcat takes the same as `-X key=value`)."""
     return {
         "bootstrap.servers": bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
+        "security.protocol": protocol,
         "sasl.mechanism": mechanism,
         "sasl.username": user,
         "sasl.password": password,
+        **({"ssl.ca.location": str(ca)} if ca else {}),
     }
 
 
-def kafka_python_conf(bootstrap: str, mechanism: str, user: str, password: str) -> dict:
+def kafka_python_conf(bootstrap: str, mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
+                      ca: Path | None = None) -> dict:
     return {
         "bootstrap_servers": bootstrap,
-        "security_protocol": "SASL_PLAINTEXT",
+        "security_protocol": protocol,
         "sasl_mechanism": mechanism,
         "sasl_plain_username": user,
         "sasl_plain_password": password,
+        **({"ssl_cafile": str(ca)} if ca else {}),
     }
+
+
+def aiokafka_conf(bootstrap: str, mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
+                  ca: Path | None = None) -> dict:
+    """aiokafka takes TLS settings as an SSLContext only."""
+    conf = kafka_python_conf(bootstrap, mechanism, user, password, protocol)
+    if ca:
+        from aiokafka.helpers import create_ssl_context
+
+        conf["ssl_context"] = create_ssl_context(cafile=str(ca))
+    return conf
+
+
+def java_properties(bootstrap: str, mechanism: str, user: str, password: str, protocol: str = "SASL_PLAINTEXT",
+                    ca: Path | None = None) -> list[str]:
+    """Java kafka-clients' security settings, as lines of a properties file."""
+    module = "plain.PlainLoginModule" if mechanism == "PLAIN" else "scram.ScramLoginModule"
+    lines = [f"bootstrap.servers={bootstrap}", f"security.protocol={protocol}", f"sasl.mechanism={mechanism}",
+             f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
+             f'username="{user}" password="{password}";']
+    if ca:
+        lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={ca}"]
+    return lines

@@ -1,16 +1,13 @@
-"""An in-process broker whose connections' principals the test names, until SASL sets them.
+"""An in-process broker for the authorization wire tests, whose connections log in for real:
+a PLAINTEXT listener (`User:ANONYMOUS`) and a SASL_PLAINTEXT one where the users of `USERS`
+authenticate with PLAIN, so that a request runs as `User:<name>` as in production.
 
     with PrincipalBroker(tmp_path, {"super.users": "User:admin"}) as broker:
-        admin = WireAs(broker.bootstrap, "admin")        # requests as User:admin
-        Producer({"bootstrap.servers": broker.bootstrap, "client.id": client_id_of("alice")})
-
-The test hook lives here only: the broker's handlers are wrapped so that a request whose client
-id is `as-<name>` runs as `User:<name>` (ANONYMOUS otherwise). Nothing of it reaches the broker's
-own code, so production behaviour is unchanged; once SASL lands, tests can log in instead.
+        admin = WireAs(broker, "admin")        # logged in as User:admin (SaslHandshake, SaslAuthenticate)
+        anonymous = WireAs(broker)             # on the PLAINTEXT listener
 """
 from __future__ import annotations
 
-import dataclasses
 import threading
 from pathlib import Path
 
@@ -19,42 +16,24 @@ import anyio
 from pykbroker.broker import Broker
 from pykbroker.config import BrokerConfig
 from pykbroker.protocol import messages
-from pykbroker.security.principal import ANONYMOUS, KafkaPrincipal
+from pykbroker.protocol.api_keys import ApiKey
 from tests.wire import WireClient
 
-PREFIX = "as-"
+from .sasl_support import jaas_plain
 
 AUTHORIZER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"}
-
-
-def client_id_of(user: str) -> str:
-    return f"{PREFIX}{user}"
-
-
-def principal_of(client_id: str | None) -> KafkaPrincipal:
-    if client_id and client_id.startswith(PREFIX):
-        return KafkaPrincipal("User", client_id[len(PREFIX):])
-    return ANONYMOUS
-
-
-def with_principals(broker: Broker) -> None:
-    """Wrap every handler of `broker` so that the request's client id names its principal."""
-    for key, entry in list(broker.registry.items()):
-        original = entry.handle
-
-        async def handle(request, ctx, original=original):
-            ctx.principal = principal_of(ctx.client_id)
-            return await original(request, ctx)
-
-        broker.registry[key] = dataclasses.replace(entry, handle=handle)
+USERS = {user: f"{user}-secret" for user in ("admin", "alice", "bob", "carol", "dave", "erin")}
 
 
 class PrincipalBroker:
-    """A broker on a free loopback port in a thread of this process, with the principal hook."""
+    """A broker on free loopback ports in a thread of this process: PLAINTEXT and SASL_PLAINTEXT
+    (PLAIN, the users of `USERS`)."""
 
     def __init__(self, directory: Path, overrides: dict[str, str] | None = None) -> None:
         settings = {
-            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+            "sasl.enabled.mechanisms": "PLAIN",
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas_plain(USERS),
             "log.dirs": str(Path(directory) / "kafka-logs"),
             "offsets.topic.replication.factor": "1",
             "offsets.topic.num.partitions": "1",
@@ -65,15 +44,17 @@ class PrincipalBroker:
             **(overrides or {}),
         }
         self.broker = Broker(BrokerConfig(settings))
-        with_principals(self.broker)
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failure: BaseException | None = None
 
+    def bootstrap_of(self, listener: str) -> str:
+        [port] = [bound.port for bound in self.broker.listeners if bound.name == listener]
+        return f"127.0.0.1:{port}"
+
     @property
     def bootstrap(self) -> str:
-        listener = self.broker.listeners[0]
-        return f"127.0.0.1:{listener.port}"
+        return self.bootstrap_of("PLAINTEXT")
 
     def start(self) -> PrincipalBroker:
         self.broker.open()
@@ -118,14 +99,18 @@ class PrincipalBroker:
 
 
 class WireAs(WireClient):
-    """A raw wire client whose requests run as `User:<user>` on a PrincipalBroker."""
+    """A raw wire client logged in as `User:<user>` with SASL PLAIN (SaslHandshake v1,
+    SaslAuthenticate v2) on a PrincipalBroker's SASL listener; without a user, on its PLAINTEXT
+    listener as `User:ANONYMOUS`."""
 
-    def __init__(self, bootstrap: str, user: str | None = None, timeout: float = 10.0) -> None:
-        super().__init__(bootstrap, timeout)
-        self.client_id = client_id_of(user) if user else "anonymous"
-
-    def send(self, api_key: int, version: int, body: object, client_id: str | None = None) -> int:
-        return super().send(api_key, version, body, client_id or self.client_id)
+    def __init__(self, broker: PrincipalBroker, user: str | None = None, timeout: float = 10.0) -> None:
+        super().__init__(broker.bootstrap_of("SASL_PLAINTEXT" if user else "PLAINTEXT"), timeout)
+        if user:
+            handshake = self.request(ApiKey.SASL_HANDSHAKE, 1, request_of(ApiKey.SASL_HANDSHAKE, mechanism="PLAIN"))
+            assert handshake.error_code == 0, handshake
+            token = f"\0{user}\0{USERS[user]}".encode()
+            answer = self.request(ApiKey.SASL_AUTHENTICATE, 2, request_of(ApiKey.SASL_AUTHENTICATE, auth_bytes=token))
+            assert answer.error_code == 0, answer
 
 
 def request_of(api_key: int, **fields):

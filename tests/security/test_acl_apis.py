@@ -45,7 +45,7 @@ def broker(tmp_path_factory):
 
 @pytest.fixture
 def admin(broker):
-    with WireAs(broker.bootstrap, "admin") as client:
+    with WireAs(broker, "admin") as client:
         yield client
 
 
@@ -103,13 +103,13 @@ def test_bad_bindings_get_kafkas_errors(admin):
     (ApiKey.DELETE_ACLS, req(ApiKey.DELETE_ACLS, filters=[delete_filter(operation=AclOperation.UNKNOWN)])),
 ])
 def test_unknown_elements_close_the_connection(broker, api_key, body):
-    with WireAs(broker.bootstrap, "admin") as client:
+    with WireAs(broker, "admin") as client:
         client.send(api_key, 2, body)
         assert client.is_closed_by_peer()
 
 
 def test_administering_acls_needs_the_cluster(broker):
-    with WireAs(broker.bootstrap, "alice") as alice:
+    with WireAs(broker, "alice") as alice:
         created = alice.request(ApiKey.CREATE_ACLS, 3, req(ApiKey.CREATE_ACLS, creations=[creation(), creation()]))
         assert [r.error_code for r in created.results] == [CLUSTER_DENIED, CLUSTER_DENIED]
         assert alice.request(ApiKey.DESCRIBE_ACLS, 3, describe_filter()).error_code == CLUSTER_DENIED
@@ -119,7 +119,7 @@ def test_administering_acls_needs_the_cluster(broker):
 
 @pytest.mark.parametrize("version", VERSIONS)
 def test_security_disabled_without_an_authorizer(tmp_path_factory, version):
-    with PrincipalBroker(tmp_path_factory.mktemp("no-authorizer")) as running, WireAs(running.bootstrap) as client:
+    with PrincipalBroker(tmp_path_factory.mktemp("no-authorizer")) as running, WireAs(running) as client:
         created = client.request(ApiKey.CREATE_ACLS, version, req(ApiKey.CREATE_ACLS, creations=[creation()]))
         assert [(r.error_code, r.error_message) for r in created.results] == [
             (SECURITY_DISABLED, "No Authorizer is configured.")]
@@ -134,10 +134,10 @@ def test_security_disabled_without_an_authorizer(tmp_path_factory, version):
 
 def test_acls_of_a_single_broker_survive_a_restart(tmp_path):
     settings = {**AUTHORIZER, "super.users": "User:admin"}
-    with PrincipalBroker(tmp_path, settings) as running, WireAs(running.bootstrap, "admin") as admin:
+    with PrincipalBroker(tmp_path, settings) as running, WireAs(running, "admin") as admin:
         answer = admin.request(ApiKey.CREATE_ACLS, 3, req(ApiKey.CREATE_ACLS, creations=[
             creation("kept", pattern=PatternType.PREFIXED)]))
         assert answer.results[0].error_code == 0
     assert (tmp_path / "kafka-logs" / ACL_FILE).exists()
-    with PrincipalBroker(tmp_path, settings) as running, WireAs(running.bootstrap, "admin") as admin:
+    with PrincipalBroker(tmp_path, settings) as running, WireAs(running, "admin") as admin:
         assert described(admin, 3) == {(2, "kept", 4, "User:alice", "*", 3, 3)}

@@ -30,7 +30,7 @@ def req(api_key, **fields):
 def broker(tmp_path_factory):
     settings = {**AUTHORIZER, "super.users": "User:admin", "num.partitions": "1"}
     with PrincipalBroker(tmp_path_factory.mktemp("authz"), settings) as running:
-        admin = WireAs(running.bootstrap, "admin")
+        admin = WireAs(running, "admin")
         topics = [req(ApiKey.CREATE_TOPICS).CreatableTopic(name=name, num_partitions=1, replication_factor=1)
                   for name in ("secret", "open", "readable")]
         answer = admin.request(ApiKey.CREATE_TOPICS, 5, req(ApiKey.CREATE_TOPICS, topics=topics, timeout_ms=10000))
@@ -53,7 +53,7 @@ def grant(client, resource_type, name, operation, *, principal="User:alice", pat
 
 @pytest.fixture
 def alice(broker):
-    with WireAs(broker.bootstrap, "alice") as client:
+    with WireAs(broker, "alice") as client:
         yield client
 
 
@@ -113,7 +113,7 @@ def test_metadata_hides_topics_the_caller_may_not_describe(alice, broker):
     assert str(secret.topic_id) == "00000000-0000-0000-0000-000000000000"  # existence not disclosed
     [missing] = alice.request(ApiKey.METADATA, 9, metadata(["never-created"])).topics
     assert missing.error_code == TOPIC_DENIED  # no DESCRIBE: as if it were secret
-    with WireAs(broker.bootstrap, "admin") as admin:
+    with WireAs(broker, "admin") as admin:
         grant(admin, ResourceType.TOPIC, "auto-", AclOperation.DESCRIBE, pattern=PatternType.PREFIXED)
     [auto] = alice.request(ApiKey.METADATA, 9, metadata(["auto-made"], auto_create=True)).topics
     assert auto.error_code == TOPIC_DENIED  # DESCRIBE but no CREATE: not auto-created
@@ -289,7 +289,7 @@ def test_partition_level_reads(alice):
 
 
 def test_super_users_and_deny_over_allow(broker):
-    with WireAs(broker.bootstrap, "admin") as admin, WireAs(broker.bootstrap, "carol") as carol:
+    with WireAs(broker, "admin") as admin, WireAs(broker, "carol") as carol:
         assert admin.request(ApiKey.PRODUCE, 9, produce("secret")).responses[0].partition_responses[0].error_code == 0
         grant(admin, ResourceType.TOPIC, "*", AclOperation.WRITE, principal="User:carol")
         grant(admin, ResourceType.TOPIC, "sec", AclOperation.WRITE, principal="User:carol",

@@ -6,6 +6,7 @@
 - the issue's first acceptance case end to end: right password and ACLs produce and consume in a
   group; a wrong password fails authentication; no WRITE: TOPIC_AUTHORIZATION_FAILED; no READ on
   the group: GROUP_AUTHORIZATION_FAILED; the super user may do everything; DENY wins over ALLOW;
+  ACLs are listed and deleted with the admin API, which a user without ACLs may not use;
 - on SASL_SSL the principal is the SASL user even when the client also shows a certificate;
 - an mTLS listener (`ssl.client.auth=required`) whose principal is the certificate's DN after
   `ssl.principal.mapping.rules`, as the authorizer decides on it.
@@ -26,7 +27,7 @@ from .tls_support import DEBUG_COMMAND, listener_ports, principals, ssl_override
 
 ADMIN = ("PLAIN", "admin", "admin-secret")
 SCRAM = "SCRAM-SHA-512"
-USERS = {user: f"{user}-secret" for user in ("alice", "bob", "carol", "dave", "ivan", "javauser")}
+USERS = {user: f"{user}-secret" for user in ("alice", "bob", "carol", "dave", "erin", "ivan", "javauser")}
 MAPPING = "RULE:^CN=(.*?),OU=eng(,.*)?$/$1/L,DEFAULT"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
 
@@ -231,6 +232,37 @@ def test_deny_wins_over_allow(broker, admin):
     error = produce(conf(broker, "dave"), topic)
     assert error is not None and error.code() == KafkaError.TOPIC_AUTHORIZATION_FAILED
     assert produce(conf(broker, "dave"), other) is None
+
+
+def test_acls_are_listed_and_deleted_with_the_admin_api_by_the_super_user_only(broker, admin):
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import (
+        AclBinding,
+        AclBindingFilter,
+        AclOperation,
+        AclPermissionType,
+        AdminClient,
+        ResourcePatternType,
+        ResourceType,
+    )
+
+    grant(admin, "User:erin", ResourceType.GROUP, "erin-group", AclOperation.READ)
+    erin = AclBindingFilter(ResourceType.ANY, None, ResourcePatternType.ANY, "User:erin", None, AclOperation.ANY,
+                            AclPermissionType.ANY)
+    assert [(b.name, b.operation) for b in admin.describe_acls(erin).result(20)] == [("erin-group",
+                                                                                       AclOperation.READ)]
+    [deleted] = admin.delete_acls([erin]).values()
+    assert [b.name for b in deleted.result(20)] == ["erin-group"]
+    assert admin.describe_acls(erin).result(20) == []
+    # erin may not administer ACLs. (librdkafka hands DescribeAcls' CLUSTER_AUTHORIZATION_FAILED back
+    # as an empty list; test_acl_apis.py checks that answer on the wire.)
+    as_erin = AdminClient(conf(broker, "erin"))  # kept: a client destroyed early fails its futures
+    for future in [*as_erin.create_acls([AclBinding(ResourceType.GROUP, "erin-group", ResourcePatternType.LITERAL,
+                                                     "User:erin", "*", AclOperation.READ,
+                                                     AclPermissionType.ALLOW)]).values(),
+                   *as_erin.delete_acls([erin]).values()]:
+        with pytest.raises(KafkaException, match="CLUSTER_AUTHORIZATION_FAILED"):
+            future.result(20)
 
 
 def test_on_sasl_ssl_the_principal_is_the_sasl_user_not_the_certificate(broker, admin, pki):

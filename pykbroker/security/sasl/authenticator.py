@@ -353,9 +353,10 @@ class SaslServerAuthenticator:
         self.session_lifetime_ms = max_reauth_ms if max_reauth_ms > 0 else 0
         self.session_expiration_ms = self.clock.monotonic_ms() + max_reauth_ms if max_reauth_ms > 0 else None
         self.principal = principal
+        text = self._text  # before _previous is cleared: "re-authentication" when it was one
         self._previous = None
         self.state = COMPLETE
-        log.debug("%s of %s from %s complete (%s)", self._text, principal, self.peer, self.mechanism)
+        log.debug("%s of %s from %s complete (%s)", text, principal, self.peer, self.mechanism)
 
 
 def _response(api_key: int, version: int, correlation_id: int, body) -> list:
