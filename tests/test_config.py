@@ -219,6 +219,12 @@ def test_unknown_keys_are_kept_as_strings_and_warned_with_the_closest_known_key(
     ]
 
 
+def test_the_acl_authorizers_settings_are_not_unknown_keys():
+    config = BrokerConfig({"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+                           "super.users": "User:admin", "allow.everyone.if.no.acl.found": "false"})
+    assert config.unknown_keys == []
+
+
 def test_rebuilding_the_config_with_dynamic_values_warns_nothing(caplog):
     config = BrokerConfig({"custom.thing": "42"})
     with caplog.at_level(logging.WARNING, logger="pykbroker.config"):

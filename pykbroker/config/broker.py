@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .definitions import BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
+from .definitions import AUTHORIZER_KEYS, BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties
 from .types import ConfigError, ConfigSource, to_raw
@@ -200,8 +200,13 @@ class BrokerConfig:
     @property
     def unknown_keys(self) -> list[str]:
         """Supplied keys that are not broker configs; `listener.name.<listener>.<key>` of a
-        known key is a per-listener override (Kafka's), not unknown."""
-        return [key for key in self.supplied_keys if key not in BROKER_CONFIGS and not _is_listener_override(key)]
+        known key is a per-listener override (Kafka's), and the authorizer's settings
+        (`super.users`, ...) are its own: neither is unknown."""
+        return [
+            key
+            for key in self.supplied_keys
+            if key not in BROKER_CONFIGS and key not in AUTHORIZER_KEYS and not _is_listener_override(key)
+        ]
 
     # Derived values ------------------------------------------------------------------------
 

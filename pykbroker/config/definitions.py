@@ -265,6 +265,9 @@ LISTENER_RECONFIGURABLE_KEYS = frozenset(
         | {"max.connections", "max.connection.creation.rate", "num.network.threads"}
     )
 )
+# Settings of Kafka's AclAuthorizer: not broker configs, but read by the authorizer the broker
+# loads (`authorizer.class.name`), so a broker given them has nothing to warn about
+AUTHORIZER_KEYS = frozenset({"super.users", "allow.everyone.if.no.acl.found"})
 # Listener settings Kafka keeps per SASL mechanism: "listener.name.<l>.<mechanism>.<key>"
 LISTENER_MECHANISM_KEYS = (
     "sasl.jaas.config",
