@@ -33,12 +33,16 @@ class SlowFlush:
         self.armed = False
         self.started = threading.Event()
         self.released = threading.Event()
+        self.finished = threading.Event()  # the blocked call returned (it gives up waiting after a while)
         self._real = os.fdatasync
 
     def __call__(self, fd: int) -> None:
         if self.armed and not self.started.is_set():
             self.started.set()
             self.released.wait(LONG_ENOUGH)
+            self._real(fd)
+            self.finished.set()
+            return
         self._real(fd)
 
     def release(self) -> None:
@@ -111,15 +115,7 @@ InitProducerId = messages.request(ApiKey.INIT_PRODUCER_ID).cls
 def test_a_second_client_is_answered_while_an_init_producer_id_reserves_its_block(tmp_path, monkeypatch):
     """The producer id block is persisted (write, fsync, rename) on a worker thread."""
     slow_fsync = SlowFlush()
-    finished = threading.Event()  # the blocked fsync returned (it gives up waiting after a while)
-    real_fsync = os.fsync
-
-    def fsync_then_note(fd):
-        real_fsync(fd)
-        if slow_fsync.started.is_set():
-            finished.set()
-
-    slow_fsync._real = fsync_then_note
+    slow_fsync._real = os.fsync
     broker, bootstrap = open_broker_with_topic(tmp_path, "plain")
     monkeypatch.setattr(os, "fsync", slow_fsync)
     seen = {}
@@ -133,7 +129,7 @@ def test_a_second_client_is_answered_while_an_init_producer_id_reserves_its_bloc
 
             answer = other.request(ApiKey.METADATA, 12, Metadata(
                 topics=[Metadata.MetadataRequestTopic(name="plain")], allow_auto_topic_creation=False))
-            seen["metadata while persisting"] = not finished.is_set()
+            seen["metadata while persisting"] = not slow_fsync.finished.is_set()
             seen["topic"] = answer.topics[0].name
 
             slow_fsync.release()
@@ -156,17 +152,13 @@ def test_a_second_client_is_answered_while_a_create_topics_waits_for_the_metadat
     """The embedded store writes its state file (write, fsync, rename) on its writer thread;
     CreateTopics is answered only once that fsync is done, and meanwhile the loop serves others."""
     slow_fsync = SlowFlush()
-    finished = threading.Event()  # the blocked fsync of the state file returned
     real_fsync = os.fsync
 
     def fsync_on_the_writer_only(fd):
         if threading.current_thread().name != "pykbroker-metadata-writer":
             real_fsync(fd)
             return
-        blocked = slow_fsync.armed and not slow_fsync.started.is_set()
         slow_fsync(fd)
-        if blocked:
-            finished.set()
 
     slow_fsync._real = real_fsync
     broker, bootstrap = open_broker_with_topic(tmp_path, "plain")
@@ -183,7 +175,7 @@ def test_a_second_client_is_answered_while_a_create_topics_waits_for_the_metadat
 
             answer = other.request(ApiKey.METADATA, 12, Metadata(
                 topics=[Metadata.MetadataRequestTopic(name="fresh")], allow_auto_topic_creation=False))
-            seen["metadata while persisting"] = not finished.is_set()
+            seen["metadata while persisting"] = not slow_fsync.finished.is_set()
             # the topic exists on the loop at once, though not acknowledged yet
             seen["topic"] = (answer.topics[0].name, answer.topics[0].error_code, len(answer.topics[0].partitions))
             admin.sock.settimeout(0.2)
@@ -195,7 +187,7 @@ def test_a_second_client_is_answered_while_a_create_topics_waits_for_the_metadat
 
             slow_fsync.release()
             received_id, created = admin.receive(ApiKey.CREATE_TOPICS, 7)
-            seen["fsync done when answered"] = finished.is_set()
+            seen["fsync done when answered"] = slow_fsync.finished.is_set()
             seen["create"] = (received_id == create_id, created.topics[0].name, created.topics[0].error_code)
 
     try:
