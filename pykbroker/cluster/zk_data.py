@@ -340,6 +340,12 @@ def encode_user_config(configs: dict[str, str]) -> bytes:
     return encode_config({key: configs[key] for key in java_properties_order(list(configs))})
 
 
+def encode_broker_config(configs: dict[str, str]) -> bytes:
+    """A `/config/brokers/<id>` (or `<default>`) znode, its keys in Kafka's order: Kafka writes the
+    broker's dynamic configs as a `java.util.Properties` too (checked against Kafka 3.9.0)."""
+    return encode_user_config(configs)
+
+
 def encode_config_change(entity_type: str, entity: str) -> bytes:
     return _encode({"version": 2, "entity_path": f"{entity_type}/{entity}"})
 

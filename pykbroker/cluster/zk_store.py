@@ -314,7 +314,9 @@ class ZkMetadataStore(MetadataStore):
 
     def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
         name = _entity_name(entity)
-        self._set_or_create(zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name), zk_data.encode_config(configs))
+        self._set_or_create(
+            zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name), zk_data.encode_broker_config(configs)
+        )
         self._announce_config_change(zk_data.BROKER_CONFIG_TYPE, name)
         self.apply_broker_configs(name, dict(configs))
 

@@ -8,15 +8,24 @@
     encoder.decode(stored)  # 'keystore-password'
 
 PBKDF2 (HMAC-SHA512, `password.encoder.iterations`, `password.encoder.key.length` bits, a random
-256-byte salt) derives an AES key; the password is encrypted with AES/CBC/PKCS5Padding under a
-random IV. The stored string lists Kafka's fields as `name:value` pairs separated by commas,
-with base64 for the binary ones, so Kafka and this broker read each other's values.
+256-byte salt) derives an AES key; the password's UTF-8 bytes are encrypted with
+AES/CBC/PKCS5Padding under a random IV. The stored string lists Kafka's fields as `name:value`
+pairs separated by commas, with standard base64 (padded) for the binary ones, in the order Kafka
+3.9's EncryptingPasswordEncoder writes them (its HashMap's iteration order), checked against a real
+Kafka 3.9.0 broker:
+
+    initializationVector:<b64>,keyLength:128,salt:<b64>,keyFactoryAlgorithm:PBKDF2WithHmacSHA512,
+    cipherAlgorithm:AES/CBC/PKCS5Padding,iterations:4096,passwordLength:<n>,encryptedPassword:<b64>
+
+(one line). `passwordLength` is Java's `String.length()`: UTF-16 code units, so a character
+outside the Basic Multilingual Plane counts twice.
 """
 
 from __future__ import annotations
 
 import base64
 import os
+import re
 from collections.abc import Callable
 
 from cryptography.hazmat.primitives import hashes, padding
@@ -31,6 +40,17 @@ _HASHES: dict[str, Callable[[], hashes.HashAlgorithm]] = {
     "PBKDF2WithHmacSHA1": hashes.SHA1,
 }
 _SALT_BYTES = 256
+# Kafka's fields in the order its HashMap of them iterates (Java String hashes, 16 buckets).
+FIELD_ORDER = (
+    "initializationVector",
+    "keyLength",
+    "salt",
+    "keyFactoryAlgorithm",
+    "cipherAlgorithm",
+    "iterations",
+    "passwordLength",
+    "encryptedPassword",
+)
 
 
 class PasswordEncoderError(ValueError):
@@ -77,14 +97,14 @@ class PasswordEncoder:
             "salt": _b64(salt),
             "iterations": str(self.iterations),
             "encryptedPassword": _b64(encrypted),
-            "passwordLength": str(len(password)),
+            "passwordLength": str(java_length(password)),
             "initializationVector": _b64(iv),
         }
-        return ",".join(f"{name}:{value}" for name, value in fields.items())
+        return ",".join(f"{name}:{fields[name]}" for name in FIELD_ORDER)
 
     def decode(self, encoded: str) -> str:
         try:
-            fields = dict(part.split(":", 1) for part in encoded.split(","))
+            fields = parse_csv_map(encoded)
             if fields["cipherAlgorithm"] != DEFAULT_CIPHER:
                 raise PasswordEncoderError(f"Unsupported cipher algorithm {fields['cipherAlgorithm']}")
             key = self._key(
@@ -101,9 +121,26 @@ class PasswordEncoder:
             password = (unpadder.update(data) + unpadder.finalize()).decode()
         except (KeyError, ValueError, TypeError) as exc:
             raise PasswordEncoderError(f"Password could not be decoded: {exc}") from None
-        if len(password) != int(fields["passwordLength"]):
+        if java_length(password) != int(fields["passwordLength"]):
             raise PasswordEncoderError("Password could not be decoded")
         return password
+
+
+def parse_csv_map(text: str) -> dict[str, str]:
+    """Kafka's Csv.parseCsvMap: `k:v` pairs split at commas (whitespace around them ignored), each
+    at its last colon, key and value trimmed."""
+    fields = {}
+    for part in re.split(r"\s*,\s*", text):
+        name, colon, value = part.rpartition(":")
+        if not colon:
+            raise ValueError(f"no ':' in {part!r}")
+        fields[name.strip()] = value.strip()
+    return fields
+
+
+def java_length(text: str) -> int:
+    """Java's String.length(): UTF-16 code units."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _b64(data: bytes) -> str:

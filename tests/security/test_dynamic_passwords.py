@@ -5,6 +5,8 @@ new password reaches the next TLS handshake). On a single broker they stay in th
 as given."""
 from __future__ import annotations
 
+import base64
+import json
 import socket
 import ssl
 from types import SimpleNamespace
@@ -13,6 +15,7 @@ import pytest
 from cryptography import x509
 from kazoo.client import KazooClient
 
+from pykbroker.cluster import zk_data
 from pykbroker.config import BrokerConfig
 from pykbroker.handlers.config_admin import decoded_broker_configs, is_password_config, store_broker_configs
 from pykbroker.protocol.errors import ErrorCode, KafkaError
@@ -35,6 +38,76 @@ def test_the_encoder_round_trips_and_needs_the_same_secret():
     assert PasswordEncoder("secret").decode(encoded) == "keystore-password"
     with pytest.raises(PasswordEncoderError):
         PasswordEncoder("another").decode(encoded)
+
+
+# Values written by a real Kafka 3.9.0 broker (ZooKeeper mode, `password.encoder.secret=s3cret`,
+# default encoder settings) into `/config/brokers/0` for IncrementalAlterConfigs SETs of
+# `listener.name.plaintext.ssl.key.password` = "pässwörd-123" and
+# `listener.name.plaintext.ssl.keystore.password` = "k😀y".
+KAFKA_ENCODED = {
+    "pässwörd-123": (
+        "initializationVector:sV4Hw25xKw6bNV56hDL/LA==,keyLength:128,salt:z+CcgIRZI8u+H5gzgL6qhk2SeIEUBN8"
+        "lUYNxgJjFv+D6/2HaD8RuuFMi5fnEHy6QrtvmaSwlwDeJeF1025pnbUtMI8qn/3CtrYXK584uJBgJEfQ7NtBnfwh+qcaujYH"
+        "RsRXMQA5bWnVFG05XGpa+L+wsCVKOVtpmdZvFCkWb5T2qFItl3RRcLqNstIrBWcsnA2jF8HWK+LlTaBbNabFTte9hQC/XzSr"
+        "IJ6/mMkjsl1k7LJ5Z1XImciSwSfUpk6zvbVNJWn2PAA53gCGjQnWilZO9ZVetRqabAd7k81fqsF06w0hz8E3UBU+a6zZMWLK"
+        "ZrDZ/WScUs57pUQHpuwDNmQ==,keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5"
+        "Padding,iterations:4096,passwordLength:12,encryptedPassword:r0REp//gcMVfjAa78mf+OA=="
+    ),
+    "k😀y": (
+        "initializationVector:0OuzU3XR1n6PVSV7I9gb7Q==,keyLength:128,salt:sxFjRsG/BEJHFNiL4EFwfoq1AG3ljON"
+        "uUV4NwAVSa+iObv4KWS4HMTo8hK+lc2Rsm8OBTk+z91WN/ZaBraZprpLNvv7yBw00gOwxcr/d0lr7Fko5hsyYT91tnQRFJLh"
+        "WU2eCIg4wt32qn7opqdwx+tWWW4xiuVzqPLAUOizDk+xZVi8P8fPIZaSIxhtTs8xg8q/pjHwrQMhPwH6TTiW3YaGTfYHYNYY"
+        "dq/n6cowF+YYvzEraQINjLfRrLlzCazkjqQgwqQy6xGuUGHYGgICiwzd6r9LAVQmY5qDIeDM/dVJeZGs066SVqodHofBDzd4"
+        "vo5wng5iIcCCCvwy2YSX6NA==,keyFactoryAlgorithm:PBKDF2WithHmacSHA512,cipherAlgorithm:AES/CBC/PKCS5"
+        "Padding,iterations:4096,passwordLength:4,encryptedPassword:6piemw9GvH3KNtbK7mu7tQ=="
+    ),
+}
+
+
+@pytest.mark.parametrize("password", list(KAFKA_ENCODED))
+def test_a_value_encoded_by_kafka_decodes_with_the_same_secret(password):
+    assert PasswordEncoder("s3cret").decode(KAFKA_ENCODED[password]) == password
+    with pytest.raises(PasswordEncoderError):
+        PasswordEncoder("other").decode(KAFKA_ENCODED[password])
+
+
+def _layout(encoded):
+    """The field names in order, and the values of the fixed fields (binary ones by decoded size)."""
+    pairs = [part.split(":", 1) for part in encoded.split(",")]
+    sizes = {name: len(base64.b64decode(value)) for name, value in pairs
+             if name in ("initializationVector", "salt", "encryptedPassword")}
+    return [name for name, _ in pairs], {n: v for n, v in pairs if n not in sizes}, sizes
+
+
+@pytest.mark.parametrize("password", list(KAFKA_ENCODED))
+def test_the_encoder_writes_kafkas_exact_layout(password):
+    ours = PasswordEncoder("s3cret").encode(password)
+    assert _layout(ours) == _layout(KAFKA_ENCODED[password])
+    assert _layout(ours)[0] == [
+        "initializationVector", "keyLength", "salt", "keyFactoryAlgorithm", "cipherAlgorithm", "iterations",
+        "passwordLength", "encryptedPassword"]
+    assert PasswordEncoder("s3cret").decode(ours) == password
+
+
+def test_the_password_length_is_javas_utf16_length():
+    fields = dict(part.split(":", 1) for part in KAFKA_ENCODED["k😀y"].split(","))
+    assert fields["passwordLength"] == "4"  # Kafka's String.length(): the emoji is two UTF-16 units
+    fields = dict(part.split(":", 1) for part in PasswordEncoder("s3cret").encode("k😀y").split(","))
+    assert fields["passwordLength"] == "4"
+
+
+def test_decoding_reads_kafkas_csv_map_loosely():
+    spaced = KAFKA_ENCODED["pässwörd-123"].replace(",", " , ")
+    assert PasswordEncoder("s3cret").decode(spaced) == "pässwörd-123"
+
+
+def test_a_broker_config_znode_lists_its_keys_in_kafkas_order():
+    # `/config/brokers/0` as Kafka 3.9.0 wrote it after these dynamic configs were set.
+    kafka_order = ["log.retention.ms", "message.max.bytes", "listener.name.plaintext.ssl.keystore.password",
+                   "num.io.threads", "listener.name.plaintext.ssl.key.password", "log.cleaner.threads",
+                   "max.connections"]
+    ours = json.loads(zk_data.encode_broker_config({key: "x" for key in sorted(kafka_order)}))
+    assert ours["version"] == 1 and list(ours["config"]) == kafka_order
 
 
 @pytest.mark.parametrize("name, sensitive", [
@@ -126,6 +199,7 @@ def test_a_cluster_broker_encodes_a_rotated_keystore_password_in_zookeeper(clust
     assert stored[PREFIX + "ssl.keystore.location"] == location
     encoded = stored[PREFIX + "ssl.keystore.password"]
     assert PasswordEncoder("cluster-secret").decode(encoded) == "renewed-pw"
+    assert _layout(encoded)[0] == _layout(KAFKA_ENCODED["pässwörd-123"])[0]  # Kafka's field order
     context = ssl.create_default_context(cafile=str(pki.ca_pem))
     with socket.create_connection(("127.0.0.1", broker.ports["SSL"]), timeout=10) as raw:
         with context.wrap_socket(raw, server_hostname="127.0.0.1") as tls:
