@@ -142,13 +142,13 @@ class MetadataStore(ABC):
         """The configs of one (sanitized) user name; empty when it has none."""
         return dict(self.all_user_configs().get(user, {}))
 
+    @abstractmethod
     def all_user_configs(self) -> dict[str, dict[str, str]]:
         """Every user with configs, by sanitized name."""
-        return {}
 
+    @abstractmethod
     def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
         """Replace the configs of one (sanitized) user name; KafkaError when not possible."""
-        raise NotImplementedError
 
     def add_user_config_listener(self, listener: UserConfigListener) -> None:
         self._user_config_listeners.append(listener)

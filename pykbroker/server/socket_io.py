@@ -36,29 +36,36 @@ class SocketIO:
         self._buffer = bytearray()  # bytes received but not yet consumed
         self._scratch = bytearray(_READ_CHUNK)
 
+    async def _recv_into(self, view: memoryview) -> int:
+        """One receive into `view` (0 at end of stream), waiting until the socket has data."""
+        while True:
+            try:
+                return self.sock.recv_into(view)
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_readable(self.sock)
+
+    async def _send(self, view: memoryview) -> int:
+        """One send of (a part of) `view`, waiting until the socket takes data."""
+        while True:
+            try:
+                return self.sock.send(view)
+            except (BlockingIOError, InterruptedError):
+                await anyio.wait_writable(self.sock)
+
     async def _receive_some(self) -> bool:
         """Append what the socket has to the buffer; False at end of stream."""
         view = memoryview(self._scratch)
-        while True:
-            try:
-                count = self.sock.recv_into(view)
-            except (BlockingIOError, InterruptedError):
-                await anyio.wait_readable(self.sock)
-                continue
-            if count == 0:
-                return False
-            self._buffer += view[:count]
-            return True
+        count = await self._recv_into(view)
+        if count == 0:
+            return False
+        self._buffer += view[:count]
+        return True
 
     async def _receive_into(self, target: memoryview) -> None:
         """Fill `target` completely from the socket."""
         filled = 0
         while filled < len(target):
-            try:
-                count = self.sock.recv_into(target[filled:])
-            except (BlockingIOError, InterruptedError):
-                await anyio.wait_readable(self.sock)
-                continue
+            count = await self._recv_into(target[filled:])
             if count == 0:
                 raise EOFError("connection closed in the middle of a request")
             filled += count
@@ -89,12 +96,7 @@ class SocketIO:
     async def send_all(self, data) -> None:
         view = memoryview(data)
         while view:
-            try:
-                sent = self.sock.send(view)
-            except (BlockingIOError, InterruptedError):
-                await anyio.wait_writable(self.sock)
-                continue
-            view = view[sent:]
+            view = view[await self._send(view) :]
 
     async def send_file_region(self, fd: int, position: int, length: int) -> None:
         out = self.sock.fileno()

@@ -39,40 +39,19 @@ class TlsSocketIO(SocketIO):
         """The client's certificate (DER), None when it sent none."""
         return self.sock.getpeercert(binary_form=True)
 
-    async def _receive_some(self) -> bool:
-        view = memoryview(self._scratch)
+    async def _recv_into(self, view: memoryview) -> int:
         while True:
             try:
-                count = self.sock.recv_into(view)
+                return self.sock.recv_into(view)
             except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
                 await self._wait(want)
-                continue
-            if count == 0:
-                return False
-            self._buffer += view[:count]
-            return True
 
-    async def _receive_into(self, target: memoryview) -> None:
-        filled = 0
-        while filled < len(target):
+    async def _send(self, view: memoryview) -> int:
+        while True:
             try:
-                count = self.sock.recv_into(target[filled:])
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
-                await self._wait(want)
-                continue
-            if count == 0:
-                raise EOFError("connection closed in the middle of a request")
-            filled += count
-
-    async def send_all(self, data) -> None:
-        view = memoryview(data)
-        while view:
-            try:
-                sent = self.sock.send(view)
+                return self.sock.send(view)
             except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
                 await self._wait(want)  # OpenSSL retries with the same buffer (moving buffers allowed)
-                continue
-            view = view[sent:]
 
     async def send_file_region(self, fd: int, position: int, length: int) -> None:
         while length > 0:
