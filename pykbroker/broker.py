@@ -22,6 +22,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
+from anyio.abc import SocketListener
 
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
@@ -61,6 +62,9 @@ from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.listener_security import ListenerSecurity
+from .server.metrics import MetricsSources, collect, render
+from .server.metrics_http import Health, MetricsHttpServer, bind_metrics_socket, http_address
+from .server.request_metrics import RequestMetrics
 from .server.socket_server import (
     SERVED_SECURITY_PROTOCOLS,
     TLS_SECURITY_PROTOCOLS,
@@ -113,8 +117,11 @@ class Broker:
         self.txn_verifier: TransactionVerifier | None = None
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
+        self.request_metrics = RequestMetrics()
+        self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
+        self.stopping = False
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -132,6 +139,7 @@ class Broker:
         try:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
+            self.metrics_socket = self._bind_metrics_listener()
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
@@ -274,6 +282,10 @@ class Broker:
                 listener.sock.close()
             raise
         return bound
+
+    def _bind_metrics_listener(self) -> socket.socket | None:
+        address = self.config.metrics_listener
+        return bind_metrics_socket(*address) if address is not None else None
 
     def _open_services(self, metadata: MetadataStore) -> None:
         """Open the services on `metadata` (already `self.metadata`), each set on the broker as
@@ -469,7 +481,7 @@ class Broker:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
         if not self.listeners:
             self.open()
-        dispatcher = Dispatcher(self.registry, self.services())
+        dispatcher = Dispatcher(self.registry, self.services(), self.request_metrics)
         server = SocketServer(
             self.listeners,
             dispatcher,
@@ -490,6 +502,7 @@ class Broker:
                 tasks.start_soon(_opened(self.group_coordinator).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
+                await self._serve_metrics(tasks)
                 self.started = True
                 data = ", ".join(_opened(self.log_manager).log_dirs)
                 for listener in self.listeners:
@@ -503,8 +516,44 @@ class Broker:
         finally:
             self.close()
 
+    async def _serve_metrics(self, tasks) -> None:
+        """`/metrics` and `/health` on `pykbroker.metrics.listener`, when it is set."""
+        if self.metrics_socket is None:
+            return
+        host, port = self.metrics_socket.getsockname()[:2]
+        listener = await SocketListener.from_socket(self.metrics_socket)
+        tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
+        log.info("Metrics and health served on %s (/metrics, /health)", http_address(host, port))
+
+    def render_metrics(self) -> str:
+        """The Prometheus text of `/metrics`, read now."""
+        sources = MetricsSources(
+            replicas=_opened(self.replica_manager),
+            groups=_opened(self.group_coordinator),
+            metadata=_opened(self.metadata),
+            requests=self.request_metrics,
+            is_active_controller=self._is_active_controller,
+        )
+        return render(collect(sources))
+
+    def _is_active_controller(self) -> bool:
+        """A single broker is its own controller; in a cluster, the one ZooKeeper elected."""
+        if isinstance(self.controller, LocalController):
+            return True
+        return bool(getattr(self.controller, "active", False))
+
+    def health(self) -> Health:
+        """Ready (200 on `/health`) once the listeners serve with the metadata loaded; not while stopping."""
+        if self.stopping:
+            return Health(False, {"status": "STOPPING", "brokerId": self.broker_id})
+        if not self.started:
+            return Health(False, {"status": "STARTING", "brokerId": self.broker_id})
+        listeners = [f"{listener.name}://{listener.host}:{listener.port}" for listener in self.listeners]
+        return Health(True, {"status": "UP", "brokerId": self.broker_id, "listeners": listeners})
+
     def shutdown(self) -> None:
         """Ask a running broker to stop (from its own event loop)."""
+        self.stopping = True
         if self._cancel_scope is not None:
             self._cancel_scope.cancel()
 
@@ -512,8 +561,11 @@ class Broker:
         """Stop every service that is open (also after a failed `open()`), then unlock the
         log directories."""
         self.bridge.detach()
+        self.stopping = True
         for listener in self.listeners:
             listener.sock.close()
+        if self.metrics_socket is not None:
+            self.metrics_socket.close()
         if self.txn_coordinator is not None:
             self.txn_coordinator.shutdown()
             self.txn_coordinator = None
@@ -539,6 +591,7 @@ class Broker:
         with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
             async for signum in signals:
                 log.info("Received %s, shutting down", signal.Signals(signum).name)
+                self.stopping = True
                 if self.in_cluster and self.config["controlled.shutdown.enable"]:
                     await controlled_shutdown(self)
                 scope.cancel()

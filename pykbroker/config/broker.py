@@ -19,7 +19,7 @@ from typing import Any
 from .definitions import AUTHORIZER_KEYS, BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties
-from .types import ConfigError, ConfigSource, to_raw
+from .types import ConfigError, ConfigSource, parse_http_listener, to_raw
 
 logger = logging.getLogger(__name__)
 
@@ -228,6 +228,12 @@ class BrokerConfig:
     def advertised_listeners(self) -> list[Listener]:
         """advertised.listeners if set, else the listeners (an empty host is left to the server)."""
         return list(self._advertised)
+
+    @property
+    def metrics_listener(self) -> tuple[str, int] | None:
+        """(host, port) of `pykbroker.metrics.listener`; None when unset (nothing is served)."""
+        value = self["pykbroker.metrics.listener"]
+        return parse_http_listener("pykbroker.metrics.listener", value) if value else None
 
     @property
     def security_protocol_map(self) -> dict[str, str]:

@@ -7,12 +7,15 @@
   change it.
 
 Project-specific keys use the `pykbroker.` prefix and are not Kafka keys; DescribeConfigs never
-reports them. There is one:
+reports them. There are two:
 
 * `pykbroker.fsync.before.ack` (boolean, default false): when true, the broker fsyncs a
   partition's log before acknowledging a produce to it. Kafka itself acknowledges once the
   data is in the page cache (and, for acks=all, on the in-sync replicas), leaving flushes to
   `log.flush.interval.*`.
+* `pykbroker.metrics.listener` (string, default unset): `http://host:port` where the broker
+  serves Prometheus metrics (`/metrics`) and its health (`/health`); port 0 picks a free port.
+  Unset, nothing is served.
 
 Where this project departs from Kafka's defaults it says so on the definition: `broker.id`
 keeps Kafka's default -1, but `BrokerConfig.broker_id` resolves an unset id (no node.id, no
@@ -38,6 +41,7 @@ from .types import (
     each_one_of,
     format_value,
     gzip_level,
+    http_listener,
     one_of,
     parse_typed,
     throttled_replicas,
@@ -514,6 +518,14 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             False,
             kafka=False,
             doc="fsync a partition's log before acknowledging a produce to it",
+        ),
+        ConfigDefinition(
+            "pykbroker.metrics.listener",
+            STRING,
+            None,
+            http_listener,
+            kafka=False,
+            doc="http://host:port serving /metrics (Prometheus) and /health; unset serves nothing",
         ),
     ]
 )

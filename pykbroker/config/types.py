@@ -207,6 +207,26 @@ def gzip_level(key: str, value: Any) -> None:
         raise invalid_value(key, value, "Value must be -1 or in the range [1, 9]")
 
 
+_HTTP_LISTENER = re.compile(r"http://\[?([0-9a-zA-Z\-%._:]*)\]?:([0-9]+)/?")
+
+
+def parse_http_listener(key: str, text: str) -> tuple[str, int]:
+    """(host, port) of an address such as 'http://127.0.0.1:9404' (host '' = every interface,
+    port 0 = any free port)."""
+    match = _HTTP_LISTENER.fullmatch(text.strip())
+    if match is None:
+        raise invalid_value(key, text, "Unable to parse as an HTTP listener (http://host:port)")
+    port = int(match.group(2))
+    if port > 65535:
+        raise invalid_value(key, text, f"Port {port} is out of range")
+    return match.group(1), port
+
+
+def http_listener(key: str, value: Any) -> None:
+    if value:
+        parse_http_listener(key, value)
+
+
 _THROTTLED_REPLICA = re.compile(r"[0-9]+:[0-9]+")
 
 

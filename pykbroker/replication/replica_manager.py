@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import anyio
 
@@ -46,6 +46,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .broker_client import BrokerConnection
+from .broker_topic_stats import BrokerTopicStats
 from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
@@ -154,6 +155,17 @@ class DelayedFetch(DelayedOperation):
         return False
 
 
+class PartitionSummary(NamedTuple):
+    """A local partition's figures for the metrics endpoint."""
+
+    topic: str
+    partition: int
+    is_leader: bool
+    under_replicated: bool  # led here with fewer in-sync replicas than replicas (Kafka's isUnderReplicated)
+    log_size: int  # bytes of its log's segments (Kafka's Log Size)
+    high_watermark: int
+
+
 class ReplicaManager:
     def __init__(
         self,
@@ -180,6 +192,9 @@ class ReplicaManager:
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", timer)
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
+        self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
+        self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
+        self.isr_expands = 0
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
@@ -302,6 +317,7 @@ class ReplicaManager:
             self.fetchers.remove_partition(tp)
 
     def _delete_topic_partitions(self, topic: str) -> None:
+        self.topic_stats.remove_topic(topic)
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             del self.partitions[tp]
             self.fetchers.remove_partition(tp)
@@ -317,14 +333,28 @@ class ReplicaManager:
     # -- ISR changes ---------------------------------------------------------------------
     def _propose_isr(self, partition: Partition, new_isr: list[int]) -> None:
         log.info("Proposing ISR %s for %s-%d (was %s)", new_isr, partition.topic, partition.index, partition.isr)
+        previous_size = len(partition.isr)
 
         def done(partition_epoch: int | None) -> None:
+            committed = (
+                partition.pending_isr == new_isr
+                and partition_epoch is not None
+                and partition_epoch >= partition.partition_epoch
+            )
             partition.isr_proposal_done(new_isr, partition_epoch)
+            if committed:
+                self._count_isr_change(previous_size, len(new_isr))
             self._complete_delayed(partition.key)
 
         self.metadata.propose_isr(
             partition.topic, partition.index, partition.leader_epoch, partition.partition_epoch, new_isr, done
         )
+
+    def _count_isr_change(self, previous_size: int, new_size: int) -> None:
+        if new_size < previous_size:
+            self.isr_shrinks += 1
+        elif new_size > previous_size:
+            self.isr_expands += 1
 
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
@@ -541,6 +571,7 @@ class ReplicaManager:
         origin: str = CLIENT,
         verification_guard: VerificationGuard | None = None,
     ) -> ProduceResult:
+        self.topic_stats.record_produce_request(tp[0])
         try:
             partition = self.leader_partition(*tp)
             info = partition.append_as_leader(
@@ -561,6 +592,7 @@ class ReplicaManager:
             return ProduceResult(ErrorCode.UNSUPPORTED_COMPRESSION_TYPE, error_message=str(exc))
         except InvalidRecordError as exc:
             return ProduceResult(ErrorCode.INVALID_RECORD, error_message=str(exc))
+        self.topic_stats.record_append(tp[0], len(records), info.last_offset - info.first_offset + 1)
         result = ProduceResult(
             base_offset=info.first_offset, log_append_time=info.log_append_time, log_start_offset=info.log_start_offset
         )
@@ -585,15 +617,22 @@ class ReplicaManager:
         read_committed = isolation_level == READ_COMMITTED and not for_follower
         if for_follower:
             self._record_follower_fetches(requested, replica_id)
+        for tp, _ in requested:
+            self.topic_stats.record_fetch_request(tp[0])
         results = self._read_all(requested, max_bytes, for_follower, read_committed)
         total = sum(r.records_size for r in results.values())
         has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
-        if max_wait_ms <= 0 or total >= min_bytes or has_error or not requested:
-            return results
-        counters = {tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested}
-        delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed)
-        await self.fetch_purgatory.wait_for(delayed, list(counters))
-        return self._read_all(requested, max_bytes, for_follower, read_committed)
+        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or not requested):
+            counters = {
+                tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
+            }
+            delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed)
+            await self.fetch_purgatory.wait_for(delayed, list(counters))
+            results = self._read_all(requested, max_bytes, for_follower, read_committed)
+        for tp, result in results.items():
+            if result.records_size:
+                self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
+        return results
 
     def _record_follower_fetches(self, requested, replica_id: int) -> None:
         """A follower's fetch offsets are its log end offsets: they move the high watermark."""
@@ -722,6 +761,20 @@ class ReplicaManager:
             entry = (topic, index, partition.log.size, 0)
             by_dir.setdefault(self.log_manager.log_dir_of(topic, index), []).append(entry)
         return list(by_dir.items())
+
+    def partition_summaries(self) -> list[PartitionSummary]:
+        """Every local partition as the metrics endpoint reports it."""
+        return [
+            PartitionSummary(
+                topic,
+                index,
+                partition.is_leader,
+                partition.is_leader and len(partition.isr) < len(partition.replicas),
+                partition.log.size,
+                partition.high_watermark,
+            )
+            for (topic, index), partition in self.partitions.items()
+        ]
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
         return {tp: p.high_watermark for tp, p in self.partitions.items()}

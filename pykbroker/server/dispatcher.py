@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 
+from ..common.time import SYSTEM_CLOCK
 from ..handlers.context import CloseConnection, RequestContext
 from ..handlers.registry import HandlerEntry
 from ..handlers.services import BrokerServices
@@ -17,14 +18,21 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..security.principal import ANONYMOUS, KafkaPrincipal
+from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
 
 
 class Dispatcher:
-    def __init__(self, registry: dict[int, HandlerEntry], services: BrokerServices) -> None:
+    def __init__(
+        self,
+        registry: dict[int, HandlerEntry],
+        services: BrokerServices,
+        request_metrics: RequestMetrics | None = None,
+    ) -> None:
         self.registry = registry
         self.services = services
+        self.request_metrics = request_metrics or RequestMetrics()
 
     async def dispatch(
         self,
@@ -36,6 +44,7 @@ class Dispatcher:
         security_protocol: str = "PLAINTEXT",
     ) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
+        started_ms = SYSTEM_CLOCK.monotonic_ms()
         try:
             prefix = headers.read_request_prefix(frame)
         except DecodeError as exc:
@@ -68,10 +77,17 @@ class Dispatcher:
         )
         response = await entry.handle(request, ctx)
         if response is None:
+            self._record(prefix.api_key, prefix.api_version, request, started_ms)
             return None
         body = entry.response_type.encode(response, version=prefix.api_version)
         head = headers.encode_response_header(prefix.api_key, prefix.api_version, prefix.correlation_id)
+        self._record(prefix.api_key, prefix.api_version, request, started_ms)
         return [head, *body]
+
+    def _record(self, api_key: int, api_version: int, request, started_ms: float) -> None:
+        elapsed_ms = SYSTEM_CLOCK.monotonic_ms() - started_ms
+        from_follower = api_key == ApiKey.FETCH and _fetch_replica_id(request, api_version) >= 0
+        self.request_metrics.record(api_key, api_version, elapsed_ms, fetch_from_follower=from_follower)
 
     def version_range(self, api_key: int) -> tuple[int, int]:
         """(min, max) version served of an API; (0, -1) when it is not served."""
@@ -94,3 +110,8 @@ class Dispatcher:
         )
         head = headers.encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
         return [head, *response_type.encode(body, version=0)]
+
+
+def _fetch_replica_id(request, version: int) -> int:
+    """The replica id of a Fetch (a follower's broker id; -1 for consumers)."""
+    return request.replica_state.replica_id if version >= 15 else request.replica_id
