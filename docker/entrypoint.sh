@@ -2,8 +2,8 @@
 # The image's entrypoint: starts pykbroker with, in this order (a later --override wins),
 #   1. the image's defaults (listeners, advertised.listeners, log.dirs, pykbroker.metrics.listener),
 #   2. one --override per KAFKA_* and PYKBROKER_* environment variable, named as Confluent's and
-#      Apache Kafka's images name them: drop KAFKA_ (PYKBROKER_ becomes "pykbroker."), lower-case,
-#      then "___" -> "-", "__" -> "_", "_" -> ".":
+#      Apache Kafka's images name them: drop KAFKA_ (or Bitnami's KAFKA_CFG_; PYKBROKER_ becomes
+#      "pykbroker."), lower-case, then "___" -> "-", "__" -> "_", "_" -> ".":
 #          KAFKA_ADVERTISED_LISTENERS=PLAINTEXT://host:9092    --override advertised.listeners=...
 #          KAFKA_LISTENER_SECURITY_PROTOCOL_MAP=...             --override listener.security.protocol.map=...
 #          PYKBROKER_METRICS_LISTENER=http://0.0.0.0:9404       --override pykbroker.metrics.listener=...
@@ -21,7 +21,7 @@ if [ "$#" -gt 0 ] && [ "${1#-}" = "$1" ]; then
 fi
 
 config_key() {  # KAFKA_LOG_RETENTION_HOURS -> log.retention.hours
-    printf '%s\n' "$1" | sed -e 's/^KAFKA_//' -e 's/^PYKBROKER_/PYKBROKER./' | tr 'A-Z' 'a-z' \
+    printf '%s\n' "$1" | sed -e 's/^KAFKA_CFG_//' -e 's/^KAFKA_//' -e 's/^PYKBROKER_/PYKBROKER./' | tr 'A-Z' 'a-z' \
         | sed -e 's/___/-/g' -e 's/__/%/g' -e 's/_/./g' -e 's/%/_/g'
 }
 

@@ -66,11 +66,13 @@ def test_kafka_variables_become_overrides_by_confluents_naming_rule(run_entrypoi
         KAFKA_BROKER_ID="3",
         KAFKA_LISTENER_SECURITY_PROTOCOL_MAP="INTERNAL:PLAINTEXT",
         KAFKA_LOG_RETENTION_HOURS="1",
+        KAFKA_CFG_NUM_PARTITIONS="4",
         KAFKA_SOME__UNDERSCORED___DASHED="x",
         PYKBROKER_FSYNC_BEFORE_ACK="true",
     )
     assert overrides(arguments)[4:] == [
         "broker.id=3",
+        "num.partitions=4",
         "listener.security.protocol.map=INTERNAL:PLAINTEXT",
         "log.retention.hours=1",
         "some_underscored-dashed=x",
