@@ -60,6 +60,7 @@ from .security.sasl.credentials import scram_credential_lookup
 from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
+from .server.faults import FaultInjector
 from .server.listener_security import ListenerSecurity
 from .server.socket_server import (
     SERVED_SECURITY_PROTOCOLS,
@@ -113,6 +114,7 @@ class Broker:
         self.txn_verifier: TransactionVerifier | None = None
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
+        self.faults = FaultInjector()  # injected faults for client tests (server/faults.py)
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
 
@@ -469,7 +471,7 @@ class Broker:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
         if not self.listeners:
             self.open()
-        dispatcher = Dispatcher(self.registry, self.services())
+        dispatcher = Dispatcher(self.registry, self.services(), self.faults)
         server = SocketServer(
             self.listeners,
             dispatcher,
@@ -571,7 +573,19 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
+            faults=self.faults,
         )
+
+    async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:
+        """Make `broker_id` (a live in-sync replica) the leader of the partition, through the
+        controller's election (on the broker whose controller is active; a single broker refuses:
+        moving leadership needs a cluster). ValueError with the controller's reason otherwise."""
+        controller = self.controller
+        if controller is None:
+            raise RuntimeError("broker not open")
+        error, message = await controller.move_leadership(topic, partition, broker_id)
+        if error not in (ErrorCode.NONE, ErrorCode.ELECTION_NOT_NEEDED):
+            raise ValueError(f"{error.name}: {message or error.message}")
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""

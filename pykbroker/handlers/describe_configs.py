@@ -7,7 +7,8 @@ subscriptions (16; this broker keeps none, so they have no configs). Each entry 
 its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
 this project has none).
 
-`configuration_keys` null or empty asks for every config. Failures are per resource, as in Kafka:
+`configuration_keys` null or empty asks for every config; `pykbroker.fault.injection` (this
+broker's injected faults, fault_configs) is described only when named. Failures are per resource, as in Kafka:
 an illegal topic name (INVALID_TOPIC_EXCEPTION), an unknown topic (UNKNOWN_TOPIC_OR_PARTITION),
 another broker's id or a name that is not a number (INVALID_REQUEST). A resource type Kafka does
 not describe fails the whole request: every resource gets INVALID_REQUEST. Resources the caller
@@ -31,6 +32,7 @@ from ..config import (
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from . import fault_configs
 from .auth import DESCRIBE_CONFIGS
 from .broker_loggers import logger_levels
 from .config_admin import ConfigResourceType, config_authorization_error, effective_broker_config, parse_int32
@@ -89,12 +91,19 @@ def _describe(resource, options: Options, ctx: RequestContext):
     wanted = resource.configuration_keys
     if wanted:
         entries = [entry for entry in entries if entry.name in wanted]
+        if fault_configs.FAULT_INJECTION in wanted and _names_this_broker(resource):
+            entries.append(_entry(fault_configs.describe_entry(ctx), options, ""))
     return Result(
         error_code=ErrorCode.NONE,
         resource_type=resource.resource_type,
         resource_name=resource.resource_name,
         configs=entries,
     )
+
+
+def _names_this_broker(resource) -> bool:
+    """A broker resource named by an id (`_entries` refused any other broker's)."""
+    return resource.resource_type == ConfigResourceType.BROKER and bool(resource.resource_name)
 
 
 def _failure(resource, error: KafkaError):

@@ -3,6 +3,8 @@
 A request whose API or version is not served closes its connection (as Kafka does), except
 ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it
 serves (only those, as Kafka does), so that clients can fall back.
+
+Injected faults (`faults.FaultInjector`) that match a request are applied around its handler.
 """
 
 from __future__ import annotations
@@ -17,14 +19,18 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..security.principal import ANONYMOUS, KafkaPrincipal
+from .faults import FaultInjector
 
 log = logging.getLogger(__name__)
 
 
 class Dispatcher:
-    def __init__(self, registry: dict[int, HandlerEntry], services: BrokerServices) -> None:
+    def __init__(
+        self, registry: dict[int, HandlerEntry], services: BrokerServices, faults: FaultInjector | None = None
+    ) -> None:
         self.registry = registry
         self.services = services
+        self.faults = faults if faults is not None else FaultInjector()
 
     async def dispatch(
         self,
@@ -66,7 +72,11 @@ class Dispatcher:
             principal=principal,
             security_protocol=security_protocol,
         )
-        response = await entry.handle(request, ctx)
+        injected = self.faults.for_request(prefix.api_key, header.client_id)
+        if injected is None:
+            response = await entry.handle(request, ctx)
+        else:
+            response = await injected.serve(entry.handle, request, ctx)
         if response is None:
             return None
         body = entry.response_type.encode(response, version=prefix.api_version)
