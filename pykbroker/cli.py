@@ -38,6 +38,7 @@ TOOLS = {
     "get-offsets": "pykbroker.tools.get_offsets",
     "delete-records": "pykbroker.tools.delete_records",
     "leader-election": "pykbroker.tools.leader_election",
+    "faults": "pykbroker.tools.faults",
 }
 TOOL_SUMMARIES = {
     "topics": "create, list, describe, alter and delete topics (kafka-topics.sh)",
@@ -45,6 +46,7 @@ TOOL_SUMMARIES = {
     "get-offsets": "print partitions' offsets (kafka-get-offsets.sh)",
     "delete-records": "delete records up to offsets (kafka-delete-records.sh)",
     "leader-election": "elect preferred or unclean leaders (kafka-leader-election.sh)",
+    "faults": "inject faults into pykbroker brokers for client tests: errors, latency, drops, leadership moves",
 }
 
 

@@ -8,9 +8,10 @@ its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when aske
 this project has none).
 
 `configuration_keys` null or empty asks for every config; `pykbroker.fault.injection` (this
-broker's injected faults, fault_configs) is described only when named. Failures are per resource, as in Kafka:
-an illegal topic name (INVALID_TOPIC_EXCEPTION), an unknown topic (UNKNOWN_TOPIC_OR_PARTITION),
-another broker's id or a name that is not a number (INVALID_REQUEST). A resource type Kafka does
+broker's injected faults, fault_configs) is described when named, or while faults are active.
+Failures are per resource, as in Kafka: an illegal topic name (INVALID_TOPIC_EXCEPTION), an
+unknown topic (UNKNOWN_TOPIC_OR_PARTITION), another broker's id or a name that is not a number
+(INVALID_REQUEST). A resource type Kafka does
 not describe fails the whole request: every resource gets INVALID_REQUEST. Resources the caller
 may not DESCRIBE_CONFIGS (on the topic; on the cluster for brokers, loggers and client metrics)
 come last with TOPIC_/CLUSTER_AUTHORIZATION_FAILED.
@@ -88,11 +89,11 @@ def _describe(resource, options: Options, ctx: RequestContext):
         entries = _entries(resource, options, ctx)
     except KafkaError as exc:
         return _failure(resource, exc)
+    if _names_this_broker(resource) and fault_configs.described(ctx, resource.configuration_keys):
+        entries.append(_entry(fault_configs.describe_entry(ctx), options, ""))
     wanted = resource.configuration_keys
     if wanted:
         entries = [entry for entry in entries if entry.name in wanted]
-        if fault_configs.FAULT_INJECTION in wanted and _names_this_broker(resource):
-            entries.append(_entry(fault_configs.describe_entry(ctx), options, ""))
     return Result(
         error_code=ErrorCode.NONE,
         resource_type=resource.resource_type,

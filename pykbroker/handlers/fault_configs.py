@@ -6,8 +6,9 @@ outside the process (not a handler itself).
   broker; the cluster-wide default resource is refused with INVALID_REQUEST):
   APPEND a JSON object (or array of objects) of `FaultRule` fields adds faults; SUBTRACT an id (or
   comma-separated ids) removes them; DELETE removes every fault; SET a JSON array replaces them
-  all. DescribeConfigs, when the key is named, shows the faults as a JSON array of
-  `{"id", "rule", "fired"}`. A malformed rule or an unknown id fails with INVALID_CONFIG.
+  all. DescribeConfigs shows the faults as a JSON array of `{"id", "rule", "fired"}` (when the
+  key is named, or while there are faults: as any dynamic config once set). A malformed rule or
+  an unknown id fails with INVALID_CONFIG.
 * `pykbroker.partition.leader.move` on the broker resource of the active controller: SET
   `{"topic": "t", "partition": 0, "leader": 2}` moves the partition's leadership to broker 2 (a
   live in-sync replica) through the controller's election; another broker answers NOT_CONTROLLER,
@@ -121,6 +122,14 @@ async def move_leaderships(moves: list[LeaderMove], ctx: RequestContext) -> None
         error, message = await ctx.services.controller.move_leadership(move.topic, move.partition, move.leader)
         if error not in (ErrorCode.NONE, ErrorCode.ELECTION_NOT_NEEDED):
             raise KafkaError(error, message or error.message)
+
+
+def described(ctx: RequestContext, wanted: list[str] | None) -> bool:
+    """Whether a broker's DescribeConfigs shows the faults: when named, or while there are some
+    (as any dynamic config shows once set)."""
+    faults = ctx.services.faults
+    named = wanted is not None and FAULT_INJECTION in wanted
+    return named or (faults is not None and bool(faults.describe()))
 
 
 def describe_entry(ctx: RequestContext) -> ConfigEntry:
