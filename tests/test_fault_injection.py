@@ -23,6 +23,7 @@ from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
 from pykbroker.testing import BrokerProcess
+from pykbroker.tools import faults as faults_tool
 from tests.wire import WireClient
 
 FAULT_KEY = "pykbroker.fault.injection"
@@ -414,3 +415,44 @@ def _poll_values(consumer, until, timeout: float = 20.0) -> list[str]:
     if timeout >= 1:
         raise AssertionError(f"only {values} arrived")
     return values
+
+
+# -- pykbroker faults ----------------------------------------------------------------------------
+
+
+def run_tool(broker, capsys, *arguments: str) -> tuple[int, str, str]:
+    status = faults_tool.main(["--bootstrap-server", broker.bootstrap, *arguments])
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_the_faults_tool_adds_lists_removes_and_clears(broker, admin, topic, capsys):
+    rule = json.dumps({"api": "Produce", "topic": topic, "error": "NOT_LEADER_OR_FOLLOWER", "count": 3})
+    status, out, _ = run_tool(broker, capsys, "--add", rule)
+    assert status == 0
+    fault_id = int(re.fullmatch(r"Added fault (\d+) on broker 0: .*\n", out).group(1))
+    run_tool(broker, capsys, "--add", '{"api": "Metadata", "client_id": "nobody", "latency_ms": 100}')
+
+    status, out, _ = run_tool(broker, capsys, "--list")
+    assert status == 0
+    assert out.splitlines()[0].split() == ["BROKER", "ID", "FIRED", "RULE"]
+    assert out.splitlines()[1].split()[:3] == ["0", str(fault_id), "0"]
+    assert len(out.splitlines()) == 3
+
+    status, out, _ = run_tool(broker, capsys, "--list", "--output", "json")
+    listed = json.loads(out)
+    assert listed[0] == {"broker": 0, "id": fault_id, "fired": 0, "rule": json.loads(rule)}
+
+    assert run_tool(broker, capsys, "--remove", str(fault_id))[1] == f"Removed fault {fault_id} on broker(s) 0.\n"
+    assert [fault["id"] for fault in faults(admin)] == [fault_id + 1]
+    assert run_tool(broker, capsys, "--clear")[0] == 0
+    assert run_tool(broker, capsys, "--list")[1] == "No faults.\n"
+
+
+def test_the_faults_tool_reports_what_the_broker_refuses(broker, admin, topic, capsys):
+    status, _, err = run_tool(broker, capsys, "--add", '{"api": "Produce"}')
+    assert status == 1 and "needs an effect" in err
+    status, _, err = run_tool(broker, capsys, "--remove", "999")
+    assert (status, err) == (1, "No fault 999 on broker(s) 0\n")
+    status, _, err = run_tool(broker, capsys, "--move-leader", "--topic", topic, "--partition", "0", "--leader", "0")
+    assert status == 1 and "needs a cluster" in err
