@@ -185,3 +185,20 @@ def _element_class(message_type, owner_class, attr: str):
             return message_type.classes[next(f for f in spec.fields if f.attr == attr).struct.name]
         specs.extend(f.struct for f in spec.fields if f.struct is not None)
     raise AssertionError(attr)
+
+
+def test_a_metadata_error_hits_the_matching_topics_only():
+    Response = messages.response(ApiKey.METADATA).cls
+    partition = Response.MetadataResponsePartition(partition_index=0, leader_id=0)
+
+    def handler(_request):
+        topics = [Response.MetadataResponseTopic(name=name, partitions=[partition]) for name in ("a", "b")]
+        return Response(topics=topics)
+
+    injector = FaultInjector()
+    injector.add(FaultRule(api="Metadata", topic="a", error="LEADER_NOT_AVAILABLE", count=1))
+    response = serve(injector, ApiKey.METADATA, handler=handler)
+
+    answers = {t.name: (t.error_code, len(t.partitions)) for t in response.topics}
+    assert answers == {"a": (ErrorCode.LEADER_NOT_AVAILABLE, 0), "b": (ErrorCode.NONE, 1)}
+    assert injector.list() == []

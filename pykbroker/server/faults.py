@@ -78,6 +78,8 @@ PARTITIONED_APIS: dict[int, _PartitionedApi] = {
     ApiKey.DELETE_RECORDS: _shape(),
     ApiKey.OFFSET_FOR_LEADER_EPOCH: _shape(topic="topic", partition_index="partition"),
 }
+# the APIs whose injected errors go to partitions (or Metadata's topics), not to the response itself
+_ERRORS_BELOW_THE_TOP = {*PARTITIONED_APIS, ApiKey.FETCH, ApiKey.METADATA}
 # offsets and epochs of a partition answered with an error: -1, as Kafka's error responses
 _UNKNOWN_WHEN_FAILED = (
     "base_offset", "log_append_time_ms", "log_start_offset", "timestamp", "offset", "leader_epoch", "end_offset",
@@ -271,9 +273,6 @@ class FaultInjector:
         """Each fault as {"id", "rule", "fired"}: what the admin request shows."""
         return [{"id": f.fault_id, "rule": f.rule.to_dict(), "fired": f.fired} for f in self._faults.values()]
 
-    def __bool__(self) -> bool:
-        return bool(self._faults)
-
     # -- serving requests ------------------------------------------------------------------
     def for_request(self, api_key: int, client_id: str | None) -> RequestFaults | None:
         """The faults that may hit one request (their probability drawn now), or None."""
@@ -350,7 +349,7 @@ class RequestFaults:
                 continue
             if rule.latency_ms > 0 or rule.drop_connection:
                 yield fault
-            elif rule.error is not None and self.api_key not in PARTITIONED_APIS and self.api_key != ApiKey.FETCH:
+            elif rule.error is not None and self.api_key not in _ERRORS_BELOW_THE_TOP:
                 yield fault
 
     async def _respond(self, handle, request, ctx: RequestContext) -> Any:
