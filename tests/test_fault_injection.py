@@ -32,6 +32,7 @@ Produce = messages.request(ApiKey.PRODUCE).cls
 Fetch = messages.request(ApiKey.FETCH).cls
 Metadata = messages.request(ApiKey.METADATA).cls
 IncrementalAlterConfigs = messages.request(ApiKey.INCREMENTAL_ALTER_CONFIGS).cls
+AlterConfigs = messages.request(ApiKey.ALTER_CONFIGS).cls
 
 
 @pytest.fixture(scope="module")
@@ -465,3 +466,21 @@ def test_the_faults_tool_reports_what_the_broker_refuses(broker, admin, topic, c
     assert (status, err) == (1, "No fault 999 on broker(s) 0\n")
     status, _, err = run_tool(broker, capsys, "--move-leader", "--topic", topic, "--partition", "0", "--leader", "0")
     assert status == 1 and "needs a cluster" in err
+
+
+def test_alter_configs_sending_back_the_described_faults_leaves_them_alone(broker, admin, topic):
+    """Kafka's kafka-configs.sh alters a broker with AlterConfigs, sending every dynamic config it
+    described: the faults among them are neither changed nor refused."""
+    fault_id = add_fault(admin, api="ListOffsets", topic=topic, error="LEADER_NOT_AVAILABLE")
+    described = json.dumps(faults(admin))
+    entries = [
+        AlterConfigs.AlterableConfig(name=FAULT_KEY, value=described),
+        AlterConfigs.AlterableConfig(name="log.cleaner.threads", value="1"),
+    ]
+    body = AlterConfigs(
+        resources=[AlterConfigs.AlterConfigsResource(resource_type=4, resource_name="0", configs=entries)],
+        validate_only=False,
+    )
+    with WireClient(broker.bootstrap) as client:
+        assert client.request(ApiKey.ALTER_CONFIGS, 2, body).responses[0].error_code == ErrorCode.NONE
+    assert [fault["id"] for fault in faults(admin)] == [fault_id]
