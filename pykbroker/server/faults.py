@@ -81,10 +81,16 @@ PARTITIONED_APIS: dict[int, _PartitionedApi] = {
 # the APIs whose injected errors go to partitions (or Metadata's topics), not to the response itself
 _ERRORS_BELOW_THE_TOP = {*PARTITIONED_APIS, ApiKey.FETCH, ApiKey.METADATA}
 # offsets and epochs of a partition answered with an error: -1, as Kafka's error responses
-_UNKNOWN_WHEN_FAILED = (
-    "base_offset", "log_append_time_ms", "log_start_offset", "timestamp", "offset", "leader_epoch", "end_offset",
+_UNKNOWN_WHEN_FAILED = {
+    "base_offset",
+    "log_append_time_ms",
+    "log_start_offset",
+    "timestamp",
+    "offset",
+    "leader_epoch",
+    "end_offset",
     "low_watermark",
-)  # fmt: skip
+}
 
 
 def api_key_of(api: str | int) -> int:
@@ -93,9 +99,9 @@ def api_key_of(api: str | int) -> int:
         if api not in MESSAGE_NAMES:
             raise ValueError(f"unknown API key {api}")
         return api
-    key = _API_KEYS_BY_NAME.get(api.replace("_", "").lower()) if isinstance(api, str) else None
-    if key is None and isinstance(api, str) and api.upper() in ApiKey.__members__:
-        key = ApiKey[api.upper()]
+    if not isinstance(api, str):
+        raise ValueError(f"an API is a name or a key, not {api!r}")
+    key = _API_KEYS_BY_NAME.get(api.replace("_", "").lower())  # "Produce", "produce", "LIST_OFFSETS"
     if key is None:
         raise ValueError(f"unknown API {api!r} (Kafka's names: Produce, Fetch, Metadata, ...)")
     return int(key)
@@ -105,7 +111,7 @@ def error_code_of(error: str | int) -> ErrorCode:
     """An error code from Kafka's name ("NOT_LEADER_OR_FOLLOWER") or number."""
     try:
         return ErrorCode(error) if isinstance(error, int) else ErrorCode[error.upper()]
-    except (KeyError, ValueError):
+    except (KeyError, ValueError, AttributeError):
         raise ValueError(f"unknown error {error!r}") from None
 
 
@@ -179,16 +185,6 @@ class FaultRule:
             return cls(**values)
         except TypeError as exc:
             raise ValueError(str(exc)) from None
-
-    @classmethod
-    def from_json(cls, text: str) -> FaultRule:
-        try:
-            values = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"a fault is a JSON object: {exc}") from None
-        if not isinstance(values, dict):
-            raise ValueError("a fault is a JSON object")
-        return cls.from_dict(values)
 
     def __str__(self) -> str:
         return json.dumps(self.to_dict(), separators=(",", ":"))
