@@ -72,3 +72,21 @@ def test_leadership_moves_only_to_a_replica(all_running):
     create_topic(cluster, "nowhere", 1)
     with pytest.raises(KafkaException, match="not a replica"):
         ask_broker_to_move(cluster, cluster.controller_id(), "nowhere", 42)
+
+
+def test_the_faults_tool_adds_to_every_broker_unless_one_is_named(all_running, capsys):
+    cluster = all_running
+    common = ["--bootstrap-server", cluster.bootstrap]
+    rule = '{"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER", "count": 1}'
+    try:
+        assert faults_tool.main([*common, "--add", rule]) == 0
+        assert faults_tool.main([*common, "--add", rule, "--broker", "2"]) == 0
+        capsys.readouterr()
+        assert faults_tool.main([*common, "--list", "--output", "json"]) == 0
+        listed = json.loads(capsys.readouterr().out)
+        assert sorted((fault["broker"], fault["id"]) for fault in listed) == [(1, 1), (2, 1), (2, 2), (3, 1)]
+    finally:
+        assert faults_tool.main([*common, "--clear"]) == 0
+    capsys.readouterr()
+    assert faults_tool.main([*common, "--list"]) == 0
+    assert capsys.readouterr().out == "No faults.\n"
