@@ -61,6 +61,7 @@ from .security.sasl.credentials import scram_credential_lookup
 from .security.ssl_config import ServerSsl, client_ssl_context
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
+from .server.faults import FaultInjector
 from .server.listener_security import ListenerSecurity
 from .server.metrics import MetricsSources, collect, render
 from .server.metrics_http import Health, MetricsHttpServer, bind_metrics_socket, http_address
@@ -119,6 +120,7 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
+        self.faults = FaultInjector()  # injected faults for client tests (server/faults.py)
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -481,7 +483,7 @@ class Broker:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
         if not self.listeners:
             self.open()
-        dispatcher = Dispatcher(self.registry, self.services(), self.request_metrics)
+        dispatcher = Dispatcher(self.registry, self.services(), self.request_metrics, self.faults)
         server = SocketServer(
             self.listeners,
             dispatcher,
@@ -624,7 +626,19 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
+            faults=self.faults,
         )
+
+    async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:
+        """Make `broker_id` (a live in-sync replica) the leader of the partition, through the
+        controller's election (on the broker whose controller is active; a single broker refuses:
+        moving leadership needs a cluster). ValueError with the controller's reason otherwise."""
+        controller = self.controller
+        if controller is None:
+            raise RuntimeError("broker not open")
+        error, message = await controller.move_leadership(topic, partition, broker_id)
+        if error not in (ErrorCode.NONE, ErrorCode.ELECTION_NOT_NEEDED):
+            raise ValueError(f"{error.name}: {message or error.message}")
 
     def live_brokers(self, listener_name: str) -> list[BrokerInfo]:
         """Live brokers with their endpoint on `listener_name` (the listener a client used)."""

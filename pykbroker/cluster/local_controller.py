@@ -2,7 +2,7 @@
 every partition has one replica, so leadership never needs to move.
 
 Offers the same requests as the cluster controller (`controller/controller.py`) for the
-ControlledShutdown and ElectLeaders handlers.
+ControlledShutdown and ElectLeaders handlers; moving a partition's leadership needs a cluster.
 """
 
 from __future__ import annotations
@@ -40,3 +40,9 @@ class LocalController:
             else:
                 results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition")
         return results
+
+    async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]:
+        return ErrorCode.INVALID_REQUEST, (
+            "Moving a partition's leadership needs a cluster (zookeeper.connect): on a single broker "
+            "every partition has one replica, which leads it"
+        )

@@ -3,6 +3,8 @@
 A request whose API or version is not served closes its connection (as Kafka does), except
 ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it
 serves (only those, as Kafka does), so that clients can fall back.
+
+Injected faults (`faults.FaultInjector`) that match a request are applied around its handler.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..security.principal import ANONYMOUS, KafkaPrincipal
 from .request_metrics import RequestMetrics
+from .faults import FaultInjector
 
 log = logging.getLogger(__name__)
 
@@ -29,10 +32,12 @@ class Dispatcher:
         registry: dict[int, HandlerEntry],
         services: BrokerServices,
         request_metrics: RequestMetrics | None = None,
+        faults: FaultInjector | None = None,
     ) -> None:
         self.registry = registry
         self.services = services
         self.request_metrics = request_metrics or RequestMetrics()
+        self.faults = faults if faults is not None else FaultInjector()
 
     async def dispatch(
         self,
@@ -75,7 +80,11 @@ class Dispatcher:
             principal=principal,
             security_protocol=security_protocol,
         )
-        response = await entry.handle(request, ctx)
+        injected = self.faults.for_request(prefix.api_key, header.client_id)
+        if injected is None:
+            response = await entry.handle(request, ctx)
+        else:
+            response = await injected.serve(entry.handle, request, ctx)
         if response is None:
             self._record(prefix.api_key, prefix.api_version, request, started_ms)
             return None

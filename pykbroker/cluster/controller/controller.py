@@ -11,7 +11,8 @@ The active controller:
   state znodes); requests under `/admin/delete_topics` delete topics;
 - consumes `/isr_change_notification` (leaders write the ISR themselves);
 - serves ControlledShutdown (moving leadership off a broker before it stops) and ElectLeaders
-  (preferred or unclean elections);
+  (preferred or unclean elections), and moves a partition's leadership to a chosen in-sync
+  replica on request (`move_leadership`, for client tests);
 - when unclean leader election gets enabled (a topic's config, or the broker's dynamic
   default), elects leaders of the offline partitions it now allows.
 
@@ -127,6 +128,10 @@ class Controller:
         self, election_type: int, partitions: list[TopicPartition] | None
     ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
         future = self.events.submit(self._elect_leaders, election_type, partitions)
+        return await self.bridge.wait(future)
+
+    async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]:
+        future = self.events.submit(self._move_leadership, topic, partition, broker_id)
         return await self.bridge.wait(future)
 
     # -- election (event thread) -------------------------------------------------------
@@ -475,6 +480,21 @@ class Controller:
             self._resign()
             return {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions}
         return results
+
+    def _move_leadership(self, name: str, p: int, broker_id: int) -> tuple[ErrorCode, str | None]:
+        if not self.active:
+            return ErrorCode.NOT_CONTROLLER, None
+        log.info("Moving the leadership of %s-%d to broker %d on request", name, p, broker_id)
+        try:
+            code, message = self._elect_one(election.designated(broker_id), name, p)
+        except ControllerMovedError:
+            self._resign()
+            return ErrorCode.NOT_CONTROLLER, None
+        if code == ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE:
+            message = f"Broker {broker_id} is not a live in-sync replica of {name}-{p}"
+        elif code == ErrorCode.INVALID_REPLICA_ASSIGNMENT:
+            message = f"Broker {broker_id} is not a replica of {name}-{p}"
+        return code, message
 
     def _elect_one(self, rule, name: str, p: int) -> tuple[ErrorCode, str | None]:
         replicas = self._replicas(name, p)

@@ -3,7 +3,8 @@
 Every function takes the partition's replicas (assignment order: the first is the preferred
 leader), its current state (`LeaderAndIsr`, or None before the first election) and the live
 brokers with their registration epochs, and returns the new (leader, isr) or None when nothing
-changes. The caller writes the change with the leader epoch bumped.
+changes (`designated(target)` moves leadership to a chosen in-sync replica). The caller
+writes the change with the leader epoch bumped.
 
 The rules are Kafka's:
 - a new partition is led by its first live replica, with every live replica in the ISR;
@@ -18,7 +19,7 @@ The rules are Kafka's:
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Callable, Collection, Mapping
 
 from ...protocol.errors import ErrorCode
 from ..zk_data import NO_LEADER, LeaderAndIsr
@@ -114,3 +115,26 @@ def unclean(
     if not eligible:
         return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, None
     return ErrorCode.NONE, (eligible[0], [eligible[0]])
+
+
+def designated(
+    target: int,
+) -> Callable[[list[int], LeaderAndIsr | None, Live, Collection[int]], tuple[ErrorCode, tuple[int, list[int]] | None]]:
+    """A leader election that makes `target` the leader (moving a partition's leadership on
+    request): it must be a live replica in the ISR, not shutting down. The assignment keeps its
+    order, so a later preferred election moves leadership back."""
+
+    def elect(
+        replicas: list[int], state: LeaderAndIsr | None, live: Live, shutting_down: Collection[int]
+    ) -> tuple[ErrorCode, tuple[int, list[int]] | None]:
+        if state is None or not replicas:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
+        if target not in replicas:
+            return ErrorCode.INVALID_REPLICA_ASSIGNMENT, None
+        if state.leader == target and leader_is_current(state, live):
+            return ErrorCode.ELECTION_NOT_NEEDED, None
+        if target in live and target not in shutting_down and target in state.isr:
+            return ErrorCode.NONE, (target, list(state.isr))
+        return ErrorCode.ELIGIBLE_LEADERS_NOT_AVAILABLE, None
+
+    return elect
