@@ -5,6 +5,7 @@ The embedded broker serves on its own thread and event loop: it is started and s
 thread, `with` and `async with`, two at once; its data lives in a temporary directory that goes
 when it stops, unless a directory was given.
 """
+
 from __future__ import annotations
 
 import socket
@@ -150,6 +151,7 @@ def test_create_topic_names_kafkas_error_when_the_broker_refuses():
 
 # -- the broker's own shutdown path --------------------------------------------------------------
 
+
 def serve_on_a_thread(broker: Broker) -> threading.Thread:
     thread = threading.Thread(target=anyio.run, args=(partial(broker.run, handle_signals=False),))
     thread.start()
@@ -158,8 +160,13 @@ def serve_on_a_thread(broker: Broker) -> threading.Thread:
 
 
 def broker_config(tmp_path) -> BrokerConfig:
-    return BrokerConfig({"listeners": "PLAINTEXT://127.0.0.1:0", "log.dirs": str(tmp_path / "logs"),
-                         "offsets.topic.replication.factor": "1"})
+    return BrokerConfig(
+        {
+            "listeners": "PLAINTEXT://127.0.0.1:0",
+            "log.dirs": str(tmp_path / "logs"),
+            "offsets.topic.replication.factor": "1",
+        }
+    )
 
 
 def test_a_broker_serving_on_another_thread_is_shut_down_from_this_one(tmp_path):
@@ -182,6 +189,7 @@ def test_a_broker_asked_to_shut_down_before_it_runs_stops_as_it_starts(tmp_path)
 
 # -- the process variant --------------------------------------------------------------------------
 
+
 def test_a_broker_process_without_a_directory_keeps_its_data_in_a_temporary_one_until_the_block_ends():
     with BrokerProcess() as broker:
         directory = broker.directory
@@ -196,6 +204,7 @@ def test_a_broker_process_without_a_directory_keeps_its_data_in_a_temporary_one_
 
 
 # -- faults, once the broker has them -------------------------------------------------------------
+
 
 def test_faults_are_injected_listed_and_removed_on_the_brokers_loop():
     pytest.importorskip("pykbroker.server.faults")
