@@ -21,6 +21,7 @@ import pykbroker
 from pykbroker import BrokerProcess, EmbeddedBroker
 from pykbroker.broker import Broker
 from pykbroker.config import BrokerConfig
+from pykbroker.testing import wait_until
 
 
 def round_trip(bootstrap: str, topic: str, value: bytes) -> bytes:
@@ -85,6 +86,12 @@ def test_an_embedded_broker_started_on_one_thread_stops_from_another():
     stopper.start()
     stopper.join(30)
     assert failures == [] and not broker.is_running()
+
+
+def test_an_embedded_broker_stopped_from_its_own_loop_stops_once_that_call_returns():
+    broker = EmbeddedBroker().start()
+    broker.call(broker.stop)  # cannot wait for itself: the stop is only asked for
+    wait_until(lambda: not broker.is_running(), "the broker's thread to end")
 
 
 def test_two_embedded_brokers_run_at_once_each_with_its_own_port_data_and_topics():
