@@ -31,6 +31,7 @@ from .testing import SINGLE_BROKER_DEFAULTS
 
 if TYPE_CHECKING:
     from .broker import Broker
+    from .server.socket_server import BoundListener
 
 _Result = TypeVar("_Result")
 
@@ -46,8 +47,8 @@ class EmbeddedBroker:
         broker_id: int = 0,
         start_timeout: float = 30.0,
     ) -> None:
-        """`overrides` are server.properties keys over the single-broker defaults above (a
-        `listeners` or `log.dirs` given here wins). `directory` keeps the data after `stop()`."""
+        """`overrides` are server.properties keys over `SINGLE_BROKER_DEFAULTS` (a `listeners`
+        or `log.dirs` given here wins). `directory` keeps the data after `stop()`."""
         self.directory = None if directory is None else Path(directory)
         self.overrides = {
             "broker.id": str(broker_id),
@@ -80,7 +81,8 @@ class EmbeddedBroker:
 
     @property
     def data_directory(self) -> Path:
-        """Where the broker keeps its data while it runs (`log.dirs` unless overridden)."""
+        """The directory given, or the temporary one, while the broker runs: `log.dirs` is its
+        `kafka-logs` unless overridden."""
         if self._data_directory is None:
             raise RuntimeError("the embedded broker is not running")
         return self._data_directory
@@ -92,9 +94,8 @@ class EmbeddedBroker:
             raise RuntimeError("the embedded broker is not running")
         return self._broker
 
-    def _first_listener(self):
-        listeners = self.broker.listeners
-        return listeners[0]
+    def _first_listener(self) -> BoundListener:
+        return self.broker.listeners[0]
 
     def is_running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
@@ -109,8 +110,9 @@ class EmbeddedBroker:
         from .config import BrokerConfig
 
         settings = dict(self.overrides)
+        data_directory = self._make_data_directory()
         if "log.dirs" not in settings and "log.dir" not in settings:
-            settings["log.dirs"] = str(self._make_data_directory() / "kafka-logs")
+            settings["log.dirs"] = str(data_directory / "kafka-logs")
         try:
             broker = Broker(BrokerConfig(settings))
             broker.open()
@@ -153,7 +155,8 @@ class EmbeddedBroker:
         deadline = time.monotonic() + self.start_timeout
         while not broker.serving.wait(0.01):
             if thread is None or not thread.is_alive():
-                raise RuntimeError(f"the embedded broker stopped while starting: {self._failure!r}")
+                failure, self._failure, self._broker, self._thread = self._failure, None, None, None
+                raise RuntimeError("the embedded broker stopped while starting") from failure
             if time.monotonic() > deadline:
                 self.stop()
                 raise TimeoutError(f"the embedded broker did not start within {self.start_timeout}s")
