@@ -27,13 +27,21 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
-from .testing import SINGLE_BROKER_DEFAULTS
-
 if TYPE_CHECKING:
     from .broker import Broker
     from .server.socket_server import BoundListener
 
 _Result = TypeVar("_Result")
+
+# What a test broker needs on one node; Kafka's defaults are made for a cluster of three
+SINGLE_BROKER_DEFAULTS = {
+    "offsets.topic.replication.factor": "1",
+    "offsets.topic.num.partitions": "1",
+    "transaction.state.log.replication.factor": "1",
+    "transaction.state.log.min.isr": "1",
+    "transaction.state.log.num.partitions": "1",
+    "group.initial.rebalance.delay.ms": "0",  # as Kafka's config/server.properties sets it
+}
 
 
 class EmbeddedBroker:
@@ -230,6 +238,6 @@ class EmbeddedBroker:
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
     ) -> str:
         """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
-        from .testing import create_topic
+        from .wire_admin import create_topic
 
         return create_topic(self.bootstrap, name, partitions, replication_factor, configs)

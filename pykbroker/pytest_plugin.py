@@ -63,7 +63,8 @@ def kafka_broker(
     """One broker for the session, stopped at its end; its data under pytest's temporary directory."""
     directory = tmp_path_factory.mktemp("pykbroker")
     if request.config.getoption("pykbroker_mode") == "process":
-        from pykbroker.testing import SINGLE_BROKER_DEFAULTS, BrokerProcess
+        from pykbroker.embedded import SINGLE_BROKER_DEFAULTS
+        from pykbroker.testing import BrokerProcess
 
         running: Any = BrokerProcess(directory, {**SINGLE_BROKER_DEFAULTS, **kafka_broker_overrides})
     else:

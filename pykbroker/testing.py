@@ -1,24 +1,21 @@
 """Run a pykbroker (and a ZooKeeper) as separate processes, for tests, the compat suite and
-benchmarks; create topics on them as a client would.
+benchmarks.
 
-    with BrokerProcess() as broker:                  # public as pykbroker.BrokerProcess
-        broker.create_topic("events", partitions=3)
+    with BrokerProcess(tmp_path) as broker:
         client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
 
     with ZooKeeperProcess(tmp_path / "zk") as zk:
         with BrokerProcess(tmp_path / "b1", {"zookeeper.connect": zk.connect}, broker_id=1):
             ...
 
-    with BrokerCluster(tmp_path) as cluster:         # ZooKeeper and three brokers
-        cluster.bootstrap
-
 The broker listens on 127.0.0.1 on a free port, keeps its data and its log file under the given
-directory (without one, in a temporary directory removed when the `with` block ends), and is
-always stopped (SIGTERM, then SIGKILL) when the block ends. ZooKeeper is Debian's package
-(`/usr/share/java/zookeeper.jar`, or `$ZOOKEEPER_CLASSPATH`) run standalone on a free loopback
-port with its data under the given directory.
+directory, and is always stopped (SIGTERM, then SIGKILL) when the block ends. ZooKeeper is
+Debian's package (`/usr/share/java/zookeeper.jar`, or `$ZOOKEEPER_CLASSPATH`) run standalone on
+a free loopback port with its data under the given directory.
 
-Importing this module starts nothing and loads none of the broker's modules.
+Without a directory, a BrokerProcess (public as `pykbroker.BrokerProcess`) keeps its data and
+log in a temporary directory, removed when the `with` block ends; `BrokerCluster` is ZooKeeper
+and three brokers. Importing this module starts nothing and loads none of the broker's modules.
 """
 
 from __future__ import annotations
@@ -28,23 +25,11 @@ import re
 import shutil
 import signal
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
-
-# What a test broker needs on one node; Kafka's defaults are made for a cluster of three
-SINGLE_BROKER_DEFAULTS = {
-    "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "transaction.state.log.num.partitions": "1",
-    "group.initial.rebalance.delay.ms": "0",  # as Kafka's config/server.properties sets it
-}
 
 _STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
@@ -159,6 +144,8 @@ class BrokerProcess:
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
     ) -> str:
         """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
+        from .wire_admin import create_topic
+
         return create_topic(self.bootstrap, name, partitions, replication_factor, configs)
 
     def cleanup(self) -> None:
@@ -172,16 +159,6 @@ class BrokerProcess:
 
     def __exit__(self, *exc) -> None:
         self.cleanup()
-
-
-def _directory_or_temporary(
-    directory: str | os.PathLike | None, prefix: str
-) -> tuple[Path, tempfile.TemporaryDirectory | None]:
-    """`directory`, or a new temporary directory (removed by its `cleanup()`, or at exit)."""
-    if directory is not None:
-        return Path(directory), None
-    temporary = tempfile.TemporaryDirectory(prefix=prefix)
-    return Path(temporary.name), temporary
 
 
 ZOOKEEPER_CLASSPATH = os.environ.get("ZOOKEEPER_CLASSPATH", "/usr/share/java/zookeeper.jar")
@@ -345,6 +322,8 @@ class BrokerCluster:
             for broker_id in range(1, self.size + 1):
                 broker = BrokerProcess(self.directory / f"broker-{broker_id}", settings, broker_id=broker_id)
                 self.brokers[broker_id] = broker.start()
+            from .wire_admin import registered_brokers
+
             wait_until(lambda: len(registered_brokers(self.bootstrap)) == self.size, "every broker registered")
         except BaseException:
             self.stop()
@@ -360,6 +339,8 @@ class BrokerCluster:
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
     ) -> str:
         """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
+        from .wire_admin import create_topic
+
         return create_topic(self.bootstrap, name, partitions, replication_factor, configs)
 
     def __enter__(self) -> BrokerCluster:
@@ -371,95 +352,11 @@ class BrokerCluster:
             self._temporary.cleanup()
 
 
-# -- topics through the wire ------------------------------------------------------------------
-
-
-def create_topic(
-    bootstrap: str,
-    name: str,
-    partitions: int = 1,
-    replication_factor: int = 1,
-    configs: dict[str, str] | None = None,
-    *,
-    timeout: float = 30.0,
-) -> str:
-    """Create a topic with CreateTopics on the first bootstrap server, then wait until Metadata
-    shows a leader for each of its partitions; returns the name. Raises RuntimeError with
-    Kafka's error name when the broker refuses (TOPIC_ALREADY_EXISTS, INVALID_REPLICATION_FACTOR...)."""
-    from .protocol import messages
-    from .protocol.api_keys import ApiKey
-
-    request = messages.request(ApiKey.CREATE_TOPICS).cls
-    topic = request.CreatableTopic(
-        name=name,
-        num_partitions=partitions,
-        replication_factor=replication_factor,
-        assignments=[],
-        configs=[request.CreatableTopicConfig(name=key, value=value) for key, value in (configs or {}).items()],
-    )
-    body = request(topics=[topic], timeout_ms=int(timeout * 1000), validate_only=False)
-    [result] = _wire_request(bootstrap, ApiKey.CREATE_TOPICS, 7, body, timeout).topics
-    if result.error_code != 0:
-        raise RuntimeError(f"cannot create topic {name!r}: {_error_name(result.error_code)}: {result.error_message}")
-    wait_until(lambda: _has_leaders(bootstrap, name, partitions), f"leaders of topic {name}", timeout=timeout)
-    return name
-
-
-def registered_brokers(bootstrap: str) -> list[int]:
-    """The ids of the brokers Metadata lists (every broker registered in the cluster)."""
-    try:
-        return sorted(broker.node_id for broker in _metadata(bootstrap, []).brokers)
-    except OSError:
-        return []
-
-
-def _has_leaders(bootstrap: str, topic: str, partitions: int) -> bool:
-    [found] = _metadata(bootstrap, [topic]).topics
-    leaders = [partition.leader_id for partition in found.partitions]
-    return found.error_code == 0 and len(leaders) == partitions and all(leader >= 0 for leader in leaders)
-
-
-def _metadata(bootstrap: str, topics: list[str]) -> Any:
-    from .protocol import messages
-    from .protocol.api_keys import ApiKey
-
-    request = messages.request(ApiKey.METADATA).cls
-    body = request(
-        topics=[request.MetadataRequestTopic(name=topic) for topic in topics], allow_auto_topic_creation=False
-    )
-    return _wire_request(bootstrap, ApiKey.METADATA, 12, body)
-
-
-def _error_name(code: int) -> str:
-    from .protocol.errors import ErrorCode
-
-    try:
-        return ErrorCode(code).name
-    except ValueError:
-        return f"error {code}"
-
-
-def _wire_request(bootstrap: str, api_key: int, version: int, body: object, timeout: float = 30.0) -> Any:
-    """One request on a new connection to the first of `bootstrap`'s servers; the decoded answer."""
-    from .protocol import headers, messages
-
-    host, port = bootstrap.split(",")[0].rsplit(":", 1)
-    payload = headers.encode_request_header(api_key, version, 1, "pykbroker-testing")
-    payload += messages.request(api_key).encode_bytes(body, version=version)
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.sendall(struct.pack(">i", len(payload)) + payload)
-        frame = _read_exactly(sock, struct.unpack(">i", _read_exactly(sock, 4))[0])
-    _, position = headers.decode_response_header(frame, api_key, version)
-    answer, _ = messages.response(api_key).decode(frame, position, version=version)
-    return answer
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks = []
-    while size:
-        chunk = sock.recv(size)
-        if not chunk:
-            raise ConnectionError("the broker closed the connection")
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+def _directory_or_temporary(
+    directory: str | os.PathLike | None, prefix: str
+) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """`directory`, or a new temporary directory (removed by its `cleanup()`, or at exit)."""
+    if directory is not None:
+        return Path(directory), None
+    temporary = tempfile.TemporaryDirectory(prefix=prefix)
+    return Path(temporary.name), temporary

@@ -105,7 +105,7 @@ def test_auto_created_topics_have_four_partitions(kafka_bootstrap):
 
 
 def test_kafka_cluster_is_skipped_with_its_reason_where_zookeeper_is_missing(pytester, monkeypatch):
-    monkeypatch.setattr("pykbroker.testing.ZOOKEEPER_CLASSPATH", str(pytester.path / "no-zookeeper.jar"))
+    monkeypatch.setattr("pykbroker.testing.zookeeper_available", lambda: False)
     pytester.makepyfile("""
 def test_needs_a_cluster(kafka_cluster):
     raise AssertionError("never runs")
