@@ -4,6 +4,11 @@ benchmarks.
     with BrokerProcess(tmp_path) as broker:
         client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
 
+Without a directory, a BrokerProcess (public as `pykbroker.BrokerProcess`) keeps its data and
+log in a temporary directory, removed when the `with` block ends; `BrokerCluster` (at the end)
+is ZooKeeper and three brokers. Importing this module starts nothing and loads none of the
+broker's modules.
+
     with ZooKeeperProcess(tmp_path / "zk") as zk:
         with BrokerProcess(tmp_path / "b1", {"zookeeper.connect": zk.connect}, broker_id=1):
             ...
@@ -12,10 +17,6 @@ The broker listens on 127.0.0.1 on a free port, keeps its data and its log file 
 directory, and is always stopped (SIGTERM, then SIGKILL) when the block ends. ZooKeeper is
 Debian's package (`/usr/share/java/zookeeper.jar`, or `$ZOOKEEPER_CLASSPATH`) run standalone on
 a free loopback port with its data under the given directory.
-
-Without a directory, a BrokerProcess (public as `pykbroker.BrokerProcess`) keeps its data and
-log in a temporary directory, removed when the `with` block ends; `BrokerCluster` is ZooKeeper
-and three brokers. Importing this module starts nothing and loads none of the broker's modules.
 """
 
 from __future__ import annotations
