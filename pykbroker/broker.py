@@ -26,8 +26,6 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
-import anyio.from_thread
-import anyio.lowlevel
 
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
@@ -77,6 +75,8 @@ from .server.socket_server import (
 from .shutdown import controlled_shutdown
 
 if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
+
     from .cluster.controller.controller import Controller
     from .cluster.zk_store import ZkMetadataStore
 
@@ -119,12 +119,12 @@ class Broker:
         self.txn_verifier: TransactionVerifier | None = None
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
-        self._cancel_scope: anyio.CancelScope | None = None
-        self._loop_token: anyio.lowlevel.EventLoopToken | None = None  # run()'s event loop, for other threads
+        self.serving = threading.Event()  # set once run() serves; other threads wait on it
+        self._loop_token: EventLoopToken | None = None  # run()'s event loop, for shutdown() from other threads
         self._loop_thread: int | None = None
         self._shutdown_requested = False
+        self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
-        self.serving = threading.Event()  # set once run() serves; other threads wait on it
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -514,15 +514,6 @@ class Broker:
         finally:
             self.close()
 
-    def _attach_to_this_loop(self, scope: anyio.CancelScope) -> None:
-        """Note run()'s cancel scope and event loop, so that `shutdown()` reaches them from any
-        thread; a shutdown asked before this point stops the broker now."""
-        self._loop_thread = threading.get_ident()
-        self._loop_token = anyio.lowlevel.current_token()
-        self._cancel_scope = scope
-        if self._shutdown_requested:
-            scope.cancel()
-
     def shutdown(self) -> None:
         """Ask a running broker to stop, from its own event loop or from any other thread (a
         cancel scope may only be cancelled on its own loop's thread: from another one the cancel
@@ -534,10 +525,23 @@ class Broker:
         if threading.get_ident() == self._loop_thread:
             scope.cancel()
             return
+        from anyio.from_thread import run_sync
+
         try:
-            anyio.from_thread.run_sync(scope.cancel, token=token)
+            run_sync(scope.cancel, token=token)
         except anyio.RunFinishedError:
             pass  # the loop has already ended: nothing left to stop
+
+    def _attach_to_this_loop(self, scope: anyio.CancelScope) -> None:
+        """Note run()'s cancel scope and event loop, so that `shutdown()` reaches them from any
+        thread; a shutdown asked before this point stops the broker now."""
+        from anyio.lowlevel import current_token
+
+        self._loop_thread = threading.get_ident()
+        self._loop_token = current_token()
+        self._cancel_scope = scope
+        if self._shutdown_requested:
+            scope.cancel()
 
     def close(self) -> None:
         """Stop every service that is open (also after a failed `open()`), then unlock the
