@@ -108,6 +108,10 @@ class Broker:
         self.metadata: MetadataStore | None = None
         self.controller: LocalController | Controller | None = None
         self.bridge = LoopBridge()
+        self.serving = threading.Event()  # set once run() serves; other threads wait on it
+        self._loop_token: EventLoopToken | None = None  # run()'s event loop, for shutdown() from other threads
+        self._loop_thread: int | None = None
+        self._shutdown_requested = False
         self.timer = SystemTimer(SYSTEM_CLOCK)  # the one timer: purgatories, group timeouts
         self.topic_creator: TopicCreator | None = None
         self.log_manager: LogManager | None = None
@@ -119,10 +123,6 @@ class Broker:
         self.txn_verifier: TransactionVerifier | None = None
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
-        self.serving = threading.Event()  # set once run() serves; other threads wait on it
-        self._loop_token: EventLoopToken | None = None  # run()'s event loop, for shutdown() from other threads
-        self._loop_thread: int | None = None
-        self._shutdown_requested = False
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
 
