@@ -1,3 +1,29 @@
-"""pykbroker: a Kafka broker in Python that speaks the real Kafka wire protocol."""
+"""pykbroker: a Kafka broker in Python that speaks the real Kafka wire protocol.
+
+For tests and applications that run a broker of their own (`docs/testing.md`):
+
+    from pykbroker import EmbeddedBroker, BrokerProcess
+
+Both load on first use, so that `import pykbroker` (the command, the pytest plugin) stays cheap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
+__all__ = ["BrokerCluster", "BrokerProcess", "EmbeddedBroker", "__version__"]
+
+if TYPE_CHECKING:
+    from .embedded import EmbeddedBroker
+    from .testing import BrokerCluster, BrokerProcess
+
+_LAZY = {"EmbeddedBroker": "embedded", "BrokerProcess": "testing", "BrokerCluster": "testing"}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'pykbroker' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f".{_LAZY[name]}", __name__), name)

@@ -3,6 +3,9 @@
     broker = Broker(BrokerConfig.from_file(...))
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
+`shutdown()` may be called from any thread; `serving` (a threading.Event) is set once the
+broker serves, for whoever runs it on a thread of its own (`pykbroker.embedded`).
+
 Nothing imports this module except the CLI and the tests; services reach each other through the
 attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
 built by `services()`.
@@ -18,6 +21,7 @@ from __future__ import annotations
 import logging
 import signal
 import socket
+import threading
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -76,6 +80,8 @@ from .server.socket_server import (
 from .shutdown import controlled_shutdown
 
 if TYPE_CHECKING:
+    from anyio.lowlevel import EventLoopToken
+
     from .cluster.controller.controller import Controller
     from .cluster.zk_store import ZkMetadataStore
 
@@ -107,6 +113,10 @@ class Broker:
         self.metadata: MetadataStore | None = None
         self.controller: LocalController | Controller | None = None
         self.bridge = LoopBridge()
+        self.serving = threading.Event()  # set once run() serves; other threads wait on it
+        self._loop_token: EventLoopToken | None = None  # run()'s event loop, for shutdown() from other threads
+        self._loop_thread: int | None = None
+        self._shutdown_requested = False
         self.timer = SystemTimer(SYSTEM_CLOCK)  # the one timer: purgatories, group timeouts
         self.topic_creator: TopicCreator | None = None
         self.log_manager: LogManager | None = None
@@ -494,7 +504,7 @@ class Broker:
         )
         try:
             async with anyio.create_task_group() as tasks:
-                self._cancel_scope = tasks.cancel_scope
+                self._attach_to_this_loop(tasks.cancel_scope)
                 self.bridge.attach()
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
@@ -506,6 +516,7 @@ class Broker:
                 tasks.start_soon(_opened(self.replica_manager).run)
                 await self._serve_metrics(tasks)
                 self.started = True
+                self.serving.set()
                 data = ", ".join(_opened(self.log_manager).log_dirs)
                 for listener in self.listeners:
                     log.info(
@@ -554,10 +565,34 @@ class Broker:
         return Health(True, {"status": "UP", "brokerId": self.broker_id, "listeners": listeners})
 
     def shutdown(self) -> None:
-        """Ask a running broker to stop (from its own event loop)."""
+        """Ask a running broker to stop, from its own event loop or from any other thread (a
+        cancel scope may only be cancelled on its own loop's thread: from another one the cancel
+        is handed to the loop). Asked before `run()` serves, the broker stops as it starts."""
         self.stopping = True
-        if self._cancel_scope is not None:
-            self._cancel_scope.cancel()
+        self._shutdown_requested = True
+        scope, token = self._cancel_scope, self._loop_token
+        if scope is None or token is None:
+            return  # run() has not attached yet: it sees _shutdown_requested
+        if threading.get_ident() == self._loop_thread:
+            scope.cancel()
+            return
+        from anyio.from_thread import run_sync
+
+        try:
+            run_sync(scope.cancel, token=token)
+        except anyio.RunFinishedError:
+            pass  # the loop has already ended: nothing left to stop
+
+    def _attach_to_this_loop(self, scope: anyio.CancelScope) -> None:
+        """Note run()'s cancel scope and event loop, so that `shutdown()` reaches them from any
+        thread; a shutdown asked before this point stops the broker now."""
+        from anyio.lowlevel import current_token
+
+        self._loop_thread = threading.get_ident()
+        self._loop_token = current_token()
+        self._cancel_scope = scope
+        if self._shutdown_requested:
+            scope.cancel()
 
     def close(self) -> None:
         """Stop every service that is open (also after a failed `open()`), then unlock the

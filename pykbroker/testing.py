@@ -4,6 +4,11 @@ benchmarks.
     with BrokerProcess(tmp_path) as broker:
         client = KafkaAdminClient(bootstrap_servers=broker.bootstrap)
 
+Without a directory, a BrokerProcess (public as `pykbroker.BrokerProcess`) keeps its data and
+log in a temporary directory, removed when the `with` block ends; `BrokerCluster` (at the end)
+is ZooKeeper and three brokers. Importing this module starts nothing and loads none of the
+broker's modules.
+
     with ZooKeeperProcess(tmp_path / "zk") as zk:
         with BrokerProcess(tmp_path / "b1", {"zookeeper.connect": zk.connect}, broker_id=1):
             ...
@@ -23,6 +28,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -30,9 +36,12 @@ _STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
 
 class BrokerProcess:
+    """A pykbroker in a process of its own: isolated from the caller (its own interpreter, log
+    file and signals), restartable, and killable like a real broker."""
+
     def __init__(
         self,
-        directory: str | os.PathLike,
+        directory: str | os.PathLike | None = None,
         overrides: dict[str, str] | None = None,
         *,
         broker_id: int = 0,
@@ -42,8 +51,10 @@ class BrokerProcess:
     ) -> None:
         """With `keep_port_on_restart`, a restarted broker listens on the port of its first
         start (as a real broker restarts on its configured port). `command` is how to start it
-        (default: this interpreter's `-m pykbroker`); it runs in `directory`."""
-        self.directory = Path(directory)
+        (default: this interpreter's `-m pykbroker`); it runs in `directory`. Without a
+        `directory`, a temporary one holds the data and the log until the `with` block ends (or
+        `cleanup()`); `stop()` alone keeps them, for a restart."""
+        self.directory, self._temporary = _directory_or_temporary(directory, "pykbroker-")
         self.command = command or [sys.executable, "-m", "pykbroker"]
         self.keep_port_on_restart = keep_port_on_restart and "listeners" not in (overrides or {})
         self.directory.mkdir(parents=True, exist_ok=True)
@@ -130,11 +141,25 @@ class BrokerProcess:
     def log_text(self) -> str:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def create_topic(
+        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
+    ) -> str:
+        """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
+        from .wire_admin import create_topic
+
+        return create_topic(self.bootstrap, name, partitions, replication_factor, configs)
+
+    def cleanup(self) -> None:
+        """Stop the broker and remove its temporary directory (none when a directory was given)."""
+        self.stop()
+        if self._temporary is not None:
+            self._temporary.cleanup()
+
     def __enter__(self) -> BrokerProcess:
         return self.start()
 
     def __exit__(self, *exc) -> None:
-        self.stop()
+        self.cleanup()
 
 
 ZOOKEEPER_CLASSPATH = os.environ.get("ZOOKEEPER_CLASSPATH", "/usr/share/java/zookeeper.jar")
@@ -258,3 +283,81 @@ def wait_until(condition, what: str = "condition", *, timeout: float = 30.0, int
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         time.sleep(interval)
+
+
+class BrokerCluster:
+    """A ZooKeeper and `size` brokers (ids 1..size), each a process on a free loopback port,
+    with their data under `directory` (a temporary one, removed at the end, without it).
+
+    `bootstrap` lists every broker; `start()` returns once every broker is registered.
+    """
+
+    def __init__(
+        self, directory: str | os.PathLike | None = None, *, size: int = 3, overrides: dict[str, str] | None = None
+    ) -> None:
+        self.directory, self._temporary = _directory_or_temporary(directory, "pykbroker-cluster-")
+        self.zookeeper = ZooKeeperProcess(self.directory / "zookeeper")
+        self.size = size
+        self.overrides = {
+            "offsets.topic.num.partitions": "3",
+            "group.initial.rebalance.delay.ms": "0",
+            "zookeeper.session.timeout.ms": "6000",
+            **(overrides or {}),
+        }
+        self.brokers: dict[int, BrokerProcess] = {}
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(broker.bootstrap for broker in self.brokers.values() if broker.is_running())
+
+    def start(self) -> BrokerCluster:
+        try:
+            self.zookeeper.start()
+            settings = {
+                "offsets.topic.replication.factor": str(min(3, self.size)),
+                "transaction.state.log.replication.factor": str(min(3, self.size)),
+                "transaction.state.log.min.isr": str(min(2, self.size)),
+                **self.overrides,
+                "zookeeper.connect": self.zookeeper.connect,
+            }
+            for broker_id in range(1, self.size + 1):
+                broker = BrokerProcess(self.directory / f"broker-{broker_id}", settings, broker_id=broker_id)
+                self.brokers[broker_id] = broker.start()
+            from .wire_admin import registered_brokers
+
+            wait_until(lambda: len(registered_brokers(self.bootstrap)) == self.size, "every broker registered")
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def stop(self) -> None:
+        for broker in self.brokers.values():
+            broker.stop()
+        self.zookeeper.stop()
+
+    def create_topic(
+        self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
+    ) -> str:
+        """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
+        from .wire_admin import create_topic
+
+        return create_topic(self.bootstrap, name, partitions, replication_factor, configs)
+
+    def __enter__(self) -> BrokerCluster:
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+        if self._temporary is not None:
+            self._temporary.cleanup()
+
+
+def _directory_or_temporary(
+    directory: str | os.PathLike | None, prefix: str
+) -> tuple[Path, tempfile.TemporaryDirectory | None]:
+    """`directory`, or a new temporary directory (removed by its `cleanup()`, or at exit)."""
+    if directory is not None:
+        return Path(directory), None
+    temporary = tempfile.TemporaryDirectory(prefix=prefix)
+    return Path(temporary.name), temporary

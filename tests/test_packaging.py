@@ -2,7 +2,9 @@
 
 The sdist and the wheel carry the protocol schemas (copied from the top-level `protocol/` at
 build time); a broker installed with `pip install <checkout>` into a fresh virtual environment
-outside the checkout serves real clients.
+outside the checkout serves real clients, and its pytest plugin serves a test file that has no
+setup code of its own (docs/testing.md's kafka-python example) with only pytest and the client
+beside it.
 """
 import subprocess
 import sys
@@ -15,6 +17,8 @@ import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
 from pykbroker.testing import BrokerProcess
+
+from .docs_examples import documented_test_files
 
 CHECKOUT = Path(__file__).resolve().parents[1]
 SCHEMA_COUNT = len(list((CHECKOUT / "protocol" / "messages").glob("*.json")))
@@ -93,3 +97,22 @@ def test_the_docker_image_installs_the_package_as_a_wheel_would():
     dockerfile = (CHECKOUT / "docker" / "Dockerfile").read_text()
     installs = [line for line in dockerfile.splitlines() if "pip install" in line]
     assert installs and all(" -e " not in line for line in installs)
+
+
+@pytest.fixture(scope="module")
+def with_pytest_and_kafka_python(installed_venv):
+    """The fresh environment with what a user's tests add to pykbroker: pytest and their client."""
+    run(installed_venv / "bin" / "pip", "install", "-q", "pytest", "kafka-python", cwd=installed_venv)
+    return installed_venv
+
+
+def test_in_a_fresh_venv_the_plugins_fixtures_serve_a_test_file_without_setup_code(
+        with_pytest_and_kafka_python, tmp_path):
+    test_file = tmp_path / "test_kafka_python.py"
+    test_file.write_text(documented_test_files()["test_kafka_python.py"])
+    assert list(tmp_path.iterdir()) == [test_file]  # no conftest.py, no pytest.ini: the plugin alone
+    result = subprocess.run(
+        [with_pytest_and_kafka_python / "bin" / "python", "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         test_file.name], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout

@@ -38,7 +38,8 @@ def session_broker(target, *, is_kafka: bool = False):
 pykbroker = session_broker(PykBroker)
 kafka = session_broker(realkafka.KafkaBroker, is_kafka=True)
 pykbroker_cluster = session_broker(PykCluster)
-kafka_cluster = session_broker(realkafka.KafkaCluster, is_kafka=True)
+# not `kafka_cluster`: that is the pykbroker pytest plugin's three-broker fixture
+real_kafka_cluster = session_broker(realkafka.KafkaCluster, is_kafka=True)
 
 
 @pytest.fixture(scope="session")
@@ -50,8 +51,8 @@ def client_rows(pykbroker, kafka):
 
 
 @pytest.fixture(scope="session")
-def cluster_rows(pykbroker_cluster, kafka_cluster):
-    rows = side_by_side.cluster_rows(pykbroker_cluster, kafka_cluster)
+def cluster_rows(pykbroker_cluster, real_kafka_cluster):
+    rows = side_by_side.cluster_rows(pykbroker_cluster, real_kafka_cluster)
     REPORT["compat: cluster scenarios (three brokers) on pykbroker and on Kafka 3.9.0"] = (
         f"{rows.text()}\n\n{rows.details()}".rstrip())
     return rows

@@ -24,9 +24,9 @@ def test_the_documented_cluster_table_is_the_suite_result(cluster_rows):
     assert documented_tables()[1] == cluster_rows.markdown()
 
 
-def test_pykbrokers_run_with_the_settings_cluster_sh_gives_kafka(kafka_cluster):
-    for broker_id in kafka_cluster.ids:
-        text = kafka_cluster.server_properties(broker_id).read_text()
+def test_pykbrokers_run_with_the_settings_cluster_sh_gives_kafka(real_kafka_cluster):
+    for broker_id in real_kafka_cluster.ids:
+        text = real_kafka_cluster.server_properties(broker_id).read_text()
         written = dict(line.split("=", 1) for line in text.split("\n")
                        if "=" in line and not line.startswith("#"))
         set_up = {"broker.id", "listeners", "advertised.listeners", "log.dirs",
