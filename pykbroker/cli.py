@@ -1,6 +1,8 @@
-"""The `pykbroker` command: start a broker from a server.properties file and overrides.
+"""The `pykbroker` command: start a broker from a server.properties file and overrides, or run one
+of Kafka's command-line tools.
 
     pykbroker [server.properties] [--override key=value ...] [--log-level INFO]
+    pykbroker TOOL --bootstrap-server HOST:PORT ...      (TOOL: one of TOOLS, e.g. `topics`)
 
 Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply), and every
 `--override` wins over the file. Exit status: 2 for a usage or configuration error, 1 when the
@@ -29,12 +31,34 @@ LOG_LEVELS = {
 }
 
 
+# The tools: a first argument -> the module whose `main(argv) -> int` runs it (pykbroker/tools/)
+TOOLS = {
+    "topics": "pykbroker.tools.topics",
+    "configs": "pykbroker.tools.configs",
+    "get-offsets": "pykbroker.tools.get_offsets",
+    "delete-records": "pykbroker.tools.delete_records",
+    "leader-election": "pykbroker.tools.leader_election",
+}
+TOOL_SUMMARIES = {
+    "topics": "create, list, describe, alter and delete topics (kafka-topics.sh)",
+    "configs": "describe and alter topic, broker, user and client configs (kafka-configs.sh)",
+    "get-offsets": "print partitions' offsets (kafka-get-offsets.sh)",
+    "delete-records": "delete records up to offsets (kafka-delete-records.sh)",
+    "leader-election": "elect preferred or unclean leaders (kafka-leader-election.sh)",
+}
+
+
 class UsageError(Exception):
     """A command line that cannot be run: reported in one line, exit status 2."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="pykbroker", description="A Kafka broker in Python.")
+    parser = argparse.ArgumentParser(
+        prog="pykbroker",
+        description="A Kafka broker in Python.",
+        epilog=tools_epilog(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("config", nargs="?", help="a server.properties file")
     parser.add_argument(
         "--override",
@@ -52,6 +76,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--version", action="version", version=f"pykbroker {__version__}")
     return parser.parse_args(argv)
+
+
+def tools_epilog() -> str:
+    width = max(len(name) for name in TOOLS)
+    lines = [f"  {name:<{width}}  {TOOL_SUMMARIES.get(name, '')}".rstrip() for name in TOOLS]
+    return "Kafka's tools, run as `pykbroker TOOL --help` for their flags:\n" + "\n".join(lines)
+
+
+def run_tool(name: str, argv: list[str]) -> int:
+    """Run the tool `name` (a key of TOOLS) with its own arguments."""
+    import importlib
+
+    module = importlib.import_module(TOOLS[name])
+    return int(module.main(argv))
 
 
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
@@ -96,7 +134,10 @@ def raise_open_file_limit() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments and arguments[0] in TOOLS:
+        return run_tool(arguments[0], arguments[1:])
+    args = parse_args(arguments)
     configure_logging(args.log_level)
     raise_open_file_limit()
     from .broker import Broker  # after logging is set up, so import-time logs are formatted
