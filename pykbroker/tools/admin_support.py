@@ -9,10 +9,11 @@ import re
 import sys
 from typing import Any
 
-from .client_config import ToolError, client_config
+from .client_config import ToolError, api_timeout_seconds, client_config
 from .client_config import describe_kafka_exception as error_message
 
-REQUEST_TIMEOUT_S = 60.0
+# How long `wait` waits for an answer: `default.api.timeout.ms` of --command-config (60 s by default)
+_timeout = {"seconds": 60.0}
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
@@ -28,9 +29,10 @@ def add_output_argument(parser: argparse.ArgumentParser) -> None:
 def admin_client(args: argparse.Namespace) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    # log_level 4 (warnings): librdkafka's informational lines (such as purging its unserved
-    # background events at close) would otherwise mix with the tool's output
-    return AdminClient(client_config(args.bootstrap_server, args.command_config, {"log_level": 4}))
+    _timeout["seconds"] = api_timeout_seconds(args.command_config)
+    # log_level 0: librdkafka's own log lines (a refused connection, retried every few milliseconds)
+    # would flood stderr; failures reach the tool through its futures and are reported in one line
+    return AdminClient(client_config(args.bootstrap_server, args.command_config, {"log_level": 0}))
 
 
 def wait(future: Any) -> Any:
@@ -38,9 +40,9 @@ def wait(future: Any) -> Any:
     import concurrent.futures
 
     try:
-        return future.result(timeout=REQUEST_TIMEOUT_S)
+        return future.result(timeout=_timeout["seconds"])
     except concurrent.futures.TimeoutError:
-        raise ToolError(f"Timed out after {REQUEST_TIMEOUT_S:.0f} s waiting for the cluster's answer") from None
+        raise ToolError(f"Timed out after {_timeout['seconds']:g} s waiting for the cluster's answer") from None
 
 
 def error_name(error: BaseException) -> str | None:
@@ -109,5 +111,10 @@ def matching_topics(all_topics: list[str], pattern: str | None, exclude_internal
     ]
 
 
+def cluster_metadata(admin: Any, topic: str | None = None) -> Any:
+    """The cluster's metadata (all topics, or one), within the tool's timeout."""
+    return admin.list_topics(topic, timeout=_timeout["seconds"])
+
+
 def list_topic_names(admin: Any) -> list[str]:
-    return list(admin.list_topics(timeout=REQUEST_TIMEOUT_S).topics)
+    return list(cluster_metadata(admin).topics)

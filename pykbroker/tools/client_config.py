@@ -58,6 +58,9 @@ TRANSLATED_KEYS = (
     "ssl.keystore.key",
     "ssl.endpoint.identification.algorithm",
 )
+# Read by the tools themselves, not passed to librdkafka: how long to wait for an answer (Kafka's
+# admin client default, 60 s)
+TOOL_KEYS = ("default.api.timeout.ms",)
 # Java-only settings that change nothing a librdkafka client needs: ignored silently
 HARMLESS_JAVA_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm")
 
@@ -94,6 +97,17 @@ def client_config(bootstrap_server: str, command_config: str | None, extra: dict
     return config
 
 
+def api_timeout_seconds(command_config: str | None, default: float = 60.0) -> float:
+    """`default.api.timeout.ms` of the client properties file, in seconds (Kafka's default: 60)."""
+    if command_config is None:
+        return default
+    value = read_properties(command_config).get("default.api.timeout.ms")
+    try:
+        return int(value) / 1000 if value is not None else default
+    except ValueError:
+        raise ToolError(f"default.api.timeout.ms: not a number of milliseconds: {value}") from None
+
+
 def translate_java_properties(properties: dict[str, str]) -> dict:
     """librdkafka settings for Kafka Java client properties; see the module's docstring."""
     config: dict = {key: properties[key] for key in SAME_KEYS if key in properties}
@@ -103,7 +117,8 @@ def translate_java_properties(properties: dict[str, str]) -> dict:
     if "ssl.endpoint.identification.algorithm" in properties:
         algorithm = properties["ssl.endpoint.identification.algorithm"].strip().lower()
         config["ssl.endpoint.identification.algorithm"] = algorithm or "none"
-    ignored = sorted(set(properties) - set(SAME_KEYS) - set(TRANSLATED_KEYS) - set(HARMLESS_JAVA_KEYS))
+    known = {*SAME_KEYS, *TRANSLATED_KEYS, *TOOL_KEYS, *HARMLESS_JAVA_KEYS}
+    ignored = sorted(set(properties) - known)
     if ignored:
         print(f"WARN: these client configs are not used by pykbroker's tools: {', '.join(ignored)}", file=sys.stderr)
     return config

@@ -26,6 +26,7 @@ from .admin_support import (
     error_message,
     error_name,
     java_exception_name,
+    list_topic_names,
     print_json,
     wait,
 )
@@ -249,7 +250,7 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
 
 def _all_names(admin: Any, entity_type: str) -> list[str]:
     if entity_type == "topics":
-        return sorted(admin.list_topics(timeout=60).topics)
+        return sorted(list_topic_names(admin))
     return [str(node.id) for node in wait(admin.describe_cluster()).nodes] + [""]
 
 

@@ -15,7 +15,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from .admin_support import add_output_argument, admin_client, error_message, is_internal, print_json, topic_filter, wait
+from .admin_support import (
+    add_output_argument,
+    admin_client,
+    cluster_metadata,
+    error_message,
+    is_internal,
+    print_json,
+    topic_filter,
+    wait,
+)
 from .client_config import ToolError, add_common_arguments, run_tool
 
 TOPIC_PARTITION_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
@@ -112,7 +121,7 @@ def build_filter(args: argparse.Namespace) -> PartitionFilter:
 
 
 def selected_partitions(admin: Any, selects: PartitionFilter, exclude_internal: bool) -> list[tuple[str, int]]:
-    metadata = admin.list_topics(timeout=60)
+    metadata = cluster_metadata(admin)
     return [
         (name, partition)
         for name, topic in metadata.topics.items()

@@ -21,6 +21,7 @@ from typing import Any
 from .admin_support import (
     add_output_argument,
     admin_client,
+    cluster_metadata,
     error_message,
     error_name,
     list_topic_names,
@@ -232,7 +233,7 @@ def alter_topics(admin: Any, args: argparse.Namespace) -> dict:
         if assignment is None:
             requests.append(NewPartitions(topic, args.partitions))
         else:
-            current = len(admin.list_topics(topic, timeout=60).topics[topic].partitions)
+            current = len(cluster_metadata(admin, topic).topics[topic].partitions)
             requests.append(NewPartitions(topic, args.partitions, assignment[current:]))
     if requests:
         futures = admin.create_partitions(requests)

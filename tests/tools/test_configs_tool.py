@@ -29,16 +29,33 @@ def test_altering_a_topic_then_describing_its_dynamic_configs(broker, pykbroker)
 def test_deleting_a_config_the_entity_does_not_have_is_an_error(broker, pykbroker):
     topic = fresh("bare")
     pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic)
-    failed = pykbroker("configs", "--bootstrap-server", broker.bootstrap, "--alter", "--topic", topic,
-                       "--delete-config", "retention.ms")
+    failed = pykbroker(
+        "configs",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--alter",
+        "--topic",
+        topic,
+        "--delete-config",
+        "retention.ms",
+    )
     assert (failed.status, failed.err) == (1, "Invalid config(s): retention.ms\n")
 
 
 def test_describe_all_lists_every_config_with_its_source(broker, pykbroker):
     topic = fresh("all-configs")
     pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic)
-    described = pykbroker("configs", "--bootstrap-server", broker.bootstrap, "--describe", "--all",
-                          "--entity-type", "topics", "--entity-name", topic)
+    described = pykbroker(
+        "configs",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--describe",
+        "--all",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        topic,
+    )
     lines = described.out.splitlines()
     assert lines[0] == f"All configs for topic {topic} are:"
     assert "  min.insync.replicas=1 sensitive=false synonyms={DEFAULT_CONFIG:min.insync.replicas=1}" in lines
@@ -51,42 +68,65 @@ def test_broker_configs_are_altered_per_broker(broker, pykbroker):
     described = pykbroker(*common, "--describe")
     assert described.out.splitlines()[0] == "Dynamic configs for broker 0 are:"
     assert described.out.splitlines()[1].startswith(
-        "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, ")
+        "  log.cleaner.threads=2 sensitive=false synonyms={DYNAMIC_BROKER_CONFIG:log.cleaner.threads=2, "
+    )
     pykbroker(*common, "--alter", "--delete-config", "log.cleaner.threads")
 
 
 def test_users_scram_credentials_are_added_described_and_deleted(broker, pykbroker):
     user = fresh("carol")
     common = ("configs", "--bootstrap-server", broker.bootstrap, "--entity-type", "users", "--entity-name", user)
-    added = pykbroker(*common, "--alter", "--add-config",
-                      "SCRAM-SHA-256=[iterations=8192,password=secret],SCRAM-SHA-512=[password=secret]")
+    added = pykbroker(
+        *common,
+        "--alter",
+        "--add-config",
+        "SCRAM-SHA-256=[iterations=8192,password=secret],SCRAM-SHA-512=[password=secret]",
+    )
     assert added.out == f"Completed updating config for user {user}.\n"
     described = pykbroker(*common, "--describe")
-    assert described.out == (f"SCRAM credential configs for user-principal '{user}' are "
-                             "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n")
+    assert described.out == (
+        f"SCRAM credential configs for user-principal '{user}' are "
+        "SCRAM-SHA-256=iterations=8192, SCRAM-SHA-512=iterations=4096\n"
+    )
 
     pykbroker(*common, "--alter", "--delete-config", "SCRAM-SHA-256,SCRAM-SHA-512")
     gone = pykbroker(*common, "--describe")
-    assert gone.out.startswith(f"Error retrieving SCRAM credential configs for user-principal '{user}': "
-                               "ExecutionException: org.apache.kafka.common.errors.ResourceNotFoundException: ")
+    assert gone.out.startswith(
+        f"Error retrieving SCRAM credential configs for user-principal '{user}': "
+        "ExecutionException: org.apache.kafka.common.errors.ResourceNotFoundException: "
+    )
 
 
 def test_too_few_scram_iterations_are_refused(broker, pykbroker):
-    refused = pykbroker("configs", "--bootstrap-server", broker.bootstrap, "--alter", "--user", "dave",
-                        "--add-config", "SCRAM-SHA-512=[iterations=100,password=x]")
-    assert (refused.status, refused.err) == (1, "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512\n")
+    refused = pykbroker(
+        "configs",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--alter",
+        "--user",
+        "dave",
+        "--add-config",
+        "SCRAM-SHA-512=[iterations=100,password=x]",
+    )
+    assert refused.status == 1
+    assert refused.err == "Iterations 100 is less than the minimum 4096 required for SCRAM-SHA-512\n"
 
 
 def test_json_output_lists_the_entries(broker, pykbroker):
     topic = fresh("json-configs")
-    pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic,
-              "--config", "retention.ms=5000")
-    document = json.loads(pykbroker("configs", "--bootstrap-server", broker.bootstrap, "--describe", "--topic", topic,
-                                    "--output", "json").out)
+    pykbroker(
+        "topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic, "--config", "retention.ms=5000"
+    )
+    document = json.loads(
+        pykbroker(
+            "configs", "--bootstrap-server", broker.bootstrap, "--describe", "--topic", topic, "--output", "json"
+        ).out
+    )
     (entity,) = document["entities"]
     assert entity["entityName"] == topic
     assert [(c["name"], c["value"], c["source"]) for c in entity["configs"]] == [
-        ("retention.ms", "5000", "DYNAMIC_TOPIC_CONFIG")]
+        ("retention.ms", "5000", "DYNAMIC_TOPIC_CONFIG")
+    ]
 
 
 def test_an_action_is_required(broker, pykbroker):

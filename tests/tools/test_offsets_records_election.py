@@ -30,16 +30,18 @@ def filled(broker):
 def test_get_offsets_prints_topic_partition_offset_lines(broker, pykbroker, filled):
     latest = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", filled)
     assert latest.out.splitlines() == [f"{filled}:0:10", f"{filled}:1:20", f"{filled}:2:0"]
-    earliest = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", filled, "--time", "-2",
-                         "--partitions", "0,1")
+    earliest = pykbroker(
+        "get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", filled, "--time", "-2", "--partitions", "0,1"
+    )
     assert earliest.out.splitlines() == [f"{filled}:0:0", f"{filled}:1:0"]
 
 
 def test_get_offsets_takes_topic_partition_patterns(broker, pykbroker, filled):
     ranged = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions", f"{filled}:1-")
     assert ranged.out.splitlines() == [f"{filled}:1:20", f"{filled}:2:0"]
-    mixed = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions", f"{filled}:1",
-                      "--topic", filled)
+    mixed = pykbroker(
+        "get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions", f"{filled}:1", "--topic", filled
+    )
     assert (mixed.status, mixed.err) == (1, "--topic-partitions cannot be used with --topic or --partitions\n")
 
 
@@ -58,8 +60,17 @@ def test_delete_records_reports_low_watermarks_then_earliest_offsets_move(broker
         producer.produce(topic, b"x", partition=i % 2)
     producer.flush(30)
     offsets = tmp_path / "offsets.json"
-    offsets.write_text(json.dumps({"version": 1, "partitions": [
-        {"topic": topic, "partition": 0, "offset": 3}, {"topic": topic, "partition": 1, "offset": -1}]}))
+    offsets.write_text(
+        json.dumps(
+            {
+                "version": 1,
+                "partitions": [
+                    {"topic": topic, "partition": 0, "offset": 3},
+                    {"topic": topic, "partition": 1, "offset": -1},
+                ],
+            }
+        )
+    )
 
     deleted = pykbroker("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", str(offsets))
     assert deleted.out.splitlines() == [
@@ -81,23 +92,51 @@ def test_delete_records_refuses_duplicate_partitions(broker, pykbroker, tmp_path
 
 
 def test_preferred_election_of_a_partition_already_led_by_its_preferred_replica(broker, pykbroker, filled):
-    elected = pykbroker("leader-election", "--bootstrap-server", broker.bootstrap, "--election-type", "preferred",
-                        "--topic", filled, "--partition", "0")
+    elected = pykbroker(
+        "leader-election",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--election-type",
+        "preferred",
+        "--topic",
+        filled,
+        "--partition",
+        "0",
+    )
     assert (elected.status, elected.out) == (0, f"Valid replica already elected for partitions {filled}-0\n")
 
 
 def test_election_of_an_unknown_partition_fails_with_kafkas_lines(broker, pykbroker, tmp_path):
     partitions = tmp_path / "elect.json"
     partitions.write_text(json.dumps({"partitions": [{"topic": "no-such-topic", "partition": 0}]}))
-    failed = pykbroker("leader-election", "--bootstrap-server", broker.bootstrap, "--election-type", "PREFERRED",
-                       "--path-to-json-file", str(partitions))
+    failed = pykbroker(
+        "leader-election",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--election-type",
+        "PREFERRED",
+        "--path-to-json-file",
+        str(partitions),
+    )
     assert failed.status == 1
-    assert failed.out.startswith("Error completing leader election (PREFERRED) for partition: no-such-topic-0: "
-                                 "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: ")
+    assert failed.out.startswith(
+        "Error completing leader election (PREFERRED) for partition: no-such-topic-0: "
+        "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: "
+    )
     assert failed.err == "1 replica(s) could not be elected\n"
 
 
 def test_election_needs_exactly_one_partition_selector(broker, pykbroker):
-    both = pykbroker("leader-election", "--bootstrap-server", broker.bootstrap, "--election-type", "preferred",
-                     "--all-topic-partitions", "--topic", "t", "--partition", "0")
+    both = pykbroker(
+        "leader-election",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--election-type",
+        "preferred",
+        "--all-topic-partitions",
+        "--topic",
+        "t",
+        "--partition",
+        "0",
+    )
     assert both.status == 2

@@ -19,8 +19,20 @@ PARTITION_LINE = re.compile(
 
 def test_create_then_describe_prints_kafkas_format(broker, pykbroker):
     topic = fresh("orders")
-    created = pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic,
-                        "--partitions", "3", "--config", "retention.ms=60000", "--config", "cleanup.policy=compact")
+    created = pykbroker(
+        "topics",
+        "--bootstrap-server",
+        broker.bootstrap,
+        "--create",
+        "--topic",
+        topic,
+        "--partitions",
+        "3",
+        "--config",
+        "retention.ms=60000",
+        "--config",
+        "cleanup.policy=compact",
+    )
     assert (created.status, created.out) == (0, f"Created topic {topic}.\n")
 
     described = pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--describe", "--topic", topic)
@@ -98,7 +110,13 @@ def test_json_output_is_one_document(broker, pykbroker):
     assert described["name"] == topic and described["partitionCount"] == 2
     assert [p["partition"] for p in described["partitions"]] == [0, 1]
     assert described["partitions"][0] | {"partition": 0} == {
-        "partition": 0, "leader": 0, "replicas": [0], "isr": [0], "elr": None, "lastKnownElr": None}
+        "partition": 0,
+        "leader": 0,
+        "replicas": [0],
+        "isr": [0],
+        "elr": None,
+        "lastKnownElr": None,
+    }
 
 
 def test_usage_errors_exit_with_status_2(broker, pykbroker):
