@@ -29,6 +29,8 @@ from .client_config import ToolError, add_common_arguments, run_tool
 
 TOPIC_PARTITION_PATTERN = re.compile(r"([^:,]*)(?::(?:([0-9]*)|(?:([0-9]*)-([0-9]*))))?")
 NAMED_TIMES = {"latest": -1, "earliest": -2, "max-timestamp": -3, "earliest-local": -4, "latest-tiered": -5}
+# Tiered storage's offsets, which librdkafka's ListOffsets cannot ask for
+UNSUPPORTED_TIMES = {-4: "earliest-local", -5: "latest-tiered"}
 MALFORMED_TIME = (
     "Malformed time argument {}. Please use -1 or latest / -2 or earliest / -3 or max-timestamp / "
     "-4 or earliest-local / -5 or latest-tiered, or a specified long format timestamp"
@@ -75,6 +77,8 @@ def parse_time(text: str) -> int:
 def offset_spec(time: int) -> Any:
     from confluent_kafka.admin import OffsetSpec
 
+    if time in UNSUPPORTED_TIMES:
+        raise ToolError(f"--time {time} ({UNSUPPORTED_TIMES[time]}) is not supported by the tools' client (librdkafka)")
     if time == -1:
         return OffsetSpec.latest()
     if time == -2:
