@@ -9,7 +9,7 @@ import re
 import sys
 from typing import Any
 
-from .client_config import ToolError, api_timeout_seconds, client_config
+from .client_config import ToolError, client_settings
 from .client_config import describe_kafka_exception as error_message
 
 # How long `wait` waits for an answer: `default.api.timeout.ms` of --command-config (60 s by default)
@@ -29,10 +29,11 @@ def add_output_argument(parser: argparse.ArgumentParser) -> None:
 def admin_client(args: argparse.Namespace) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    _timeout["seconds"] = api_timeout_seconds(args.command_config)
     # log_level 0: librdkafka's own log lines (a refused connection, retried every few milliseconds)
     # would flood stderr; failures reach the tool through its futures and are reported in one line
-    return AdminClient(client_config(args.bootstrap_server, args.command_config, {"log_level": 0}))
+    settings = client_settings(args.bootstrap_server, args.command_config, {"log_level": 0})
+    _timeout["seconds"] = settings.api_timeout_s
+    return AdminClient(settings.config)
 
 
 def wait(future: Any) -> Any:

@@ -416,7 +416,9 @@ def main(argv: list[str]) -> int:
             print_json(document)
         return 0
 
-    return run_tool(body)
+    return run_tool(
+        body, "configs", error_prefix=f"Error while executing config command with args '{' '.join(argv)}': "
+    )
 
 
 if __name__ == "__main__":

@@ -101,7 +101,7 @@ def main(argv: list[str]) -> int:
             print_json({"partitions": results})
         return 0
 
-    return run_tool(body)
+    return run_tool(body, "delete-records")
 
 
 if __name__ == "__main__":

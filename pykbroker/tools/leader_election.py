@@ -142,7 +142,7 @@ def main(argv: list[str]) -> int:
             raise ToolError(f"{len(outcome['failed'])} replica(s) could not be elected")
         return 0
 
-    return run_tool(body)
+    return run_tool(body, "leader-election")
 
 
 if __name__ == "__main__":

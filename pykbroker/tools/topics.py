@@ -43,6 +43,7 @@ COLLISION_WARNING = (
     "To avoid issues it is best to use either, but not both."
 )
 MAX_REPLICATION_FACTOR = 32767
+TOPIC_ERROR_PREFIX = "Error while executing topic command : "
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -178,7 +179,7 @@ def parse_topic_configs(pairs: list[str]) -> dict[str, str]:
 
 def topic_error(error: BaseException) -> ToolError:
     """Kafka's line for a failed request: "Error while executing topic command : <message>"."""
-    return ToolError(f"Error while executing topic command : {error_message(error)}")
+    return ToolError(f"{TOPIC_ERROR_PREFIX}{error_message(error)}")
 
 
 def ensure_found(topics: list[str], requested: str | None, if_exists: bool) -> None:
@@ -430,7 +431,7 @@ def main(argv: list[str]) -> int:
             print_json(document)
         return 0
 
-    return run_tool(body)
+    return run_tool(body, "topics", error_prefix=TOPIC_ERROR_PREFIX)
 
 
 if __name__ == "__main__":
