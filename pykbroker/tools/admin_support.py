@@ -7,6 +7,7 @@ import argparse
 import json
 import re
 import sys
+import time
 from typing import Any
 
 from .client_config import ToolError, client_settings
@@ -14,6 +15,11 @@ from .client_config import describe_kafka_exception as error_message
 
 # How long `wait` waits for an answer: `default.api.timeout.ms` of --command-config (60 s by default)
 _timeout = {"seconds": 60.0}
+# librdkafka retries a refused login or TLS handshake until the request times out: its first such
+# error (reported through error_cb) ends the wait at once instead
+_FATAL_CONNECTION_ERRORS = ("_AUTHENTICATION", "_SSL", "SASL_AUTHENTICATION_FAILED")
+_connection_error: list[Any] = []
+POLL_S = 0.2
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
 
 
@@ -31,19 +37,43 @@ def admin_client(args: argparse.Namespace) -> Any:
 
     # log_level 0: librdkafka's own log lines (a refused connection, retried every few milliseconds)
     # would flood stderr; failures reach the tool through its futures and are reported in one line
-    settings = client_settings(args.bootstrap_server, args.command_config, {"log_level": 0})
+    settings = client_settings(
+        args.bootstrap_server, args.command_config, {"log_level": 0, "error_cb": _remember_connection_error}
+    )
     _timeout["seconds"] = settings.api_timeout_s
+    _connection_error.clear()
     return AdminClient(settings.config)
 
 
+def _remember_connection_error(error: Any) -> None:
+    if error.name() in _FATAL_CONNECTION_ERRORS and not _connection_error:
+        _connection_error.append(error)
+
+
+def _raise_connection_error() -> None:
+    if _connection_error:
+        from confluent_kafka import KafkaException
+
+        raise KafkaException(_connection_error[0])
+
+
+def _timed_out() -> ToolError:
+    return ToolError(f"Timed out after {_timeout['seconds']:g} s waiting for the cluster's answer")
+
+
 def wait(future: Any) -> Any:
-    """The result of an admin future; a client-side timeout is a ToolError."""
+    """The result of an admin future; a refused login or TLS handshake is raised at once, a
+    client-side timeout is a ToolError."""
     import concurrent.futures
 
-    try:
-        return future.result(timeout=_timeout["seconds"])
-    except concurrent.futures.TimeoutError:
-        raise ToolError(f"Timed out after {_timeout['seconds']:g} s waiting for the cluster's answer") from None
+    deadline = time.monotonic() + _timeout["seconds"]
+    while True:
+        _raise_connection_error()
+        try:
+            return future.result(timeout=min(POLL_S, max(0.0, deadline - time.monotonic())))
+        except concurrent.futures.TimeoutError:
+            if time.monotonic() >= deadline:
+                raise _timed_out() from None
 
 
 def error_name(error: BaseException) -> str | None:
@@ -114,7 +144,21 @@ def matching_topics(all_topics: list[str], pattern: str | None, exclude_internal
 
 def cluster_metadata(admin: Any, topic: str | None = None) -> Any:
     """The cluster's metadata (all topics, or one), within the tool's timeout."""
-    return admin.list_topics(topic, timeout=_timeout["seconds"])
+    from confluent_kafka import KafkaException
+
+    deadline = time.monotonic() + _timeout["seconds"]
+    while True:
+        _raise_connection_error()
+        try:
+            return admin.list_topics(topic, timeout=min(POLL_S, max(0.01, deadline - time.monotonic())))
+        except KafkaException as error:
+            if error_name(error) != "_TIMED_OUT":
+                admin.poll(POLL_S)  # serves error_cb: the cause of a dropped connection, if it was a refused login
+                _raise_connection_error()
+                raise
+            if time.monotonic() >= deadline:
+                _raise_connection_error()
+                raise
 
 
 def list_topic_names(admin: Any) -> list[str]:

@@ -59,13 +59,15 @@ def test_a_scram_user_made_with_configs_then_uses_topics_over_sasl_ssl(secured, 
     assert len(described.out.splitlines()) == 3
 
 
-def test_a_wrong_password_is_one_line_and_exit_status_1(secured, pykbroker, tmp_path):
+def test_a_wrong_password_fails_at_once_in_one_line_with_exit_status_1(secured, pykbroker, tmp_path):
     lines = java_properties(
         secured.bootstrap_of("SASL_SSL"), "SCRAM-SHA-512", "nobody", "wrong", "SASL_SSL", secured.ca
     )
-    wrong = properties(tmp_path, "wrong.properties", [*lines, "default.api.timeout.ms=5000"])
+    wrong = properties(tmp_path, "wrong.properties", [*lines, "default.api.timeout.ms=20000"])
     refused = pykbroker(
         "topics", "--bootstrap-server", secured.bootstrap_of("SASL_SSL"), "--command-config", wrong, "--list"
     )
     assert refused.status == 1
+    assert refused.err.startswith("Error while executing topic command : ")
+    assert "SASL authentication error: Authentication failed" in refused.err
     assert len(refused.err.splitlines()) == 1
