@@ -156,10 +156,6 @@ def parse_configs_to_delete(values: list[str]) -> list[str]:
 def config_resource(entity_type: str, name: str) -> Any:
     from confluent_kafka.admin import ConfigResource
 
-    if entity_type == "broker-loggers":
-        raise ToolError(
-            "broker-loggers are not supported: the tools' client (librdkafka) has no BROKER_LOGGER resource"
-        )
     if entity_type == "brokers":
         if name == "":
             raise ToolError(
@@ -381,12 +377,16 @@ def run(admin: Any, args: argparse.Namespace, entity_type: str, name: str | None
         raise ToolError(
             f"'{entity_type}' configs are quotas, which the tools' client (librdkafka) cannot describe or alter"
         )
+    if entity_type == "broker-loggers":
+        raise ToolError(
+            "broker-loggers are not supported: the tools' client (librdkafka) has no BROKER_LOGGER resource"
+        )
     if args.describe:
         if entity_type == "users":
             return describe_users(admin, args, name)
         return describe_resources(admin, args, entity_type, name)
     if name is None:
-        raise ToolError("An entity name must be specified with --alter")
+        raise ToolError("An entity name must be specified for every entity type")
     if entity_type == "users":
         alter_user(admin, args, name)
     else:
