@@ -24,6 +24,7 @@ usage errors exit with status 2 (argparse's own behaviour).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -254,8 +255,8 @@ def _unescape(text: str) -> str:
 
 def run_tool(body: Callable[[], int], tool_name: str = "pykbroker", *, error_prefix: str = "Error: ") -> int:
     """Run a tool's body: a `ToolError` becomes its line on stderr, a client's `KafkaException` the
-    line `error_prefix` + its message, both exit status 1; Ctrl-C exits with 130. `tool_name` names
-    the tool (kept for callers that pass it)."""
+    line `error_prefix` + its message, both exit status 1; Ctrl-C exits with 130, a closed stdout
+    with 1. `tool_name` names the tool (kept for callers that pass it)."""
     from confluent_kafka import KafkaException
 
     try:
@@ -268,6 +269,9 @@ def run_tool(body: Callable[[], int], tool_name: str = "pykbroker", *, error_pre
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`pykbroker topics --list | head -1`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def describe_kafka_exception(error: BaseException) -> str:
