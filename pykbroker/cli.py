@@ -42,7 +42,7 @@ TOOLS = {
 }
 TOOL_SUMMARIES = {
     "topics": "create, list, describe, alter and delete topics (kafka-topics.sh)",
-    "configs": "describe and alter topic, broker, user and client configs (kafka-configs.sh)",
+    "configs": "describe and alter topic, broker and user configs (kafka-configs.sh)",
     "get-offsets": "print partitions' offsets (kafka-get-offsets.sh)",
     "delete-records": "delete records up to offsets (kafka-delete-records.sh)",
     "leader-election": "elect preferred or unclean leaders (kafka-leader-election.sh)",

@@ -3,6 +3,7 @@
 - `common/` imports nothing else of pykbroker; `protocol/` and `records/` import only `common/`;
 - nothing below `handlers/` (storage, replication, cluster, coordinators, security) imports `handlers/`
   or `server/`;
+- `tools/` (the command-line tools, clients of a cluster) imports nothing else of pykbroker;
 - the package has no import cycles between modules.
 
 Imports are read with `ast`, so a lazy import inside a function counts as much as one at the top.
@@ -88,6 +89,17 @@ def test_nothing_below_the_handlers_imports_handlers_or_the_server(room):
                        for module, targets in GRAPH.items() if room_of(module) == room
                        for target in targets if room_of(target) in ("handlers", "server"))
     assert offending == []
+
+
+def test_the_tools_are_clients_that_import_nothing_of_the_broker():
+    """`tools/` speaks to a cluster through confluent-kafka only; of pykbroker only `cli.py` imports it."""
+    offending = sorted(f"{module} imports {target}"
+                       for module, targets in GRAPH.items() if room_of(module) == "tools"
+                       for target in targets if room_of(target) != "tools")
+    importers = sorted(module for module, targets in GRAPH.items()
+                       if room_of(module) != "tools" and any(room_of(t) == "tools" for t in targets))
+    assert offending == []
+    assert importers in ([], ["pykbroker.cli"])
 
 
 def test_there_are_no_import_cycles():

@@ -24,9 +24,11 @@ usage errors exit with status 2 (argparse's own behaviour).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 # Keys spelled and meant the same in Kafka's Java client and in librdkafka
@@ -58,8 +60,18 @@ TRANSLATED_KEYS = (
     "ssl.keystore.key",
     "ssl.endpoint.identification.algorithm",
 )
-# Java-only settings that change nothing a librdkafka client needs: ignored silently
-HARMLESS_JAVA_KEYS = ("ssl.protocol", "ssl.enabled.protocols", "ssl.keymanager.algorithm", "ssl.trustmanager.algorithm")
+# Read by the tools themselves, not passed to librdkafka: how long to wait for an answer (Kafka's
+# admin client default, 60 s)
+TOOL_KEYS = ("default.api.timeout.ms",)
+# Ignored silently: bootstrap.servers (--bootstrap-server wins, as in Kafka's tools) and Java-only
+# settings that change nothing a librdkafka client needs
+HARMLESS_JAVA_KEYS = (
+    "bootstrap.servers",
+    "ssl.protocol",
+    "ssl.enabled.protocols",
+    "ssl.keymanager.algorithm",
+    "ssl.trustmanager.algorithm",
+)
 
 _JAAS_OPTION = re.compile(r"""(\w+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'|([^\s;]+))""")
 _LOGIN_MODULES_WITH_PASSWORDS = ("PlainLoginModule", "ScramLoginModule")
@@ -85,17 +97,43 @@ def add_common_arguments(parser: argparse.ArgumentParser, *, config_flag: str = 
     )
 
 
+@dataclass
+class ClientSettings:
+    """What a tool's client needs: librdkafka's configuration, and how long to wait for an answer
+    (`default.api.timeout.ms` of the properties file; Kafka's default, 60 s)."""
+
+    config: dict
+    api_timeout_s: float = 60.0
+
+
 def client_config(bootstrap_server: str, command_config: str | None, extra: dict | None = None) -> dict:
     """The confluent-kafka configuration for `--bootstrap-server` and a Java client properties file."""
+    return client_settings(bootstrap_server, command_config, extra).config
+
+
+def client_settings(bootstrap_server: str, command_config: str | None, extra: dict | None = None) -> ClientSettings:
+    """`client_config` and the API timeout, from one reading of the properties file (which may be a pipe)."""
+    properties = read_properties(command_config) if command_config is not None else {}
     config: dict = {"bootstrap.servers": bootstrap_server}
-    if command_config is not None:
-        config.update(translate_java_properties(read_properties(command_config)))
+    config.update(translate_java_properties(properties))
     config.update(extra or {})
-    return config
+    return ClientSettings(config, _api_timeout_seconds(properties))
+
+
+def _api_timeout_seconds(properties: dict[str, str]) -> float:
+    value = properties.get("default.api.timeout.ms")
+    if value is None:
+        return ClientSettings.api_timeout_s
+    try:
+        return int(value) / 1000
+    except ValueError:
+        raise ToolError(f"default.api.timeout.ms: not a number of milliseconds: {value}") from None
 
 
 def translate_java_properties(properties: dict[str, str]) -> dict:
     """librdkafka settings for Kafka Java client properties; see the module's docstring."""
+    if not properties:
+        return {}
     config: dict = {key: properties[key] for key in SAME_KEYS if key in properties}
     config.update(_sasl_credentials(properties))
     config.update(_trust_store(properties))
@@ -103,7 +141,8 @@ def translate_java_properties(properties: dict[str, str]) -> dict:
     if "ssl.endpoint.identification.algorithm" in properties:
         algorithm = properties["ssl.endpoint.identification.algorithm"].strip().lower()
         config["ssl.endpoint.identification.algorithm"] = algorithm or "none"
-    ignored = sorted(set(properties) - set(SAME_KEYS) - set(TRANSLATED_KEYS) - set(HARMLESS_JAVA_KEYS))
+    known = {*SAME_KEYS, *TRANSLATED_KEYS, *TOOL_KEYS, *HARMLESS_JAVA_KEYS}
+    ignored = sorted(set(properties) - known)
     if ignored:
         print(f"WARN: these client configs are not used by pykbroker's tools: {', '.join(ignored)}", file=sys.stderr)
     return config
@@ -214,9 +253,10 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: replacements.get(m.group(1), m.group(1)), text)
 
 
-def run_tool(body: Callable[[], int], tool_name: str = "pykbroker") -> int:
-    """Run a tool's body: a `ToolError` (or a client's `KafkaException`) becomes one line on stderr
-    and exit status 1; Ctrl-C exits with 130."""
+def run_tool(body: Callable[[], int], tool_name: str = "pykbroker", *, error_prefix: str = "Error: ") -> int:
+    """Run a tool's body: a `ToolError` becomes its line on stderr, a client's `KafkaException` the
+    line `error_prefix` + its message, both exit status 1; Ctrl-C exits with 130, a closed stdout
+    with 1. `tool_name` names the tool (kept for callers that pass it)."""
     from confluent_kafka import KafkaException
 
     try:
@@ -225,10 +265,13 @@ def run_tool(body: Callable[[], int], tool_name: str = "pykbroker") -> int:
         print(str(error), file=sys.stderr)
         return 1
     except KafkaException as error:
-        print(f"Error: {describe_kafka_exception(error)}", file=sys.stderr)
+        print(f"{error_prefix}{describe_kafka_exception(error)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # the reader went away (`pykbroker topics --list | head -1`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def describe_kafka_exception(error: BaseException) -> str:
