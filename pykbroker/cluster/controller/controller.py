@@ -456,7 +456,28 @@ class Controller:
         except ControllerMovedError:
             self._resign()
             return ErrorCode.NOT_CONTROLLER, []
-        return ErrorCode.NONE, remaining
+        return ErrorCode.NONE, self._movable_later(broker_id, remaining)
+
+    def _movable_later(self, broker_id: int, still_led: list[TopicPartition]) -> list[TopicPartition]:
+        """The partitions still led by `broker_id` that another replica may take over if the broker asks
+        again (Kafka answers with all it still leads). Those with no other live replica that is not
+        shutting down are left out: they go offline when it stops, however long it waits (the last
+        broker of a cluster, or brokers stopping together), so retrying would only delay its stop."""
+        if not still_led:
+            return []
+        live = self._read_live_brokers()  # fresh: a broker that stopped a moment ago is gone already
+        movable, stuck = [], []
+        for name, p in still_led:
+            replicas = self._replicas(name, p) or []
+            possible = election.successor_possible(replicas, broker_id, live, self._shutting_down)
+            (movable if possible else stuck).append((name, p))
+        if stuck:
+            log.info(
+                "No other live replica can lead %s; they go offline when broker %d stops",
+                ", ".join(f"{name}-{p}" for name, p in stuck),
+                broker_id,
+            )
+        return movable
 
     # -- ElectLeaders --------------------------------------------------------------------
     def _elect_leaders(
