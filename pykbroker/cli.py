@@ -1,6 +1,7 @@
 """The `pykbroker` command: start a broker from a server.properties file and overrides.
 
     pykbroker [server.properties] [--override key=value ...] [--log-level INFO]
+    pykbroker SUBCOMMAND ...     (see TOOLS: `pykbroker cluster --help`, ...)
 
 Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply), and every
 `--override` wins over the file. Exit status: 2 for a usage or configuration error, 1 when the
@@ -10,6 +11,7 @@ broker cannot start (a port in use, ZooKeeper unreachable), each with one line o
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import sys
 
@@ -29,12 +31,22 @@ LOG_LEVELS = {
 }
 
 
+# `pykbroker NAME ...` runs the module's `main(argv: list[str]) -> int` instead of a broker.
+TOOLS = {
+    "cluster": "pykbroker.cluster_launcher",  # ZooKeeper and N brokers on this machine
+}
+
+
 class UsageError(Exception):
     """A command line that cannot be run: reported in one line, exit status 2."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="pykbroker", description="A Kafka broker in Python.")
+    parser = argparse.ArgumentParser(
+        prog="pykbroker",
+        description="A Kafka broker in Python.",
+        epilog="subcommands (pykbroker SUBCOMMAND --help): " + ", ".join(sorted(TOOLS)),
+    )
     parser.add_argument("config", nargs="?", help="a server.properties file")
     parser.add_argument(
         "--override",
@@ -95,7 +107,18 @@ def raise_open_file_limit() -> None:
         pass
 
 
+def run_tool(argv: list[str]) -> int | None:
+    """The exit status of the subcommand `argv` names, or None when it names none (a broker to start)."""
+    if not argv or argv[0] not in TOOLS:
+        return None
+    return importlib.import_module(TOOLS[argv[0]]).main(argv[1:])
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    status = run_tool(argv)
+    if status is not None:
+        return status
     args = parse_args(argv)
     configure_logging(args.log_level)
     raise_open_file_limit()
