@@ -28,7 +28,6 @@ This module only spawns processes and asks brokers for Metadata: it imports noth
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import signal
 import socket
@@ -75,7 +74,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--dir",
         default=DEFAULT_DIRECTORY,
         metavar="DIR",
-        help=f"where ZooKeeper's and the brokers' data and logs live, kept between runs (default ./{DEFAULT_DIRECTORY})",
+        help=f"where ZooKeeper's and the brokers' data and logs are kept (default ./{DEFAULT_DIRECTORY})",
     )
     parser.add_argument(
         "--base-port",
@@ -150,6 +149,7 @@ def _terminate_with_parent() -> None:
         pass
 
 
+# A child's own process group (a terminal's Ctrl-C reaches the launcher only), ended with the launcher.
 CHILD_OPTIONS = {"start_new_session": True, "preexec_fn": _terminate_with_parent}
 
 
@@ -182,7 +182,8 @@ class BrokerChild:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 cwd=self.directory,
-                **CHILD_OPTIONS,  # type: ignore[arg-type]
+                start_new_session=True,
+                preexec_fn=_terminate_with_parent,
             )
 
     def is_running(self) -> bool:
@@ -277,7 +278,8 @@ class LocalCluster:
         while not self._all_answer_metadata():
             for broker in self.brokers:
                 if not broker.is_running():
-                    raise StartError(f"broker {broker.broker_id} exited: {broker.last_log_line()} (see {broker.log_path})")
+                    last_line = broker.last_log_line()
+                    raise StartError(f"broker {broker.broker_id} exited: {last_line} (see {broker.log_path})")
             if time.monotonic() > deadline:
                 raise StartError(f"the brokers did not start within {self.start_timeout:g} s (see their logs)")
             time.sleep(POLL_INTERVAL_S)

@@ -466,7 +466,8 @@ class Controller:
         if not still_led:
             return []
         live = self._read_live_brokers()  # fresh: a broker that stopped a moment ago is gone already
-        movable, stuck = [], []
+        movable: list[TopicPartition] = []
+        stuck: list[TopicPartition] = []
         for name, p in still_led:
             replicas = self._replicas(name, p) or []
             possible = election.successor_possible(replicas, broker_id, live, self._shutting_down)
