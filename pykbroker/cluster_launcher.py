@@ -291,7 +291,7 @@ class LocalCluster:
                 return False
             try:
                 response = metadata_of(address)
-            except (OSError, ConnectionError):
+            except OSError:
                 return False
             if len(response.brokers) < len(self.brokers):
                 return False
@@ -323,8 +323,9 @@ class LocalCluster:
         running = [broker for broker in self.brokers if broker.is_running()]
         if running:
             say(f"Stopping {len(running)} broker(s)")
-            others = [b for b in running if b.broker_id != self.controller_id]
-            controller = [b for b in running if b.broker_id == self.controller_id]
+            controller_id = self._current_controller(running)
+            others = [b for b in running if b.broker_id != controller_id]
+            controller = [b for b in running if b.broker_id == controller_id]
             deadline = time.monotonic() + BROKER_STOP_TIMEOUT_S
             for group in (others, controller):
                 for broker in group:
@@ -334,11 +335,15 @@ class LocalCluster:
             say("Stopping ZooKeeper")
         self.zookeeper.stop()
 
-    def kill(self) -> None:
-        for broker in self.brokers:
-            broker.send(signal.SIGKILL)
-        if self.zookeeper.process is not None and self.zookeeper.is_running():
-            self.zookeeper.process.kill()
+    def _current_controller(self, running: list[BrokerChild]) -> int:
+        """The controller as a running broker sees it now (it moves when brokers stop), else as last seen."""
+        for broker in running:
+            if broker.address is not None:
+                try:
+                    return metadata_of(broker.address).controller_id
+                except OSError:
+                    continue
+        return self.controller_id
 
 
 def wait_for_exit(brokers: list[BrokerChild], deadline: float) -> None:
