@@ -37,6 +37,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from .protocol import headers, messages
 from .protocol.api_keys import ApiKey
@@ -150,7 +151,7 @@ def _terminate_with_parent() -> None:
 
 
 # A child's own process group (a terminal's Ctrl-C reaches the launcher only), ended with the launcher.
-CHILD_OPTIONS = {"start_new_session": True, "preexec_fn": _terminate_with_parent}
+CHILD_OPTIONS: dict[str, Any] = {"start_new_session": True, "preexec_fn": _terminate_with_parent}
 
 
 @dataclass
@@ -182,8 +183,7 @@ class BrokerChild:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 cwd=self.directory,
-                start_new_session=True,
-                preexec_fn=_terminate_with_parent,
+                **CHILD_OPTIONS,
             )
 
     def is_running(self) -> bool:
@@ -239,6 +239,8 @@ def _read_exactly(sock: socket.socket, count: int) -> bytes:
 
 # -- the cluster ----------------------------------------------------------------------------
 class LocalCluster:
+    """ZooKeeper and the brokers under one directory: started, watched, stopped."""
+
     def __init__(self, args: argparse.Namespace, classpath: str, overrides: dict[str, str]) -> None:
         self.directory = Path(args.dir).resolve()
         self.start_timeout = args.start_timeout
