@@ -39,6 +39,7 @@ TOOLS = {
     "delete-records": "pykbroker.tools.delete_records",
     "leader-election": "pykbroker.tools.leader_election",
     "faults": "pykbroker.tools.faults",
+    "cluster": "pykbroker.cluster_launcher",  # ZooKeeper and N brokers on this machine
 }
 TOOL_SUMMARIES = {
     "topics": "create, list, describe, alter and delete topics (kafka-topics.sh)",
@@ -47,6 +48,7 @@ TOOL_SUMMARIES = {
     "delete-records": "delete records up to offsets (kafka-delete-records.sh)",
     "leader-election": "elect preferred or unclean leaders (kafka-leader-election.sh)",
     "faults": "inject faults into pykbroker brokers for client tests: errors, latency, drops, leadership moves",
+    "cluster": "start ZooKeeper and N brokers on this machine until Ctrl-C",
 }
 
 

@@ -4,7 +4,9 @@ for its ZooKeeper session to expire.
 
 Kafka's procedure: send ControlledShutdown (with this broker's id and epoch) to the controller;
 when the answer lists partitions it still leads, wait `controlled.shutdown.retry.backoff.ms` and
-ask again, at most `controlled.shutdown.max.retries` times. The broker stops either way. From the
+ask again, at most `controlled.shutdown.max.retries` times. The broker stops either way. (The
+controller lists only partitions another live replica could still take over, so a broker no one
+can relieve, the last of a cluster, is answered with none and stops at once.) From the
 start it fetches from no leader any more (Kafka's controller stops such a broker's replicas and
 keeps it out of the ISRs).
 """

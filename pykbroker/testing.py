@@ -15,22 +15,25 @@ broker's modules.
 
 The broker listens on 127.0.0.1 on a free port, keeps its data and its log file under the given
 directory, and is always stopped (SIGTERM, then SIGKILL) when the block ends. ZooKeeper is
-Debian's package (`/usr/share/java/zookeeper.jar`, or `$ZOOKEEPER_CLASSPATH`) run standalone on
-a free loopback port with its data under the given directory.
+the system's installation (`pykbroker.zookeeper_process`: Debian's package, or
+`$ZOOKEEPER_CLASSPATH`, `$ZOOKEEPER_HOME`) run standalone on a free loopback port with its data
+under the given directory.
 """
 
 from __future__ import annotations
 
 import os
 import re
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from .zookeeper_process import ZooKeeperProcess, free_port, zookeeper_available
+
+__all__ = ["BrokerProcess", "ZooKeeperProcess", "free_port", "wait_until", "zookeeper_available"]
 
 _STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
@@ -160,115 +163,6 @@ class BrokerProcess:
 
     def __exit__(self, *exc) -> None:
         self.cleanup()
-
-
-ZOOKEEPER_CLASSPATH = os.environ.get("ZOOKEEPER_CLASSPATH", "/usr/share/java/zookeeper.jar")
-ZOOKEEPER_MAIN = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
-
-
-def zookeeper_available() -> bool:
-    return shutil.which("java") is not None and all(
-        os.path.exists(path) for path in ZOOKEEPER_CLASSPATH.split(os.pathsep)
-    )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-class ZooKeeperProcess:
-    """A standalone ZooKeeper on a free loopback port; stopped (SIGTERM, then SIGKILL) on exit.
-
-    `connect` is its connection string; `chroot` is appended when given. The data survives
-    `stop()` and `start()`, as a restarted ZooKeeper's does.
-    """
-
-    def __init__(self, directory: str | os.PathLike, *, tick_time_ms: int = 500, start_timeout: float = 30.0) -> None:
-        self.directory = Path(directory)
-        self.directory.mkdir(parents=True, exist_ok=True)
-        self.tick_time_ms = tick_time_ms
-        self.start_timeout = start_timeout
-        self.port = 0
-        self.process: subprocess.Popen | None = None
-        self.log_path = self.directory / "zookeeper.log"
-
-    def connect_string(self, chroot: str = "") -> str:
-        return f"127.0.0.1:{self.port}{chroot}"
-
-    @property
-    def connect(self) -> str:
-        return self.connect_string()
-
-    def start(self) -> ZooKeeperProcess:
-        if not self.port:
-            self.port = free_port()
-        config = self.directory / "zoo.cfg"
-        config.write_text(
-            "\n".join(
-                [
-                    f"tickTime={self.tick_time_ms}",
-                    f"dataDir={self.directory / 'data'}",
-                    f"clientPort={self.port}",
-                    "clientPortAddress=127.0.0.1",
-                    "admin.enableServer=false",
-                    "4lw.commands.whitelist=ruok,srvr",
-                    f"maxSessionTimeout={self.tick_time_ms * 60}",
-                ]
-            )
-            + "\n"
-        )
-        log_file = open(self.log_path, "ab")
-        self.process = subprocess.Popen(
-            ["java", "-Xmx256m", "-cp", ZOOKEEPER_CLASSPATH, ZOOKEEPER_MAIN, str(config)],
-            stdout=log_file,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-        )
-        log_file.close()
-        self._wait_until_serving()
-        return self
-
-    def _wait_until_serving(self) -> None:
-        deadline = time.monotonic() + self.start_timeout
-        process = self.process
-        if process is None:
-            raise RuntimeError("the ZooKeeper process was not started")
-        while time.monotonic() < deadline:
-            if process.poll() is not None:
-                raise RuntimeError(
-                    f"ZooKeeper exited with {process.returncode}:\n{self.log_path.read_text(errors='replace')}"
-                )
-            if self.is_serving():
-                return
-            time.sleep(0.05)
-        self.stop()
-        raise TimeoutError(f"ZooKeeper did not start within {self.start_timeout}s")
-
-    def is_serving(self) -> bool:
-        try:
-            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                sock.sendall(b"ruok")
-                return sock.recv(4) == b"imok"
-        except OSError:
-            return False
-
-    def stop(self, timeout: float = 15.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-    def __enter__(self) -> ZooKeeperProcess:
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()
 
 
 def wait_until(condition, what: str = "condition", *, timeout: float = 30.0, interval: float = 0.05):

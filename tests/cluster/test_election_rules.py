@@ -87,6 +87,15 @@ class TestControlledShutdown:
     def test_single_replica_partitions_are_left_alone(self):
         assert election.controlled_shutdown([1], state(1, [1]), 1, LIVE, {1}) is None
 
+    def test_a_live_replica_outside_the_isr_may_still_take_over(self):
+        assert election.successor_possible(REPLICAS, 1, LIVE, {1})
+
+    def test_no_successor_when_every_other_replica_is_gone(self):
+        assert not election.successor_possible(REPLICAS, 1, without(LIVE, 2, 3), {1})
+
+    def test_no_successor_when_every_other_replica_is_shutting_down_too(self):
+        assert not election.successor_possible(REPLICAS, 1, LIVE, {1, 2, 3})
+
 
 class TestElectLeaders:
     def test_preferred_election_makes_the_first_replica_lead(self):

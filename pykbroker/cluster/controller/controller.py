@@ -31,7 +31,7 @@ from __future__ import annotations
 import functools
 import logging
 import threading
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, RolledBackError
 from kazoo.recipe.watchers import ChildrenWatch, DataWatch
@@ -47,6 +47,7 @@ from .event_thread import EventThread
 log = logging.getLogger(__name__)
 
 MAX_WRITE_ATTEMPTS = 5
+BATCH_SIZE = 200  # partition states per ZooKeeper transaction (well under its 1 MB request limit)
 RESYNC_DELAY_S = 1.0
 
 
@@ -394,17 +395,72 @@ class Controller:
             else:
                 new = state.with_changes(leader=leader, isr=isr, bump_epoch=True, controller_epoch=self.epoch)
             if self._write_state(name, p, new, None if state is None else state.zk_version):
-                log.info(
-                    "Partition %s-%d: leader %d, leader epoch %d, isr %s",
-                    name,
-                    p,
-                    new.leader,
-                    new.leader_epoch,
-                    new.isr,
-                )
+                self._log_state(name, p, new)
                 return new
         log.warning("Partition %s-%d kept changing; leaving it for now", name, p)
         return None
+
+    def _update_states(self, decisions: Mapping[TopicPartition, Callable]) -> dict[TopicPartition, LeaderAndIsr | None]:
+        """`_update_state` for many partitions, batched as Kafka's controller batches: the states read in
+        one pipelined round, the changes written in ZooKeeper transactions of `BATCH_SIZE` partitions
+        (each checking the controller epoch). A batch that fails as a whole (a state changed meanwhile)
+        is done again partition by partition; so are partitions without a state yet."""
+        states = self._read_states(list(decisions))
+        result: dict[TopicPartition, LeaderAndIsr | None] = {}
+        changes: dict[TopicPartition, tuple[LeaderAndIsr, LeaderAndIsr]] = {}
+        for tp, decide in decisions.items():
+            state = states[tp]
+            if state is None:  # not created yet: the one-partition path creates it
+                result[tp] = self._update_state(*tp, decide)
+                continue
+            decision = decide(state)
+            if decision is None:
+                result[tp] = state
+            else:
+                leader, isr = decision
+                changes[tp] = (
+                    state,
+                    state.with_changes(leader=leader, isr=isr, bump_epoch=True, controller_epoch=self.epoch),
+                )
+        batch = list(changes)
+        for start in range(0, len(batch), BATCH_SIZE):
+            chunk = {tp: changes[tp] for tp in batch[start : start + BATCH_SIZE]}
+            if self._write_states(chunk):
+                for (name, p), (_, new) in chunk.items():
+                    self._log_state(name, p, new)
+                    result[(name, p)] = new
+            else:
+                for tp in chunk:
+                    result[tp] = self._update_state(*tp, decisions[tp])
+        return result
+
+    def _read_states(self, partitions: list[TopicPartition]) -> dict[TopicPartition, LeaderAndIsr | None]:
+        pending = {tp: self.client.get_async(zk_data.partition_state_path(*tp)) for tp in partitions}
+        states: dict[TopicPartition, LeaderAndIsr | None] = {}
+        for tp, answer in pending.items():
+            try:
+                data, stat = answer.get()
+            except NoNodeError:
+                states[tp] = None
+            else:
+                states[tp] = zk_data.decode_state(data, stat.version, stat.mzxid)
+        return states
+
+    def _write_states(self, changes: dict[TopicPartition, tuple[LeaderAndIsr, LeaderAndIsr]]) -> bool:
+        """Every (old, new) state in one transaction with the controller epoch's check; False when it
+        failed because a state changed meanwhile."""
+        transaction = self.client.transaction()
+        transaction.check(zk_data.CONTROLLER_EPOCH, self._epoch_zk_version)
+        for (name, p), (old, new) in changes.items():
+            transaction.set_data(zk_data.partition_state_path(name, p), zk_data.encode_state(new), old.zk_version)
+        results = transaction.commit()
+        if isinstance(results[0], Exception) and not _rolled_back(results[0]):
+            raise ControllerMovedError()
+        return not any(isinstance(r, Exception) for r in results)
+
+    @staticmethod
+    def _log_state(name: str, p: int, new: LeaderAndIsr) -> None:
+        log.info("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p, new.leader, new.leader_epoch, new.isr)
 
     def _read_state(self, path: str) -> LeaderAndIsr | None:
         try:
@@ -443,25 +499,50 @@ class Controller:
             return ErrorCode.STALE_BROKER_EPOCH, []
         log.info("Broker %d is shutting down", broker_id)
         self._shutting_down.add(broker_id)
-        remaining = []
+        assigned = {tp: self._replicas(*tp) or [] for tp in self._partitions_on({broker_id})}
+        decisions = {
+            tp: functools.partial(
+                election.controlled_shutdown,
+                replicas,
+                broker_id=broker_id,
+                live=self._live,
+                shutting_down=self._shutting_down,
+            )
+            for tp, replicas in assigned.items()
+        }
         try:
-            for name, p in self._partitions_on({broker_id}):
-                replicas = self._replicas(name, p)
-                if replicas is None:  # not reached: _partitions_on yields assigned partitions only
-                    continue
-                state = self._update_state(
-                    name,
-                    p,
-                    lambda state, replicas=replicas: election.controlled_shutdown(
-                        replicas, state, broker_id, self._live, self._shutting_down
-                    ),
-                )
-                if state is not None and state.leader == broker_id and len(replicas) > 1:
-                    remaining.append((name, p))
+            states = self._update_states(decisions)
+            remaining = [
+                tp
+                for tp, state in states.items()
+                if state is not None and state.leader == broker_id and len(assigned[tp]) > 1
+            ]
         except ControllerMovedError:
             self._resign()
             return ErrorCode.NOT_CONTROLLER, []
-        return ErrorCode.NONE, remaining
+        return ErrorCode.NONE, self._movable_later(broker_id, remaining)
+
+    def _movable_later(self, broker_id: int, still_led: list[TopicPartition]) -> list[TopicPartition]:
+        """The partitions still led by `broker_id` that another replica may take over if the broker asks
+        again (Kafka answers with all it still leads). Those with no other live replica that is not
+        shutting down are left out: they go offline when it stops, however long it waits (the last
+        broker of a cluster, or brokers stopping together), so retrying would only delay its stop."""
+        if not still_led:
+            return []
+        live = self._read_live_brokers()  # fresh: a broker that stopped a moment ago is gone already
+        movable: list[TopicPartition] = []
+        stuck: list[TopicPartition] = []
+        for name, p in still_led:
+            replicas = self._replicas(name, p) or []
+            possible = election.successor_possible(replicas, broker_id, live, self._shutting_down)
+            (movable if possible else stuck).append((name, p))
+        if stuck:
+            log.info(
+                "No other live replica can lead %s; they go offline when broker %d stops",
+                ", ".join(f"{name}-{p}" for name, p in stuck),
+                broker_id,
+            )
+        return movable
 
     # -- ElectLeaders --------------------------------------------------------------------
     def _elect_leaders(

@@ -14,7 +14,9 @@ The rules are Kafka's:
   (leader -1, the ISR keeping its last member) unless unclean election is enabled, which takes
   the first live replica, with an ISR of itself;
 - a live leader keeps its place, and replicas whose brokers are gone leave the ISR;
-- brokers shutting down (controlled shutdown) are never elected.
+- brokers shutting down (controlled shutdown) are never elected; a partition whose leader is
+  shutting down is worth waiting for only while another of its replicas is alive and not shutting
+  down (it may rejoin the ISR and take over), so the last broker of a cluster is not kept waiting.
 """
 
 from __future__ import annotations
@@ -84,6 +86,12 @@ def controlled_shutdown(
     if broker_id in state.isr and state.leader in live:
         return state.leader, [r for r in state.isr if r != broker_id]
     return None
+
+
+def successor_possible(replicas: list[int], broker_id: int, live: Live, shutting_down: Collection[int]) -> bool:
+    """Whether a replica other than `broker_id` (shutting down) could ever lead: one that is alive and
+    not shutting down, even if not in the ISR yet. Without one, asking again cannot move leadership."""
+    return any(r != broker_id and r in live and r not in shutting_down for r in replicas)
 
 
 def preferred(
