@@ -2,8 +2,8 @@
 flags and its output, against any Kafka cluster.
 
     pykbroker consumer-groups --bootstrap-server HOST:PORT --list [--state [STATES]]
-    pykbroker consumer-groups --bootstrap-server HOST:PORT --describe --group g [--members [--verbose] | --state | --offsets]
-    pykbroker consumer-groups --bootstrap-server HOST:PORT --reset-offsets --group g --topic t[:0,1] --to-earliest --execute
+    pykbroker consumer-groups --bootstrap-server HOST:PORT --describe --group g [--members [--verbose] | --state]
+    pykbroker consumer-groups --bootstrap-server HOST:PORT --reset-offsets --group g --topic t --to-earliest --execute
     pykbroker consumer-groups --bootstrap-server HOST:PORT --delete --group g
     pykbroker consumer-groups --bootstrap-server HOST:PORT --delete-offsets --group g --topic t
 
@@ -70,19 +70,31 @@ def build_parser() -> argparse.ArgumentParser:
     actions.add_argument("--delete-offsets", action="store_true", help="Delete offsets of a group (--topic).")
     parser.add_argument("--group", action="append", metavar="GROUP", help="The consumer group we wish to act on.")
     parser.add_argument("--all-groups", action="store_true", help="Apply to all consumer groups.")
-    parser.add_argument("--topic", action="append", metavar="TOPIC", help="A topic, or topic:0,1,2 with --reset-offsets.")
+    parser.add_argument(
+        "--topic", action="append", metavar="TOPIC", help="A topic, or topic:0,1,2 with --reset-offsets."
+    )
     parser.add_argument("--all-topics", action="store_true", help="All topics assigned to the group (--reset-offsets).")
     parser.add_argument("--timeout", type=int, default=5000, metavar="MS", help="Timeout of requests (default 5000).")
     parser.add_argument("--members", action="store_true", help="Describe the members of the group.")
     parser.add_argument("--verbose", action="store_true", help="More about the members (their assignment).")
     parser.add_argument("--offsets", action="store_true", help="Describe the group's offsets and lag (the default).")
-    parser.add_argument("--state", nargs="?", const="", metavar="STATES", help="The group's state; with --list a filter.")
-    parser.add_argument("--type", nargs="?", const="", metavar="TYPES", help="With --list: the groups' types (classic,consumer).")
+    parser.add_argument(
+        "--state", nargs="?", const="", metavar="STATES", help="The group's state; with --list a filter."
+    )
+    parser.add_argument(
+        "--type", nargs="?", const="", metavar="TYPES", help="With --list: the groups' types (classic,consumer)."
+    )
     scenarios = parser.add_argument_group("reset scenarios (one, with --reset-offsets)")
     scenarios.add_argument("--to-offset", type=int, metavar="OFFSET", help="Reset offsets to a specific offset.")
-    scenarios.add_argument("--shift-by", type=int, metavar="N", help="Shift the current offsets by n (may be negative).")
-    scenarios.add_argument("--to-datetime", metavar="DATETIME", help="Reset to the offset of a datetime: YYYY-MM-DDTHH:mm:SS.sss")
-    scenarios.add_argument("--by-duration", metavar="DURATION", help="Reset to the offset of now minus a duration: PnDTnHnMnS")
+    scenarios.add_argument(
+        "--shift-by", type=int, metavar="N", help="Shift the current offsets by n (may be negative)."
+    )
+    scenarios.add_argument(
+        "--to-datetime", metavar="DATETIME", help="Reset to the offset of a datetime: YYYY-MM-DDTHH:mm:SS.sss"
+    )
+    scenarios.add_argument(
+        "--by-duration", metavar="DURATION", help="Reset to the offset of now minus a duration: PnDTnHnMnS"
+    )
     scenarios.add_argument("--to-earliest", action="store_true", help="Reset offsets to the earliest offset.")
     scenarios.add_argument("--to-latest", action="store_true", help="Reset offsets to the latest offset.")
     scenarios.add_argument("--to-current", action="store_true", help="Reset offsets to the current offset.")
@@ -98,7 +110,10 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     """Kafka's ConsumerGroupCommandOptions.checkArgs, with its messages (usage errors, status 2)."""
     chosen = [action for action in ACTIONS if getattr(args, action)]
     if len(chosen) != 1:
-        usage_error(parser, "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets")
+        usage_error(
+            parser,
+            "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets",
+        )
     check_availability(parser, args)
     groups_chosen = bool(args.group) or args.all_groups
     if args.describe:
@@ -158,7 +173,9 @@ def scenario_given(args: argparse.Namespace, scenario: str) -> bool:
     return value is not None and value is not False
 
 
-def check_invalid_together(parser: argparse.ArgumentParser, args: argparse.Namespace, option: str, others: list[str]) -> None:
+def check_invalid_together(
+    parser: argparse.ArgumentParser, args: argparse.Namespace, option: str, others: list[str]
+) -> None:
     if not getattr(args, option):
         return
     for other in others:
@@ -286,7 +303,9 @@ def should_print_group(group: str, state: str, rows: int, outcome: Outcome) -> b
     return rows > 0
 
 
-def describe_offsets(admin: GroupAdmin, description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
+def describe_offsets(
+    admin: GroupAdmin, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
+) -> dict | None:
     rows = collect_offset_rows(admin, description)
     if args.output == "json":
         if description.state == "Dead":
@@ -311,10 +330,24 @@ def format_offsets(rows: list[OffsetRow]) -> str:
             f"{text[5]:<15} {text[6]:<{consumer_width}} {text[7]:<{host_width}} {text[8]}"
         )
 
-    lines = [line("GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID")]
+    lines = [
+        line(
+            "GROUP", "TOPIC", "PARTITION", "CURRENT-OFFSET", "LOG-END-OFFSET", "LAG", "CONSUMER-ID", "HOST", "CLIENT-ID"
+        )
+    ]
     for row in rows:
         lines.append(
-            line(row.group, row.topic, row.partition, row.offset, row.log_end_offset, row.lag, row.consumer_id, row.host, row.client_id)
+            line(
+                row.group,
+                row.topic,
+                row.partition,
+                row.offset,
+                row.log_end_offset,
+                row.lag,
+                row.consumer_id,
+                row.host,
+                row.client_id,
+            )
         )
     return "\n" + "\n".join(lines) + "\n"
 
@@ -325,8 +358,15 @@ def describe_members(description: GroupDescription, args: argparse.Namespace, ou
         if description.state == "Dead":
             outcome.error(f"Consumer group '{description.group_id}' does not exist.")
             return None
-        return {"group": description.group_id, "state": description.state, "members": [member.as_json() for member in members]}
-    if should_print_group(description.group_id, description.state, len(members), outcome) or description.state != "Dead":
+        return {
+            "group": description.group_id,
+            "state": description.state,
+            "members": [member.as_json() for member in members],
+        }
+    if (
+        should_print_group(description.group_id, description.state, len(members), outcome)
+        or description.state != "Dead"
+    ):
         print(format_members(description.group_id, members, args.verbose), end="")
     return None
 
@@ -347,9 +387,19 @@ def format_members(group: str, members: list, verbose: bool) -> str:
             text += f"{instance:<{widths['instance']}} "
         return text + f"{host:<{widths['host']}} {client:<{widths['client']}} {str(partitions):<15} "
 
-    lines = [line("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS") + ("ASSIGNMENT" if verbose else "")]
+    lines = [
+        line("GROUP", "CONSUMER-ID", "GROUP-INSTANCE-ID", "HOST", "CLIENT-ID", "#PARTITIONS")
+        + ("ASSIGNMENT" if verbose else "")
+    ]
     for member in members:
-        text = line(group, member.consumer_id, member.group_instance_id or "", member.host, member.client_id, len(member.assignment))
+        text = line(
+            group,
+            member.consumer_id,
+            member.group_instance_id or "",
+            member.host,
+            member.client_id,
+            len(member.assignment),
+        )
         lines.append(text + (member.assignment_text() if verbose else ""))
     return "\n" + "\n".join(lines) + "\n"
 
@@ -362,7 +412,9 @@ def describe_state(description: GroupDescription, args: argparse.Namespace, outc
             return None
         return {
             "group": description.group_id,
-            "coordinator": None if coordinator is None else {"id": coordinator.id, "host": coordinator.host, "port": coordinator.port},
+            "coordinator": None
+            if coordinator is None
+            else {"id": coordinator.id, "host": coordinator.host, "port": coordinator.port},
             "assignment_strategy": description.assignment_strategy,
             "state": description.state,
             "members": len(description.members),
@@ -408,7 +460,9 @@ def delete_groups(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome)
 # --reset-offsets
 
 
-def reset_offsets(parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
+def reset_offsets(
+    parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome
+) -> None:
     groups = selected_groups(admin, args)
     file_plan = read_reset_plan(args.from_file, groups) if args.from_file else None
     request = ResetRequest.from_args(args)
@@ -417,7 +471,8 @@ def reset_offsets(parser: argparse.ArgumentParser, admin: GroupAdmin, args: argp
         group = description.group_id
         if description.state not in ("Empty", "Dead"):
             outcome.error(
-                f"Assignments can only be reset if the group '{group}' is inactive, but the current state is {description.state}."
+                f"Assignments can only be reset if the group '{group}' is inactive, "
+                f"but the current state is {description.state}."
             )
             continue
         partitions = partitions_to_reset(admin, args, group, file_plan)
@@ -441,7 +496,10 @@ def partitions_to_reset(
 def print_reset_plans(plans: dict[str, dict[tuple[str, int], int]], args: argparse.Namespace) -> None:
     if args.output == "json":
         groups = [
-            {"group": group, "offsets": [{"topic": t, "partition": p, "new_offset": o} for (t, p), o in sorted(plan.items())]}
+            {
+                "group": group,
+                "offsets": [{"topic": t, "partition": p, "new_offset": o} for (t, p), o in sorted(plan.items())],
+            }
             for group, plan in plans.items()
         ]
         print_json({"executed": bool(args.execute), "groups": groups})
@@ -474,7 +532,9 @@ def export_csv(plans: dict[str, dict[tuple[str, int], int]], single_group: bool)
 # --delete-offsets
 
 
-def delete_offsets(parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
+def delete_offsets(
+    parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome
+) -> None:
     group = args.group[0]
     top_error, results = admin.delete_offsets(group, args.topic)
     if args.output == "json":

@@ -25,7 +25,15 @@ from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)
-KAFKA_GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty", "Assigning", "Reconciling")
+KAFKA_GROUP_STATES = (
+    "PreparingRebalance",
+    "CompletingRebalance",
+    "Stable",
+    "Dead",
+    "Empty",
+    "Assigning",
+    "Reconciling",
+)
 STATE_NAMES = {
     ConsumerGroupState.UNKNOWN: "Unknown",
     ConsumerGroupState.PREPARING_REBALANCING: "PreparingRebalance",
@@ -34,7 +42,11 @@ STATE_NAMES = {
     ConsumerGroupState.DEAD: "Dead",
     ConsumerGroupState.EMPTY: "Empty",
 }
-TYPE_NAMES = {ConsumerGroupType.UNKNOWN: "Unknown", ConsumerGroupType.CONSUMER: "Consumer", ConsumerGroupType.CLASSIC: "Classic"}
+TYPE_NAMES = {
+    ConsumerGroupType.UNKNOWN: "Unknown",
+    ConsumerGroupType.CONSUMER: "Consumer",
+    ConsumerGroupType.CLASSIC: "Classic",
+}
 NO_OFFSET = -1001  # librdkafka's "no committed offset"
 
 Partition = tuple[str, int]
@@ -203,13 +215,17 @@ class GroupAdmin:
         for topic in topics:
             found = metadata.topics.get(topic)
             if found is None or found.error is not None:
-                raise ToolError(f"Error: Executing consumer group command failed due to org.apache.kafka.common.errors."
-                                f"UnknownTopicOrPartitionException: This server does not host this topic-partition. ({topic})")
+                raise ToolError(
+                    f"Error: Executing consumer group command failed due to org.apache.kafka.common.errors."
+                    f"UnknownTopicOrPartitionException: This server does not host this topic-partition. ({topic})"
+                )
             partitions += [(topic, partition) for partition in sorted(found.partitions)]
         return partitions
 
     def alter_offsets(self, group_id: str, offsets: dict[Partition, int]) -> None:
-        partitions = [TopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())]
+        partitions = [
+            TopicPartition(topic, partition, offset) for (topic, partition), offset in sorted(offsets.items())
+        ]
         if not partitions:
             return
         request = [ConsumerGroupTopicPartitions(group_id, partitions)]
@@ -250,7 +266,9 @@ def to_group_description(description: Any) -> GroupDescription:
             group_instance_id=member.group_instance_id,
             host=member.host,
             client_id=member.client_id,
-            assignment=[(tp.topic, tp.partition) for tp in (member.assignment.topic_partitions if member.assignment else [])],
+            assignment=[
+                (tp.topic, tp.partition) for tp in (member.assignment.topic_partitions if member.assignment else [])
+            ],
         )
         for member in description.members
     ]

@@ -120,7 +120,9 @@ class KafkaConnection:
             raise ToolError(f"Error: finding the coordinator of group '{group_id}' failed: {error_text(error)}")
         return host, port
 
-    def offset_delete(self, group_id: str, partitions: list[Partition]) -> tuple[str | None, dict[Partition, str | None]]:
+    def offset_delete(
+        self, group_id: str, partitions: list[Partition]
+    ) -> tuple[str | None, dict[Partition, str | None]]:
         by_topic: dict[str, list[int]] = {}
         for topic, partition in partitions:
             by_topic.setdefault(topic, []).append(partition)
@@ -150,5 +152,7 @@ def tls_context(config: dict) -> ssl.SSLContext:
     if str(config.get("ssl.endpoint.identification.algorithm", "https")).lower() == "none":
         context.check_hostname = False
     if "ssl.certificate.location" in config:
-        context.load_cert_chain(config["ssl.certificate.location"], config.get("ssl.key.location"), config.get("ssl.key.password"))
+        context.load_cert_chain(
+            config["ssl.certificate.location"], config.get("ssl.key.location"), config.get("ssl.key.password")
+        )
     return context

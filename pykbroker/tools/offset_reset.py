@@ -59,7 +59,7 @@ def parse_datetime(text: str) -> int:
     try:
         moment = datetime.fromisoformat(normalized)
     except ValueError:
-        raise ToolError(f"Unparseable date: \"{text}\"") from None
+        raise ToolError(f'Unparseable date: "{text}"') from None
     return int(moment.timestamp() * 1000)
 
 
@@ -136,17 +136,19 @@ def clamp(admin: GroupAdmin, requested: dict[Partition, int]) -> dict[Partition,
     for (topic, partition), offset in requested.items():
         start, end = starts.get((topic, partition)), ends.get((topic, partition))
         if end is not None and offset > end:
-            warn(f"New offset ({offset}) is higher than latest offset for topic partition {topic}-{partition}. Value will be set to {end}")
+            warn(f"New offset ({offset}) is higher than latest offset for topic partition {topic}-{partition}. ", end)
             offset = end
         elif start is not None and offset < start:
-            warn(f"New offset ({offset}) is lower than earliest offset for topic partition {topic}-{partition}. Value will be set to {start}")
+            warn(
+                f"New offset ({offset}) is lower than earliest offset for topic partition {topic}-{partition}. ", start
+            )
             offset = start
         result[(topic, partition)] = offset
     return result
 
 
-def warn(message: str) -> None:
-    print(f"WARN {message}", file=sys.stderr)
+def warn(message: str, value: int) -> None:
+    print(f"WARN {message}Value will be set to {value}", file=sys.stderr)
 
 
 def offsets_for_time(admin: GroupAdmin, partitions: list[Partition], timestamp_ms: int) -> dict[Partition, int]:
