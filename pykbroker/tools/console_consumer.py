@@ -186,7 +186,7 @@ def java_consumer_properties(parser: argparse.ArgumentParser, args: argparse.Nam
 
 
 def librdkafka_config(bootstrap_server: str, properties: dict[str, str]) -> dict:
-    config: dict = {"bootstrap.servers": bootstrap_server, "enable.partition.eof": False}
+    config: dict = {"bootstrap.servers": bootstrap_server, "enable.partition.eof": False, "log_level": 3}
     security = {}
     for key, value in properties.items():
         if key == "partition.assignment.strategy":

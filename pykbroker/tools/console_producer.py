@@ -129,7 +129,7 @@ def java_producer_properties(args: argparse.Namespace) -> dict[str, str]:
 
 
 def librdkafka_config(bootstrap_server: str, properties: dict[str, str]) -> dict:
-    config: dict = {"bootstrap.servers": bootstrap_server, "partitioner": "murmur2_random"}
+    config: dict = {"bootstrap.servers": bootstrap_server, "partitioner": "murmur2_random", "log_level": 3}
     security = {}
     for key, value in properties.items():
         if key in PRODUCER_KEYS:

@@ -143,7 +143,7 @@ class GroupAdmin:
     def __init__(self, config: dict, timeout_s: float) -> None:
         self.config = config
         self.timeout_s = timeout_s
-        self.client = AdminClient(config)
+        self.client = AdminClient({"log_level": 3, **config})  # librdkafka's notices are not the tool's output
 
     def _wait(self, future: Any) -> Any:
         return future.result(timeout=self.timeout_s + 5)

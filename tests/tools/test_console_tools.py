@@ -1,0 +1,246 @@
+"""`pykbroker console-producer` and `console-consumer` behave as Kafka's console tools: lines parsed
+as LineMessageReader parses them, records printed as DefaultMessageFormatter prints them, keyed
+records on the partitions Java's producer picks, "Processed a total of N messages" at the end.
+
+One broker for the module; each test uses its own topics.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from compat.realkafka import REALKAFKA
+from pykbroker.testing import BrokerProcess
+from pykbroker.tools import console_consumer, console_producer
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """One broker for the module; groups form at once (no initial rebalance delay)."""
+    overrides = {"group.initial.rebalance.delay.ms": "0"}
+    with BrokerProcess(tmp_path_factory.mktemp("broker"), overrides) as running:
+        yield running
+
+
+def run(tool, capsys, monkeypatch, *argv: str, stdin: str = "") -> tuple[int, str, str]:
+    """A tool in-process, with `stdin` as its standard input: (exit status, stdout, stderr)."""
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8"))))
+    try:
+        status = tool.main(list(argv))
+    except SystemExit as exit_:
+        status = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def create_topic(broker, topic: str, partitions: int = 1) -> None:
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    admin.create_topics([NewTopic(topic, partitions, 1)])[topic].result(30)
+
+
+def produce(broker, capsys, monkeypatch, topic: str, lines: str, *properties: str) -> None:
+    argv = ["--bootstrap-server", broker.bootstrap, "--topic", topic]
+    for prop in properties:
+        argv += ["--property", prop]
+    status, _, err = run(console_producer, capsys, monkeypatch, *argv, stdin=lines)
+    assert status == 0, err
+
+
+def consume(broker, capsys, monkeypatch, topic: str, count: int, *extra: str) -> tuple[str, str]:
+    status, out, err = run(
+        console_consumer, capsys, monkeypatch, "--bootstrap-server", broker.bootstrap, "--topic", topic,
+        "--from-beginning", "--max-messages", str(count), "--timeout-ms", "20000", *extra,
+    )  # fmt: skip
+    assert status == 0, err
+    return out, err
+
+
+def test_keyed_records_with_headers_round_trip(broker, capsys, monkeypatch):
+    create_topic(broker, "roundtrip")
+    produce(
+        broker, capsys, monkeypatch, "roundtrip",
+        "trace:1,tenant:acme|user-1|first\n~|user-2|second\nlang:en|user-3|third, with\ttab\n",
+        "parse.key=true", "key.separator=|", "parse.headers=true", "headers.delimiter=|", "null.marker=~",
+    )  # fmt: skip
+
+    out, err = consume(
+        broker, capsys, monkeypatch, "roundtrip", 3,
+        "--property", "print.key=true", "--property", "print.headers=true",
+    )  # fmt: skip
+
+    assert out == "trace:1,tenant:acme\tuser-1\tfirst\nNO_HEADERS\tuser-2\tsecond\nlang:en\tuser-3\tthird, with\ttab\n"
+    assert err.endswith("Processed a total of 3 messages\n")
+
+
+def test_the_formatter_prints_timestamp_partition_offset_and_separators(broker, capsys, monkeypatch):
+    create_topic(broker, "formatted")
+    produce(broker, capsys, monkeypatch, "formatted", "k\tv\nnull\tnothing\n", "parse.key=true", "null.marker=null")
+
+    out, _ = consume(
+        broker, capsys, monkeypatch, "formatted", 2,
+        "--property", "print.timestamp=true", "--property", "print.partition=true",
+        "--property", "print.offset=true", "--property", "print.key=true",
+        "--property", "key.separator= | ", "--property", "line.separator=;\n", "--property", "null.literal=<none>",
+    )  # fmt: skip
+
+    first, second = out.split(";\n")[:2]
+    assert first.startswith("CreateTime:") and first.endswith(" | Partition:0 | Offset:0 | k | v")
+    assert second.endswith(" | Partition:0 | Offset:1 | <none> | nothing")
+
+
+def test_print_value_false_prints_only_the_chosen_fields(broker, capsys, monkeypatch):
+    create_topic(broker, "keysonly")
+    produce(broker, capsys, monkeypatch, "keysonly", "a:1\nb:2\n", "parse.key=true", "key.separator=:")
+    out, _ = consume(
+        broker, capsys, monkeypatch, "keysonly", 2, "--property", "print.key=true", "--property", "print.value=false"
+    )
+    assert out == "a\nb\n"
+
+
+def test_partition_and_offset_choose_where_to_start(broker, capsys, monkeypatch):
+    create_topic(broker, "positioned", partitions=2)
+    produce(broker, capsys, monkeypatch, "positioned", "".join(f"v{i}\n" for i in range(5)))
+    status, out, err = run(
+        console_consumer, capsys, monkeypatch, "--bootstrap-server", broker.bootstrap, "--topic", "positioned",
+        "--partition", "0", "--offset", "0", "--timeout-ms", "1500", "--property", "print.offset=true",
+    )  # fmt: skip
+    assert status == 0
+    offsets = [line.split("\t")[0] for line in out.splitlines()]
+    assert offsets == [f"Offset:{n}" for n in range(len(offsets))]
+    assert "TimeoutException" in err and err.endswith(f"Processed a total of {len(offsets)} messages\n")
+
+
+def test_a_group_commits_what_it_consumed(broker, capsys, monkeypatch):
+    from pykbroker.tools import consumer_groups
+
+    create_topic(broker, "committed")
+    produce(broker, capsys, monkeypatch, "committed", "one\ntwo\nthree\n")
+    consume(broker, capsys, monkeypatch, "committed", 3, "--group", "console-group")
+
+    status = consumer_groups.main(["--bootstrap-server", broker.bootstrap, "--describe", "--group", "console-group"])
+    out = capsys.readouterr().out
+    assert status == 0
+    assert out.splitlines()[2].split()[:6] == ["console-group", "committed", "0", "3", "3", "0"]
+
+
+def test_null_marker_and_ignore_error(broker, capsys, monkeypatch):
+    create_topic(broker, "lenient")
+    produce(
+        broker, capsys, monkeypatch, "lenient", "no separator here\nk\t~\n",
+        "parse.key=true", "ignore.error=true", "null.marker=~",
+    )  # fmt: skip
+    out, _ = consume(broker, capsys, monkeypatch, "lenient", 2, "--property", "print.key=true")
+    assert out == "null\tno separator here\nk\tnull\n"
+
+
+@pytest.mark.parametrize(
+    "lines, properties, message",
+    [
+        ("abc\n", ["parse.key=true"], "No key separator found on line number 1: 'abc'"),
+        (
+            "\tk\tv\n",
+            ["parse.key=true", "parse.headers=true"],
+            "No header key separator found in pair '' on line number 1",
+        ),
+        ("x\n", ["headers.delimiter=,"], "headers.delimiter and headers.separator may not be equal"),
+    ],
+)
+def test_lines_the_reader_cannot_parse_end_the_tool_with_status_1(
+    broker, capsys, monkeypatch, lines, properties, message
+):
+    argv = ["--bootstrap-server", broker.bootstrap, "--topic", "unparsed"]
+    for prop in properties:
+        argv += ["--property", prop]
+    status, _, err = run(console_producer, capsys, monkeypatch, *argv, stdin=lines)
+    assert (status, err) == (1, message + "\n")
+
+
+def test_json_output_of_both_tools(broker, capsys, monkeypatch):
+    create_topic(broker, "documented")
+    status, out, _ = run(
+        console_producer, capsys, monkeypatch, "--bootstrap-server", broker.bootstrap, "--topic", "documented",
+        "--property", "parse.key=true", "--property", "parse.headers=true", "--output", "json",
+        stdin="h:1\tk\tv\n",
+    )  # fmt: skip
+    assert status == 0 and json.loads(out) == {"topic": "documented", "records": 1, "errors": []}
+
+    out, _ = consume(broker, capsys, monkeypatch, "documented", 1, "--output", "json")
+    document = json.loads(out)
+    assert document["processed"] == 1
+    record = document["records"][0]
+    assert (record["key"], record["value"], record["headers"]) == ("k", "v", [{"key": "h", "value": "1"}])
+    assert (record["partition"], record["offset"], record["timestamp_type"]) == (0, 0, "CreateTime")
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--bootstrap-server", "127.0.0.1:1"], "Exactly one of --include/--topic is required."),
+        (
+            ["--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--offset", "3"],
+            "The partition is required when offset is specified.",
+        ),
+        (
+            ["--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--partition", "0", "--group", "g"],
+            "Options group and partition cannot be specified together.",
+        ),
+        (
+            ["--bootstrap-server", "127.0.0.1:1", "--topic", "t", "--partition", "0", "--offset", "x"],
+            "The provided offset value 'x' is incorrect.",
+        ),
+        (["--topic", "t"], 'Missing required argument "[bootstrap-server]"'),
+    ],
+)
+def test_consumer_command_lines_kafka_refuses_are_usage_errors(capsys, monkeypatch, argv, message):
+    status, _, err = run(console_consumer, capsys, monkeypatch, *argv)
+    assert status == 2 and message in err
+
+
+def java_console_producer(broker, topic: str, lines: str, *properties: str) -> None:
+    command = [
+        "java",
+        "-cp",
+        str(REALKAFKA / "libs" / "*"),
+        f"-Dlog4j.configuration=file:{REALKAFKA / 'log4j.properties'}",
+    ]
+    command += ["kafka.tools.ConsoleProducer", "--bootstrap-server", broker.bootstrap, "--topic", topic]
+    for prop in properties:
+        command += ["--property", prop]
+    result = subprocess.run(command, input=lines, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.skipif(
+    shutil.which("java") is None or not (REALKAFKA / "libs").is_dir(), reason="needs Java and Kafka 3.9.0"
+)
+def test_keys_land_on_the_partitions_kafkas_console_producer_picks(broker, capsys, monkeypatch):
+    keys = [f"key-{n}" for n in range(12)]
+    lines = "".join(f"{key}\tvalue\n" for key in keys)
+    for topic in ("by-java", "by-pykbroker"):
+        create_topic(broker, topic, partitions=4)
+    java_console_producer(broker, "by-java", lines, "parse.key=true")
+    produce(broker, capsys, monkeypatch, "by-pykbroker", lines, "parse.key=true")
+
+    placements = {}
+    for topic in ("by-java", "by-pykbroker"):
+        out, _ = consume(
+            broker,
+            capsys,
+            monkeypatch,
+            topic,
+            len(keys),
+            "--property",
+            "print.partition=true",
+            "--property",
+            "print.key=true",
+        )
+        placements[topic] = sorted(tuple(line.split("\t")[:2]) for line in out.splitlines())
+    assert placements["by-java"] == placements["by-pykbroker"]
+    assert len({partition for partition, _ in placements["by-java"]}) > 1
