@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
+from .tool_support import Partition
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)
 KAFKA_GROUP_STATES = (
@@ -49,7 +50,6 @@ TYPE_NAMES = {
 }
 NO_OFFSET = -1001  # librdkafka's "no committed offset"
 
-Partition = tuple[str, int]
 
 
 @dataclass

@@ -9,14 +9,11 @@ from __future__ import annotations
 import socket
 import ssl
 import struct
-from typing import TYPE_CHECKING
 
 from confluent_kafka import KafkaError
 
 from .client_config import ToolError
-
-if TYPE_CHECKING:
-    from .group_admin import Partition
+from .tool_support import Partition
 
 FIND_COORDINATOR, OFFSET_DELETE = 10, 47
 CLIENT_ID = "pykbroker-consumer-groups"

@@ -17,9 +17,10 @@ from typing import TYPE_CHECKING
 from confluent_kafka.admin import OffsetSpec
 
 from .client_config import ToolError
+from .tool_support import Partition
 
 if TYPE_CHECKING:
-    from .group_admin import GroupAdmin, Partition
+    from .group_admin import GroupAdmin
 
 _DURATION = re.compile(
     r"([-+]?)P(?:([-+]?\d+)D)?(?:T(?:([-+]?\d+)H)?(?:([-+]?\d+)M)?(?:([-+]?\d+)(?:[.,](\d{0,9}))?S)?)?",

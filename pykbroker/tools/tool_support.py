@@ -9,6 +9,8 @@ import json
 import sys
 from typing import Any, NoReturn
 
+Partition = tuple[str, int]  # (topic, partition)
+
 
 def parse_key_value_args(pairs: list[str] | None) -> dict[str, str]:
     """`--property k=v` and friends, as Kafka's CommandLineUtils.parseKeyValueArgs reads them: split
