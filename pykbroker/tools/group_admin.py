@@ -51,7 +51,6 @@ TYPE_NAMES = {
 NO_OFFSET = -1001  # librdkafka's "no committed offset"
 
 
-
 @dataclass
 class GroupListing:
     group_id: str
