@@ -29,7 +29,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
 
 from .client_config import ToolError, read_properties, run_tool, translate_java_properties
-from .tool_support import add_output_argument, decode_text, parse_key_value_args, print_json, usage_error
+from .tool_support import QUIET, add_output_argument, decode_text, parse_key_value_args, print_json, usage_error
 
 DEFAULT_FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
 FORMATTERS = (DEFAULT_FORMATTER, "kafka.tools.DefaultMessageFormatter", "DefaultMessageFormatter")
@@ -186,7 +186,7 @@ def java_consumer_properties(parser: argparse.ArgumentParser, args: argparse.Nam
 
 
 def librdkafka_config(bootstrap_server: str, properties: dict[str, str]) -> dict:
-    config: dict = {"bootstrap.servers": bootstrap_server, "enable.partition.eof": False, "log_level": 3}
+    config: dict = {"bootstrap.servers": bootstrap_server, "enable.partition.eof": False, **QUIET}
     security = {}
     for key, value in properties.items():
         if key == "partition.assignment.strategy":

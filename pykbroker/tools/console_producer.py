@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from confluent_kafka import KafkaException, Producer
 
 from .client_config import ToolError, read_properties, run_tool, translate_java_properties
-from .tool_support import add_output_argument, parse_key_value_args, print_json, usage_error
+from .tool_support import QUIET, add_output_argument, parse_key_value_args, print_json, usage_error
 
 DEFAULT_READER = "kafka.tools.ConsoleProducer$LineMessageReader"
 READERS = (DEFAULT_READER, "org.apache.kafka.tools.LineMessageReader", "LineMessageReader")
@@ -129,7 +129,7 @@ def java_producer_properties(args: argparse.Namespace) -> dict[str, str]:
 
 
 def librdkafka_config(bootstrap_server: str, properties: dict[str, str]) -> dict:
-    config: dict = {"bootstrap.servers": bootstrap_server, "partitioner": "murmur2_random", "log_level": 3}
+    config: dict = {"bootstrap.servers": bootstrap_server, "partitioner": "murmur2_random", **QUIET}
     security = {}
     for key, value in properties.items():
         if key in PRODUCER_KEYS:

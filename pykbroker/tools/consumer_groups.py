@@ -18,6 +18,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from confluent_kafka import KafkaException
+
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 from .group_admin import (
     KAFKA_GROUP_STATES,
@@ -25,6 +27,8 @@ from .group_admin import (
     GroupDescription,
     OffsetRow,
     collect_offset_rows,
+    error_name,
+    kafka_error_text,
     parse_topic_partitions,
 )
 from .offset_reset import ResetRequest, plan_reset, read_reset_plan
@@ -203,6 +207,15 @@ def main(argv: list[str]) -> int:
 
 
 def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    try:
+        return run_action(parser, args)
+    except KafkaException as error:
+        raise ToolError(
+            f"Error: Executing consumer group command failed due to {error_name(error)}: {kafka_error_text(error)}"
+        ) from None
+
+
+def run_action(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     config = client_config(args.bootstrap_server, args.command_config)
     admin = GroupAdmin(config, args.timeout / 1000)
     outcome = Outcome()

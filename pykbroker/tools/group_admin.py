@@ -23,7 +23,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
-from .tool_support import Partition
+from .tool_support import QUIET, Partition
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)
 KAFKA_GROUP_STATES = (
@@ -125,7 +125,9 @@ class OffsetRow:
         }
 
 
-def kafka_error_text(error: BaseException) -> str:
+def kafka_error_text(error: BaseException | KafkaError) -> str:
+    if isinstance(error, KafkaError):
+        return str(error.str())
     return describe_kafka_exception(error)
 
 
@@ -142,7 +144,7 @@ class GroupAdmin:
     def __init__(self, config: dict, timeout_s: float) -> None:
         self.config = config
         self.timeout_s = timeout_s
-        self.client = AdminClient({"log_level": 3, **config})  # librdkafka's notices are not the tool's output
+        self.client = AdminClient({**QUIET, **config})
 
     def _wait(self, future: Any) -> Any:
         return future.result(timeout=self.timeout_s + 5)
@@ -150,7 +152,9 @@ class GroupAdmin:
     def list_groups(self) -> list[GroupListing]:
         result = self._wait(self.client.list_consumer_groups(request_timeout=self.timeout_s))
         if result.errors:
-            raise ToolError(f"Error: Listing groups failed: {kafka_error_text(result.errors[0])}")
+            raise ToolError(
+                f"Error: Executing consumer group command failed due to {kafka_error_text(result.errors[0])}"
+            )
         return [
             GroupListing(
                 listing.group_id,

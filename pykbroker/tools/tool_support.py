@@ -11,6 +11,10 @@ from typing import Any, NoReturn
 
 Partition = tuple[str, int]  # (topic, partition)
 
+# librdkafka logs every failed connection attempt to stderr; the tools report failures themselves
+# (one line), as errors of the requests they make.
+QUIET = {"log_level": 0}
+
 
 def parse_key_value_args(pairs: list[str] | None) -> dict[str, str]:
     """`--property k=v` and friends, as Kafka's CommandLineUtils.parseKeyValueArgs reads them: split
