@@ -19,6 +19,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from compat.realkafka import REALKAFKA
 from pykbroker.testing import BrokerProcess
 from pykbroker.tools import console_consumer, console_producer
+from pykbroker.tools.client_config import ToolError
 
 
 @pytest.fixture(scope="module")
@@ -220,27 +221,73 @@ def java_console_producer(broker, topic: str, lines: str, *properties: str) -> N
 @pytest.mark.skipif(
     shutil.which("java") is None or not (REALKAFKA / "libs").is_dir(), reason="needs Java and Kafka 3.9.0"
 )
-def test_keys_land_on_the_partitions_kafkas_console_producer_picks(broker, capsys, monkeypatch):
-    keys = [f"key-{n}" for n in range(12)]
-    lines = "".join(f"{key}\tvalue\n" for key in keys)
+def test_records_land_as_kafkas_console_producer_writes_them(broker, capsys, monkeypatch):
+    """The same lines through Kafka's ConsoleProducer and through this one: the same partitions
+    (Java's murmur2 partitioner), headers, keys and values."""
+    lines = "".join(f"trace:{n},empty:\tkey-{n}\tvalue {n}\n" for n in range(12))
+    properties = ("parse.key=true", "parse.headers=true")
     for topic in ("by-java", "by-pykbroker"):
         create_topic(broker, topic, partitions=4)
-    java_console_producer(broker, "by-java", lines, "parse.key=true")
-    produce(broker, capsys, monkeypatch, "by-pykbroker", lines, "parse.key=true")
+    java_console_producer(broker, "by-java", lines, *properties)
+    produce(broker, capsys, monkeypatch, "by-pykbroker", lines, *properties)
 
-    placements = {}
+    printed = {}
     for topic in ("by-java", "by-pykbroker"):
         out, _ = consume(
-            broker,
-            capsys,
-            monkeypatch,
-            topic,
-            len(keys),
-            "--property",
-            "print.partition=true",
-            "--property",
-            "print.key=true",
-        )
-        placements[topic] = sorted(tuple(line.split("\t")[:2]) for line in out.splitlines())
-    assert placements["by-java"] == placements["by-pykbroker"]
-    assert len({partition for partition, _ in placements["by-java"]}) > 1
+            broker, capsys, monkeypatch, topic, 12,
+            "--property", "print.partition=true", "--property", "print.key=true", "--property", "print.headers=true",
+        )  # fmt: skip
+        printed[topic] = sorted(out.splitlines())
+    assert printed["by-java"] == printed["by-pykbroker"]
+    assert len({line.split("\t")[0] for line in printed["by-java"]}) > 1  # the keys spread over partitions
+    assert all(line.split("\t")[1].startswith("trace:") and ",empty:" in line for line in printed["by-java"])
+
+
+def test_the_line_reader_splits_as_kafkas_line_message_reader():
+    reader = console_producer.LineReader.configure(
+        {"parse.key": "true", "parse.headers": "true", "headers.separator": "[;,]", "null.marker": "NULL"}
+    )
+    assert reader.parse("a:1;b:2,c:NULL\tk\tv\twith tab") == (
+        [("a", b"1"), ("b", b"2"), ("c", None)],
+        b"k",
+        b"v\twith tab",
+    )
+    assert reader.parse("NULL\tNULL\tNULL") == ([], None, None)
+    with pytest.raises(ToolError, match="Header keys should not be equal to the null marker 'NULL'"):
+        reader.parse("NULL:x\tk\tv")
+
+
+class FakeMessage:
+    def __init__(self, key, value, headers, timestamp=(0, -1)):
+        self._key, self._value, self._headers, self._timestamp = key, value, headers, timestamp
+
+    def key(self):
+        return self._key
+
+    def value(self):
+        return self._value
+
+    def headers(self):
+        return self._headers
+
+    def timestamp(self):
+        return self._timestamp
+
+    def partition(self):
+        return 2
+
+    def offset(self):
+        return 7
+
+
+def test_the_formatter_prints_as_kafkas_default_message_formatter():
+    formatter = console_consumer.MessageFormatter.configure(
+        {"print.timestamp": "true", "print.headers": "true", "print.key": "true", "headers.separator": "|"}
+    )
+    message = FakeMessage(None, b"v", [("h", b"1"), ("n", None)])
+    assert formatter.format(message) == b"NO_TIMESTAMP\th:1|n:null\tnull\tv\n"
+
+    longs = console_consumer.MessageFormatter.configure(
+        {"print.key": "true", "key.deserializer": "org.apache.kafka.common.serialization.LongDeserializer"}
+    )
+    assert longs.format(FakeMessage((42).to_bytes(8, "big"), b"v", None, (2, 5))) == b"42\tv\n"

@@ -21,7 +21,8 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.realkafka import REALKAFKA
 from pykbroker.testing import BrokerProcess
-from pykbroker.tools import consumer_groups
+from pykbroker.tools import consumer_groups, offset_reset
+from pykbroker.tools.client_config import ToolError
 
 CONSUMER_GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
 
@@ -436,3 +437,19 @@ def test_describe_prints_what_kafkas_consumer_group_command_prints(broker, capsy
     # the same lines (Kafka orders rows by hash), the same header, the same column widths
     assert ours.splitlines()[1] == java_lines[1]
     assert sorted(ours.splitlines()) == sorted(java_lines)
+
+
+@pytest.mark.parametrize(
+    "text, milliseconds",
+    [("PT0S", 0), ("PT1H", 3_600_000), ("P1DT2H3M4.5S", 93_784_500), ("PT-30M", -1_800_000), ("-PT1S", -1000)],
+)
+def test_by_duration_reads_javas_duration_format(text, milliseconds):
+    assert offset_reset.parse_duration_ms(text) == milliseconds
+
+
+def test_to_datetime_reads_kafkas_formats():
+    assert offset_reset.parse_datetime("2024-01-02T03:04:05.678Z") == 1704164645678
+    assert offset_reset.parse_datetime("2024-01-02T04:04:05.678+01:00") == 1704164645678
+    assert offset_reset.parse_datetime("2024-01-02T04:04:05.678+0100") == 1704164645678
+    with pytest.raises(ToolError, match="does not contain a 'T'"):
+        offset_reset.parse_datetime("2024-01-02 03:04:05")
