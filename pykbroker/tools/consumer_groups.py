@@ -31,6 +31,7 @@ from .group_admin import (
     kafka_error_text,
     parse_topic_partitions,
 )
+from .java_order import hash_map_order, string_hash, topic_partition_hash
 from .offset_reset import ResetRequest, plan_reset, read_reset_plan
 from .tool_support import add_output_argument, print_json, usage_error
 
@@ -326,7 +327,7 @@ def describe_offsets(
             return None
         return {"group": description.group_id, "state": description.state, "offsets": [row.as_json() for row in rows]}
     if should_print_group(description.group_id, description.state, len(rows), outcome):
-        print(format_offsets(rows), end="")
+        print(format_offsets(rows), end="", flush=True)
     return None
 
 
@@ -362,7 +363,8 @@ def format_offsets(rows: list[OffsetRow]) -> str:
                 row.client_id,
             )
         )
-    return "\n" + "\n".join(lines) + "\n"
+    # Kafka starts each line with its line break: a blank line first, none after the last row
+    return "".join("\n" + line for line in lines)
 
 
 def describe_members(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
@@ -527,8 +529,9 @@ def format_reset_plans(plans: dict[str, dict[tuple[str, int], int]]) -> str:
         return f"{cells[0]!s:<30} {cells[1]!s:<30} {cells[2]!s:<10} {cells[3]!s:<15}"
 
     lines = [line("GROUP", "TOPIC", "PARTITION", "NEW-OFFSET")]
-    for group, plan in plans.items():
-        lines += [line(group, topic, partition, offset) for (topic, partition), offset in sorted(plan.items())]
+    for group in hash_map_order(plans, string_hash):  # Kafka's rows come from HashMaps
+        plan = plans[group]
+        lines += [line(group, t, p, plan[(t, p)]) for t, p in hash_map_order(sorted(plan), topic_partition_hash)]
     return "\n" + "\n".join(lines) + "\n"
 
 

@@ -23,6 +23,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 
 from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
+from .java_order import hash_map_order, partitions_in_java_order, string_hash
 from .tool_support import QUIET, Partition
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)
@@ -74,13 +75,14 @@ class Member:
     assignment: list[Partition] = field(default_factory=list)
 
     def assignment_text(self) -> str:
-        """`--members --verbose`'s ASSIGNMENT column: `topic(0,1), other(2)`, or `-`."""
+        """`--members --verbose`'s ASSIGNMENT column as Kafka 3.9 prints it: each topic's partitions
+        in parentheses, without the topic's name (`(0,1), (2)`), sorted as text; `-` for none."""
         if not self.assignment:
             return "-"
-        by_topic: dict[str, list[int]] = {}
+        by_topic: dict[str, list[str]] = {}
         for topic, partition in self.assignment:
-            by_topic.setdefault(topic, []).append(partition)
-        return ", ".join(sorted(f"{topic}({','.join(map(str, sorted(ps)))})" for topic, ps in by_topic.items()))
+            by_topic.setdefault(topic, []).append(str(partition))
+        return ", ".join(sorted("(" + ",".join(sorted(numbers)) + ")" for numbers in by_topic.values()))
 
     def as_json(self) -> dict:
         document = asdict(self)
@@ -155,13 +157,15 @@ class GroupAdmin:
             raise ToolError(
                 f"Error: Executing consumer group command failed due to {kafka_error_text(result.errors[0])}"
             )
+        listings = {listing.group_id: listing for listing in result.valid}
+        # the order of Kafka's admin client, which gathers the listings in a HashMap by group id
         return [
             GroupListing(
                 listing.group_id,
                 STATE_NAMES.get(getattr(listing, "state", ConsumerGroupState.UNKNOWN), "Unknown"),
                 TYPE_NAMES.get(getattr(listing, "type", ConsumerGroupType.UNKNOWN), "Unknown"),
             )
-            for listing in result.valid
+            for listing in (listings[group_id] for group_id in hash_map_order(listings, string_hash))
         ]
 
     def describe_groups(self, group_ids: list[str]) -> list[GroupDescription]:
@@ -314,7 +318,8 @@ def lag(offset: int | None, log_end_offset: int | None) -> int | None:
 
 def collect_offset_rows(admin: GroupAdmin, description: GroupDescription) -> list[OffsetRow]:
     """The rows of `--describe --offsets`: assigned partitions by member (the most partitions
-    first), then partitions with committed offsets and no consumer."""
+    first), then partitions with committed offsets and no consumer; within each, in the order of
+    Kafka's tool (a Java HashMap's)."""
     if description.state == "Dead":
         return []
     group = description.group_id
@@ -330,5 +335,5 @@ def collect_offset_rows(admin: GroupAdmin, description: GroupDescription) -> lis
         who = (member.consumer_id, member.host, member.client_id) if member else (None, None, None)
         return OffsetRow(group, partition[0], partition[1], offset, end, lag(offset, end), *who)
 
-    rows = [row(partition, member) for member in members for partition in sorted(member.assignment)]
-    return rows + [row(partition, None) for partition in unassigned]
+    rows = [row(partition, member) for member in members for partition in partitions_in_java_order(member.assignment)]
+    return rows + [row(partition, None) for partition in partitions_in_java_order(unassigned)]
