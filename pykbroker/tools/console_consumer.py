@@ -313,7 +313,7 @@ class Tally:
 
 
 class Stop(Exception):
-    """SIGTERM: stop consuming as Ctrl-C does (Kafka's shutdown hook)."""
+    """SIGTERM: stop consuming as Ctrl-C does (Kafka's shutdown hook: the count is still printed)."""
 
 
 def consume(args: argparse.Namespace, consumer: Consumer, formatter: MessageFormatter, tally: Tally) -> None:
@@ -390,19 +390,22 @@ def run(args: argparse.Namespace, properties: dict[str, str]) -> int:
     except KafkaException as error:
         raise ToolError(f"Invalid consumer configuration: {error}") from None
     tally = Tally()
+    status = 0
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         subscribe(consumer, args)
         consume(args, consumer, formatter, tally)
-    except (KeyboardInterrupt, Stop):
-        pass
+    except KeyboardInterrupt:
+        status = 128 + signal.SIGINT  # what the JVM exits with after its shutdown hooks
+    except Stop:
+        status = 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
         consumer.close()
         if args.output == "json":
             print_json({"records": tally.records, "processed": tally.count})
         print(f"Processed a total of {tally.count} messages", file=sys.stderr)
-    return 0
+    return status
 
 
 def _raise_stop(signum: int, frame: object) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import shutil
+import signal
 import subprocess
 import sys
 
@@ -131,6 +132,38 @@ def test_a_group_commits_what_it_consumed(broker, capsys, monkeypatch):
     assert out.splitlines()[2].split()[:6] == ["console-group", "committed", "0", "3", "3", "0"]
 
 
+def test_include_subscribes_to_the_topics_a_regular_expression_names(broker, capsys, monkeypatch):
+    for topic in ("included-a", "included-b", "excluded-c"):
+        create_topic(broker, topic)
+        produce(broker, capsys, monkeypatch, topic, f"from {topic}\n")
+    status, out, err = run(
+        console_consumer, capsys, monkeypatch, "--bootstrap-server", broker.bootstrap, "--include", "included-.*",
+        "--from-beginning", "--max-messages", "2", "--timeout-ms", "20000",
+    )  # fmt: skip
+    assert status == 0, err
+    assert sorted(out.splitlines()) == ["from included-a", "from included-b"]
+
+
+def test_ctrl_c_ends_the_consumer_with_its_count(broker, capsys, monkeypatch):
+    create_topic(broker, "interrupted")
+    produce(broker, capsys, monkeypatch, "interrupted", "only\n")
+    consumer = subprocess.Popen(
+        [sys.executable, "-m", "pykbroker", "console-consumer", "--bootstrap-server", broker.bootstrap,
+         "--topic", "interrupted", "--from-beginning"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    try:
+        assert consumer.stdout is not None and consumer.stdout.readline() == "only\n"  # consuming now
+        consumer.send_signal(signal.SIGINT)
+        _, err = consumer.communicate(timeout=30)
+    finally:
+        consumer.kill()
+    assert consumer.returncode == 130
+    assert err.endswith("Processed a total of 1 messages\n")
+
+
 def test_null_marker_and_ignore_error(broker, capsys, monkeypatch):
     create_topic(broker, "lenient")
     produce(
@@ -168,6 +201,7 @@ def test_json_output_of_both_tools(broker, capsys, monkeypatch):
     status, out, _ = run(
         console_producer, capsys, monkeypatch, "--bootstrap-server", broker.bootstrap, "--topic", "documented",
         "--property", "parse.key=true", "--property", "parse.headers=true", "--output", "json",
+        "--sync", "--compression-codec", "--request-required-acks", "1",
         stdin="h:1\tk\tv\n",
     )  # fmt: skip
     assert status == 0 and json.loads(out) == {"topic": "documented", "records": 1, "errors": []}
