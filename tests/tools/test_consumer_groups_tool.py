@@ -240,6 +240,24 @@ def test_each_reset_scenario_plans_kafkas_offsets(broker, stopped_group, capsys,
     assert [(r["PARTITION"], r["NEW-OFFSET"]) for r in rows] == expected
 
 
+def test_an_exported_plan_can_be_applied_from_its_file(broker, stopped_group, capsys, tmp_path):
+    status, exported, _ = run(
+        capsys, "--bootstrap-server", broker.bootstrap, "--reset-offsets", "--group", stopped_group,
+        "--topic", "lagging:0,1", "--to-offset", "2", "--dry-run", "--export",
+    )  # fmt: skip
+    assert status == 0
+    assert sorted(exported.split()) == ["lagging,0,2", "lagging,1,2"]
+    plan = tmp_path / "plan.csv"
+    plan.write_text(exported)
+
+    status, out, err = run(
+        capsys, "--bootstrap-server", broker.bootstrap, "--reset-offsets", "--group", stopped_group,
+        "--from-file", str(plan), "--dry-run",
+    )  # fmt: skip
+    assert status == 0, err
+    assert sorted((r["PARTITION"], r["NEW-OFFSET"]) for r in table(out)) == [("0", "2"), ("1", "2")]
+
+
 def test_a_reset_is_refused_while_the_group_is_active(broker, capsys):
     create_topic(broker, "busy", partitions=1)
     produce(broker, "busy", {0: 2})
