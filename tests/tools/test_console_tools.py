@@ -325,3 +325,22 @@ def test_the_formatter_prints_as_kafkas_default_message_formatter():
         {"print.key": "true", "key.deserializer": "org.apache.kafka.common.serialization.LongDeserializer"}
     )
     assert longs.format(FakeMessage((42).to_bytes(8, "big"), b"v", None, (2, 5))) == b"42\tv\n"
+
+
+def test_producer_settings_follow_kafkas_precedence(tmp_path):
+    """The file, then --producer-property, then the flags given; a flag's default only fills gaps."""
+    settings = tmp_path / "producer.properties"
+    settings.write_text("acks=1\nlinger.ms=5\ncompression.type=lz4\nmax.block.ms=1000\n")
+    parser = console_producer.build_parser()
+    args = parser.parse_args(
+        ["--bootstrap-server", "h:1", "--topic", "t", "--producer.config", str(settings),
+         "--producer-property", "linger.ms=7", "--request-required-acks", "all"]
+    )  # fmt: skip
+    properties = console_producer.java_producer_properties(args)
+    assert (properties["acks"], properties["linger.ms"], properties["compression.type"]) == ("all", "7", "lz4")
+    assert (properties["request.timeout.ms"], properties["client.id"]) == ("1500", "console-producer")
+
+    config = console_producer.librdkafka_config("h:1", properties)
+    assert config["partitioner"] == "murmur2_random"  # Java's default partitioner for keyed records
+    assert config["queue.buffering.max.kbytes"] == 32768
+    assert "max.block.ms" not in config
