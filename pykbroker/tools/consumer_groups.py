@@ -8,7 +8,8 @@ flags and its output, against any Kafka cluster.
     pykbroker consumer-groups --bootstrap-server HOST:PORT --delete-offsets --group g --topic t
 
 This module owns the command line (Kafka's checks and messages) and the text and JSON output;
-`group_admin` talks to the cluster, `offset_reset` computes new offsets.
+`group_admin` talks to the cluster (`offset_delete` for the one request confluent-kafka lacks),
+`offset_reset` computes new offsets, `java_order` puts rows in the order Kafka's tool prints them.
 """
 
 from __future__ import annotations
@@ -204,19 +205,19 @@ def main(argv: list[str]) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     check_arguments(parser, args)
-    return run_tool(lambda: run(parser, args), "consumer-groups")
+    return run_tool(lambda: run(args), "consumer-groups")
 
 
-def run(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     try:
-        return run_action(parser, args)
+        return run_action(args)
     except KafkaException as error:
         raise ToolError(
             f"Error: Executing consumer group command failed due to {error_name(error)}: {kafka_error_text(error)}"
         ) from None
 
 
-def run_action(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+def run_action(args: argparse.Namespace) -> int:
     config = client_config(args.bootstrap_server, args.command_config)
     admin = GroupAdmin(config, args.timeout / 1000)
     outcome = Outcome()
@@ -227,9 +228,9 @@ def run_action(parser: argparse.ArgumentParser, args: argparse.Namespace) -> int
     elif args.delete:
         delete_groups(admin, args, outcome)
     elif args.reset_offsets:
-        reset_offsets(parser, admin, args, outcome)
+        reset_offsets(admin, args, outcome)
     else:
-        delete_offsets(parser, admin, args, outcome)
+        delete_offsets(admin, args, outcome)
     return 1 if outcome.errors else 0
 
 
@@ -475,9 +476,7 @@ def delete_groups(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome)
 # --reset-offsets
 
 
-def reset_offsets(
-    parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome
-) -> None:
+def reset_offsets(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
     groups = selected_groups(admin, args)
     file_plan = read_reset_plan(args.from_file, groups) if args.from_file else None
     request = ResetRequest.from_args(args)
@@ -548,9 +547,7 @@ def export_csv(plans: dict[str, dict[tuple[str, int], int]], single_group: bool)
 # --delete-offsets
 
 
-def delete_offsets(
-    parser: argparse.ArgumentParser, admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome
-) -> None:
+def delete_offsets(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
     group = args.group[0]
     top_error, results = admin.delete_offsets(group, args.topic)
     if args.output == "json":

@@ -49,7 +49,6 @@ TYPE_NAMES = {
     ConsumerGroupType.CONSUMER: "Consumer",
     ConsumerGroupType.CLASSIC: "Classic",
 }
-NO_OFFSET = -1001  # librdkafka's "no committed offset"
 
 
 @dataclass
