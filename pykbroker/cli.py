@@ -38,6 +38,9 @@ TOOLS = {
     "get-offsets": "pykbroker.tools.get_offsets",
     "delete-records": "pykbroker.tools.delete_records",
     "leader-election": "pykbroker.tools.leader_election",
+    "consumer-groups": "pykbroker.tools.consumer_groups",
+    "console-producer": "pykbroker.tools.console_producer",
+    "console-consumer": "pykbroker.tools.console_consumer",
     "faults": "pykbroker.tools.faults",
     "cluster": "pykbroker.cluster_launcher",  # ZooKeeper and N brokers on this machine
 }
@@ -47,6 +50,9 @@ TOOL_SUMMARIES = {
     "get-offsets": "print partitions' offsets (kafka-get-offsets.sh)",
     "delete-records": "delete records up to offsets (kafka-delete-records.sh)",
     "leader-election": "elect preferred or unclean leaders (kafka-leader-election.sh)",
+    "consumer-groups": "list, describe, reset offsets of and delete consumer groups (kafka-consumer-groups.sh)",
+    "console-producer": "produce stdin's lines as records (kafka-console-producer.sh)",
+    "console-consumer": "print records to stdout (kafka-console-consumer.sh)",
     "faults": "inject faults into pykbroker brokers for client tests: errors, latency, drops, leadership moves",
     "cluster": "start ZooKeeper and N brokers on this machine until Ctrl-C",
 }
