@@ -14,7 +14,7 @@ from __future__ import annotations
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 
-from .drivers import SKIPPED, Result, outcome
+from .drivers import FAIL, SKIPPED, Result, outcome
 from .scenarios import WAIT_SECONDS, expect, expect_equal, wait_until
 from .security_clients import (GROUP_AUTHORIZATION_FAILED, NO_CONNECTION, SASL_AUTHENTICATION_FAILED,
                                SECURITY_CLIENTS, TOPIC_AUTHORIZATION_FAILED, ClientError,
@@ -69,18 +69,21 @@ class Setup:
     def start_group_coordinator(self) -> None:
         """Looks up a group's coordinator until there is one: the broker creates
         __consumer_offsets first, before the clients' groups need it."""
-        from confluent_kafka import ConsumerGroupTopicPartitions, KafkaException
+        from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+        consumer = Consumer({**self.settings, "group.id": "compat-sec-warm-up"})
 
         def coordinator_found() -> bool:
-            [future] = self.admin.list_consumer_group_offsets(
-                [ConsumerGroupTopicPartitions("compat-sec-warm-up")]).values()
             try:
-                future.result(WAIT_SECONDS)
+                consumer.committed([TopicPartition("compat-sec-warm-up", 0)], timeout=5)
             except KafkaException:
                 return False
             return True
 
-        wait_until(coordinator_found, "a group coordinator", timeout=2 * WAIT_SECONDS)
+        try:
+            wait_until(coordinator_found, "a group coordinator", timeout=2 * WAIT_SECONDS)
+        finally:
+            consumer.close()
 
     def topic(self, name: str, records: list[bytes] = ()) -> str:
         from confluent_kafka import Producer
@@ -204,8 +207,9 @@ def run_security_suite(broker, clients: list[str] | None = None,
     scenarios = list(SECURITY_SCENARIOS) if scenarios is None else scenarios
     run_id = uuid.uuid4().hex[:8]
     setup = Setup(broker)
-    setup.create_scram_users()
-    setup.start_group_coordinator()
+    prepared = outcome(lambda: (setup.create_scram_users(), setup.start_group_coordinator()))
+    if prepared.status == FAIL:
+        return {(client, s): Result(FAIL, f"set-up: {prepared.detail}") for client in clients for s in scenarios}
 
     def run(name: str) -> dict[str, Result]:
         client = SECURITY_CLIENTS[name]()
