@@ -188,7 +188,7 @@ class KcatClient:
 def python_error(failure: Exception, logged: list[str]) -> ClientError:
     """kafka-python's and aiokafka's errors: a broker error by its Kafka name; a bootstrap that
     failed as SASL_AUTHENTICATION_FAILED when the broker refused the login (which these clients
-    report in their log only: `logged`), else as NO_CONNECTION."""
+    report in their log only: `logged`, the lines about this broker), else as NO_CONNECTION."""
     name = getattr(failure, "message", None)
     if isinstance(name, str) and name in KNOWN_ERRORS:
         return ClientError(name)
@@ -200,11 +200,18 @@ def python_error(failure: Exception, logged: list[str]) -> ClientError:
 
 
 @contextlib.contextmanager
-def named_errors(logger: str):
-    """Runs a step of a Python client whose log is `logger`, its failure named by python_error."""
+def named_errors(logger: str, access: Access):
+    """Runs a step of a Python client whose log is `logger`, its failure named by python_error
+    from the lines that name the broker's address (other instances of the client may log
+    meanwhile, in other threads, about other brokers)."""
     logged: list[str] = []
+
+    def keep(record: logging.LogRecord) -> None:
+        if access.bootstrap in record.getMessage():
+            logged.append(record.getMessage())
+
     handler = logging.Handler(logging.WARNING)
-    handler.emit = lambda record: logged.append(record.getMessage())  # type: ignore[method-assign]
+    handler.emit = keep  # type: ignore[method-assign]
     logging.getLogger(logger).addHandler(handler)
     try:
         yield
@@ -238,7 +245,7 @@ class KafkaPythonClient:
     def produce(self, access: Access, topic: str, values: list[bytes]) -> None:
         from kafka import KafkaProducer
 
-        with named_errors("kafka"):
+        with named_errors("kafka", access):
             producer = KafkaProducer(acks="all", max_block_ms=STEP_SECONDS * 1000, **kafka_python_settings(access))
             try:
                 for future in [producer.send(topic, value) for value in values]:
@@ -249,7 +256,7 @@ class KafkaPythonClient:
     def consume(self, access: Access, topic: str, group: str, count: int) -> list[bytes]:
         from kafka import KafkaConsumer
 
-        with named_errors("kafka"):
+        with named_errors("kafka", access):
             consumer = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest",
                                      enable_auto_commit=False, **kafka_python_settings(access))
             try:
@@ -266,7 +273,7 @@ class KafkaPythonClient:
     def topics(self, access: Access) -> set[str]:
         from kafka import KafkaConsumer
 
-        with named_errors("kafka"):
+        with named_errors("kafka", access):
             consumer = KafkaConsumer(**kafka_python_settings(access))
             try:
                 return set(consumer.topics())
@@ -293,8 +300,8 @@ class AioKafkaClient:
     driver = AioKafkaDriver
 
     @staticmethod
-    def run(coroutine):
-        with named_errors("aiokafka"):
+    def run(access: Access, coroutine):
+        with named_errors("aiokafka", access):
             return asyncio.run(asyncio.wait_for(coroutine, STEP_SECONDS * 2))
 
     def produce(self, access: Access, topic: str, values: list[bytes]) -> None:
@@ -309,7 +316,7 @@ class AioKafkaClient:
             finally:
                 await producer.stop()
 
-        self.run(produce())
+        self.run(access, produce())
 
     def consume(self, access: Access, topic: str, group: str, count: int) -> list[bytes]:
         from aiokafka import AIOKafkaConsumer
@@ -329,7 +336,7 @@ class AioKafkaClient:
             finally:
                 await consumer.stop()
 
-        return self.run(consume())
+        return self.run(access, consume())
 
     def topics(self, access: Access) -> set[str]:
         from aiokafka import AIOKafkaConsumer
@@ -342,7 +349,7 @@ class AioKafkaClient:
             finally:
                 await consumer.stop()
 
-        return self.run(topics())
+        return self.run(access, topics())
 
 
 # -- Java kafka-clients ------------------------------------------------------------------------

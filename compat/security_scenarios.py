@@ -199,17 +199,22 @@ SCENARIO_RUNS = {name: globals()[name.replace("-", "_")] for name in SECURITY_SC
 
 # -- running them ------------------------------------------------------------------------------
 
-def run_security_suite(broker, clients: list[str] | None = None,
-                       scenarios: list[str] | None = None) -> dict[tuple[str, str], Result]:
-    """Every scenario with every client against the secured `broker`, the clients side by side
-    (each scenario after the other)."""
+def prepare(broker) -> tuple[Setup, Result]:
+    """The super user's set-up of a broker (SCRAM users, the group coordinator), and how it went."""
+    setup = Setup(broker)
+    return setup, outcome(lambda: (setup.create_scram_users(), setup.start_group_coordinator()))
+
+
+def run_security_suite(broker, clients: list[str] | None = None, scenarios: list[str] | None = None,
+                       prepared: tuple[Setup, Result] | None = None) -> dict[tuple[str, str], Result]:
+    """Every scenario with every client against the secured `broker` (`prepared` already, or
+    now), the clients side by side (each scenario after the other)."""
     clients = list(SECURITY_CLIENTS) if clients is None else clients
     scenarios = list(SECURITY_SCENARIOS) if scenarios is None else scenarios
     run_id = uuid.uuid4().hex[:8]
-    setup = Setup(broker)
-    prepared = outcome(lambda: (setup.create_scram_users(), setup.start_group_coordinator()))
-    if prepared.status == FAIL:
-        return {(client, s): Result(FAIL, f"set-up: {prepared.detail}") for client in clients for s in scenarios}
+    setup, ready = prepared or prepare(broker)
+    if ready.status == FAIL:
+        return {(client, s): Result(FAIL, f"set-up: {ready.detail}") for client in clients for s in scenarios}
 
     def run(name: str) -> dict[str, Result]:
         client = SECURITY_CLIENTS[name]()
@@ -228,11 +233,14 @@ def run_security_suite(broker, clients: list[str] | None = None,
 
 
 def security_rows(pykbroker, kafka, clients=None, scenarios=None):
-    """The security scenarios against both secured brokers at once: side_by_side.Rows."""
+    """The security scenarios against both secured brokers at once (both set up before any
+    client starts): side_by_side.Rows."""
     from .side_by_side import Rows
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        ours, theirs = pool.map(lambda broker: run_security_suite(broker, clients, scenarios), (pykbroker, kafka))
+        prepared = list(pool.map(prepare, (pykbroker, kafka)))
+        ours, theirs = pool.map(lambda broker, ready: run_security_suite(broker, clients, scenarios, ready),
+                                (pykbroker, kafka), prepared)
     rows = Rows()
     rows.results = {row: (ours[row], theirs[row]) for row in ours}
     rows.versions = {name: SECURITY_CLIENTS[name].driver().version for name in clients or SECURITY_CLIENTS}
