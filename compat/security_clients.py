@@ -22,6 +22,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import uuid
 from pathlib import Path
 
 from .drivers.with_aiokafka import AioKafkaDriver
@@ -200,21 +201,21 @@ def python_error(failure: Exception, logged: list[str]) -> ClientError:
 
 
 @contextlib.contextmanager
-def named_errors(logger: str, access: Access):
+def named_errors(logger: str, thread_name: str):
     """Runs a step of a Python client whose log is `logger`, its failure named by python_error
-    from the lines that name the broker's address (other instances of the client may log
-    meanwhile, in other threads, about other brokers)."""
+    from what the client's thread `thread_name` logged meanwhile (other instances of the client
+    may log meanwhile, in other threads, about other brokers)."""
     logged: list[str] = []
 
     def keep(record: logging.LogRecord) -> None:
-        if access.bootstrap in record.getMessage():
+        if record.threadName == thread_name:
             logged.append(record.getMessage())
 
     handler = logging.Handler(logging.WARNING)
     handler.emit = keep  # type: ignore[method-assign]
     logging.getLogger(logger).addHandler(handler)
     try:
-        yield
+        yield logged
     except ClientError:
         raise
     except Exception as failure:  # noqa: BLE001 - named for the scenario
@@ -223,10 +224,10 @@ def named_errors(logger: str, access: Access):
         logging.getLogger(logger).removeHandler(handler)
 
 
-def kafka_python_settings(access: Access) -> dict:
+def kafka_python_settings(access: Access, client_id: str) -> dict:
     from kafka import KafkaConsumer
 
-    settings = {"bootstrap_servers": access.bootstrap, "security_protocol": access.protocol}
+    settings = {"bootstrap_servers": access.bootstrap, "security_protocol": access.protocol, "client_id": client_id}
     if "bootstrap_timeout_ms" in KafkaConsumer.DEFAULT_CONFIG:  # kafka-python 3: a failed login fails sooner
         settings["bootstrap_timeout_ms"] = STEP_SECONDS * 500
     if access.mechanism:
@@ -240,13 +241,22 @@ def kafka_python_settings(access: Access) -> dict:
 
 
 class KafkaPythonClient:
+    """Each step with a client id of its own, which names the client's I/O thread (and so its
+    log lines)."""
+
     driver = KafkaPythonDriver
+
+    @staticmethod
+    def step_id() -> str:
+        return f"compat-security-{uuid.uuid4().hex[:8]}"
 
     def produce(self, access: Access, topic: str, values: list[bytes]) -> None:
         from kafka import KafkaProducer
 
-        with named_errors("kafka", access):
-            producer = KafkaProducer(acks="all", max_block_ms=STEP_SECONDS * 1000, **kafka_python_settings(access))
+        client_id = self.step_id()
+        with named_errors("kafka", f"kafka-io-{client_id}"):
+            producer = KafkaProducer(acks="all", max_block_ms=STEP_SECONDS * 1000,
+                                     **kafka_python_settings(access, client_id))
             try:
                 for future in [producer.send(topic, value) for value in values]:
                     future.get(timeout=STEP_SECONDS)
@@ -256,15 +266,18 @@ class KafkaPythonClient:
     def consume(self, access: Access, topic: str, group: str, count: int) -> list[bytes]:
         from kafka import KafkaConsumer
 
-        with named_errors("kafka", access):
+        client_id = self.step_id()
+        with named_errors("kafka", f"kafka-io-{client_id}") as logged:
             consumer = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest",
-                                     enable_auto_commit=False, **kafka_python_settings(access))
+                                     enable_auto_commit=False, **kafka_python_settings(access, client_id))
             try:
                 got: list[bytes] = []
                 deadline = time.monotonic() + STEP_SECONDS
                 while len(got) < count and time.monotonic() < deadline:
                     for records in consumer.poll(timeout_ms=200).values():
                         got += [record.value for record in records]
+                if len(got) < count:  # what the client said meanwhile tells why
+                    raise ClientError(f"read {len(got)} of {count} records; the client logged: {logged[-3:]}")
                 consumer.commit()
                 return got
             finally:
@@ -273,8 +286,9 @@ class KafkaPythonClient:
     def topics(self, access: Access) -> set[str]:
         from kafka import KafkaConsumer
 
-        with named_errors("kafka", access):
-            consumer = KafkaConsumer(**kafka_python_settings(access))
+        client_id = self.step_id()
+        with named_errors("kafka", f"kafka-io-{client_id}"):
+            consumer = KafkaConsumer(**kafka_python_settings(access, client_id))
             try:
                 return set(consumer.topics())
             finally:
@@ -300,8 +314,9 @@ class AioKafkaClient:
     driver = AioKafkaDriver
 
     @staticmethod
-    def run(access: Access, coroutine):
-        with named_errors("aiokafka", access):
+    def run(coroutine):
+        """Runs a step in this thread (whose log lines are the step's)."""
+        with named_errors("aiokafka", threading.current_thread().name):
             return asyncio.run(asyncio.wait_for(coroutine, STEP_SECONDS * 2))
 
     def produce(self, access: Access, topic: str, values: list[bytes]) -> None:
@@ -316,7 +331,7 @@ class AioKafkaClient:
             finally:
                 await producer.stop()
 
-        self.run(access, produce())
+        self.run(produce())
 
     def consume(self, access: Access, topic: str, group: str, count: int) -> list[bytes]:
         from aiokafka import AIOKafkaConsumer
@@ -336,7 +351,7 @@ class AioKafkaClient:
             finally:
                 await consumer.stop()
 
-        return self.run(access, consume())
+        return self.run(consume())
 
     def topics(self, access: Access) -> set[str]:
         from aiokafka import AIOKafkaConsumer
@@ -349,7 +364,7 @@ class AioKafkaClient:
             finally:
                 await consumer.stop()
 
-        return self.run(access, topics())
+        return self.run(topics())
 
 
 # -- Java kafka-clients ------------------------------------------------------------------------
