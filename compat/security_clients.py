@@ -10,6 +10,7 @@
 `NO_CONNECTION` when the client got no usable connection at all (a TLS handshake the broker
 refused); whatever else went wrong is reported as the client reported it.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -47,29 +48,33 @@ class ClientError(Exception):
 
 # -- librdkafka: confluent-kafka and kcat ------------------------------------------------------
 
-LIBRDKAFKA_ERRORS = {"TOPIC_AUTHORIZATION_FAILED": TOPIC_AUTHORIZATION_FAILED,
-                     "GROUP_AUTHORIZATION_FAILED": GROUP_AUTHORIZATION_FAILED,
-                     "_AUTHENTICATION": SASL_AUTHENTICATION_FAILED,
-                     "_SSL": NO_CONNECTION, "_ALL_BROKERS_DOWN": NO_CONNECTION,
-                     "_TRANSPORT": NO_CONNECTION}
+LIBRDKAFKA_ERRORS = {
+    "TOPIC_AUTHORIZATION_FAILED": TOPIC_AUTHORIZATION_FAILED,
+    "GROUP_AUTHORIZATION_FAILED": GROUP_AUTHORIZATION_FAILED,
+    "_AUTHENTICATION": SASL_AUTHENTICATION_FAILED,
+    "_SSL": NO_CONNECTION,
+    "_ALL_BROKERS_DOWN": NO_CONNECTION,
+    "_TRANSPORT": NO_CONNECTION,
+}
 # what kcat prints of librdkafka's errors, searched in this order
-LIBRDKAFKA_TEXTS = ((re.compile(r"Topic authorization failed"), TOPIC_AUTHORIZATION_FAILED),
-                    (re.compile(r"Group authorization failed"), GROUP_AUTHORIZATION_FAILED),
-                    (re.compile(r"SASL authentication error|Local: Authentication failure"),
-                     SASL_AUTHENTICATION_FAILED),
-                    (re.compile(r"SSL handshake failed|SSL routines|Local: SSL error"), NO_CONNECTION))
+LIBRDKAFKA_TEXTS = (
+    (re.compile(r"Topic authorization failed"), TOPIC_AUTHORIZATION_FAILED),
+    (re.compile(r"Group authorization failed"), GROUP_AUTHORIZATION_FAILED),
+    (re.compile(r"SASL authentication error|Local: Authentication failure"), SASL_AUTHENTICATION_FAILED),
+    (re.compile(r"SSL handshake failed|SSL routines|Local: SSL error"), NO_CONNECTION),
+)
 
 
 def librdkafka_settings(access: Access) -> dict[str, str]:
     settings = {"bootstrap.servers": access.bootstrap, "security.protocol": access.protocol}
     if access.mechanism:
-        settings.update({"sasl.mechanism": access.mechanism, "sasl.username": access.user,
-                         "sasl.password": access.password})
+        settings.update(
+            {"sasl.mechanism": access.mechanism, "sasl.username": access.user, "sasl.password": access.password}
+        )
     if access.ca:
         settings["ssl.ca.location"] = str(access.ca)
     if access.cert:
-        settings.update({"ssl.certificate.location": str(access.cert),
-                         "ssl.key.location": str(access.key)})
+        settings.update({"ssl.certificate.location": str(access.cert), "ssl.key.location": str(access.key)})
     return settings
 
 
@@ -98,8 +103,7 @@ class ConfluentClient:
         from confluent_kafka import Producer
 
         errors: list = []
-        producer = Producer(self._settings(access, errors, acks="all",
-                                           **{"message.timeout.ms": STEP_SECONDS * 1000}))
+        producer = Producer(self._settings(access, errors, acks="all", **{"message.timeout.ms": STEP_SECONDS * 1000}))
         reports: list = []
         for value in values:
             producer.produce(topic, value=value, on_delivery=lambda error, _: reports.append(error))
@@ -116,8 +120,11 @@ class ConfluentClient:
         from confluent_kafka import Consumer
 
         errors: list = []
-        consumer = Consumer(self._settings(access, errors, **{
-            "group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}))
+        consumer = Consumer(
+            self._settings(
+                access, errors, **{"group.id": group, "enable.auto.commit": False, "auto.offset.reset": "earliest"}
+            )
+        )
         try:
             consumer.subscribe([topic])
             got: list[bytes] = []
@@ -156,11 +163,19 @@ class KcatClient:
 
     @staticmethod
     def kcat(access: Access, *args: str, stdin: bytes | None = None) -> str:
-        settings = [a for key, value in librdkafka_settings(access).items() if key != "bootstrap.servers"
-                    for a in ("-X", f"{key}={value}")]
+        settings = [
+            a
+            for key, value in librdkafka_settings(access).items()
+            if key != "bootstrap.servers"
+            for a in ("-X", f"{key}={value}")
+        ]
         try:
-            result = subprocess.run(["kcat", "-b", access.bootstrap, *settings, *args], input=stdin,
-                                    capture_output=True, timeout=STEP_SECONDS)
+            result = subprocess.run(
+                ["kcat", "-b", access.bootstrap, *settings, *args],
+                input=stdin,
+                capture_output=True,
+                timeout=STEP_SECONDS,
+            )
         except subprocess.TimeoutExpired as stopped:
             result = subprocess.CompletedProcess(stopped.cmd, -1, stopped.output or b"", stopped.stderr or b"")
         errors = result.stderr.decode(errors="replace")
@@ -172,8 +187,17 @@ class KcatClient:
         return result.stdout.decode()
 
     def produce(self, access: Access, topic: str, values: list[bytes]) -> None:
-        self.kcat(access, "-P", "-t", topic, "-X", "acks=all", "-X", f"message.timeout.ms={STEP_SECONDS * 800}",
-                  stdin=b"".join(value + b"\n" for value in values))
+        self.kcat(
+            access,
+            "-P",
+            "-t",
+            topic,
+            "-X",
+            "acks=all",
+            "-X",
+            f"message.timeout.ms={STEP_SECONDS * 800}",
+            stdin=b"".join(value + b"\n" for value in values),
+        )
 
     def consume(self, access: Access, topic: str, group: str, count: int) -> list[bytes]:
         """A group member (-G) that reads to the end of the partitions and commits as it leaves."""
@@ -185,6 +209,7 @@ class KcatClient:
 
 
 # -- kafka-python and aiokafka -----------------------------------------------------------------
+
 
 def python_error(failure: Exception, logged: list[str]) -> ClientError:
     """kafka-python's and aiokafka's errors: a broker error by its Kafka name; a bootstrap that
@@ -231,8 +256,13 @@ def kafka_python_settings(access: Access, client_id: str) -> dict:
     if "bootstrap_timeout_ms" in KafkaConsumer.DEFAULT_CONFIG:  # kafka-python 3: a failed login fails sooner
         settings["bootstrap_timeout_ms"] = STEP_SECONDS * 500
     if access.mechanism:
-        settings.update({"sasl_mechanism": access.mechanism, "sasl_plain_username": access.user,
-                         "sasl_plain_password": access.password})
+        settings.update(
+            {
+                "sasl_mechanism": access.mechanism,
+                "sasl_plain_username": access.user,
+                "sasl_plain_password": access.password,
+            }
+        )
     if access.ca:
         settings["ssl_cafile"] = str(access.ca)
     if access.cert:
@@ -242,9 +272,13 @@ def kafka_python_settings(access: Access, client_id: str) -> dict:
 
 class KafkaPythonClient:
     """Each step with a client id of its own, which names the client's I/O thread (and so its
-    log lines)."""
+    log lines). A refused login surfaces only when kafka-python's I/O loop reads the broker's
+    SaslAuthenticate answer before it notices the close that follows it at once; a busy loop
+    notices the close first ("socket disconnected", against Kafka and pykbroker alike), and the
+    bootstrap ends as NO_CONNECTION."""
 
     driver = KafkaPythonDriver
+    refused_login_errors = (SASL_AUTHENTICATION_FAILED, NO_CONNECTION)
 
     @staticmethod
     def step_id() -> str:
@@ -255,8 +289,9 @@ class KafkaPythonClient:
 
         client_id = self.step_id()
         with named_errors("kafka", f"kafka-io-{client_id}"):
-            producer = KafkaProducer(acks="all", max_block_ms=STEP_SECONDS * 1000,
-                                     **kafka_python_settings(access, client_id))
+            producer = KafkaProducer(
+                acks="all", max_block_ms=STEP_SECONDS * 1000, **kafka_python_settings(access, client_id)
+            )
             try:
                 for future in [producer.send(topic, value) for value in values]:
                     future.get(timeout=STEP_SECONDS)
@@ -268,8 +303,13 @@ class KafkaPythonClient:
 
         client_id = self.step_id()
         with named_errors("kafka", f"kafka-io-{client_id}") as logged:
-            consumer = KafkaConsumer(topic, group_id=group, auto_offset_reset="earliest",
-                                     enable_auto_commit=False, **kafka_python_settings(access, client_id))
+            consumer = KafkaConsumer(
+                topic,
+                group_id=group,
+                auto_offset_reset="earliest",
+                enable_auto_commit=False,
+                **kafka_python_settings(access, client_id),
+            )
             try:
                 got: list[bytes] = []
                 deadline = time.monotonic() + STEP_SECONDS
@@ -296,17 +336,25 @@ class KafkaPythonClient:
 
 
 def aiokafka_settings(access: Access) -> dict:
-    settings = {"bootstrap_servers": access.bootstrap, "security_protocol": access.protocol,
-                "request_timeout_ms": STEP_SECONDS * 1000}
+    settings = {
+        "bootstrap_servers": access.bootstrap,
+        "security_protocol": access.protocol,
+        "request_timeout_ms": STEP_SECONDS * 1000,
+    }
     if access.mechanism:
-        settings.update({"sasl_mechanism": access.mechanism, "sasl_plain_username": access.user,
-                         "sasl_plain_password": access.password})
+        settings.update(
+            {
+                "sasl_mechanism": access.mechanism,
+                "sasl_plain_username": access.user,
+                "sasl_plain_password": access.password,
+            }
+        )
     if access.ca:
         from aiokafka.helpers import create_ssl_context
 
         settings["ssl_context"] = create_ssl_context(
-            cafile=str(access.ca), certfile=access.cert and str(access.cert),
-            keyfile=access.key and str(access.key))
+            cafile=str(access.ca), certfile=access.cert and str(access.cert), keyfile=access.key and str(access.key)
+        )
     return settings
 
 
@@ -337,8 +385,13 @@ class AioKafkaClient:
         from aiokafka import AIOKafkaConsumer
 
         async def consume():
-            consumer = AIOKafkaConsumer(topic, group_id=group, auto_offset_reset="earliest",
-                                        enable_auto_commit=False, **aiokafka_settings(access))
+            consumer = AIOKafkaConsumer(
+                topic,
+                group_id=group,
+                auto_offset_reset="earliest",
+                enable_auto_commit=False,
+                **aiokafka_settings(access),
+            )
             await consumer.start()
             try:
                 got: list[bytes] = []
@@ -369,19 +422,23 @@ class AioKafkaClient:
 
 # -- Java kafka-clients ------------------------------------------------------------------------
 
-JAVA_ERRORS = {"TopicAuthorizationException": TOPIC_AUTHORIZATION_FAILED,
-               "GroupAuthorizationException": GROUP_AUTHORIZATION_FAILED,
-               "SaslAuthenticationException": SASL_AUTHENTICATION_FAILED,
-               "SslAuthenticationException": NO_CONNECTION}
+JAVA_ERRORS = {
+    "TopicAuthorizationException": TOPIC_AUTHORIZATION_FAILED,
+    "GroupAuthorizationException": GROUP_AUTHORIZATION_FAILED,
+    "SaslAuthenticationException": SASL_AUTHENTICATION_FAILED,
+    "SslAuthenticationException": NO_CONNECTION,
+}
 
 
 def java_properties(access: Access) -> list[str]:
     lines = [f"bootstrap.servers={access.bootstrap}", f"security.protocol={access.protocol}"]
     if access.mechanism:
         module = "plain.PlainLoginModule" if access.mechanism == "PLAIN" else "scram.ScramLoginModule"
-        lines += [f"sasl.mechanism={access.mechanism}",
-                  f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
-                  f'username="{access.user}" password="{access.password}";']
+        lines += [
+            f"sasl.mechanism={access.mechanism}",
+            f"sasl.jaas.config=org.apache.kafka.common.security.{module} required "
+            f'username="{access.user}" password="{access.password}";',
+        ]
     if access.ca:
         lines += ["ssl.truststore.type=PEM", f"ssl.truststore.location={access.ca}"]
     if access.keystore:
@@ -408,9 +465,13 @@ class JavaClient:
         self.directory = Path(tempfile.mkdtemp(prefix="compat-java-security-"))
         classes = java.compile_sources([self._SOURCE], self.directory / "classes")
         cp = ":".join(map(str, [classes, *java.class_path()]))
-        return subprocess.Popen([java.tool("java"), *java.JVM_OPTIONS, "-cp", cp, "SecurityActions"],
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                text=True)
+        return subprocess.Popen(
+            [java.tool("java"), *java.JVM_OPTIONS, "-cp", cp, "SecurityActions"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
 
     def step(self, access: Access, *args: str) -> str:
         with self.lock:
@@ -454,5 +515,10 @@ class JavaClient:
             shutil.rmtree(self.directory, ignore_errors=True)
 
 
-SECURITY_CLIENTS = {"kafka-python": KafkaPythonClient, "confluent-kafka": ConfluentClient,
-                    "aiokafka": AioKafkaClient, "kcat": KcatClient, "java": JavaClient}
+SECURITY_CLIENTS = {
+    "kafka-python": KafkaPythonClient,
+    "confluent-kafka": ConfluentClient,
+    "aiokafka": AioKafkaClient,
+    "kcat": KcatClient,
+    "java": JavaClient,
+}

@@ -14,6 +14,7 @@ and Kafka's ACL authorizer with super.users=User:admin.
         broker.access("SCRAM", "alice")               # how alice connects: an Access
         broker.access("MTLS", cert="erin")
 """
+
 from __future__ import annotations
 
 import os
@@ -34,6 +35,7 @@ CLIENT_CERTIFICATES = {"erin": "CN=Erin,OU=compat,O=example", "frank": "CN=Frank
 PRINCIPAL_MAPPING = "RULE:^CN=([^,]+),OU=compat,.*$/$1/L,DEFAULT"
 PASSWORD_ENCODER_SECRET = "compat-encoder-secret"
 LISTENERS = {"PLAIN": "SASL_PLAINTEXT", "SCRAM": "SASL_SSL", "MTLS": "SSL"}
+SCRAM_JAAS = "org.apache.kafka.common.security.scram.ScramLoginModule required;"
 
 
 @dataclass(frozen=True)
@@ -54,8 +56,10 @@ class Access:
 
 def jaas_plain(users: dict[str, str], username: str, password: str) -> str:
     options = "".join(f' user_{user}="{secret}"' for user, secret in users.items())
-    return (f"org.apache.kafka.common.security.plain.PlainLoginModule required "
-            f'username="{username}" password="{password}"{options};')
+    return (
+        f"org.apache.kafka.common.security.plain.PlainLoginModule required "
+        f'username="{username}" password="{password}"{options};'
+    )
 
 
 def pem_keystore(issued: Issued) -> Path:
@@ -89,8 +93,7 @@ def secure_settings(ports: dict[str, int], pki: SecurityPki) -> dict[str, str]:
         "listener.name.plain.sasl.enabled.mechanisms": "PLAIN",
         "listener.name.plain.plain.sasl.jaas.config": jaas_plain(PLAIN_USERS, SUPER_USER, admin_password),
         "listener.name.scram.sasl.enabled.mechanisms": SCRAM_MECHANISM,
-        f"listener.name.scram.{SCRAM_MECHANISM.lower()}.sasl.jaas.config":
-            "org.apache.kafka.common.security.scram.ScramLoginModule required;",
+        f"listener.name.scram.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": SCRAM_JAAS,
         "ssl.keystore.type": "PEM",
         "ssl.keystore.location": str(pki.broker_keystore),
         "ssl.truststore.type": "PEM",
@@ -112,21 +115,28 @@ class _Secured:
     def bootstrap_of(self, listener: str) -> str:
         return f"127.0.0.1:{self.ports[listener]}"
 
-    def access(self, listener: str, user: str | None = None, password: str | None = None, *,
-               cert: str | None = None) -> Access:
+    def access(
+        self, listener: str, user: str | None = None, password: str | None = None, *, cert: str | None = None
+    ) -> Access:
         """How `user` (its own password unless `password` is given) connects to `listener`; on
         MTLS with the client certificate `cert` (none without it)."""
         protocol = LISTENERS[listener]
         ca = self.pki.ca if "SSL" in protocol else None
         if protocol == "SSL":
             issued = self.pki.clients.get(cert) if cert else None
-            return Access(self.bootstrap_of(listener), protocol, ca=ca,
-                          cert=issued and issued.cert_pem, key=issued and issued.key_pem,
-                          keystore=self.pki.client_keystores.get(cert) if cert else None)
+            return Access(
+                self.bootstrap_of(listener),
+                protocol,
+                ca=ca,
+                cert=issued and issued.cert_pem,
+                key=issued and issued.key_pem,
+                keystore=self.pki.client_keystores.get(cert) if cert else None,
+            )
         mechanism = "PLAIN" if listener == "PLAIN" else SCRAM_MECHANISM
         known = PLAIN_USERS if listener == "PLAIN" else SCRAM_USERS
-        return Access(self.bootstrap_of(listener), protocol, mechanism, user,
-                      known[user] if password is None else password, ca)
+        return Access(
+            self.bootstrap_of(listener), protocol, mechanism, user, known[user] if password is None else password, ca
+        )
 
     def admin_access(self) -> Access:
         return self.access("PLAIN", SUPER_USER)
@@ -158,5 +168,4 @@ class SecurePykBroker(_Secured, BrokerProcess):
         self.pki = SecurityPki(directory / "pki")
         base = free_port_block(len(LISTENERS))
         self.ports = {name: base + i for i, name in enumerate(LISTENERS)}
-        super().__init__(directory / "broker", {**SINGLE_BROKER_SETTINGS,
-                                                **secure_settings(self.ports, self.pki)})
+        super().__init__(directory / "broker", {**SINGLE_BROKER_SETTINGS, **secure_settings(self.ports, self.pki)})

@@ -1,7 +1,8 @@
 """The compatibility suite's brokers and results, once per test session: pykbroker and Kafka
 3.9.0 (from `../shared/realkafka`), one broker of each, three of each, and one secured broker of
-each (SASL, mTLS and ACLs: `compat/security_setup.py`), always stopped at the end. What the suite found is printed at the end of the run (`pytest_terminal_summary`): the
-table with a pykbroker and a Kafka column, and every difference on the wire."""
+each (SASL, mTLS and ACLs: `compat/security_setup.py`), always stopped at the end. What the
+suite found is printed at the end of the run (`pytest_terminal_summary`): the table with a
+pykbroker and a Kafka column, and every difference on the wire."""
 from __future__ import annotations
 
 import pytest

@@ -2,6 +2,7 @@
 with SCRAM-SHA-512 over SASL_SSL and PLAIN over SASL_PLAINTEXT, mutual TLS with mapped
 principals, the ACL authorizer) pass with every client on a secured pykbroker and on a Kafka
 3.9.0 with the same settings, and docs/compatibility.md shows the results."""
+
 from __future__ import annotations
 
 from compat.drivers import PASS
@@ -31,8 +32,11 @@ def test_the_documented_security_table_is_the_suite_result(security_rows):
 
 
 def test_both_secured_brokers_run_with_the_same_security_settings(secure_pykbroker, secure_kafka):
-    written = dict(line.split("=", 1) for line in secure_kafka.server_properties.read_text().split("\n")
-                   if "=" in line and not line.startswith("#"))
+    written = dict(
+        line.split("=", 1)
+        for line in secure_kafka.server_properties.read_text().split("\n")
+        if "=" in line and not line.startswith("#")
+    )
     kafka_settings = secure_settings(secure_kafka.ports, secure_kafka.pki)
     assert {key: written[key] for key in kafka_settings} == kafka_settings
     pykbroker_settings = secure_settings(secure_pykbroker.ports, secure_pykbroker.pki)
