@@ -104,10 +104,17 @@ class Setup:
             consumer.close()
 
     def topic(self, name: str, records: list[bytes] = ()) -> str:
+        """Creates the topic (one partition), waits for its leader and writes `records` to it."""
         from confluent_kafka import Producer
         from confluent_kafka.admin import NewTopic
 
         self.admin.create_topics([NewTopic(name, 1, 1)])[name].result(WAIT_SECONDS)
+
+        def ready() -> bool:  # a leader in the metadata, before a client asks for it
+            topic = self.admin.list_topics(name, timeout=WAIT_SECONDS).topics.get(name)
+            return topic is not None and topic.error is None and all(p.leader >= 0 for p in topic.partitions.values())
+
+        wait_until(ready, f"topic {name} to be ready")
         if records:
             producer = Producer({**self.settings, "acks": "all"})
             for value in records:
