@@ -130,12 +130,18 @@ class KafkaBroker:
     """One Kafka broker (id 0) and its ZooKeeper, started by kafka.sh."""
 
     label = LABEL
+    ports_needed = 2  # the broker's (its first listener), then ZooKeeper's
 
     def __init__(self, directory: str | os.PathLike) -> None:
         self.runs = Path(directory)
         self.runs.mkdir(parents=True, exist_ok=True)
         self.port = 0
         self.script = _Script("kafka.sh", self.runs, {"REALKAFKA_RUNS": str(self.runs)})
+
+    def extra_settings(self, port: int) -> dict[str, str]:
+        """Settings appended to what kafka.sh writes (later keys win), for a broker on `port`
+        and the ports after ZooKeeper's (port + 2 ... port + ports_needed - 1)."""
+        return {}
 
     @property
     def bootstrap(self) -> str:
@@ -148,9 +154,10 @@ class KafkaBroker:
     def start(self) -> "KafkaBroker":
         def start_on(port: int) -> None:
             self.port = port
-            self.script("start", str(port), str(port + 1))  # kafka.sh cleans up a failed start
+            extra = [f"{key}={value}" for key, value in self.extra_settings(port).items()]
+            self.script("start", str(port), str(port + 1), *extra)  # kafka.sh cleans up a failed start
 
-        on_free_ports(2, start_on)
+        on_free_ports(self.ports_needed, start_on)
         return self
 
     def stop(self) -> None:

@@ -8,6 +8,8 @@
     python -m compat --against-kafka         # pykbroker and Kafka 3.9.0 (../shared/realkafka)
                                              # side by side, plus the wire comparison
     python -m compat --against-kafka --cluster   # and the cluster scenarios on three of each
+    python -m compat --against-kafka --security  # and the security scenarios (SASL, mTLS, ACLs)
+                                                 # on a secured broker of each
     python -m compat --markdown              # the table as Markdown (docs/compatibility.md)
     python -m compat --clients java,kcat --scenarios metadata,consumer-group
 
@@ -164,6 +166,9 @@ def main(argv: list[str] | None = None) -> int:
                              "../shared/realkafka, side by side, and compare their answers")
     parser.add_argument("--cluster", action="store_true",
                         help="with --against-kafka: also the cluster scenarios on three brokers")
+    parser.add_argument("--security", action="store_true",
+                        help="with --against-kafka: also the security scenarios (SASL, mTLS, ACLs) "
+                             "on a secured broker of each")
     parser.add_argument("--image", default=KAFKA_IMAGE, help="the Kafka image for --testcontainers")
     parser.add_argument("--clients", help="comma-separated clients (default: all)")
     parser.add_argument("--scenarios", help="comma-separated scenarios (default: all)")
@@ -186,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"unknown scenarios {sorted(unknown)}; known: {list(SCENARIOS)}")
 
     if args.against_kafka:
-        return against_kafka(drivers, scenarios, cluster=args.cluster)
+        return against_kafka(drivers, scenarios, cluster=args.cluster, security=args.security)
     if args.testcontainers:
         reason = docker_unavailable()
         if reason:
@@ -209,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     return 1 if table.failures else 0
 
 
-def against_kafka(drivers: list[Driver], scenarios: list[str], *, cluster: bool) -> int:
+def against_kafka(drivers: list[Driver], scenarios: list[str], *, cluster: bool,
+                  security: bool = False) -> int:
     from . import differences, realkafka, side_by_side, wire_probes
     from .pykbroker_targets import PykBroker, PykCluster
 
@@ -229,6 +235,13 @@ def against_kafka(drivers: list[Driver], scenarios: list[str], *, cluster: bool)
             with PykCluster(root / "pyk-cluster") as ours, \
                     realkafka.KafkaCluster(root / "kafka-cluster") as theirs:
                 rows.results.update(side_by_side.cluster_rows(ours, theirs).results)
+        if security:
+            from .security_scenarios import security_rows
+            from .security_setup import SecureKafkaBroker, SecurePykBroker
+
+            with SecurePykBroker(root / "pyk-secure") as ours, SecureKafkaBroker(root / "kafka-secure") as theirs:
+                secured = security_rows(ours, theirs, [d.name for d in drivers])
+                rows.results.update(secured.results)
     print(rows.text())
     print()
     print(rows.details())

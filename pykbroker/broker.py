@@ -62,7 +62,7 @@ from .security.authorizer import (
 from .security.sasl.client import SaslClientCredentials
 from .security.sasl.config import SASL_PROTOCOLS, SaslConfigError, SaslListenerSettings, inter_broker_credentials
 from .security.sasl.credentials import scram_credential_lookup
-from .security.ssl_config import ServerSsl, client_ssl_context
+from .security.ssl_config import ServerSsl, client_ssl_context, ssl_fingerprint
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.faults import FaultInjector
@@ -155,6 +155,7 @@ class Broker:
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
+            self._start_tls_with_dynamic_configs()
             self.listener_security = ListenerSecurity(
                 self.listeners, self.listener_tls, self._listener_authentication(metadata)
             )
@@ -260,6 +261,17 @@ class Broker:
         protocol = self._inter_broker_protocol()
         context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
         self.inter_broker_security = InterBrokerSecurity(protocol, context, self.inter_broker_sasl())
+
+    def _start_tls_with_dynamic_configs(self) -> None:
+        """The TLS listeners start with the stored dynamic configs over the static ones, as Kafka
+        builds its listeners from both at start: a stored key store is taken as it is, without
+        the checks of a change while running (its certificate's DN may differ from the static
+        one's); one that cannot be used stops the broker (ConfigError), as a static one does."""
+        for listener in self.listeners:
+            started = self.listener_tls.get(listener.name)
+            if started is not None and ssl_fingerprint(self.config, listener.name) != started.fingerprint:
+                tls = ServerSsl.for_listener(self.config, listener.name)
+                self.listener_tls[listener.name] = listener.tls = tls
 
     def _refuse_unknown_authorizer(self) -> None:
         """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer

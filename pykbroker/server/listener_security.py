@@ -1,9 +1,10 @@
-"""The listeners' TLS contexts and SASL settings, which dynamic broker configs change for new
-connections without a restart (Kafka's DynamicListenerConfig and the listeners' SslFactory).
+"""The listeners' TLS contexts, which dynamic broker configs change for new connections without a
+restart (Kafka's DynamicListenerConfig and the listeners' SslFactory), and their SASL settings,
+which dynamic broker configs change only from the next start, as with Kafka.
 
     security = ListenerSecurity(bound_listeners, tls_by_listener, authentication_by_listener)
     security.validate(proposed_config)   # ConfigError / SaslConfigError: Kafka refuses the change
-    security.apply(new_config)           # the next handshake / login uses the new settings
+    security.apply(new_config)           # the next TLS handshake uses the new settings
 
 A TLS listener is rebuilt when its effective `ssl.*` values or the modification time of its
 key or trust store file changed; the new key store must load and keep its certificate's
@@ -36,6 +37,7 @@ class ListenerSecurity:
         self.listeners = list(listeners)
         self.tls = tls  # by listener name: the TLS listeners' server sides now
         self.authentication = authentication  # by listener name: the SASL listeners
+        self.next_start_sasl: dict[str, SaslListenerSettings] = {}  # changed settings, for the next start
 
     def _changed_tls(self, config: Any) -> list[tuple[str, ServerSsl]]:
         return [(name, ssl) for name, ssl in self.tls.items() if ssl_fingerprint(config, name) != ssl.fingerprint]
@@ -48,8 +50,11 @@ class ListenerSecurity:
             SaslListenerSettings.from_config(config, name)
 
     def apply(self, config: Any) -> None:
-        """New connections from now on use `config`'s TLS contexts and SASL settings; a listener
-        whose new settings cannot be used keeps its current ones (and the failure is logged)."""
+        """New connections from now on use `config`'s TLS contexts; a listener whose new TLS
+        settings cannot be used keeps its current ones (and the failure is logged). A listener's
+        SASL settings stay those it started with, as Kafka builds a listener's logins and JAAS
+        configuration once (SaslChannelBuilder reconfigures only the TLS of SASL_SSL): a changed
+        `listener.name.<l>.<mechanism>.sasl.jaas.config` is stored and used from the next start."""
         for name, current in self._changed_tls(config):
             try:
                 new = reconfigured_server_ssl(current, config, name)
@@ -64,9 +69,12 @@ class ListenerSecurity:
         for name, authentication in self.authentication.items():
             try:
                 settings = SaslListenerSettings.from_config(config, name)
-            except SaslConfigError as exc:
-                log.error("Listener %s keeps its SASL settings: the new ones cannot be used: %s", name, exc)
-                continue
-            if settings != authentication.settings:
-                authentication.settings = settings
-                log.info("Listener %s: new SASL settings for new logins", name)
+            except SaslConfigError:
+                continue  # refused by validate() before it was stored
+            if settings != authentication.settings and settings != self.next_start_sasl.get(name):
+                self.next_start_sasl[name] = settings
+                log.info(
+                    "Listener %s keeps the SASL settings it started with (JAAS config, mechanisms); "
+                    "the new ones apply from the next start, as with Kafka",
+                    name,
+                )

@@ -1,13 +1,16 @@
 """The compatibility suite's brokers and results, once per test session: pykbroker and Kafka
-3.9.0 (from `../shared/realkafka`), one broker of each and three of each, always stopped at the
-end. What the suite found is printed at the end of the run (`pytest_terminal_summary`): the
-table with a pykbroker and a Kafka column, and every difference on the wire."""
+3.9.0 (from `../shared/realkafka`), one broker of each, three of each, and one secured broker of
+each (SASL, mTLS and ACLs: `compat/security_setup.py`), always stopped at the end. What the
+suite found is printed at the end of the run (`pytest_terminal_summary`): the table with a
+pykbroker and a Kafka column, and every difference on the wire."""
 from __future__ import annotations
 
 import pytest
 
 from compat import differences, realkafka, side_by_side, wire_probes
 from compat.pykbroker_targets import PykBroker, PykCluster
+from compat.security_scenarios import security_rows as run_security_rows
+from compat.security_setup import SecureKafkaBroker, SecurePykBroker
 
 from ..ci import skip_or_fail_in_ci
 
@@ -40,6 +43,8 @@ kafka = session_broker(realkafka.KafkaBroker, is_kafka=True)
 pykbroker_cluster = session_broker(PykCluster)
 # not `kafka_cluster`: that is the pykbroker pytest plugin's three-broker fixture
 real_kafka_cluster = session_broker(realkafka.KafkaCluster, is_kafka=True)
+secure_pykbroker = session_broker(SecurePykBroker)
+secure_kafka = session_broker(SecureKafkaBroker, is_kafka=True)
 
 
 @pytest.fixture(scope="session")
@@ -54,6 +59,14 @@ def client_rows(pykbroker, kafka):
 def cluster_rows(pykbroker_cluster, real_kafka_cluster):
     rows = side_by_side.cluster_rows(pykbroker_cluster, real_kafka_cluster)
     REPORT["compat: cluster scenarios (three brokers) on pykbroker and on Kafka 3.9.0"] = (
+        f"{rows.text()}\n\n{rows.details()}".rstrip())
+    return rows
+
+
+@pytest.fixture(scope="session")
+def security_rows(secure_pykbroker, secure_kafka):
+    rows = run_security_rows(secure_pykbroker, secure_kafka)
+    REPORT["compat: security scenarios (SASL, mTLS, ACLs) on pykbroker and on Kafka 3.9.0"] = (
         f"{rows.text()}\n\n{rows.details()}".rstrip())
     return rows
 

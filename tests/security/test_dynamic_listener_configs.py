@@ -2,8 +2,9 @@
 AlterConfigs on this broker take the per-listener security keys (`listener.name.<l>.ssl.*` key
 stores, `listener.name.<l>.<mechanism>.sasl.jaas.config`, `sasl.kerberos.*`), check a new key store
 before taking it, report them in DescribeConfigs with Kafka's sources (null for secrets), and
-apply them to new connections without a restart: the next TLS handshake presents the rotated
-certificate, the next SASL login knows the new PLAIN user.
+apply the TLS ones to new connections without a restart (the next TLS handshake presents the
+rotated certificate) and the SASL ones from the next start, as Kafka does; at a start the stored
+settings apply as they are (a stored key store's DN may differ from the static one's).
 
 One broker with a PLAINTEXT listener (for the admin client), an SSL and a SASL_PLAINTEXT one.
 """
@@ -157,10 +158,12 @@ def can_log_in(broker, user, password) -> bool:
         return False
 
 
-def test_a_new_plain_user_logs_in_without_a_restart(broker, admin):
+def test_a_changed_jaas_config_is_stored_but_logins_keep_the_listeners_until_the_next_start(broker, admin):
+    """As Kafka 3.9 (checked against a real broker): the change is accepted and described, and
+    the listener keeps the JAAS config it started with (see the restart test below)."""
     assert not can_log_in(broker, "dave", "dave-secret")
     assert change(admin, (JAAS, jaas_plain({**PLAIN_USERS, "dave": "dave-secret"}))) is None
-    assert can_log_in(broker, "dave", "dave-secret")
+    assert not can_log_in(broker, "dave", "dave-secret")
     assert can_log_in(broker, "alice", "alice-secret")
     entry = described(admin, JAAS)
     assert (entry.value, entry.is_sensitive, entry.source) == (None, True, ConfigSource.DYNAMIC_BROKER_CONFIG.value)
@@ -168,3 +171,29 @@ def test_a_new_plain_user_logs_in_without_a_restart(broker, admin):
     wire = entries(describe(broker, BROKER, "0", [JAAS], synonyms=True))[JAAS]
     assert [(s.name, s.value, s.source) for s in wire.synonyms] == [(JAAS, None, DYNAMIC_BROKER), (JAAS, None, STATIC)]
     assert wire.read_only
+
+
+def test_at_the_next_start_the_stored_listener_settings_apply_as_they_are(pki, tmp_path):
+    """As Kafka 3.9 (checked against a real broker), whose listeners are built at start from the
+    static and the stored dynamic configs together: the changed JAAS config now lets dave in, and
+    the stored key store is taken even though its certificate's DN is no longer the static
+    key store's (the DN check is for changes while running)."""
+    overrides = {
+        "listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT",
+        **ssl_overrides(pki, pki.broker, prefix="listener.name.ssl."),
+        "sasl.enabled.mechanisms": "PLAIN",
+        JAAS: jaas_plain(PLAIN_USERS),
+    }
+    with SaslBroker(tmp_path / "broker", overrides) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.plain_bootstrap})
+        assert change(admin, (JAAS, jaas_plain({**PLAIN_USERS, "dave": "dave-secret"}))) is None
+        store = pem_keystore(pki.issue("stored", DN), tmp_path / "stored-store.pem")
+        assert change(admin, (KEYSTORE, str(store))) is None
+        broker.stop()
+        renamed = pki.issue("renamed", "CN=renamed,OU=test,O=pykbroker")
+        pem_keystore(renamed, store)  # the stored location now holds a certificate of another name
+        broker.start()
+
+        assert can_log_in(broker, "dave", "dave-secret")
+        assert presented_certificate(broker, pki).subject == renamed.certificate.subject
