@@ -20,8 +20,8 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from .request_metrics import RequestMetrics
 from .faults import FaultInjector
+from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
 
