@@ -40,9 +40,18 @@ def test_a_dead_follower_shrinks_the_isr_and_a_dead_sole_replica_takes_its_parti
     for future in futures.values():
         future.result(timeout=15)
     cluster.wait_until(lambda: cluster.isr("mirrored", 0) == [controller, other], what="a full ISR")
+
+    def settled():
+        """Every partition fully replicated in the controller's own view, which follows the
+        metadata a moment after ZooKeeper's."""
+        metrics = scrape(cluster, controller)
+        return (
+            metrics["kafka_server_replicamanager_underreplicatedpartitions"] == 0
+            and metrics["kafka_controller_kafkacontroller_offlinepartitionscount"] == 0
+        )
+
+    cluster.wait_until(settled, what="no under-replicated or offline partition reported")
     before = scrape(cluster, controller)
-    assert before["kafka_server_replicamanager_underreplicatedpartitions"] == 0
-    assert before["kafka_controller_kafkacontroller_offlinepartitionscount"] == 0
 
     cluster.kill(other)
 
