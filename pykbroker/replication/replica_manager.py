@@ -34,7 +34,6 @@ from typing import NamedTuple, Protocol
 
 import anyio
 
-from ..cluster.model import INTERNAL_TOPICS
 from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
@@ -51,6 +50,7 @@ from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
 from .fetcher import ReplicaFetcherManager
 from .partition import READ_COMMITTED, Partition
+from .role_changes import RoleChanges, partition_ranges
 
 log = logging.getLogger(__name__)
 
@@ -186,6 +186,8 @@ class ReplicaManager:
         # how followers connect to leaders: BrokerConnection.open with the inter-broker security
         self.connect = connect or BrokerConnection.open
         self.partitions: dict[TopicPartition, Partition] = {}
+        # the partitions led here that have followers: the only ones whose ISR can shrink
+        self._leaders_with_followers: dict[TopicPartition, Partition] = {}
         self.timer = timer
         self.clock = timer.clock
         self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
@@ -203,20 +205,23 @@ class ReplicaManager:
         store is the whole truth), logs of topics deleted while this broker was away go."""
         if delete_stray_logs:
             self._delete_stray_logs()
+        changes = RoleChanges()
         for name, info in self.metadata.topics().items():
-            self._on_topic_changed(name, info)
+            self._take_roles(name, info, changes)
+        changes.log_summary(log)
 
     def _delete_stray_logs(self) -> None:
         topics = self.metadata.topics()
+        stray: dict[str, list[int]] = {}
         for partition_log in self.log_manager.all_logs():
             info = topics.get(partition_log.topic)
             if info is None or partition_log.partition not in info.partitions:
-                log.info(
-                    "Deleting the log of %s-%d: the topic no longer exists",
-                    partition_log.topic,
-                    partition_log.partition,
-                )
+                stray.setdefault(partition_log.topic, []).append(partition_log.partition)
                 self.log_manager.delete(partition_log.topic, partition_log.partition)
+        for topic, indexes in sorted(stray.items()):
+            log.info(
+                "Deleted the logs of %s partitions %s: the topic no longer exists", topic, partition_ranges(indexes)
+            )
 
     async def run(self) -> None:
         """Follower fetchers and the periodic ISR shrink check, until cancelled."""
@@ -231,7 +236,9 @@ class ReplicaManager:
             self.shrink_isrs(self.clock.now_ms(), lag_ms)
 
     def shrink_isrs(self, now: int, lag_ms: int) -> None:
-        for partition in list(self.partitions.values()):
+        """Take followers that fell behind out of the ISRs. Only partitions led here with
+        followers are looked at: a broker with thousands of single-replica partitions checks none."""
+        for partition in list(self._leaders_with_followers.values()):
             if partition.is_leader and len(partition.isr) > 1:
                 partition.maybe_shrink_isr(now, lag_ms)
 
@@ -239,6 +246,12 @@ class ReplicaManager:
         if info is None:
             self._delete_topic_partitions(name)
             return
+        changes = RoleChanges()
+        self._take_roles(name, info, changes)
+        changes.log_per_topic(log)
+
+    def _take_roles(self, name: str, info, changes: RoleChanges) -> None:
+        """Open the topic's partitions hosted here and take the roles the store assigns."""
         config = topic_config_values(info.configs, self.config)
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
@@ -248,7 +261,7 @@ class ReplicaManager:
                 partition = self._open_partition(name, index, info.topic_id, config)
             else:
                 partition.log.update_config(config)
-            self._apply_partition_state(partition, state)
+            self._apply_partition_state(partition, state, changes)
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
@@ -264,26 +277,29 @@ class ReplicaManager:
         self.partitions[(topic, index)] = partition
         return partition
 
-    def _apply_partition_state(self, partition: Partition, state) -> None:
+    def _apply_partition_state(self, partition: Partition, state, changes: RoleChanges) -> None:
         if state.leader == self.broker_id:
-            self._lead(partition, state)
+            self._lead(partition, state, changes)
         elif partition.is_leader or partition.leader_id != state.leader or partition.leader_epoch != state.leader_epoch:
-            self._follow(partition, state)
+            self._follow(partition, state, changes)
         else:  # the same leadership: only the ISR (or replicas) changed
             partition.replicas = list(state.replicas)
             partition.isr = list(state.isr)
             partition.partition_epoch = state.partition_epoch
+        if partition.is_leader and len(partition.replicas) > 1:
+            self._leaders_with_followers[partition.key] = partition
+        else:
+            self._leaders_with_followers.pop(partition.key, None)
         self._complete_delayed(partition.key)
 
-    def _lead(self, partition: Partition, state) -> None:
+    def _lead(self, partition: Partition, state, changes: RoleChanges) -> None:
         if partition.is_leader and partition.leader_epoch == state.leader_epoch:
             partition.replicas = list(state.replicas)
             partition.update_isr(state.isr, state.partition_epoch)
             return
         self.fetchers.remove_partition(partition.key)
         partition.make_leader(state.leader_epoch, state.replicas, state.isr, state.partition_epoch, self.clock.now_ms())
-        log.log(
-            _role_change_level(partition.topic),
+        log.debug(
             "Leading %s-%d at leader epoch %d (isr %s, log end %d)",
             partition.topic,
             partition.index,
@@ -291,21 +307,22 @@ class ReplicaManager:
             state.isr,
             partition.log_end_offset,
         )
+        changes.lead(partition.topic, partition.index, state.leader_epoch)
 
-    def _follow(self, partition: Partition, state) -> None:
+    def _follow(self, partition: Partition, state, changes: RoleChanges) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr, state.partition_epoch)
         if state.leader < 0 or self.replication_stopped:
             self.fetchers.remove_partition(partition.key)
             return
         self.fetchers.add_partition(partition)
-        log.log(
-            _role_change_level(partition.topic),
+        log.debug(
             "Following %s-%d from broker %d at leader epoch %d",
             partition.topic,
             partition.index,
             state.leader,
             state.leader_epoch,
         )
+        changes.follow(partition.topic, partition.index, state.leader, state.leader_epoch)
 
     def stop_replication(self) -> None:
         """Stop fetching from leaders, now and for partitions followed later (a broker shutting
@@ -320,6 +337,7 @@ class ReplicaManager:
         self.topic_stats.remove_topic(topic)
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             del self.partitions[tp]
+            self._leaders_with_followers.pop(tp, None)
             self.fetchers.remove_partition(tp)
             self.log_manager.delete(*tp)
             self.fetch_purgatory.check_and_complete(tp)
@@ -777,7 +795,7 @@ class ReplicaManager:
         ]
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
-        return {tp: p.high_watermark for tp, p in self.partitions.items()}
+        return {tp: p.high_watermark for tp, p in list(self.partitions.items())}
 
     def leader_hint(self, topic: str, index: int) -> tuple[int, int] | None:
         """(leader id, leader epoch) the metadata names for a partition, for clients that were
@@ -853,8 +871,3 @@ def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
         )
     return ProduceResult(error)
 
-
-def _role_change_level(topic: str) -> int:
-    """Role changes of user topics are logged at INFO; the internal topics' many partitions at
-    DEBUG, so that a restart does not print a line for each of them."""
-    return logging.DEBUG if topic in INTERNAL_TOPICS else logging.INFO
