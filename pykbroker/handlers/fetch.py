@@ -152,9 +152,10 @@ def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> 
     )
 
 
-def _topic_names_by_id(metadata) -> dict:
-    """{topic id: name} of every topic, for requests that name topics by id (v13+)."""
-    return {info.topic_id: name for name, info in metadata.topics().items()}
+def _topic_names_by_id(metadata):
+    """{topic id: name} of every topic, for requests that name topics by id (v13+): the store's
+    index, whose lookups do not walk every topic."""
+    return metadata.topic_names_by_id()
 
 
 def _key(topic, partition: int, version: int) -> TopicIdPartition:

@@ -870,4 +870,3 @@ def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
             f"Underlying error: {error.name}",
         )
     return ProduceResult(error)
-

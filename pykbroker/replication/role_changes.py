@@ -31,9 +31,7 @@ class RoleChanges:
         self._roles[topic][f"leading partitions %s at leader epoch {leader_epoch}"].append(index)
 
     def follow(self, topic: str, index: int, leader: int, leader_epoch: int) -> None:
-        self._roles[topic][f"following partitions %s from broker {leader} at leader epoch {leader_epoch}"].append(
-            index
-        )
+        self._roles[topic][f"following partitions %s from broker {leader} at leader epoch {leader_epoch}"].append(index)
 
     def lines(self) -> list[tuple[int, str]]:
         """(log level, message) per topic, in topic order."""

@@ -346,7 +346,9 @@ class Controller:
                 if replicas is None:
                     continue
                 self._update_state(
-                    name, p, lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone)
+                    name,
+                    p,
+                    lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone),
                 )
         finally:
             self._log_elections()
