@@ -18,6 +18,7 @@ import logging
 from collections.abc import Callable, Mapping
 
 import anyio
+import anyio.from_thread
 import anyio.to_thread
 
 from .common.topic_partition import TopicPartition
@@ -50,6 +51,21 @@ class CheckpointIfChanged:
         return True
 
 
+def retention_job(log_manager) -> Callable[[], list[TopicPartition]]:
+    """Retention (`LogManager.run_retention`); returns the partitions whose log start offset it
+    moved, which the broker tells fetch sessions about."""
+
+    def log_starts() -> dict[TopicPartition, int]:
+        return {(log_.topic, log_.partition): log_.log_start_offset for log_ in log_manager.all_logs()}
+
+    def run() -> list[TopicPartition]:
+        before = log_starts()
+        log_manager.run_retention()
+        return [key for key, start in log_starts().items() if before.get(key, start) != start]
+
+    return run
+
+
 def checkpoint_jobs(log_manager) -> dict[str, CheckpointIfChanged]:
     """The offset checkpoints of `log_manager`'s logs, each written only when it changed."""
 
@@ -74,7 +90,7 @@ async def run_maintenance(broker) -> None:
     log_manager = broker.log_manager
     checkpoints = checkpoint_jobs(log_manager)
     jobs: list[tuple[str, int, Callable[[], object]]] = [
-        ("retention", config["log.retention.check.interval.ms"], log_manager.run_retention),
+        ("retention", config["log.retention.check.interval.ms"], _then_on_loop(retention_job(log_manager), broker)),
         ("flush", config["log.flush.scheduler.interval.ms"], log_manager.run_flush),
         (
             "high watermark checkpoint",
@@ -98,6 +114,18 @@ async def run_maintenance(broker) -> None:
         for name, interval_ms, job in jobs:
             if 0 < interval_ms < NEVER:
                 tasks.start_soon(_every, name, interval_ms, job)
+
+
+def _then_on_loop(retention: Callable[[], list[TopicPartition]], broker) -> Callable[[], object]:
+    """Retention on the worker thread, then its moved log start offsets told to the replica
+    manager on the event loop."""
+
+    def run() -> None:
+        moved = retention()
+        if moved:
+            anyio.from_thread.run_sync(broker.replica_manager.log_start_offsets_moved, moved)
+
+    return run
 
 
 async def _every(name: str, interval_ms: int, job: Callable[[], object]) -> None:

@@ -47,7 +47,7 @@ from ..records.errors import CorruptRecordError, InvalidRecordError, Unsupported
 from .broker_client import BrokerConnection
 from .broker_topic_stats import BrokerTopicStats
 from .durability import sync_before_ack
-from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
+from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult, SessionWait
 from .fetcher import ReplicaFetcherManager
 from .partition import READ_COMMITTED, Partition
 from .role_changes import RoleChanges, partition_ranges
@@ -134,6 +134,7 @@ class DelayedFetch(DelayedOperation):
         start_counters: dict[TopicPartition, int],
         for_follower: bool,
         read_committed: bool = False,
+        session_wait: SessionWait | None = None,
     ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
@@ -142,6 +143,7 @@ class DelayedFetch(DelayedOperation):
         self.start_counters = start_counters
         self.for_follower = for_follower
         self.read_committed = read_committed
+        self.session_wait = session_wait
 
     def try_complete(self) -> bool:
         available = self.bytes_already
@@ -150,8 +152,21 @@ class DelayedFetch(DelayedOperation):
             if partition is None or not partition.is_leader:
                 return self.force_complete()  # leadership moved: answer now with the error
             available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
-        if available >= self.min_bytes:
+        if available >= self.min_bytes or self._session_partition_readable():
             return self.force_complete()
+        return False
+
+    def _session_partition_readable(self) -> bool:
+        """Whether a partition of the session that this fetch did not read has changed so that
+        it now has records for the fetcher (or an error to tell)."""
+        if self.session_wait is None:
+            return False
+        for tp, request in self.session_wait.peek():
+            partition = self.manager.partitions.get(tp)
+            if partition is None or not partition.is_leader:
+                return True
+            if request.fetch_offset < partition.readable_end(self.for_follower, self.read_committed):
+                return True
         return False
 
 
@@ -188,6 +203,9 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         # the partitions led here that have followers: the only ones whose ISR can shrink
         self._leaders_with_followers: dict[TopicPartition, Partition] = {}
+        # told each partition that changed in a way fetchers may need to hear of (fetch sessions)
+        self._partition_change_listeners: list[Callable[[TopicPartition], None]] = []
+        self._replica_fetch_ms: dict[int, int] = {}  # each follower broker's last fetch, any partition
         self.timer = timer
         self.clock = timer.clock
         self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
@@ -240,7 +258,7 @@ class ReplicaManager:
         followers are looked at: a broker with thousands of single-replica partitions checks none."""
         for partition in list(self._leaders_with_followers.values()):
             if partition.is_leader and len(partition.isr) > 1:
-                partition.maybe_shrink_isr(now, lag_ms)
+                partition.maybe_shrink_isr(now, lag_ms, self._replica_fetch_ms)
 
     def _on_topic_changed(self, name: str, info) -> None:
         if info is None:
@@ -342,11 +360,29 @@ class ReplicaManager:
             self.log_manager.delete(*tp)
             self.fetch_purgatory.check_and_complete(tp)
             self.produce_purgatory.check_and_complete(tp)
+            self._partition_changed(tp)
 
     def _complete_delayed(self, tp: TopicPartition) -> None:
         """The partition's high watermark, ISR or role changed: re-check who waits on it."""
         self.produce_purgatory.check_and_complete(tp)
         self.fetch_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
+
+    def add_partition_change_listener(self, listener: Callable[[TopicPartition], None]) -> None:
+        """`listener(tp)` hears of every change of a partition hosted here that a fetcher may
+        need to see: records appended, high watermark or log start offset moved, leadership or
+        ISR changed, partition deleted (the fetch session cache listens)."""
+        self._partition_change_listeners.append(listener)
+
+    def _partition_changed(self, tp: TopicPartition) -> None:
+        for listener in self._partition_change_listeners:
+            listener(tp)
+
+    def log_start_offsets_moved(self, partitions: list[TopicPartition]) -> None:
+        """Retention (on a worker thread) moved these partitions' log start offsets."""
+        for tp in partitions:
+            if tp in self.partitions:
+                self._partition_changed(tp)
 
     # -- ISR changes ---------------------------------------------------------------------
     def _propose_isr(self, partition: Partition, new_isr: list[int]) -> None:
@@ -560,6 +596,7 @@ class ReplicaManager:
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
+                self._partition_changed(tp)
         return results
 
     async def wait_for_acks(
@@ -628,9 +665,14 @@ class ReplicaManager:
         min_bytes: int,
         max_bytes: int,
         isolation_level: int = 0,
+        session_wait: SessionWait | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]:
         """Read each partition; consumers with `isolation_level` 1 (read_committed) read up to
-        the last stable offset and get the aborted transactions of what they read."""
+        the last stable offset and get the aborted transactions of what they read.
+
+        An incremental fetch reads only its session's partitions that changed; with nothing to
+        answer it waits, with `session_wait`, for the others too, and reads those that changed
+        meanwhile when it wakes."""
         for_follower = replica_id >= 0
         read_committed = isolation_level == READ_COMMITTED and not for_follower
         if for_follower:
@@ -640,12 +682,20 @@ class ReplicaManager:
         results = self._read_all(requested, max_bytes, for_follower, read_committed)
         total = sum(r.records_size for r in results.values())
         has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
-        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or not requested):
+        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or (not requested and session_wait is None)):
             counters = {
                 tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
             }
-            delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed)
-            await self.fetch_purgatory.wait_for(delayed, list(counters))
+            delayed = DelayedFetch(
+                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait
+            )
+            keys: list = [*counters, session_wait.key] if session_wait is not None else list(counters)
+            await self.fetch_purgatory.wait_for(delayed, keys)
+            if session_wait is not None:
+                changed = session_wait.take()
+                if for_follower:
+                    self._record_follower_fetches(changed, replica_id)
+                requested = [*requested, *changed]
             results = self._read_all(requested, max_bytes, for_follower, read_committed)
         for tp, result in results.items():
             if result.records_size:
@@ -653,8 +703,11 @@ class ReplicaManager:
         return results
 
     def _record_follower_fetches(self, requested, replica_id: int) -> None:
-        """A follower's fetch offsets are its log end offsets: they move the high watermark."""
+        """A follower's fetch offsets are its log end offsets: they move the high watermark.
+        An incremental fetch names only the partitions that changed; the follower's fetch time
+        tells that it is still fetching the others (see `Partition.maybe_shrink_isr`)."""
         now = self.clock.now_ms()
+        self._replica_fetch_ms[replica_id] = now
         for tp, request in requested:
             partition = self.partitions.get(tp)
             if (
@@ -712,7 +765,10 @@ class ReplicaManager:
             # epochs, ...) reports no high watermark, last stable offset or log start (-1).
             return PartitionFetchResult.for_error(exc.code)
         aborted = (data.aborted_transactions or []) if committed else None
-        return _partition_state(partition, records=data.regions, records_size=data.size, aborted_transactions=aborted)
+        more = data.size == 0 and request.fetch_offset < partition.readable_end(for_follower, committed)
+        return _partition_state(
+            partition, records=data.regions, records_size=data.size, aborted_transactions=aborted, more_to_read=more
+        )
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
     def end_offset_for_epoch(
@@ -771,6 +827,7 @@ class ReplicaManager:
         if offset < 0 or offset > partition.high_watermark:
             raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
         partition.log.delete_records_before(offset)
+        self._partition_changed((topic, index))
         return partition.log_start_offset
 
     def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]:
@@ -818,6 +875,7 @@ def _partition_state(
     records_size: int = 0,
     diverging_epoch: EpochEndOffset | None = None,
     aborted_transactions: list | None = None,
+    more_to_read: bool = False,
 ) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file
     regions and, read_committed, the aborted transactions in them), or where a follower's log
@@ -831,6 +889,7 @@ def _partition_state(
         diverging_epoch=diverging_epoch,
         aborted_transactions=aborted_transactions,
         records=records,
+        more_to_read=more_to_read,
     )
 
 
