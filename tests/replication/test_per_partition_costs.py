@@ -60,9 +60,9 @@ def test_isr_shrink_looks_only_at_partitions_led_with_followers(tmp_path, monkey
     partition_class = type(manager.partitions[("orders", 0)])
     real = partition_class.maybe_shrink_isr
 
-    def counting(self, now_ms, lag_ms):
+    def counting(self, *args):
         checked.append(self.key)
-        return real(self, now_ms, lag_ms)
+        return real(self, *args)
 
     monkeypatch.setattr(partition_class, "maybe_shrink_isr", counting)
     manager.shrink_isrs(manager.clock.now_ms(), 30000)
@@ -81,3 +81,121 @@ def test_topic_ids_are_looked_up_through_an_index_that_follows_changes(tmp_path)
     second = store.create_topic("again", 1, 1)
     assert names.get(second.topic_id) == "again" and names.get(first.topic_id) is None
     assert store.topic_by_id(second.topic_id) is second
+
+
+# -- incremental fetch sessions over the replica manager --------------------------------------
+
+def session_over(manager):
+    """A fetch session cache following `manager`, and a consumer's session on the 200
+    partitions of topic `wide` (created by a full fetch)."""
+    import anyio
+
+    from pykbroker.common.uuids import ZERO_UUID
+    from pykbroker.replication.fetch_session import FetchSessionCache, TopicIdPartition
+    from pykbroker.replication.fetch_types import PartitionFetchRequest
+
+    manager.metadata.create_topic("wide", PARTITIONS, 1)
+    cache = FetchSessionCache(10)
+    cache.follow(manager)
+    keys = {p: TopicIdPartition(ZERO_UUID, "wide", p) for p in range(PARTITIONS)}
+    context = cache.new_context(version=12, session_id=0, session_epoch=0,
+                                fetch_data={k: PartitionFetchRequest(0) for k in keys.values()},
+                                is_follower=False, now_ms=0)
+    read = anyio.run(lambda: fetch(manager, context, max_wait_ms=0))
+    session_id = context.build_response(read, now_ms=0).session_id
+    return cache, session_id, keys
+
+
+async def fetch(manager, context, *, max_wait_ms):
+    from pykbroker.replication.fetch_types import SessionWait
+    from pykbroker.replication.fetch_session import session_wait_key
+
+    to_read = list(context.partitions_to_read())
+    wait = None
+    if context.session_to_wait_on is not None:
+        def take():
+            extra = context.changed_meanwhile()
+            to_read.extend(extra)
+            return [(k.topic_partition, p) for k, p in extra]
+        wait = SessionWait(session_wait_key(context.session_to_wait_on),
+                           lambda: [(k.topic_partition, p) for k, p in context.peek_changed_meanwhile()], take)
+    read = await manager.fetch_records([(k.topic_partition, p) for k, p in to_read], replica_id=-1,
+                                       max_wait_ms=max_wait_ms, min_bytes=1, max_bytes=1 << 20, session_wait=wait)
+    return {k: read[k.topic_partition] for k, _ in to_read}
+
+
+def incremental_context(cache, session_id):
+    return cache.new_context(version=12, session_id=session_id, session_epoch=cache.get(session_id).epoch,
+                             fetch_data={}, is_follower=False, now_ms=0)
+
+
+def counting_reads(manager, monkeypatch) -> list:
+    reads = []
+    partition_class = type(next(iter(manager.partitions.values())))
+    real = partition_class.read
+
+    def read(self, *args, **kwargs):
+        reads.append(self.key)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(partition_class, "read", read)
+    return reads
+
+
+def test_an_incremental_fetch_reads_only_the_partition_that_got_records(tmp_path, monkeypatch):
+    import anyio
+
+    from tests.log.helpers import kv_batch
+
+    manager = replica_manager(tmp_path)
+    cache, session_id, keys = session_over(manager)
+    reads = counting_reads(manager, monkeypatch)
+
+    context = incremental_context(cache, session_id)
+    assert anyio.run(lambda: fetch(manager, context, max_wait_ms=0)) == {}
+    assert reads == []
+
+    anyio.run(lambda: manager.append_records({("wide", 17): kv_batch(3)}, required_acks=1, timeout_ms=1000))
+    context = incremental_context(cache, session_id)
+    results = anyio.run(lambda: fetch(manager, context, max_wait_ms=0))
+    assert reads == [("wide", 17)]
+    response = context.build_response(results, now_ms=0)
+    assert [(key.partition, result.records_size > 0) for key, result in response.partitions] == [(17, True)]
+
+
+def test_a_waiting_incremental_fetch_wakes_for_records_on_a_partition_it_did_not_read(tmp_path):
+    import anyio
+
+    from tests.log.helpers import kv_batch
+
+    manager = replica_manager(tmp_path)
+    cache, session_id, keys = session_over(manager)
+    context = incremental_context(cache, session_id)
+    answers = {}
+
+    async def main():
+        async with anyio.create_task_group() as tasks:
+            async def consumer():
+                answers.update(await fetch(manager, context, max_wait_ms=500))
+            tasks.start_soon(consumer)
+            for _ in range(10):
+                await anyio.sleep(0)
+            assert answers == {}  # waiting, nothing read
+            await manager.append_records({("wide", 123): kv_batch(2)}, required_acks=1, timeout_ms=1000)
+    anyio.run(main)
+    assert [key.partition for key in answers] == [123] and answers[keys[123]].records_size > 0
+
+
+def test_a_follower_still_fetching_stays_in_the_isr_of_partitions_its_fetches_leave_out(tmp_path):
+    from pykbroker.replication.fetch_types import PartitionFetchRequest
+
+    manager = replica_manager(tmp_path)  # orders-0 led here, FOLLOWER in the ISR and caught up
+    partition = manager.partitions[("orders", 0)]
+    manager._record_follower_fetches([(("orders", 0), PartitionFetchRequest(0))], FOLLOWER)
+    manager.timer.advance(60_000)
+    manager._record_follower_fetches([], FOLLOWER)  # an incremental fetch naming nothing here
+    manager.shrink_isrs(manager.clock.now_ms(), 30_000)
+    assert partition.pending_isr is None and FOLLOWER in partition.isr
+    manager.timer.advance(60_000)  # the follower stopped fetching altogether
+    manager.shrink_isrs(manager.clock.now_ms(), 30_000)
+    assert partition.pending_isr == [BROKER] or partition.isr == [BROKER]
