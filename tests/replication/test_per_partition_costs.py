@@ -199,3 +199,32 @@ def test_a_follower_still_fetching_stays_in_the_isr_of_partitions_its_fetches_le
     manager.timer.advance(60_000)  # the follower stopped fetching altogether
     manager.shrink_isrs(manager.clock.now_ms(), 30_000)
     assert partition.pending_isr == [BROKER] or partition.isr == [BROKER]
+
+
+# -- the follower's side of its fetch session ------------------------------------------------
+
+def test_a_follower_session_lists_everything_once_then_only_what_changed():
+    from pykbroker.replication.fetcher import FollowerSession
+
+    followed = {("wide", p): f"followed-{p}" for p in range(PARTITIONS)}
+    session = FollowerSession()
+    session.changed = set(followed)
+    listed, forgotten = session.next_request(followed)
+    assert len(listed) == PARTITIONS and forgotten == [] and (session.session_id, session.epoch) == (0, 0)
+    session.answered(4242)
+    assert (session.session_id, session.epoch) == (4242, 1)
+
+    assert session.next_request(followed) == ([], [])  # nothing changed: an empty incremental fetch
+    session.answered(4242)
+    assert session.epoch == 2
+
+    session.changed.update({("wide", 3), ("wide", 9)})
+    session.backing_off[("wide", 9)] = 1e18
+    del followed[("wide", 5)]
+    session.changed.add(("wide", 5))
+    listed, forgotten = session.next_request(followed)
+    assert listed == ["followed-3"] and sorted(forgotten) == [("wide", 5), ("wide", 9)]
+
+    session.reset(followed)  # a session error: full fetch again, without the one backing off
+    listed, _ = session.next_request(followed)
+    assert len(listed) == PARTITIONS - 2 and session.session_id == 0
