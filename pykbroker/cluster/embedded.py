@@ -114,6 +114,7 @@ class EmbeddedMetadataStore(MetadataStore):
             return
         state.isr = list(new_isr)
         state.partition_epoch += 1
+        self._topic_changed(topic)
         seq = self._save_state(topic)
         new_epoch = state.partition_epoch
         try:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from .model import BrokerInfo, TopicInfo
 
@@ -170,8 +171,25 @@ class MetadataStore(ABC):
         self._topic_listeners.append(listener)
 
     def _notify_topic(self, name: str, info: TopicInfo | None) -> None:
+        self._topic_changed(name)
         for listener in self._topic_listeners:
             listener(name, info)
+
+    # -- values derived from a topic ---------------------------------------------------
+    def derived(self, info: TopicInfo, kind: str, compute: Callable[[TopicInfo], Any]) -> Any:
+        """`compute(info)`, kept until the topic changes (a request that describes every topic,
+        such as Metadata, then costs per partition only for the topics that changed)."""
+        memo: dict[str, dict[str, tuple[TopicInfo, Any]]] = self.__dict__.setdefault("_derived", {})
+        entry = memo.get(info.name, {}).get(kind)
+        if entry is not None and entry[0] is info:
+            return entry[1]
+        value = compute(info)
+        memo.setdefault(info.name, {})[kind] = (info, value)
+        return value
+
+    def _topic_changed(self, name: str) -> None:
+        """Forget what was derived from topic `name` (it changed)."""
+        self.__dict__.get("_derived", {}).pop(name, None)
 
     def add_broker_config_listener(self, listener: BrokerConfigListener) -> None:
         self._broker_config_listeners.append(listener)

@@ -228,3 +228,30 @@ def test_a_follower_session_lists_everything_once_then_only_what_changed():
     session.reset(followed)  # a session error: full fetch again, without the one backing off
     listed, _ = session.next_request(followed)
     assert len(listed) == PARTITIONS - 2 and session.session_id == 0
+
+
+def test_values_derived_from_a_topic_are_kept_until_it_changes(tmp_path):
+    """What Metadata builds per topic (its partitions as a response lists them) is computed
+    again only for a topic that changed: created, grown, reconfigured, or an ISR change."""
+    manager = replica_manager(tmp_path)
+    store = manager.metadata
+    store.create_topic("kept", 3, 1)
+    store.create_topic("other", 3, 1)
+    computed = []
+
+    def describe(info):
+        computed.append(info.name)
+        return [(p.partition, list(p.isr), p.partition_epoch) for p in info.partitions.values()]
+
+    def describe_all():
+        return {name: store.derived(info, "test", describe) for name, info in store.topics().items()}
+
+    describe_all()
+    computed.clear()
+    describe_all()
+    assert computed == []
+    store.propose_isr("kept", 1, 0, 0, [BROKER], lambda epoch: None)
+    assert describe_all()["kept"][1] == (1, [BROKER], 1)
+    store.add_partitions("other", 4)
+    assert len(describe_all()["other"]) == 4
+    assert sorted(computed) == ["kept", "other"]
