@@ -333,6 +333,7 @@ class Broker:
             inter_broker_listener=self.inter_broker_listener,
             connect=self.inter_broker_connect(),
         )
+        self.fetch_sessions.follow(replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(

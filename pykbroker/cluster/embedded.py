@@ -6,9 +6,11 @@ broker id, and the cluster-wide default under Kafka's entity name `<default>`).
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
 
-The state changes at once on the event loop; each change serializes the whole state there (small,
-cheap) and hands it to one writer thread (`state_writer.SnapshotWriter`) that writes, fsyncs and
-renames off the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
+The state changes at once on the event loop; each change serializes again only the topic it
+changed (the other topics' JSON is kept from their last change, so that a broker with thousands
+of partitions does not re-encode them all for each new topic), joins the parts and hands the
+state to one writer thread (`state_writer.SnapshotWriter`) that writes, fsyncs and renames off
+the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
 on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
 (`callback`) only once its snapshot is written, and `close()` flushes the writer.
 """
@@ -45,6 +47,7 @@ class EmbeddedMetadataStore(MetadataStore):
         self._topics: dict[str, TopicInfo] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
         self._user_configs: dict[str, dict[str, str]] = {}
+        self._topic_json: dict[str, str] = {}  # each topic's part of the state file, as last saved
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = self._load_or_create_cluster_id()
@@ -77,14 +80,14 @@ class EmbeddedMetadataStore(MetadataStore):
         }
         info = TopicInfo(name, new_topic_id(), partitions, dict(configs or {}))
         self._topics[name] = info
-        self._save_state()
+        self._save_state(name)
         self._notify_topic(name, info)
         return info
 
     def delete_topic(self, name: str) -> None:
         if self._topics.pop(name, None) is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
-        self._save_state()
+        self._save_state(name)
         self._notify_topic(name, None)
 
     def add_partitions(self, name: str, new_total: int, assignments: list[list[int]] | None = None) -> TopicInfo:
@@ -93,13 +96,13 @@ class EmbeddedMetadataStore(MetadataStore):
         for offset, index in enumerate(range(first_new, new_total)):
             replicas = assignments[offset] if assignments else [self.broker.broker_id]
             info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
-        self._save_state()
+        self._save_state(name)
         self._notify_topic(name, info)
         return info
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         self._topics[name].configs = dict(configs)
-        self._save_state()
+        self._save_state(name)
         self._notify_topic(name, self._topics[name])
 
     def propose_isr(
@@ -111,7 +114,8 @@ class EmbeddedMetadataStore(MetadataStore):
             return
         state.isr = list(new_isr)
         state.partition_epoch += 1
-        seq = self._save_state()
+        self._topic_changed(topic)
+        seq = self._save_state(topic)
         new_epoch = state.partition_epoch
         try:
             loop = asyncio.get_running_loop()
@@ -201,15 +205,24 @@ class EmbeddedMetadataStore(MetadataStore):
         self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
         self._user_configs = {user: dict(configs) for user, configs in raw.get("user_configs", {}).items()}
 
-    def _save_state(self) -> int:
-        """Hand a snapshot of the state to the writer thread; its number."""
-        raw = {
-            "version": 1,
-            "topics": [
+    def _save_state(self, *changed_topics: str) -> int:
+        """Hand a snapshot of the state to the writer thread; its number. Only the topics named
+        in `changed_topics` are serialized again: the others' JSON is kept from their last
+        change, so that a change costs in proportion to the topic it changed."""
+        for name in changed_topics:
+            self._topic_json.pop(name, None)
+        topics = ",".join(self._topic_as_json(info) for info in self._topics.values())
+        head = {"version": 1, "broker_configs": self._broker_configs, "user_configs": self._user_configs}
+        return self._writer.submit(json.dumps(head)[:-1] + f', "topics": [{topics}]}}')
+
+    def _topic_as_json(self, info: TopicInfo) -> str:
+        text = self._topic_json.get(info.name)
+        if text is None:
+            text = self._topic_json[info.name] = json.dumps(
                 {
-                    "name": t.name,
-                    "topic_id": str(t.topic_id),
-                    "configs": t.configs,
+                    "name": info.name,
+                    "topic_id": str(info.topic_id),
+                    "configs": info.configs,
                     "partitions": [
                         {
                             "partition": p.partition,
@@ -219,15 +232,11 @@ class EmbeddedMetadataStore(MetadataStore):
                             "isr": p.isr,
                             "partition_epoch": p.partition_epoch,
                         }
-                        for p in t.partitions.values()
+                        for p in info.partitions.values()
                     ],
                 }
-                for t in self._topics.values()
-            ],
-            "broker_configs": self._broker_configs,
-            "user_configs": self._user_configs,
-        }
-        return self._writer.submit(json.dumps(raw, indent=1))
+            )
+        return text
 
     def _write_state(self, text: str) -> None:  # on the writer thread
         write_atomically(self._state_path(), text)
