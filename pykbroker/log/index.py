@@ -5,22 +5,35 @@
 * `.timeindex` (TimeIndex): int64 timestamp, int32 relative offset. An entry (t, o) says
   no record at an offset up to o has a timestamp above t.
 
-Files hold exactly their entries (no preallocation). Lookups read the file lazily with
-`pread` (a binary search that finishes on one small block), so an inactive segment costs no
-memory; the active segment keeps a mirror of its entries in two compact arrays (bounded by
-`segment.index.bytes`) because tailing consumers look it up on every fetch.
+Files hold exactly their entries (no preallocation), and no index keeps a file descriptor
+open (Kafka's memory-mapped, lazily opened indexes): a partition costs one descriptor, its
+active segment's `.log`.
+
+* An inactive segment's index is read through a read-only memory map made on first use; the
+  descriptor is closed as soon as the map exists, and the map goes when the segment's files
+  are released (the `HandleCache`). Lookups finish on one small block.
+* The active segment keeps a mirror of its entries in two compact arrays (bounded by
+  `segment.index.bytes`), because tailing consumers look it up on every fetch. Appends go to
+  the mirror; the entries not yet in the file are written at the next flush, roll or close
+  (a crash loses only those, and recovery rebuilds the active segment's indexes anyway).
+
+A file only ever grows at its end or is replaced whole through a rename, never shrunk in
+place, so that a memory map some reader still holds stays valid (reading a mapped page
+past the end of a shrunk file would kill the process).
 """
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
+import threading
 from array import array
 from bisect import bisect_right
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import OpenFile
+from .files import TMP_SUFFIX, write_all
 
 SEARCH_BLOCK_BYTES = 4096
 
@@ -40,40 +53,76 @@ class TimestampOffset(NamedTuple):
 
 
 class _IndexFile:
-    """Fixed-size entries in an append-only file; field 0 of each entry is its search key."""
+    """Fixed-size entries in an append-only file; field 0 of each entry is its search key.
+
+    The file always holds the first `_persisted` entries of the mirror (when there is one);
+    `_lock` keeps that true between the appending thread and a flush on a worker thread.
+    """
 
     ENTRY: struct.Struct
     TYPECODES: tuple[str, str]
-    __slots__ = ("path", "base_offset", "max_entries", "on_open", "_file", "_entries", "_last_raw", "_mirror")
+    __slots__ = (
+        "path",
+        "base_offset",
+        "max_entries",
+        "on_open",
+        "_map",
+        "_entries",
+        "_last_raw",
+        "_mirror",
+        "_persisted",
+        "_lock",
+    )
 
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
-        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
-        self._file: OpenFile | None = None
+        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)mapped
+        self._map: mmap.mmap | None = None
         self._entries: int | None = None
         self._last_raw: tuple | None = None
         self._mirror: tuple[array, array] | None = None
+        self._persisted = 0
+        self._lock = threading.Lock()
 
     # -- file and size --------------------------------------------------------------------
 
-    def _open(self) -> OpenFile:
-        file = self._file
-        if file is None:
-            file = self._file = OpenFile(self.path, writable=True, create=True)
+    def _file_size(self) -> int:
+        try:
+            return os.path.getsize(self.path)
+        except FileNotFoundError:
+            return 0
+
+    def _mapped(self) -> mmap.mmap | None:
+        """A read-only map of the whole file (None when it holds no entry); no descriptor stays open."""
+        mapped = self._map
+        if mapped is None:
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                return None
+            try:
+                if os.fstat(fd).st_size < self.ENTRY.size:
+                    return None
+                mapped = self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+            finally:
+                os.close(fd)
             if self.on_open is not None:
                 self.on_open()
-        return file
+        return mapped
 
     def release(self) -> None:
-        """Drop the open file (it closes once nothing else holds it)."""
-        self._file = None
+        """Drop the memory map (unmapped once no reader holds it any more)."""
+        self._map = None
 
     @property
     def entries(self) -> int:
+        mirror = self._mirror
+        if mirror is not None:
+            return len(mirror[1])  # appended second: both arrays hold that many
         if self._entries is None:
-            self._entries = self._open().size() // self.ENTRY.size
+            self._entries = self._file_size() // self.ENTRY.size
         return self._entries
 
     @property
@@ -84,15 +133,26 @@ class _IndexFile:
         return self.entries >= self.max_entries
 
     def has_partial_entry(self) -> bool:
-        return self._open().size() % self.ENTRY.size != 0
+        return self._file_size() % self.ENTRY.size != 0
 
     # -- entries --------------------------------------------------------------------------
 
     def _raw(self, slot: int) -> tuple:
-        if self._mirror is not None:
-            return self._mirror[0][slot], self._mirror[1][slot]
-        data = self._open().pread(self.ENTRY.size, slot * self.ENTRY.size)
-        return self.ENTRY.unpack(data)
+        mirror = self._mirror
+        if mirror is not None:
+            return mirror[0][slot], mirror[1][slot]
+        return self._read_raw(slot, slot + 1)[0]
+
+    def _read_raw(self, first: int, end: int) -> list[tuple]:
+        """Entries [first, end) from the file."""
+        mapped = self._mapped()
+        if mapped is None:
+            raise IndexError(f"slot {first} of an empty index {self.path}")
+        size = self.ENTRY.size
+        end = min(end, len(mapped) // size)
+        if first >= end:
+            raise IndexError(f"slot {first} past the end of {self.path}")
+        return list(self.ENTRY.iter_unpack(mapped[first * size : end * size]))
 
     def _last(self) -> tuple | None:
         if self.entries == 0:
@@ -102,13 +162,24 @@ class _IndexFile:
         return self._last_raw
 
     def _append_raw(self, raw: tuple) -> None:
-        entries = self.entries
-        self._open().write_at(self.ENTRY.pack(*raw), entries * self.ENTRY.size)
-        self._entries = entries + 1
+        mirror = self._mirror
+        if mirror is not None:
+            mirror[0].append(raw[0])
+            mirror[1].append(raw[1])
+        else:
+            self._append_to_file(self.ENTRY.pack(*raw))
+            self._entries = self.entries + 1
         self._last_raw = raw
-        if self._mirror is not None:
-            self._mirror[0].append(raw[0])
-            self._mirror[1].append(raw[1])
+
+    def _append_to_file(self, data: bytes) -> None:
+        """Write `data` after the file's entries (an index without a mirror: rare)."""
+        with self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                write_all(fd, data, self.entries * self.ENTRY.size)
+            finally:
+                os.close(fd)
+            self._map = None  # a new map sees the new entry
 
     def _slot_at_most(self, target: int, field: int) -> int:
         """The largest slot whose `field` is <= target, or -1."""
@@ -124,54 +195,120 @@ class _IndexFile:
                 hi = mid
         if hi == lo:
             return -1
-        data = self._open().pread((hi - lo) * self.ENTRY.size, lo * self.ENTRY.size)
-        keys = [entry[field] for entry in self.ENTRY.iter_unpack(data)]
+        keys = [entry[field] for entry in self._read_raw(lo, hi)]
         return lo + bisect_right(keys, target) - 1
 
     def _truncate_to_slots(self, slots: int) -> None:
         if slots >= self.entries:
             return
-        self._open().truncate(slots * self.ENTRY.size)
-        self._entries = slots
-        self._last_raw = None
-        if self._mirror is not None:
-            del self._mirror[0][slots:]
-            del self._mirror[1][slots:]
+        with self._lock:
+            mirror = self._mirror
+            if mirror is not None:
+                del mirror[0][slots:]
+                del mirror[1][slots:]
+                if self._persisted > slots:
+                    self._replace_file(self._packed(0, slots))
+                    self._persisted = slots
+            else:
+                self._replace_file(self._file_bytes(slots))
+                self._entries = slots
+            self._last_raw = None
 
     def reset(self) -> None:
-        """Remove every entry."""
-        self._open().truncate(0)
-        self._entries = 0
-        self._last_raw = None
-        if self._mirror is not None:
-            self._mirror = (array(self.TYPECODES[0]), array(self.TYPECODES[1]))
+        """Remove every entry; the index is then held in memory (as by `warm`) until `cool`."""
+        with self._lock:
+            self._mirror = self._empty_mirror()
+            self._persisted = 0
+            self._replace_file(b"")
+            self._entries = 0
+            self._last_raw = None
+
+    def _file_bytes(self, slots: int) -> bytes:
+        mapped = self._mapped()
+        return b"" if mapped is None else mapped[: slots * self.ENTRY.size]
+
+    def _replace_file(self, data: bytes) -> None:
+        """Give the file new contents through a rename: maps of the old contents stay valid."""
+        tmp = self.path + TMP_SUFFIX
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        try:
+            write_all(fd, data, 0)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+        self._map = None
 
     # -- active segment mirror ------------------------------------------------------------
+
+    def _empty_mirror(self) -> tuple[array, array]:
+        return array(self.TYPECODES[0]), array(self.TYPECODES[1])
+
+    def _packed(self, first: int, end: int) -> bytes:
+        """Mirror entries [first, end) in the file format."""
+        assert self._mirror is not None
+        keys, values = self._mirror
+        pack = self.ENTRY.pack
+        return b"".join(pack(keys[slot], values[slot]) for slot in range(first, end))
 
     def warm(self) -> None:
         """Keep all entries in memory (for the active segment)."""
         if self._mirror is not None:
             return
-        data = self._open().pread(self.entries * self.ENTRY.size, 0)
-        first, second = array(self.TYPECODES[0]), array(self.TYPECODES[1])
-        for a, b in self.ENTRY.iter_unpack(data):
-            first.append(a)
-            second.append(b)
-        self._mirror = (first, second)
+        mirror = self._empty_mirror()
+        mapped = self._mapped()
+        if mapped is not None:
+            usable = len(mapped) - len(mapped) % self.ENTRY.size
+            for a, b in self.ENTRY.iter_unpack(mapped[:usable]):
+                mirror[0].append(a)
+                mirror[1].append(b)
+        self._persisted = len(mirror[1])
+        self._mirror = mirror
+        self._map = None
 
     def cool(self) -> None:
-        """Drop the in-memory mirror (the segment is no longer active)."""
+        """Write what the mirror holds beyond the file, then drop it (the segment is inactive)."""
+        if self._mirror is None:
+            return
+        self.persist()
+        self._entries = self.entries
         self._mirror = None
+
+    def persist(self) -> None:
+        """Write the mirror's entries that the file does not hold yet (no fsync)."""
+        with self._lock:
+            mirror = self._mirror
+            if mirror is None:
+                return
+            end = len(mirror[1])
+            if end <= self._persisted:
+                return
+            data = self._packed(self._persisted, end)
+            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+            try:
+                write_all(fd, data, self._persisted * self.ENTRY.size)
+            finally:
+                os.close(fd)
+            self._persisted = end
 
     # -- durability and files -------------------------------------------------------------
 
     def flush(self) -> None:
-        self._open().fsync()
+        """Write pending entries and fsync the file."""
+        self.persist()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return  # deleted meanwhile
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def rename(self, new_path: str) -> None:
-        if os.path.exists(self.path):
-            os.replace(self.path, new_path)
-        self.path = new_path
+        with self._lock:
+            if os.path.exists(self.path):
+                os.replace(self.path, new_path)
+            self.path = new_path
 
     def _relative(self, offset: int) -> int:
         return offset - self.base_offset

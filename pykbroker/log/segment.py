@@ -4,7 +4,9 @@ Appends go to the end of the `.log` file with an offset index entry (and a time 
 when the max timestamp grew) after every `index.interval.bytes` of data, as Kafka does.
 Reads locate the batch holding an offset through the offset index and a short header scan,
 and return a file region. Nothing of an inactive segment but a handful of integers stays in
-memory; its files are opened on demand and closed by the shared `HandleCache`.
+memory; its `.log` is opened on demand and closed by the shared `HandleCache` (which also
+drops its indexes' memory maps). The active segment keeps its `.log` open, and only that:
+indexes keep no descriptor (see `index.py`), so a partition costs one descriptor.
 """
 
 from __future__ import annotations
@@ -84,12 +86,17 @@ class Segment:
 
     @classmethod
     def create(cls, directory: str, base_offset: int, **kwargs) -> Segment:
-        """A new empty segment (any files of that name are emptied)."""
+        """A new empty segment, its indexes held in memory until it becomes inactive.
+
+        Files of that name are replaced by new ones (unlinked, not emptied in place: a memory
+        map of an old index stays valid)."""
         segment = cls(directory, base_offset, **kwargs)
         segment.txn_index.delete()
-        for path in segment.paths()[:3]:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        files.remove_if_exists(segment.log_path)
+        os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
         segment._size = 0
+        segment.offset_index.reset()  # a new empty file, through a rename
+        segment.time_index.reset()
         return segment
 
     def _path(self, kind: str) -> str:
@@ -129,7 +136,7 @@ class Segment:
         self.txn_index.release()
 
     def pin(self) -> None:
-        """Make this the active segment: files stay open, indexes mirrored in memory."""
+        """Make this the active segment: its `.log` stays open, indexes mirrored in memory."""
         self._pinned = True
         if self._handles is not None:
             self._handles.forget(self)
@@ -348,7 +355,7 @@ class Segment:
         the segment's range. Returns the number of bytes cut off. The transaction index is
         emptied only when `on_batch` is given (its caller rebuilds it from the batches).
         """
-        self.offset_index.reset()
+        self.offset_index.reset()  # rebuilt in memory, written at the end
         self.time_index.reset()
         if on_batch is not None:
             self.txn_index.reset()
@@ -379,7 +386,15 @@ class Segment:
         self._bytes_since_last_index_entry = valid - last_index_entry
         self._next_offset = expected_offset
         self._rolling_timestamp = None
+        self._write_rebuilt_indexes()
         return truncated
+
+    def _write_rebuilt_indexes(self) -> None:
+        for index in (self.offset_index, self.time_index):
+            if self._pinned:
+                index.persist()
+            else:
+                index.cool()
 
     def _is_recoverable(self, batch: StoredBatch, expected_offset: int) -> bool:
         header = batch.header
@@ -428,11 +443,14 @@ class Segment:
         self._log().fdatasync()
 
     def close(self) -> None:
-        """Cleanly close: final time index entry, file cut to the appended size, files released."""
+        """Cleanly close: final time index entry, indexes written, file cut to the appended
+        size, files released."""
         if self._file is not None and self._file.size() != self.size:
             self._file.truncate(self.size)
         if self._max_timestamp is not None and self._max_timestamp.timestamp >= 0:
             self.time_index.maybe_append(*self._max_timestamp, skip_full_check=True)
+        self.offset_index.cool()
+        self.time_index.cool()
         self._pinned = False
         self.release_files()
         if self._handles is not None:

@@ -13,7 +13,7 @@ import struct
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import OpenFile, remove_if_exists
+from .files import remove_if_exists, write_all
 
 VERSION = 0
 _ENTRY = struct.Struct(">hqqqq")
@@ -27,49 +27,49 @@ class AbortedTxn(NamedTuple):
 
 
 class TransactionIndex:
-    __slots__ = ("path", "base_offset", "on_open", "_file", "_last_offset")
+    """The entries are read once and kept until the segment's files are released; the file is
+    opened only for the moment of a read, an append or a flush (no descriptor stays open)."""
+
+    __slots__ = ("path", "base_offset", "on_open", "_entries")
 
     def __init__(self, path: str, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
-        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
-        self._file: OpenFile | None = None
-        self._last_offset: int | None = None
-
-    def _open(self, *, create: bool) -> OpenFile | None:
-        """The file; None if it does not exist and `create` is false."""
-        if self._file is None and not create and not os.path.exists(self.path):
-            return None
-        return self._writable()
-
-    def _writable(self) -> OpenFile:
-        """The file, opened (and created) if it is not open yet."""
-        if self._file is None:
-            self._file = OpenFile(self.path, writable=True, create=True)
-            if self.on_open is not None:
-                self.on_open()
-        return self._file
+        self.on_open: Callable[[], None] | None = None  # told whenever the file is read again
+        self._entries: list[AbortedTxn] | None = None
 
     def release(self) -> None:
-        self._file = None
+        """Forget the entries read (they are read again on the next use)."""
+        self._entries = None
 
     def entries(self) -> list[AbortedTxn]:
-        file = self._open(create=False)
-        if file is None:
+        cached = self._entries
+        if cached is None:
+            cached = self._entries = self._read()
+            if self.on_open is not None:
+                self.on_open()
+        return cached
+
+    def _read(self) -> list[AbortedTxn]:
+        try:
+            with open(self.path, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
             return []
-        data = file.pread(file.size(), 0)
         usable = len(data) - len(data) % _ENTRY.size
         return [AbortedTxn(*entry[1:]) for entry in _ENTRY.iter_unpack(data[:usable])]
 
     def append(self, txn: AbortedTxn) -> None:
-        if self._last_offset is None:
-            existing = self.entries()
-            self._last_offset = existing[-1].last_offset if existing else -1
-        if txn.last_offset <= self._last_offset:
-            raise ValueError(f"aborted transaction at {txn.last_offset} is not after {self._last_offset}")
-        file = self._writable()
-        file.write_at(_ENTRY.pack(VERSION, *txn), file.size())
-        self._last_offset = txn.last_offset
+        existing = self.entries()
+        last_offset = existing[-1].last_offset if existing else -1
+        if txn.last_offset <= last_offset:
+            raise ValueError(f"aborted transaction at {txn.last_offset} is not after {last_offset}")
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            write_all(fd, _ENTRY.pack(VERSION, *txn), len(existing) * _ENTRY.size)
+        finally:
+            os.close(fd)
+        self._entries = [*existing, txn]
 
     def collect(self, fetch_offset: int, upper_bound_offset: int) -> tuple[list[AbortedTxn], bool]:
         """Entries overlapping [fetch_offset, upper_bound_offset); True once none later can."""
@@ -86,19 +86,29 @@ class TransactionIndex:
         entries = self.entries()
         keep = sum(1 for txn in entries if txn.last_offset < offset)
         if keep < len(entries):
-            self._writable().truncate(keep * _ENTRY.size)
-        self._last_offset = None
+            self._truncate_file(keep)
+        self._entries = entries[:keep]
 
     def reset(self) -> None:
-        file = self._open(create=False)
-        if file is not None:
-            file.truncate(0)
-        self._last_offset = -1
+        if os.path.exists(self.path):
+            self._truncate_file(0)
+        self._entries = []
+
+    def _truncate_file(self, entries: int) -> None:
+        try:
+            os.truncate(self.path, entries * _ENTRY.size)
+        except FileNotFoundError:
+            pass
 
     def flush(self) -> None:
-        file = self._open(create=False)
-        if file is not None:
-            file.fsync()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def rename(self, new_path: str) -> None:
         if os.path.exists(self.path):
