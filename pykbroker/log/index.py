@@ -6,34 +6,28 @@
   no record at an offset up to o has a timestamp above t.
 
 Files hold exactly their entries (no preallocation), and no index keeps a file descriptor
-open (Kafka's memory-mapped, lazily opened indexes): a partition costs one descriptor, its
-active segment's `.log`.
+open (Kafka's indexes are memory-mapped and opened lazily for the same reason): a partition
+costs one descriptor, its active segment's `.log`.
 
-* An inactive segment's index is read through a read-only memory map made on first use; the
-  descriptor is closed as soon as the map exists, and the map goes when the segment's files
-  are released (the `HandleCache`). Lookups finish on one small block.
+* An inactive segment's index is opened for the time of one lookup and closed after it:
+  a binary search with `pread` that finishes on one small block, so an inactive segment
+  costs no memory either. (A memory map would not do: Python keeps a descriptor for each.)
 * The active segment keeps a mirror of its entries in two compact arrays (bounded by
   `segment.index.bytes`), because tailing consumers look it up on every fetch. Appends go to
   the mirror; the entries not yet in the file are written at the next flush, roll or close
   (a crash loses only those, and recovery rebuilds the active segment's indexes anyway).
-
-A file only ever grows at its end or is replaced whole through a rename, never shrunk in
-place, so that a memory map some reader still holds stays valid (reading a mapped page
-past the end of a shrunk file would kill the process).
 """
 
 from __future__ import annotations
 
-import mmap
 import os
 import struct
 import threading
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import TMP_SUFFIX, write_all
+from .files import write_all
 
 SEARCH_BLOCK_BYTES = 4096
 
@@ -55,31 +49,19 @@ class TimestampOffset(NamedTuple):
 class _IndexFile:
     """Fixed-size entries in an append-only file; field 0 of each entry is its search key.
 
-    The file always holds the first `_persisted` entries of the mirror (when there is one);
-    `_lock` keeps that true between the appending thread and a flush on a worker thread.
+    With a mirror (the active segment) the file holds the mirror's first `_persisted`
+    entries; `_lock` keeps that true between the appending thread and a flush on a worker
+    thread.
     """
 
     ENTRY: struct.Struct
     TYPECODES: tuple[str, str]
-    __slots__ = (
-        "path",
-        "base_offset",
-        "max_entries",
-        "on_open",
-        "_map",
-        "_entries",
-        "_last_raw",
-        "_mirror",
-        "_persisted",
-        "_lock",
-    )
+    __slots__ = ("path", "base_offset", "max_entries", "_entries", "_last_raw", "_mirror", "_persisted", "_lock")
 
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
-        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)mapped
-        self._map: mmap.mmap | None = None
         self._entries: int | None = None
         self._last_raw: tuple | None = None
         self._mirror: tuple[array, array] | None = None
@@ -93,28 +75,6 @@ class _IndexFile:
             return os.path.getsize(self.path)
         except FileNotFoundError:
             return 0
-
-    def _mapped(self) -> mmap.mmap | None:
-        """A read-only map of the whole file (None when it holds no entry); no descriptor stays open."""
-        mapped = self._map
-        if mapped is None:
-            try:
-                fd = os.open(self.path, os.O_RDONLY)
-            except FileNotFoundError:
-                return None
-            try:
-                if os.fstat(fd).st_size < self.ENTRY.size:
-                    return None
-                mapped = self._map = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
-            finally:
-                os.close(fd)
-            if self.on_open is not None:
-                self.on_open()
-        return mapped
-
-    def release(self) -> None:
-        """Drop the memory map (unmapped once no reader holds it any more)."""
-        self._map = None
 
     @property
     def entries(self) -> int:
@@ -135,24 +95,36 @@ class _IndexFile:
     def has_partial_entry(self) -> bool:
         return self._file_size() % self.ENTRY.size != 0
 
+    # -- reading the file -----------------------------------------------------------------
+
+    def _open_for_reading(self) -> int | None:
+        try:
+            return os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+
+    def _read_entries(self, fd: int, first: int, end: int) -> list[tuple]:
+        """Entries [first, end) of the open file (fewer if the file is shorter)."""
+        size = self.ENTRY.size
+        data = os.pread(fd, (end - first) * size, first * size)
+        return list(self.ENTRY.iter_unpack(data[: len(data) - len(data) % size]))
+
     # -- entries --------------------------------------------------------------------------
 
     def _raw(self, slot: int) -> tuple:
         mirror = self._mirror
         if mirror is not None:
             return mirror[0][slot], mirror[1][slot]
-        return self._read_raw(slot, slot + 1)[0]
-
-    def _read_raw(self, first: int, end: int) -> list[tuple]:
-        """Entries [first, end) from the file."""
-        mapped = self._mapped()
-        if mapped is None:
-            raise IndexError(f"slot {first} of an empty index {self.path}")
-        size = self.ENTRY.size
-        end = min(end, len(mapped) // size)
-        if first >= end:
-            raise IndexError(f"slot {first} past the end of {self.path}")
-        return list(self.ENTRY.iter_unpack(mapped[first * size : end * size]))
+        fd = self._open_for_reading()
+        found = []
+        if fd is not None:
+            try:
+                found = self._read_entries(fd, slot, slot + 1)
+            finally:
+                os.close(fd)
+        if not found:
+            raise IndexError(f"no slot {slot} in {self.path}")
+        return found[0]
 
     def _last(self) -> tuple | None:
         if self.entries == 0:
@@ -166,36 +138,41 @@ class _IndexFile:
         if mirror is not None:
             mirror[0].append(raw[0])
             mirror[1].append(raw[1])
-        else:
-            self._append_to_file(self.ENTRY.pack(*raw))
+        else:  # an index without a mirror (rare): straight to the file
+            with self._lock:
+                self._write_at(self.ENTRY.pack(*raw), self.entries)
             self._entries = self.entries + 1
         self._last_raw = raw
 
-    def _append_to_file(self, data: bytes) -> None:
-        """Write `data` after the file's entries (an index without a mirror: rare)."""
-        with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
-            try:
-                write_all(fd, data, self.entries * self.ENTRY.size)
-            finally:
-                os.close(fd)
-            self._map = None  # a new map sees the new entry
+    def _write_at(self, data: bytes, slot: int) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            write_all(fd, data, slot * self.ENTRY.size)
+        finally:
+            os.close(fd)
 
     def _slot_at_most(self, target: int, field: int) -> int:
         """The largest slot whose `field` is <= target, or -1."""
         if self._mirror is not None:
             return bisect_right(self._mirror[field], target) - 1
         lo, hi = 0, self.entries
-        block = max(2, SEARCH_BLOCK_BYTES // self.ENTRY.size)
-        while hi - lo > block:  # invariant: lo == 0 or slot lo qualifies
-            mid = (lo + hi) // 2
-            if self._raw(mid)[field] <= target:
-                lo = mid
-            else:
-                hi = mid
-        if hi == lo:
+        if hi == 0:
             return -1
-        keys = [entry[field] for entry in self._read_raw(lo, hi)]
+        fd = self._open_for_reading()
+        if fd is None:
+            return -1
+        try:
+            block = max(2, SEARCH_BLOCK_BYTES // self.ENTRY.size)
+            while hi - lo > block:  # invariant: lo == 0 or slot lo qualifies
+                mid = (lo + hi) // 2
+                probe = self._read_entries(fd, mid, mid + 1)
+                if probe and probe[0][field] <= target:
+                    lo = mid
+                else:
+                    hi = mid
+            keys = [entry[field] for entry in self._read_entries(fd, lo, hi)]
+        finally:
+            os.close(fd)
         return lo + bisect_right(keys, target) - 1
 
     def _truncate_to_slots(self, slots: int) -> None:
@@ -206,12 +183,11 @@ class _IndexFile:
             if mirror is not None:
                 del mirror[0][slots:]
                 del mirror[1][slots:]
-                if self._persisted > slots:
-                    self._replace_file(self._packed(0, slots))
-                    self._persisted = slots
+                self._persisted = min(self._persisted, slots)
             else:
-                self._replace_file(self._file_bytes(slots))
                 self._entries = slots
+            if self._file_size() > slots * self.ENTRY.size:
+                os.truncate(self.path, slots * self.ENTRY.size)
             self._last_raw = None
 
     def reset(self) -> None:
@@ -219,24 +195,9 @@ class _IndexFile:
         with self._lock:
             self._mirror = self._empty_mirror()
             self._persisted = 0
-            self._replace_file(b"")
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
             self._entries = 0
             self._last_raw = None
-
-    def _file_bytes(self, slots: int) -> bytes:
-        mapped = self._mapped()
-        return b"" if mapped is None else mapped[: slots * self.ENTRY.size]
-
-    def _replace_file(self, data: bytes) -> None:
-        """Give the file new contents through a rename: maps of the old contents stay valid."""
-        tmp = self.path + TMP_SUFFIX
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            write_all(fd, data, 0)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
-        self._map = None
 
     # -- active segment mirror ------------------------------------------------------------
 
@@ -255,15 +216,16 @@ class _IndexFile:
         if self._mirror is not None:
             return
         mirror = self._empty_mirror()
-        mapped = self._mapped()
-        if mapped is not None:
-            usable = len(mapped) - len(mapped) % self.ENTRY.size
-            for a, b in self.ENTRY.iter_unpack(mapped[:usable]):
-                mirror[0].append(a)
-                mirror[1].append(b)
+        fd = self._open_for_reading()
+        if fd is not None:
+            try:
+                for a, b in self._read_entries(fd, 0, self._file_size() // self.ENTRY.size):
+                    mirror[0].append(a)
+                    mirror[1].append(b)
+            finally:
+                os.close(fd)
         self._persisted = len(mirror[1])
         self._mirror = mirror
-        self._map = None
 
     def cool(self) -> None:
         """Write what the mirror holds beyond the file, then drop it (the segment is inactive)."""
@@ -280,24 +242,17 @@ class _IndexFile:
             if mirror is None:
                 return
             end = len(mirror[1])
-            if end <= self._persisted:
-                return
-            data = self._packed(self._persisted, end)
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
-            try:
-                write_all(fd, data, self._persisted * self.ENTRY.size)
-            finally:
-                os.close(fd)
-            self._persisted = end
+            if end > self._persisted:
+                self._write_at(self._packed(self._persisted, end), self._persisted)
+                self._persisted = end
 
     # -- durability and files -------------------------------------------------------------
 
     def flush(self) -> None:
         """Write pending entries and fsync the file."""
         self.persist()
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
+        fd = self._open_for_reading()
+        if fd is None:
             return  # deleted meanwhile
         try:
             os.fsync(fd)

@@ -4,9 +4,9 @@ Appends go to the end of the `.log` file with an offset index entry (and a time 
 when the max timestamp grew) after every `index.interval.bytes` of data, as Kafka does.
 Reads locate the batch holding an offset through the offset index and a short header scan,
 and return a file region. Nothing of an inactive segment but a handful of integers stays in
-memory; its `.log` is opened on demand and closed by the shared `HandleCache` (which also
-drops its indexes' memory maps). The active segment keeps its `.log` open, and only that:
-indexes keep no descriptor (see `index.py`), so a partition costs one descriptor.
+memory; its `.log` is opened on demand and closed by the shared `HandleCache`. The active
+segment keeps its `.log` open, and only that: indexes keep no descriptor (see `index.py`),
+so a partition costs one descriptor.
 """
 
 from __future__ import annotations
@@ -70,8 +70,7 @@ class Segment:
         self.offset_index = OffsetIndex(self._path(files.INDEX_SUFFIX), base_offset, max_index_bytes)
         self.time_index = TimeIndex(self._path(files.TIME_INDEX_SUFFIX), base_offset, max_index_bytes)
         self.txn_index = TransactionIndex(self._path(files.TXN_INDEX_SUFFIX), base_offset)
-        for index in (self.offset_index, self.time_index, self.txn_index):
-            index.on_open = self._touch
+        self.txn_index.on_open = self._touch
         self.created_ms = now_ms() if created_ms is None else created_ms
         self._handles = handles
         self._file: OpenFile | None = None
@@ -86,17 +85,14 @@ class Segment:
 
     @classmethod
     def create(cls, directory: str, base_offset: int, **kwargs) -> Segment:
-        """A new empty segment, its indexes held in memory until it becomes inactive.
-
-        Files of that name are replaced by new ones (unlinked, not emptied in place: a memory
-        map of an old index stays valid)."""
+        """A new empty segment (any files of that name are emptied), its indexes held in
+        memory until it becomes inactive."""
         segment = cls(directory, base_offset, **kwargs)
         segment.txn_index.delete()
-        files.remove_if_exists(segment.log_path)
         os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-        segment._size = 0
-        segment.offset_index.reset()  # a new empty file, through a rename
+        segment.offset_index.reset()  # new empty files
         segment.time_index.reset()
+        segment._size = 0
         return segment
 
     def _path(self, kind: str) -> str:
@@ -131,8 +127,6 @@ class Segment:
         if self._pinned:
             return
         self._file = None
-        self.offset_index.release()
-        self.time_index.release()
         self.txn_index.release()
 
     def pin(self) -> None:
