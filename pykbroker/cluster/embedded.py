@@ -11,6 +11,11 @@ cheap) and hands it to one writer thread (`state_writer.SnapshotWriter`) that wr
 renames off the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
 on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
 (`callback`) only once its snapshot is written, and `close()` flushes the writer.
+
+A topic whose logs cannot be created (a listener raises KafkaError, e.g. KAFKA_STORAGE_ERROR when
+no file descriptor is left) is taken out again at once, and the listeners drop what they made of
+it: a topic exists with all its partitions or not at all. (Should the broker stop in between, the
+state written last has the topic, and the next start creates its missing partitions.)
 """
 
 from __future__ import annotations
@@ -78,7 +83,13 @@ class EmbeddedMetadataStore(MetadataStore):
         info = TopicInfo(name, new_topic_id(), partitions, dict(configs or {}))
         self._topics[name] = info
         self._save_state()
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # its logs could not be created (KAFKA_STORAGE_ERROR): no half topic
+            self._topics.pop(name, None)
+            self._save_state()
+            self._notify_topic(name, None)  # what was created goes
+            raise
         return info
 
     def delete_topic(self, name: str) -> None:

@@ -20,6 +20,7 @@ costs one descriptor, its active segment's `.log`.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 import threading
@@ -28,6 +29,8 @@ from bisect import bisect_right
 from typing import NamedTuple
 
 from .files import write_all
+
+log = logging.getLogger(__name__)
 
 SEARCH_BLOCK_BYTES = 4096
 
@@ -228,10 +231,18 @@ class _IndexFile:
         self._mirror = mirror
 
     def cool(self) -> None:
-        """Write what the mirror holds beyond the file, then drop it (the segment is inactive)."""
+        """Write what the mirror holds beyond the file, then drop it (the segment is inactive).
+
+        When the file cannot be written now (no descriptor left, disk full) the mirror stays,
+        and the next flush or close writes it: nothing is lost, and the roll that made the
+        segment inactive does not fail for it."""
         if self._mirror is None:
             return
-        self.persist()
+        try:
+            self.persist()
+        except OSError as exc:
+            log.warning("Keeping the entries of %s in memory until the next flush: %s", self.path, exc)
+            return
         self._entries = self.entries
         self._mirror = None
 

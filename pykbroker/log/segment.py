@@ -88,10 +88,14 @@ class Segment:
         """A new empty segment (any files of that name are emptied), its indexes held in
         memory until it becomes inactive."""
         segment = cls(directory, base_offset, **kwargs)
-        segment.txn_index.delete()
-        os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
-        segment.offset_index.reset()  # new empty files
-        segment.time_index.reset()
+        try:
+            segment.txn_index.delete()
+            os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+            segment.offset_index.reset()  # new empty files
+            segment.time_index.reset()
+        except OSError:
+            segment.delete_files()  # none of it, rather than a segment without its indexes
+            raise
         segment._size = 0
         return segment
 
@@ -134,6 +138,7 @@ class Segment:
         self._pinned = True
         if self._handles is not None:
             self._handles.forget(self)
+        self._log()  # opened now: appends never have to open a file
         self.offset_index.warm()
         self.time_index.warm()
         if self._max_timestamp is None:
@@ -443,6 +448,8 @@ class Segment:
             self._file.truncate(self.size)
         if self._max_timestamp is not None and self._max_timestamp.timestamp >= 0:
             self.time_index.maybe_append(*self._max_timestamp, skip_full_check=True)
+        for index in (self.offset_index, self.time_index, self.txn_index):
+            index.persist()  # raises rather than close cleanly without them
         self.offset_index.cool()
         self.time_index.cool()
         self._pinned = False
