@@ -14,8 +14,8 @@ on disk: admin handlers await `wait_durable()` before answering, an ISR proposal
 
 A topic whose logs cannot be created (a listener raises KafkaError, e.g. KAFKA_STORAGE_ERROR when
 no file descriptor is left) is taken out again at once, and the listeners drop what they made of
-it: a topic exists with all its partitions or not at all. (Should the broker stop in between, the
-state written last has the topic, and the next start creates its missing partitions.)
+it: a topic exists with all its partitions or not at all, and so do added partitions. (Should the
+broker stop in between, the state written last has them, and the next start creates their logs.)
 """
 
 from __future__ import annotations
@@ -105,7 +105,14 @@ class EmbeddedMetadataStore(MetadataStore):
             replicas = assignments[offset] if assignments else [self.broker.broker_id]
             info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
         self._save_state()
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # their logs could not be created: the topic keeps its old partitions
+            for index in range(first_new, new_total):
+                info.partitions.pop(index, None)
+            self._save_state()
+            self._notify_topic(name, info)
+            raise
         return info
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:

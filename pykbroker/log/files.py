@@ -187,7 +187,7 @@ class OpenFile:
             os.fsync(self.fd)
 
     def close(self) -> None:
-        fd, self.fd = self.fd, -1
+        fd, self.fd = getattr(self, "fd", -1), -1  # no fd when opening it failed
         if fd >= 0:
             os.close(fd)
 

@@ -234,6 +234,8 @@ class ReplicaManager:
             else:
                 partition.log.update_config(config)
             self._apply_partition_state(partition, state)
+        for tp in [tp for tp in self.partitions if tp[0] == name and tp[1] not in info.partitions]:
+            self._remove_partition(tp)  # partitions whose creation the store took back
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
@@ -303,11 +305,14 @@ class ReplicaManager:
 
     def _delete_topic_partitions(self, topic: str) -> None:
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
-            del self.partitions[tp]
-            self.fetchers.remove_partition(tp)
-            self.log_manager.delete(*tp)
-            self.fetch_purgatory.check_and_complete(tp)
-            self.produce_purgatory.check_and_complete(tp)
+            self._remove_partition(tp)
+
+    def _remove_partition(self, tp: TopicPartition) -> None:
+        del self.partitions[tp]
+        self.fetchers.remove_partition(tp)
+        self.log_manager.delete(*tp)
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
 
     def _complete_delayed(self, tp: TopicPartition) -> None:
         """The partition's high watermark, ISR or role changed: re-check who waits on it."""
