@@ -7,7 +7,11 @@ region handed to the network keeps its own descriptor until it is sent.
 import os
 import struct
 
-from pykbroker.log import COORDINATOR, LogConfig
+import pytest
+
+from pykbroker.log import COORDINATOR, LogConfig, descriptor_limit
+from pykbroker.log import log as log_module
+from pykbroker.log.errors import ErrorCode, KafkaStorageError
 from pykbroker.log.files import HandleCache
 from pykbroker.log.manager import LogManager
 from pykbroker.records.control import build_end_txn_marker
@@ -125,3 +129,21 @@ def test_truncating_the_active_segment_cuts_its_index_file_too(tmp_path):
     reopened = reopen(log, clean=True)
     assert reopened.segments.active.offset_index.entries == entries
     assert offsets_of(reopened) == list(range(8))
+
+
+def test_a_new_log_is_refused_while_its_descriptor_would_eat_into_the_room_kept_free(tmp_path, monkeypatch):
+    in_use = descriptor_limit.descriptors_in_use()
+    limit = next(limit for limit in range(in_use, in_use + 1000)
+                 if limit - descriptor_limit.kept_free(limit) >= in_use + 3)
+    monkeypatch.setattr(descriptor_limit, "open_file_limit", lambda: limit)
+    monkeypatch.setattr(log_module, "BUDGET", descriptor_limit.DescriptorBudget())
+    opened = []
+    with pytest.raises(KafkaStorageError) as refused:
+        for partition in range(10):
+            opened.append(open_log(tmp_path, name=f"many-{partition}"))
+    assert 2 <= len(opened) <= 3
+    assert "Too many open files" in refused.value.message
+    assert refused.value.code == ErrorCode.KAFKA_STORAGE_ERROR
+    assert sorted(os.listdir(tmp_path)) == sorted(os.path.basename(log.directory) for log in opened)
+    for log in opened:
+        log.close()
