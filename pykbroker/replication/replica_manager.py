@@ -189,7 +189,10 @@ class ReplicaManager:
         if delete_stray_logs:
             self._delete_stray_logs()
         for name, info in self.metadata.topics().items():
-            self._on_topic_changed(name, info)
+            try:
+                self._on_topic_changed(name, info)
+            except KafkaError as exc:  # KAFKA_STORAGE_ERROR: a log that cannot be opened; serve the others
+                log.error("Could not open every partition of %s: %s", name, exc.message_or_default)
 
     def _delete_stray_logs(self) -> None:
         topics = self.metadata.topics()

@@ -11,9 +11,11 @@ import pytest
 from pykbroker.cluster.embedded import EmbeddedMetadataStore
 from pykbroker.cluster.model import BrokerInfo
 from pykbroker.log import files
+from pykbroker.log.manager import LogManager
 from pykbroker.log.segment import Segment
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 from pykbroker.replication.fetch_types import PartitionFetchRequest
+from pykbroker.replication.replica_manager import ReplicaManager
 from tests.log.helpers import kv_batch
 
 from .helpers import BROKER, TP, replica_manager
@@ -140,3 +142,17 @@ def test_partitions_whose_logs_cannot_all_be_created_are_not_added(tmp_path, mon
     assert sorted(store.topic("growing").partitions) == [0, 1]
     assert sorted(tp[1] for tp in manager.partitions if tp[0] == "growing") == [0, 1]
     assert sorted(partition_dirs(tmp_path, "growing")) == ["growing-0", "growing-1"]
+
+
+def test_a_topic_whose_logs_cannot_be_opened_at_start_does_not_stop_the_others(tmp_path, monkeypatch):
+    manager = replica_manager(tmp_path / "first")
+    store = manager.metadata
+    store.create_topic("later", 2, 1)
+    logs = LogManager([str(tmp_path / "second")], time_ms=manager.clock.now_ms)  # as with logs missing
+    monkeypatch.setattr(Segment, "create", classmethod(fail_after(1, Segment.create.__func__)))
+    starting = ReplicaManager(BROKER, manager.config, logs, store, timer=manager.timer)
+
+    starting.startup()
+
+    assert TP in starting.partitions
+    assert not [tp for tp in starting.partitions if tp[0] == "later"]
