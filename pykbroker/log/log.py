@@ -530,8 +530,8 @@ class Log(OffsetLookups, Retention, Compaction):
                 self._dir_sync_owed = True  # synced by the next `sync_appended`
             self._segments = self._segments.with_segment(segment)
             self.producers.update_map_end_offset(base)
-            self._take_snapshot(base)
             self._roll_flush_offset = base
+            self._take_snapshot(base)
             return segment
 
     def _new_active_segment(self, base: int) -> Segment:
