@@ -11,7 +11,8 @@ costs one descriptor, its active segment's `.log`.
 
 * An inactive segment's index is opened for the time of one lookup and closed after it:
   a binary search with `pread` that finishes on one small block, so an inactive segment
-  costs no memory either. (A memory map would not do: Python keeps a descriptor for each.)
+  costs no memory either. (A memory map would not do: before 3.13 and its `trackfd=False`,
+  Python keeps a descriptor open for each map.)
 * The active segment keeps a mirror of its entries in two compact arrays (bounded by
   `segment.index.bytes`), because tailing consumers look it up on every fetch. Appends go to
   the mirror; the entries not yet in the file are written at the next flush, roll or close
