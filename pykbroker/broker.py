@@ -43,6 +43,7 @@ from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
 from .handlers.config_admin import decoded_broker_configs
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
+from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
@@ -152,6 +153,7 @@ class Broker:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
             self.metrics_socket = self._bind_metrics_listener()
+            report_open_file_limit()
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
@@ -323,6 +325,7 @@ class Broker:
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
             topic_configs=self._topic_log_config,
             time_ms=self.timer.clock.now_ms,
+            max_open_segments=segment_cache_capacity(open_file_limit()),
         )
         self.replica_manager = replica_manager = ReplicaManager(
             self.broker_id,

@@ -13,6 +13,11 @@ state to one writer thread (`state_writer.SnapshotWriter`) that writes, fsyncs a
 the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
 on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
 (`callback`) only once its snapshot is written, and `close()` flushes the writer.
+
+A topic whose logs cannot be created (a listener raises KafkaError, e.g. KAFKA_STORAGE_ERROR when
+no file descriptor is left) is taken out again at once, and the listeners drop what they made of
+it: a topic exists with all its partitions or not at all, and so do added partitions. (Should the
+broker stop in between, the state written last has them, and the next start creates their logs.)
 """
 
 from __future__ import annotations
@@ -81,7 +86,13 @@ class EmbeddedMetadataStore(MetadataStore):
         info = TopicInfo(name, new_topic_id(), partitions, dict(configs or {}))
         self._topics[name] = info
         self._save_state(name)
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # its logs could not be created (KAFKA_STORAGE_ERROR): no half topic
+            self._topics.pop(name, None)
+            self._save_state(name)
+            self._notify_topic(name, None)  # what was created goes
+            raise
         return info
 
     def delete_topic(self, name: str) -> None:
@@ -97,7 +108,14 @@ class EmbeddedMetadataStore(MetadataStore):
             replicas = assignments[offset] if assignments else [self.broker.broker_id]
             info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
         self._save_state(name)
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # their logs could not be created: the topic keeps its old partitions
+            for index in range(first_new, new_total):
+                info.partitions.pop(index, None)
+            self._save_state(name)
+            self._notify_topic(name, info)
+            raise
         return info
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:

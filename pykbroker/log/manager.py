@@ -53,7 +53,7 @@ class LogManager:
         topic_configs: ConfigProvider | None = None,
         time_ms: Callable[[], int] | None = None,
         producer_id_expiration_ms: int = 86400000,
-        max_open_segments: int = 256,
+        max_open_segments: int = HandleCache.DEFAULT_CAPACITY,
         cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
     ) -> None:
         self.log_dirs = [os.path.abspath(path) for path in log_dirs]
@@ -226,8 +226,8 @@ class LogManager:
     def _finish_delete(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
         """The disk work of `delete` (worker thread)."""
         try:
+            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
             files.fsync_dir(log_dir)
-            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))
             self._write_dir_checkpoints(log_dir, forget=key)
         except Exception:
             logger.exception("Finishing the deletion of %s-%d failed", *key)

@@ -225,7 +225,10 @@ class ReplicaManager:
             self._delete_stray_logs()
         changes = RoleChanges()
         for name, info in self.metadata.topics().items():
-            self._take_roles(name, info, changes)
+            try:
+                self._take_roles(name, info, changes)
+            except KafkaError as exc:  # KAFKA_STORAGE_ERROR: a log that cannot be opened; serve the others
+                log.error("Could not open every partition of %s: %s", name, exc.message_or_default)
         changes.log_summary(log)
 
     def _delete_stray_logs(self) -> None:
@@ -280,6 +283,8 @@ class ReplicaManager:
             else:
                 partition.log.update_config(config)
             self._apply_partition_state(partition, state, changes)
+        for tp in [tp for tp in self.partitions if tp[0] == name and tp[1] not in info.partitions]:
+            self._remove_partition(tp)  # partitions whose creation the store took back
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
@@ -354,13 +359,16 @@ class ReplicaManager:
     def _delete_topic_partitions(self, topic: str) -> None:
         self.topic_stats.remove_topic(topic)
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
-            del self.partitions[tp]
-            self._leaders_with_followers.pop(tp, None)
-            self.fetchers.remove_partition(tp)
-            self.log_manager.delete(*tp)
-            self.fetch_purgatory.check_and_complete(tp)
-            self.produce_purgatory.check_and_complete(tp)
-            self._partition_changed(tp)
+            self._remove_partition(tp)
+
+    def _remove_partition(self, tp: TopicPartition) -> None:
+        del self.partitions[tp]
+        self._leaders_with_followers.pop(tp, None)
+        self.fetchers.remove_partition(tp)
+        self.log_manager.delete(*tp)
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
 
     def _complete_delayed(self, tp: TopicPartition) -> None:
         """The partition's high watermark, ISR or role changed: re-check who waits on it."""
