@@ -180,16 +180,36 @@ class ReplicaManager:
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", timer)
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
+        self._delete_stray_logs_when_loaded = False  # cluster mode: see startup()
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
     def startup(self, *, delete_stray_logs: bool = False) -> None:
         """Take the roles the store assigns. With `delete_stray_logs` (cluster mode, where the
         store is the whole truth), logs of topics deleted while this broker was away go."""
+        self._delete_stray_logs_when_loaded = delete_stray_logs
         if delete_stray_logs:
             self._delete_stray_logs()
         for name, info in self.metadata.topics().items():
             self._on_topic_changed(name, info)
+
+    def log_loaded(self, topic: str, index: int) -> None:
+        """The log manager finished loading a partition found on disk at start (on the loop,
+        maybe long after `startup`): take the role the store gives it now. Until then the
+        partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
+        key = (topic, index)
+        if key in self.partitions or self.log_manager.is_loading(topic, index):
+            return
+        info = self.metadata.topic(topic)
+        state = info.partitions.get(index) if info is not None else None
+        if state is None:
+            if self._delete_stray_logs_when_loaded and self.log_manager.get(topic, index) is not None:
+                log.info("Deleting the log of %s-%d: the topic no longer exists", topic, index)
+                self.log_manager.delete(topic, index)
+            return
+        if self.broker_id in state.replicas:
+            partition = self._open_partition(topic, index, info.topic_id, topic_config_values(info.configs, self.config))
+            self._apply_partition_state(partition, state)
 
     def _delete_stray_logs(self) -> None:
         topics = self.metadata.topics()
@@ -229,6 +249,8 @@ class ReplicaManager:
             if self.broker_id not in state.replicas:
                 continue
             partition = self.partitions.get((name, index))
+            if partition is None and self.log_manager.is_loading(name, index):
+                continue  # taken up by `log_loaded`, with the state the store has then
             if partition is None:
                 partition = self._open_partition(name, index, info.topic_id, config)
             else:
@@ -237,10 +259,14 @@ class ReplicaManager:
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
+        configs: dict[str, dict | None] = {}  # one computation per topic, not per partition
         for (topic, _), partition in self.partitions.items():
-            info = self.metadata.topic(topic)
-            if info is not None:
-                partition.log.update_config(topic_config_values(info.configs, self.config))
+            if topic not in configs:
+                info = self.metadata.topic(topic)
+                configs[topic] = topic_config_values(info.configs, self.config) if info is not None else None
+            config = configs[topic]
+            if config is not None:
+                partition.log.update_config(config)
 
     def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
