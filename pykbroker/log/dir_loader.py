@@ -39,7 +39,8 @@ class PendingLog:
 
     key: TopicPartition
     path: str
-    checkpoints: dict[str, int] = field(default_factory=dict)  # checkpoint file name -> this partition's entry, where it has one
+    # checkpoint file name -> this partition's entry, for the checkpoints that have one
+    checkpoints: dict[str, int] = field(default_factory=dict)
 
 
 class LogDirLoad:
@@ -78,9 +79,7 @@ class LogDirLoad:
         self._started_at = self._reported_at = time.monotonic()
         logger.info("Loading logs from log dir %s", self.log_dir)
         if not self.clean_shutdown and self.pending:
-            logger.info(
-                "Attempting recovery for all logs in %s since no clean shutdown file was found", self.log_dir
-            )
+            logger.info("Attempting recovery for all logs in %s since no clean shutdown file was found", self.log_dir)
         if not self.pending:
             self._finish()
             return
@@ -105,7 +104,7 @@ class LogDirLoad:
         try:
             log = self._open_log(item)
         except Exception:
-            logger.exception("Error while loading log dir %s: the log of %s-%d could not be opened", self.log_dir, *item.key)
+            logger.exception("Error while loading log dir %s: %s-%d could not be opened", self.log_dir, *item.key)
         if log is not None and log.recovery is not None:
             with self._lock:
                 self.recovery.add(log.recovery)

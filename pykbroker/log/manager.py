@@ -31,9 +31,9 @@ from .cleaner import DEFAULT_MAX_MAP_ENTRIES
 from .config import LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
+from .errors import LogError
 from .files import HandleCache
 from .log import Log
-from .errors import LogError
 from .results import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
@@ -49,6 +49,7 @@ PRESERVED_CHECKPOINTS = (
 
 class LogLoadingError(LogError):
     """The partition's log is on disk but still loading: it cannot be created or used yet."""
+
 
 logger = logging.getLogger(__name__)
 
@@ -160,7 +161,8 @@ class LogManager:
                 continue
             if parsed in self._logs or parsed in self._loading:
                 raise RuntimeError(f"duplicate log directories for {parsed}: {self._dir_of[parsed]} and {log_dir}")
-            item = PendingLog(parsed, path, {n: offsets[parsed] for n, offsets in checkpoints.items() if parsed in offsets})
+            found = {name: offsets[parsed] for name, offsets in checkpoints.items() if parsed in offsets}
+            item = PendingLog(parsed, path, found)
             pending.append(item)
             self._loading[parsed] = item
             self._dir_of[parsed] = log_dir

@@ -208,7 +208,8 @@ class ReplicaManager:
                 self.log_manager.delete(topic, index)
             return
         if self.broker_id in state.replicas:
-            partition = self._open_partition(topic, index, info.topic_id, topic_config_values(info.configs, self.config))
+            config = topic_config_values(info.configs, self.config)
+            partition = self._open_partition(topic, index, info.topic_id, config)
             self._apply_partition_state(partition, state)
 
     def _delete_stray_logs(self) -> None:
