@@ -84,7 +84,7 @@ class LogDirLoad:
             self._finish()
             return
         ordered = sorted(self.pending, key=lambda item: not first(item.key)) if first else self.pending
-        self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix="log-recovery")
+        self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix=f"log-recovery-{self.log_dir}")
         for item in ordered:
             self._futures[item.key] = self._executor.submit(self._load_one, item)
 

@@ -89,6 +89,7 @@ class LogManager:
         self._deleter = DelayedDeleter()
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
+        self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, str] = {}
         self._uncleanable: set[TopicPartition] = set()
@@ -225,7 +226,7 @@ class LogManager:
             return {}
 
     def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
-        return Log.open(
+        log = Log.open(
             path,
             config,
             fsync_before_ack=self.fsync_before_ack,
@@ -235,6 +236,24 @@ class LogManager:
             producer_id_expiration_ms=self._producer_id_expiration_ms,
             **kwargs,
         )
+        log.roll_listener = self._flush_after_roll
+        return log
+
+    def _flush_after_roll(self, log: Log) -> None:
+        """A segment of `log` was rolled (on the appending thread): flush it on a worker thread,
+        so that the recovery point, checkpointed every `log.flush.offset.checkpoint.interval.ms`,
+        keeps up and a restart after a crash recovers only the segments after it."""
+        try:
+            self._roll_flushes.submit(self._flush_rolled, log)
+        except RuntimeError:  # closing: close() flushes everything
+            pass
+
+    @staticmethod
+    def _flush_rolled(log: Log) -> None:
+        try:
+            log.flush_if_due()
+        except Exception:
+            logger.exception("flushing the rolled segments of %r failed", log)
 
     def _config_for(self, topic: str) -> LogConfig:
         """The topic's log config (one lookup per topic while loading, not one per partition)."""
@@ -492,6 +511,7 @@ class LogManager:
         """Flush and close every log, write all checkpoints, then the clean shutdown markers."""
         self.stop_loading()  # before the lock: a finishing load takes it
         self._deletions.shutdown(wait=True)  # before the lock: a pending deletion takes it
+        self._roll_flushes.shutdown(wait=True)
         with self._lock:
             if self.closed:
                 return
