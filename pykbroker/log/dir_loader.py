@@ -78,7 +78,13 @@ class LogDirLoad:
         """Queue every partition (those `first` picks ahead of the others) and return."""
         self._started_at = self._reported_at = time.monotonic()
         logger.info("Loading logs from log dir %s", self.log_dir)
-        if not self.clean_shutdown and self.pending:
+        if self.clean_shutdown:
+            logger.info(
+                "Skipping recovery of %d logs from %s since clean shutdown file was found",
+                len(self.pending),
+                self.log_dir,
+            )
+        elif self.pending:
             logger.info("Attempting recovery for all logs in %s since no clean shutdown file was found", self.log_dir)
         if not self.pending:
             self._finish()

@@ -139,6 +139,11 @@ class LogManager:
         """Whether the partition's log is on disk but not loaded yet."""
         return (topic, partition) in self._loading
 
+    def loading_partitions(self, topic: str) -> list[int]:
+        """The partitions of `topic` on disk and not loaded yet."""
+        with self._lock:
+            return sorted(partition for name, partition in self._loading if name == topic)
+
     @property
     def loading_finished(self) -> bool:
         return all(load.finished.is_set() for load in self._loads)

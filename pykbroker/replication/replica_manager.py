@@ -181,6 +181,7 @@ class ReplicaManager:
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         self._delete_stray_logs_when_loaded = False  # cluster mode: see startup()
+        self._last_loaded_config: tuple = (None, None, {})  # see _loaded_topic_config
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
@@ -208,8 +209,7 @@ class ReplicaManager:
                 self.log_manager.delete(topic, index)
             return
         if self.broker_id in state.replicas:
-            config = topic_config_values(info.configs, self.config)
-            partition = self._open_partition(topic, index, info.topic_id, config)
+            partition = self._open_partition(topic, index, info.topic_id, self._loaded_topic_config(info))
             self._apply_partition_state(partition, state)
 
     def _delete_stray_logs(self) -> None:
@@ -257,6 +257,15 @@ class ReplicaManager:
             else:
                 partition.log.update_config(config)
             self._apply_partition_state(partition, state)
+
+    def _loaded_topic_config(self, info) -> dict:
+        """The log config of a topic whose partitions are loading: partitions load in name
+        order, so the last topic's config is kept (one computation per topic, not per partition)."""
+        cached_overrides, cached_broker_config, config = self._last_loaded_config
+        if cached_overrides is not info.configs or cached_broker_config is not self.config:
+            config = topic_config_values(info.configs, self.config)
+            self._last_loaded_config = (info.configs, self.config, config)
+        return config
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
@@ -329,6 +338,8 @@ class ReplicaManager:
             self.fetchers.remove_partition(tp)
 
     def _delete_topic_partitions(self, topic: str) -> None:
+        for index in self.log_manager.loading_partitions(topic):
+            self.log_manager.delete(topic, index)  # deleted once its load is over
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             del self.partitions[tp]
             self.fetchers.remove_partition(tp)

@@ -118,7 +118,9 @@ def test_the_clean_shutdown_marker_skips_recovery_and_is_removed_before_anything
         manager.release.set()
         manager.wait_until_loaded()
     assert all(log.recovery is None for log in manager.all_logs())
-    assert not any("Recover" in r.getMessage() for r in caplog.records)
+    messages = [r.getMessage() for r in caplog.records]
+    assert f"Skipping recovery of 3 logs from {paths[0]} since clean shutdown file was found" in messages
+    assert not any("Recover" in m or "Attempting recovery" in m for m in messages)
     manager.close()
 
 
