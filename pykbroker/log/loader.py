@@ -70,6 +70,13 @@ class LogLoader:
             self.remove_swap_ends(names)
         log_offsets = self.log_file_offsets(names)
         self.remove_orphan_indexes(names, log_offsets)
+        with self.snapshots.listed_while(names):
+            return self.load_segments(log_offsets, log_start_offset, recovery_point, clean_shutdown)
+
+    def load_segments(
+        self, log_offsets: list[int], log_start_offset: int, recovery_point: int, clean_shutdown: bool
+    ) -> LoadedLog:
+        """Steps 2 to 4 of the module docstring, on the `.log` files at `log_offsets`."""
         segments = self.open_segments(log_offsets)
         if segments:
             log_start_offset = max(log_start_offset, segments[0].base_offset)
