@@ -7,7 +7,7 @@ opening (and, after an unclean shutdown, recovering) one partition at a time.
     load.start(first=lambda key: key[0].startswith("__"))   # these are queued first
     load.wait(lambda key: key[0].startswith("__"))          # block until those are in
     ...
-    load.cancel()                                           # at shutdown: queued ones never start
+    load.cancel_queued(); load.wait_running()               # at shutdown: queued ones never start
 
 Each loaded log is handed to `publish` on the loading thread, as soon as it is open: the broker
 serves a partition while the rest of the directory still loads. Progress is logged per
@@ -98,10 +98,14 @@ class LogDirLoad:
         """Block until the partitions `which` picks (all when None) are loaded (or failed)."""
         wait([future for key, future in self._futures.items() if which is None or which(key)])
 
-    def cancel(self) -> None:
-        """Start no more loads and wait for the ones running (broker shutdown)."""
+    def cancel_queued(self) -> None:
+        """Start no more loads (broker shutdown); the running ones go on (`wait_running`)."""
         if self._executor is not None:
-            self._executor.shutdown(wait=True, cancel_futures=True)
+            self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def wait_running(self) -> None:
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
 
     # -- worker threads -------------------------------------------------------------------
 

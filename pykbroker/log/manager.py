@@ -104,6 +104,7 @@ class LogManager:
         self._doomed: set[TopicPartition] = set()  # deleted while loading: removed once loaded
         self._loading_configs: dict[str, LogConfig] = {}
         self._on_loaded: Callable[[TopicPartition], None] | None = None
+        self.loading_stopped = threading.Event()
         if load_logs:
             self.start_loading()
             self.wait_until_loaded()
@@ -217,9 +218,13 @@ class LogManager:
             self._on_loaded(key)
 
     def stop_loading(self) -> None:
-        """Start no more loads and wait for the running ones (shutting down)."""
+        """Start no more loads and wait for the running ones (shutting down); `loading_stopped`
+        is set once no queued load can start any more."""
         for load in self._loads:
-            load.cancel()
+            load.cancel_queued()
+        self.loading_stopped.set()
+        for load in self._loads:
+            load.wait_running()
 
     @staticmethod
     def _read_checkpoint(log_dir: str, name: str) -> dict[TopicPartition, int]:

@@ -164,8 +164,8 @@ def test_checkpoints_written_while_loading_keep_the_entries_of_partitions_not_lo
     paths = written_cleanly(tmp_path, partitions=3)
     checkpoint = os.path.join(paths[0], RECOVERY_POINT_CHECKPOINT)
     before = read_offsets(checkpoint)
-    manager = started(paths, hold={("t", 1)})
-    manager.wait_until_loaded(lambda key: key != ("t", 1))
+    manager = started(paths, hold={("t", 2)})  # the last of the directory: the others load
+    manager.wait_until_loaded(lambda key: key != ("t", 2))
 
     manager.checkpoint_recovery_points()
     manager.write_all_checkpoints()
@@ -190,15 +190,20 @@ def test_a_partition_deleted_while_it_loads_goes_once_loaded(tmp_path):
 
 def test_a_stop_while_loading_leaves_no_clean_shutdown_marker_in_that_log_dir(tmp_path):
     paths = written_cleanly(tmp_path, dirs=("a", "b"), partitions=2)
-    held = next(("t", p) for p in range(4) if os.path.isdir(os.path.join(paths[1], f"t-{p}")))
+    in_b = sorted(name for name in os.listdir(paths[1]) if name.startswith("t-"))
+    held = ("t", int(in_b[0][2:]))  # loading when the stop comes; the others of b are queued behind
     manager = started(paths, hold={held})
-    manager.wait_until_loaded(lambda key: key != held)
-    threading.Timer(0.05, manager.release.set).start()  # the running load finishes during close
+    manager.wait_until_loaded(lambda key: manager.log_dir_of(*key) == paths[0])
+    # the running load finishes during close, once the queued ones can no longer start
+    threading.Thread(target=lambda: manager.loading_stopped.wait(LONG_ENOUGH) and manager.release.set()).start()
     manager.close()
 
     assert os.path.exists(os.path.join(paths[0], ".kafka_cleanshutdown"))
+    assert not os.path.exists(os.path.join(paths[1], ".kafka_cleanshutdown"))
     restarted = LogManager(paths)
-    assert restarted.get(*held) is not None
+    assert sorted(log.partition for log in restarted.all_logs()) == list(range(4))
+    in_b_now = [log for log in restarted.all_logs() if restarted.log_dir_of("t", log.partition) == paths[1]]
+    assert in_b_now and all(log.recovery is not None for log in in_b_now)
     restarted.close()
 
 
