@@ -91,6 +91,10 @@ log = logging.getLogger(__name__)
 _Service = TypeVar("_Service")
 
 
+def _is_internal_partition(key: tuple[str, int]) -> bool:
+    return key[0] in (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
+
+
 def _opened(service: _Service | None) -> _Service:
     """A service set by `Broker.open()`; a clear error when the broker is not (or no longer) open."""
     if service is None:
@@ -326,6 +330,8 @@ class Broker:
             topic_configs=self._topic_log_config,
             time_ms=self.timer.clock.now_ms,
             max_open_segments=segment_cache_capacity(open_file_limit()),
+            recovery_threads_per_data_dir=int(self.config["num.recovery.threads.per.data.dir"]),
+            load_logs=False,
         )
         self.replica_manager = replica_manager = ReplicaManager(
             self.broker_id,
@@ -337,6 +343,7 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         self.fetch_sessions.follow(replica_manager)
+        self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
@@ -356,6 +363,16 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
+        """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
+        per log dir), each partition served as soon as its log is in. The internal topics'
+        partitions load first and are waited for: the coordinators start on them."""
+        log_manager.start_loading(
+            lambda key: self.bridge.post(replica_manager.log_loaded, *key),
+            first=_is_internal_partition,
+        )
+        log_manager.wait_until_loaded(_is_internal_partition)
 
     def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
@@ -627,6 +644,8 @@ class Broker:
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
+        elif self.log_manager is not None:
+            self.log_manager.stop_loading()  # a failed open(): no load keeps running
         if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
         if self.authorizer is not None:

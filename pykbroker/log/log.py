@@ -113,6 +113,9 @@ class Log(OffsetLookups, Retention, Compaction):
         self._high_watermark = 0
         self._last_flush_ms = time_ms()
         self._roll_flush_offset: int | None = None
+        # told of each roll (the log manager flushes the rolled segments soon after, as Kafka's
+        # roll schedules "flush-log"): the recovery point follows the rolls
+        self.roll_listener: Callable[[Log], None] | None = None
         self._truncations = 0
         self._limit_position: tuple[int, Segment, int] | None = None
         self.cleaner_checkpoint: int | None = None
@@ -532,6 +535,8 @@ class Log(OffsetLookups, Retention, Compaction):
             self.producers.update_map_end_offset(base)
             self._roll_flush_offset = base
             self._take_snapshot(base)
+            if self.roll_listener is not None:
+                self.roll_listener(self)
             return segment
 
     def _new_active_segment(self, base: int) -> Segment:

@@ -215,12 +215,15 @@ class ReplicaManager:
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
         self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
         self.isr_expands = 0
+        self._delete_stray_logs_when_loaded = False  # cluster mode: see startup()
+        self._last_loaded_config: tuple = (None, None, {})  # see _loaded_topic_config
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
     def startup(self, *, delete_stray_logs: bool = False) -> None:
         """Take the roles the store assigns. With `delete_stray_logs` (cluster mode, where the
         store is the whole truth), logs of topics deleted while this broker was away go."""
+        self._delete_stray_logs_when_loaded = delete_stray_logs
         if delete_stray_logs:
             self._delete_stray_logs()
         changes = RoleChanges()
@@ -230,6 +233,27 @@ class ReplicaManager:
             except KafkaError as exc:  # KAFKA_STORAGE_ERROR: a log that cannot be opened; serve the others
                 log.error("Could not open every partition of %s: %s", name, exc.message_or_default)
         changes.log_summary(log)
+
+    def log_loaded(self, topic: str, index: int) -> None:
+        """The log manager finished loading a partition found on disk at start (on the loop,
+        maybe long after `startup`): take the role the store gives it now. Until then the
+        partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
+        key = (topic, index)
+        if key in self.partitions or self.log_manager.is_loading(topic, index):
+            return
+        info = self.metadata.topic(topic)
+        state = info.partitions.get(index) if info is not None else None
+        if state is None:
+            if self._delete_stray_logs_when_loaded and self.log_manager.get(topic, index) is not None:
+                log.info("Deleting the log of %s-%d: the topic no longer exists", topic, index)
+                self.log_manager.delete(topic, index)
+            return
+        if self.broker_id in state.replicas:
+            partition = self._open_partition(topic, index, info.topic_id, self._loaded_topic_config(info))
+            changes = RoleChanges()  # one partition: its role at DEBUG (the log dir reports progress)
+            self._apply_partition_state(partition, state, changes)
+            for _, message in changes.lines():
+                log.debug(message)
 
     def _delete_stray_logs(self) -> None:
         topics = self.metadata.topics()
@@ -278,6 +302,8 @@ class ReplicaManager:
             if self.broker_id not in state.replicas:
                 continue
             partition = self.partitions.get((name, index))
+            if partition is None and self.log_manager.is_loading(name, index):
+                continue  # taken up by `log_loaded`, with the state the store has then
             if partition is None:
                 partition = self._open_partition(name, index, info.topic_id, config)
             else:
@@ -286,12 +312,25 @@ class ReplicaManager:
         for tp in [tp for tp in self.partitions if tp[0] == name and tp[1] not in info.partitions]:
             self._remove_partition(tp)  # partitions whose creation the store took back
 
+    def _loaded_topic_config(self, info) -> dict:
+        """The log config of a topic whose partitions are loading: partitions load in name
+        order, so the last topic's config is kept (one computation per topic, not per partition)."""
+        cached_overrides, cached_broker_config, config = self._last_loaded_config
+        if cached_overrides is not info.configs or cached_broker_config is not self.config:
+            config = topic_config_values(info.configs, self.config)
+            self._last_loaded_config = (info.configs, self.config, config)
+        return config
+
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
+        configs: dict[str, dict | None] = {}  # one computation per topic, not per partition
         for (topic, _), partition in self.partitions.items():
-            info = self.metadata.topic(topic)
-            if info is not None:
-                partition.log.update_config(topic_config_values(info.configs, self.config))
+            if topic not in configs:
+                info = self.metadata.topic(topic)
+                configs[topic] = topic_config_values(info.configs, self.config) if info is not None else None
+            config = configs[topic]
+            if config is not None:
+                partition.log.update_config(config)
 
     def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
@@ -358,6 +397,8 @@ class ReplicaManager:
 
     def _delete_topic_partitions(self, topic: str) -> None:
         self.topic_stats.remove_topic(topic)
+        for index in self.log_manager.loading_partitions(topic):
+            self.log_manager.delete(topic, index)  # deleted once its load is over
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             self._remove_partition(tp)
 
