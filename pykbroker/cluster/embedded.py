@@ -6,18 +6,18 @@ broker id, and the cluster-wide default under Kafka's entity name `<default>`).
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
 
+The file is one JSON document, one topic a line; files written with any other layout of the same
+document (older versions indented it) load alike.
+
 The state changes at once on the event loop. A change is numbered and marks its topic changed;
 once per turn of the loop (however many changes it made) the changed topics are serialized again,
 one line of JSON each, kept with the unchanged ones' lines, and the list of lines (immutable
 strings) goes to one writer thread (`state_writer.SnapshotWriter`) that joins, writes, fsyncs and
-renames off the loop, newer snapshots superseding older ones: the work on the loop is proportional
-to what changed, and the changes made during one write go out in the next (group commit). Nothing
-is acknowledged before it is on disk: admin handlers await `wait_durable()` before answering, an
-ISR proposal is answered (`callback`) only once its snapshot is written, and `close()` flushes the
-writer. Off the loop (tests, tools) a change is serialized and handed over at once, whole.
-
-The file is one JSON document, one topic a line; files written with any other layout of the same
-document (older versions indented it) load alike.
+renames off the loop, newer snapshots superseding older ones: the loop's work is proportional to
+what changed, and the changes made during one write go out in the next (group commit). Off the
+loop (tests, tools) a change is serialized and handed over at once, whole. Nothing is acknowledged before it is
+on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
+(`callback`) only once its snapshot is written, and `close()` flushes the writer.
 """
 
 from __future__ import annotations
