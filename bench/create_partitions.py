@@ -3,7 +3,8 @@
 Starts `python -m pykbroker` as a subprocess on a fresh data dir, then creates topics of
 `--per-topic` partitions, `--per-request` topics per CreateTopics request (confluent-kafka
 AdminClient, one request at a time, each awaited), and prints the seconds taken per thousand
-partitions and in total.
+partitions and in total, and the CPU seconds the broker process used (user + system, less
+sensitive than wall time to other work on the machine).
 
     python -m bench.create_partitions --partitions 2000 5000
 """
@@ -11,6 +12,7 @@ partitions and in total.
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -40,6 +42,11 @@ def start_broker(workdir: Path) -> tuple[subprocess.Popen, str]:
         process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     wait_for_metadata(bootstrap, time.monotonic() + START_TIMEOUT, process)
     return process, bootstrap
+
+
+def cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def create_partitions(bootstrap: str, total: int, per_topic: int, per_request: int) -> list[float]:
@@ -75,11 +82,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory(prefix="pykbroker-create-") as directory:
             process, bootstrap = start_broker(Path(directory))
             try:
+                cpu_before = cpu_seconds(process.pid)
                 marks = create_partitions(bootstrap, total, options.per_topic, options.per_request)
+                cpu = cpu_seconds(process.pid) - cpu_before
             finally:
                 stop_process(process)
             steps = " ".join(f"{m:.1f}" for m in marks)
-            print(f"{total} partitions: {marks[-1]:.1f} s (cumulative s per 1000: {steps})", flush=True)
+            print(f"{total} partitions: {marks[-1]:.1f} s, broker CPU {cpu:.1f} s (cumulative s per 1000: {steps})",
+                  flush=True)
 
 
 if __name__ == "__main__":

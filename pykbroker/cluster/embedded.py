@@ -54,7 +54,7 @@ class EmbeddedMetadataStore(MetadataStore):
         self._broker_configs: dict[str, dict[str, str]] = {}
         self._user_configs: dict[str, dict[str, str]] = {}
         self._changes = 0  # the number of the newest change
-        self._snapshot_due = False  # a snapshot is scheduled on the loop
+        self._snapshot_loop: asyncio.AbstractEventLoop | None = None  # where a snapshot is scheduled
         self._changed_topics: set[str] = set()  # changed in place since the last snapshot
         self._topic_lines: dict[str, tuple[TopicInfo, str]] = {}  # each topic's serialized line
         for d in self.log_dirs:
@@ -226,14 +226,14 @@ class EmbeddedMetadataStore(MetadataStore):
             self._topic_lines.clear()
             self._submit_snapshot()
             return self._changes
-        if not self._snapshot_due:
-            self._snapshot_due = True
+        if self._snapshot_loop is not loop:  # (a loop that closed first never ran its snapshot)
+            self._snapshot_loop = loop
             loop.call_soon(self._submit_snapshot)
         return self._changes
 
     def _submit_snapshot(self) -> None:
         """Hand the writer the state's lines, serializing only the topics changed since the last."""
-        self._snapshot_due = False
+        self._snapshot_loop = None
         if self._changes <= self._writer.submitted:
             return
         lines = [self._topic_line(name, info) for name, info in self._topics.items()]

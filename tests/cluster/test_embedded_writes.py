@@ -140,3 +140,19 @@ def test_a_state_file_written_by_an_earlier_version_loads(tmp_path):
     rewritten = json.loads((tmp_path / STATE_FILE).read_text())
     assert {k: v for k, v in rewritten.items() if k != "topics"} == {k: v for k, v in earlier.items() if k != "topics"}
     assert rewritten["topics"][0] == earlier["topics"][0]
+
+
+def test_a_change_left_unwritten_by_a_loop_that_ended_is_written_with_the_next_loops_change(tmp_path):
+    store = new_store(tmp_path)
+
+    async def change(name):
+        store.create_topic(name, 1, 1)
+
+    async def change_and_wait(name):
+        store.create_topic(name, 1, 1)
+        with anyio.fail_after(LONG_ENOUGH):
+            await store.wait_durable()
+    anyio.run(change, "first")
+    anyio.run(change_and_wait, "second")
+    assert set(stored_topics(tmp_path)) == {"first", "second"}
+    store.close()
