@@ -95,33 +95,3 @@ def test_close_leaves_the_last_state_on_disk(tmp_path):
     reopened = new_store(tmp_path)
     assert reopened.topic("t1").configs == {"retention.ms": "1000"}
     assert reopened.topic("t0") is None
-
-
-def test_a_change_serializes_again_only_the_topic_it_changed(tmp_path, monkeypatch):
-    """With many topics stored, a new topic or an ISR change encodes that one topic: the others'
-    JSON is kept from their last change, and the file still holds every topic as it is now."""
-    store = new_store(tmp_path)
-    for n in range(100):
-        store.create_topic(f"t{n:03d}", 3, 1)
-    encoded = []
-    real_dumps = json.dumps
-
-    def counting_dumps(value, *args, **kwargs):
-        if isinstance(value, dict) and "partitions" in value:
-            encoded.append(value["name"])
-        return real_dumps(value, *args, **kwargs)
-    monkeypatch.setattr("pykbroker.cluster.embedded.json.dumps", counting_dumps)
-
-    store.create_topic("new", 2, 1)
-    store.add_partitions("t007", 5)
-    store.propose_isr("t042", 1, 0, 0, [0], lambda epoch: None)
-    store.delete_topic("t099")
-    store.close()
-    assert encoded == ["new", "t007", "t042"]
-
-    reloaded = new_store(tmp_path)
-    topics = reloaded.topics()
-    assert len(topics) == 100 and "t099" not in topics
-    assert len(topics["t007"].partitions) == 5 and topics["t042"].partitions[1].partition_epoch == 1
-    assert stored_topics(tmp_path)["new"]["partitions"][1]["leader"] == 0
-    reloaded.close()
