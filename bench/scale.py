@@ -309,7 +309,8 @@ def render(results: Results, names: list[str], plan: ScalePlan, nofile: int, sec
 
 
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Scale benchmark: pykbroker beside Kafka 3.9.0.")
+    parser = argparse.ArgumentParser(prog="python -m bench.scale",
+                                     description="Scale benchmark: pykbroker beside Kafka 3.9.0.")
     parser.add_argument("--quick", action="store_true", help="a few hundred partitions; no docs update")
     parser.add_argument("--sizes", help="partitions on one broker, e.g. 1000,5000,10000")
     parser.add_argument("--cluster-partitions", type=int, help="partitions of RF 3 in the cluster")
@@ -320,6 +321,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--nofile", type=int, default=20_000, help="RLIMIT_NOFILE of every broker")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
     parser.add_argument("--workdir", type=Path, help="where the brokers keep their data")
+    parser.add_argument("--output", type=Path, help="results file (default bench/results/scale.md, "
+                                                     "or scale-quick.md with --quick)")
     return parser.parse_args()
 
 
@@ -356,14 +359,14 @@ def main() -> None:
     content = dict(results=results, names=names, plan=plan, nofile=args.nofile,
                    seconds=time.monotonic() - begin, load_before=load_before,
                    single=not args.no_single, cluster=not args.no_cluster)
-    path = BENCH / "results" / ("scale-quick.md" if args.quick else "scale.md")
+    path = args.output or BENCH / "results" / ("scale-quick.md" if args.quick else "scale.md")
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(render(level=1, **content))
     if not args.quick and not args.no_docs:
         report.update_docs(DOCS, render(level=3, **content), DOCS_START, DOCS_END)
     print()
     print(path.read_text())
-    say(f"written to {path.relative_to(REPO)}" + ("" if args.quick or args.no_docs else " and docs/benchmarks.md"))
+    say(f"written to {path}" + ("" if args.quick or args.no_docs else " and docs/benchmarks.md"))
 
 
 if __name__ == "__main__":

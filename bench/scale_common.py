@@ -140,9 +140,18 @@ def wait_led(bootstrap: str, expected: dict[str, int], limit: float, alive=lambd
         if not alive():
             return "broker process died"
         time.sleep(0.1)
-    seen = "no answer" if view is None else f"{sum(1 for t in expected if t in view.topics):,} " \
-                                            f"of {len(expected):,} topics listed"
-    return f"Metadata incomplete after {limit:.0f} s ({seen})"
+    return f"Metadata incomplete after {limit:.0f} s ({what_is_missing(view, expected)})"
+
+
+def what_is_missing(view: wire.ClusterView | None, expected: dict[str, int]) -> str:
+    if view is None:
+        return "no answer"
+    listed = [topic for topic in expected if topic in view.topics]
+    states = [state for topic in listed for state in view.topics[topic].values()]
+    leaderless = sum(1 for state in states if state.leader < 0)
+    errors = sorted({state.error_code for state in states if state.error_code})
+    return (f"{len(listed):,} of {len(expected):,} topics listed, {len(states):,} partitions, "
+            f"{leaderless:,} without a leader" + (f", partition errors {errors}" if errors else ""))
 
 
 def create_topics(admin, names: list[str], replication: int) -> tuple[list[str], str]:
