@@ -42,7 +42,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import report, throughput  # noqa: E402
-from bench.brokers import pykbroker_version  # noqa: E402
+from bench.brokers import condensed, pykbroker_version  # noqa: E402
 from bench.figure import Figure, measured, not_available  # noqa: E402
 from bench.scale_brokers import make_single  # noqa: E402
 from bench.scale_cluster import cluster_rows, cluster_session  # noqa: E402
@@ -239,8 +239,8 @@ class SingleRun:
         try:
             self.broker.launch()
         except Exception as error:
-            return 0.0, f"did not start: {str(error).strip().splitlines()[0][:200]}"
-        failure = wait_led(self.broker.bootstrap, expected, self.plan.restart_limit, self.broker.alive)
+            return 0.0, f"did not start: {condensed(error)[:300]}"
+        failure = wait_led(self.broker.bootstrap, expected, self.plan.ready_limit, self.broker.alive)
         return time.monotonic() - begin, failure
 
 

@@ -11,7 +11,6 @@ from bench import report, throughput, wire
 from bench.figure import Figure, measured, not_available
 from bench.scale_brokers import make_cluster
 from bench.scale_common import (
-    CREATE_LIMIT,
     RECORD_SIZE,
     TITLES,
     TOPIC_PARTITIONS,
@@ -159,12 +158,12 @@ class ClusterRun:
                 self.put("create", not_available(f"stopped at {sum(self.expected.values()):,}"))
                 self.results.note(f"{self.name} cluster: {failure}")
                 return False
-        failure = wait_led(self.cluster.bootstrap, self.expected, CREATE_LIMIT)
+        failure = wait_led(self.cluster.bootstrap, self.expected, self.plan.ready_limit)
         self.put("create", measured(time.monotonic() - begin) if not failure else not_available(failure))
         return not failure
 
     def wait_full_isr(self) -> bool:
-        begin, deadline = time.monotonic(), time.monotonic() + self.plan.restart_limit
+        begin, deadline = time.monotonic(), time.monotonic() + self.plan.ready_limit
         while time.monotonic() < deadline:
             view = wire.cluster_view(self.cluster.bootstrap, timeout=30.0)
             if view is not None and view.led(self.expected) and all(
@@ -172,7 +171,7 @@ class ClusterRun:
                 self.put("isr_full", measured(time.monotonic() - begin))
                 return True
             time.sleep(0.5)
-        self.put("isr_full", not_available(f"not within {self.plan.restart_limit:.0f} s"))
+        self.put("isr_full", not_available(f"not within {self.plan.ready_limit:.0f} s"))
         return False
 
     def idle_and_footprint(self) -> None:

@@ -31,15 +31,16 @@ class ScalePlan:
     metadata_samples: int
     idle_seconds: float
     phase_time_limit: float
-    restart_limit: float
+    ready_limit: float            # seconds for Metadata to list everything after a restart, or after
+                                  # the cluster's CreateTopics requests
 
 
 FULL = ScalePlan("full", (1000, 5000, 10000), records=262_144, active_partitions=1000,
                  cluster_partitions=3000, cluster_records=65_536, metadata_samples=7,
-                 idle_seconds=20.0, phase_time_limit=120.0, restart_limit=900.0)
+                 idle_seconds=20.0, phase_time_limit=120.0, ready_limit=900.0)
 QUICK = ScalePlan("quick", (100, 300), records=20_000, active_partitions=100,
                   cluster_partitions=150, cluster_records=10_000, metadata_samples=5,
-                  idle_seconds=5.0, phase_time_limit=30.0, restart_limit=120.0)
+                  idle_seconds=5.0, phase_time_limit=30.0, ready_limit=120.0)
 
 
 def say(message: str) -> None:
