@@ -112,6 +112,21 @@ class AioKafkaDriver(Driver):
         finally:
             await consumer.stop()
 
+    async def end_offsets(self, bootstrap, topic) -> str:
+        """Partition 0's end offset for read_committed (the last stable offset) and for
+        read_uncommitted (the high watermark)."""
+        from aiokafka import TopicPartition
+
+        tp, found = TopicPartition(topic, 0), []
+        for isolation in ("read_committed", "read_uncommitted"):
+            consumer = self.consumer(bootstrap, isolation_level=isolation)
+            await consumer.start()
+            try:
+                found.append((await consumer.end_offsets([tp]))[tp])
+            finally:
+                await consumer.stop()
+        return "last stable offset {}, high watermark {}".format(*found)
+
     @staticmethod
     async def transactional_producer(bootstrap, transactional_id):
         """A started producer: AIOKafkaProducer.start() initialises its transactions."""
@@ -353,8 +368,16 @@ class AioKafkaDriver(Driver):
                 await second.stop()
         finally:
             await producer.stop()
-        check_output(await self.read_exactly(bootstrap, output, 1, 10, "read_committed"),
-                     await self.read_exactly(bootstrap, output, 1, 15, "read_uncommitted"))
+        read_committed = await self.read_exactly(bootstrap, output, 1, 10, "read_committed")
+        read_uncommitted = await self.read_exactly(bootstrap, output, 1, 15, "read_uncommitted")
+        try:
+            check_output(read_committed, read_uncommitted)
+        except AssertionError as failure:
+            # what tells a last stable offset held back by the broker from records the client
+            # dropped: the end offsets, and where each record is
+            raise AssertionError(
+                f"{failure}; {await self.end_offsets(bootstrap, output)}, read_uncommitted "
+                f"{[(r.offset, r.value) for r in read_uncommitted]}") from None
 
     @synchronous
     async def transaction_fencing(self, bootstrap, topic):

@@ -8,7 +8,7 @@ from pykbroker.log.producer_state import SENTINEL, VerificationGuard
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 from pykbroker.records.control import build_end_txn_marker
 
-from .helpers import Clock, kv_batch, open_log, reopen
+from .helpers import T0, Clock, kv_batch, open_log, reopen
 
 PID = 500
 
@@ -56,6 +56,35 @@ def test_committed_transactions_are_not_listed(tmp_path):
     write(log, txn_batch(0))
     end_txn(log, commit=True)
     assert log.read(0, 1 << 20, read_committed=True).aborted_transactions == []
+
+
+def test_an_aborted_transaction_is_listed_only_for_fetches_that_reach_its_records(tmp_path):
+    """One producer commits, aborts, commits (the compat suite's consume-transform-produce):
+    clients drop a producer's batches from the first offset of a listed abort until they see
+    its ABORT marker, so a fetch that starts after that marker must not list it, or the third
+    transaction's records, of the same producer, would be dropped."""
+    log = open_log(tmp_path)
+
+    def end(commit):  # at the records' time, so that the log stays one segment
+        marker = bytearray(build_end_txn_marker(PID, 0, commit, coordinator_epoch=1, timestamp=T0))
+        log.append_as_leader(marker, leader_epoch=0, origin=COORDINATOR)
+        log.high_watermark = log.log_end_offset
+
+    write(log, txn_batch(0, count=5))   # 0-4
+    end(commit=True)                    # 5
+    write(log, txn_batch(5, count=5))   # 6-10
+    end(commit=False)                   # 11
+    write(log, txn_batch(10, count=5))  # 12-16
+    assert log.last_stable_offset == 12
+    end(commit=True)                    # 17
+    assert len(log.segments) == 1
+
+    def aborted(fetch_offset, max_offset=None):
+        fetch = log.read(fetch_offset, 1 << 20, max_offset=max_offset, read_committed=True)
+        return [(t.producer_id, t.first_offset) for t in fetch.aborted_transactions]
+
+    assert [aborted(offset) for offset in (0, 5, 6, 11, 12, 17)] == [[(PID, 6)]] * 4 + [[], []]
+    assert aborted(0, max_offset=12) == [(PID, 6)]
 
 
 def test_a_non_transactional_write_inside_a_transaction_is_refused(tmp_path):
