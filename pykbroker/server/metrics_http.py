@@ -21,6 +21,7 @@ import anyio
 from anyio.abc import SocketListener, SocketStream
 
 from .metrics import CONTENT_TYPE
+from .socket_io import listening_socket, shown_host
 
 log = logging.getLogger(__name__)
 
@@ -108,21 +109,13 @@ def _text(status: int, text: str) -> HttpResponse:
 def bind_metrics_socket(host: str, port: int, backlog: int = 64) -> socket.socket:
     """Bind `pykbroker.metrics.listener` now (so a port in use stops the broker at start and port 0
     is known before serving); OSError names the address."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
-        sock.listen(backlog)
+        return listening_socket(host, port, backlog)
     except OSError as error:
-        sock.close()
         raise OSError(
             f"Failed to bind pykbroker.metrics.listener to {http_address(host, port)}: {error.strerror or error}"
         ) from None
-    sock.setblocking(False)
-    return sock
 
 
 def http_address(host: str, port: int) -> str:
-    shown = f"[{host}]" if ":" in host else (host or "0.0.0.0")
-    return f"http://{shown}:{port}"
+    return f"http://{shown_host(host)}:{port}"

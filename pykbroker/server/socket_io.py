@@ -17,6 +17,27 @@ _SIZE = struct.Struct(">i")
 _READ_CHUNK = 256 * 1024
 
 
+def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
+    """A non-blocking TCP socket bound and listening on host:port (host "" means every interface);
+    on failure the socket is closed and the OSError raised."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    sock.setblocking(False)
+    return sock
+
+
+def shown_host(host: str) -> str:
+    """The host as an address names it: an IPv6 host in brackets, "" as 0.0.0.0."""
+    return f"[{host}]" if ":" in host else (host or "0.0.0.0")
+
+
 class FrameTooLarge(Exception):
     def __init__(self, size: int) -> None:
         super().__init__(f"request size {size} exceeds socket.request.max.bytes")

@@ -11,6 +11,7 @@ import anyio
 
 from .connection import ListenerAuthentication, serve_connection
 from .dispatcher import Dispatcher
+from .socket_io import listening_socket, shown_host
 
 if TYPE_CHECKING:
     from ..security.ssl_config import ServerSsl
@@ -45,19 +46,12 @@ def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundL
     """Bind now (so the port is known before serving); host "" means every interface.
 
     A failure raises OSError naming the listener, address and port."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
-        sock.bind((host, port))
-        sock.listen(backlog)
+        sock = listening_socket(host, port, backlog)
     except OSError as error:
-        sock.close()
-        address = f"[{host}]" if ":" in host else (host or "0.0.0.0")
         raise OSError(
-            f"Socket server failed to bind listener {name} to {address}:{port}: {error.strerror or error}"
+            f"Socket server failed to bind listener {name} to {shown_host(host)}:{port}: {error.strerror or error}"
         ) from None
-    sock.setblocking(False)
     return BoundListener(name, sock)
 
 

@@ -318,13 +318,20 @@ def should_print_group(group: str, state: str, rows: int, outcome: Outcome) -> b
     return rows > 0
 
 
+def group_is_dead(description: GroupDescription, outcome: Outcome) -> bool:
+    """For --output json: a Dead group is an error, and no document follows."""
+    if description.state != "Dead":
+        return False
+    outcome.error(f"Consumer group '{description.group_id}' does not exist.")
+    return True
+
+
 def describe_offsets(
     admin: GroupAdmin, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
 ) -> dict | None:
     rows = collect_offset_rows(admin, description)
     if args.output == "json":
-        if description.state == "Dead":
-            outcome.error(f"Consumer group '{description.group_id}' does not exist.")
+        if group_is_dead(description, outcome):
             return None
         return {"group": description.group_id, "state": description.state, "offsets": [row.as_json() for row in rows]}
     if should_print_group(description.group_id, description.state, len(rows), outcome):
@@ -371,8 +378,7 @@ def format_offsets(rows: list[OffsetRow]) -> str:
 def describe_members(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
     members = description.members
     if args.output == "json":
-        if description.state == "Dead":
-            outcome.error(f"Consumer group '{description.group_id}' does not exist.")
+        if group_is_dead(description, outcome):
             return None
         return {
             "group": description.group_id,
@@ -423,8 +429,7 @@ def format_members(group: str, members: list, verbose: bool) -> str:
 def describe_state(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
     coordinator = description.coordinator
     if args.output == "json":
-        if description.state == "Dead":
-            outcome.error(f"Consumer group '{description.group_id}' does not exist.")
+        if group_is_dead(description, outcome):
             return None
         return {
             "group": description.group_id,
