@@ -304,7 +304,19 @@ def security_rows(pykbroker, kafka, clients=None, scenarios=None):
         ours, theirs = pool.map(
             lambda broker, ready: run_security_suite(broker, clients, scenarios, ready), (pykbroker, kafka), prepared
         )
+    theirs.update(_retried_on_kafka(kafka, theirs, prepared[1]))
     rows = Rows()
     rows.results = {row: (ours[row], theirs[row]) for row in ours}
     rows.versions = {name: SECURITY_CLIENTS[name].driver().version for name in clients or SECURITY_CLIENTS}
     return rows
+
+
+def _retried_on_kafka(kafka, results: dict, prepared) -> dict:
+    """Kafka 3.9.0's failed cells run once more: on a loaded machine the real broker has slow
+    moments too (a SCRAM login or a new topic's leader late), and the table compares behaviour,
+    not Kafka's timing. pykbroker's cells are never retried."""
+    again = {}
+    for client, scenario in [row for row, result in results.items() if result.status == FAIL]:
+        again.update(run_security_suite(kafka, [client], [scenario], prepared))
+    return again
+
