@@ -41,7 +41,7 @@ system-deps:
 	@bash .ci/install-system-deps
 
 test: $(TEST_STAMP) system-deps
-	$(PY) -m pytest -q -n 2 --dist loadgroup
+	$(PY) -m pytest -q -n 2 --dist loadscope
 
 $(LINT_STAMP): pyproject.toml $(STAMP)
 	$(PY) -m pip install -q -e '.[lint]'

@@ -18,12 +18,41 @@ def fresh_broker(tmp_path):
         yield running
 
 
-def pytest_collection_modifyitems(config, items):
-    """With pytest-xdist (`make test` runs two workers with `--dist loadgroup`), a test module
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """With pytest-xdist (`make test` runs two workers with `--dist loadscope`), a test module
     stays on one worker, so that its module-scoped brokers start once; the compatibility suite's
     modules share one worker, so that its session brokers (pykbroker and Kafka 3.9.0, single and
-    three-broker) start once."""
-    for item in items:
-        path = item.nodeid.split("::", 1)[0]
-        group = "compat" if path.startswith("tests/compat/") else path
-        item.add_marker(pytest.mark.xdist_group(group))
+    three-broker) start once. (The scopes are named here rather than by xdist_group marks, which
+    pytest-xdist cannot attach to a test's id under every pytest version.)"""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return scheduling_scope(nodeid)
+
+    return ModuleScheduling(config, log)
+
+
+def scheduling_scope(nodeid: str) -> str:
+    """The unit of work a worker runs whole: the test's module, or "compat" for the
+    compatibility suite."""
+    path = nodeid.split("::", 1)[0]
+    return "compat" if path.startswith("tests/compat/") else path
+
+
+_LOG_TAIL_CHARACTERS = 20_000
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """A failed test's report carries the end of the log of each broker process it used, so
+    that a failure seen only in CI can be read afterwards."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed and call.when == "call":
+        for name, value in getattr(item, "funcargs", {}).items():
+            if isinstance(value, BrokerProcess):
+                report.sections.append((f"log of broker fixture {name!r}", value.log_text()[-_LOG_TAIL_CHARACTERS:]))

@@ -42,6 +42,10 @@ METADATA = subscription(TOPIC)
 def broker(tmp_path_factory):
     with group_broker(tmp_path_factory.mktemp("wire")) as running:
         create_topic(running.bootstrap, TOPIC, 2)
+        with WireClient(running.bootstrap) as connection:  # as a client does before its group
+            # requests: the lookup creates __consumer_offsets, whose partitions make this broker
+            # every group's coordinator
+            connection.request(ApiKey.FIND_COORDINATOR, 1, FindCoordinator(key="any", key_type=0))
         yield running
 
 

@@ -38,6 +38,8 @@ def broker(tmp_path_factory):
         grant(admin, ResourceType.TOPIC, "open", AclOperation.ALL)
         grant(admin, ResourceType.TOPIC, "readable", AclOperation.READ)
         grant(admin, ResourceType.GROUP, "open-group", AclOperation.READ)
+        # a coordinator lookup creates __consumer_offsets, as a client's first group request does
+        admin.request(ApiKey.FIND_COORDINATOR, 1, req(ApiKey.FIND_COORDINATOR, key="open-group", key_type=0))
         admin.close()
         yield running
 

@@ -114,7 +114,7 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
         self.manager.schedule_load(partition, self.on_group_loaded)
 
     def on_resignation(self, partition: int) -> None:
-        log.debug("Resigned as the group coordinator for partition %d", partition)
+        log.info("Resigned as the group coordinator for partition %d", partition)
         self.manager.remove_groups_for_partition(partition, self.on_group_unloaded)
 
     def _on_topic_changed(self, name: str, info) -> None:
