@@ -13,7 +13,7 @@ COMPAT_STAMP := $(VENV)/.compat-installed
 
 LINT_STAMP := $(VENV)/.lint-installed
 
-.PHONY: run test lint compat system-deps bench bench-quick codec-bench clean
+.PHONY: run test lint compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -68,6 +68,13 @@ bench: $(BENCH_STAMP)
 
 bench-quick: $(BENCH_STAMP)
 	$(PY) -m bench --quick
+
+# Thousands of partitions beside Kafka 3.9.0 (../shared/realkafka): docs/benchmarks.md, "Scale"
+bench-scale: $(BENCH_STAMP)
+	$(PY) -m bench scale
+
+bench-scale-quick: $(BENCH_STAMP)
+	$(PY) -m bench scale --quick
 
 clean:
 	rm -rf $(VENV) build *.egg-info data

@@ -4,6 +4,11 @@
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T --count N --size BYTES
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --partitions 3
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --assign 1 --idle-stop 1
+    python -m bench.clients produce      --bootstrap HOST:PORT --topic T1,T2 --spread 10 --acks all
+    python -m bench.clients consume      --bootstrap HOST:PORT --topic T1,T2 --partitions 10
+
+`--spread P` writes round-robin to partitions 0..P-1 of every topic named (records spread over
+all of them, as the scale benchmark needs); consume reads every partition of every topic named.
 
 Each command stops by itself (--time-limit) and prints one JSON object on its last stdout line:
 {"ok": true, ...} or {"ok": false, "reason": "..."}. Running the clients in their own processes
@@ -68,14 +73,14 @@ def process_cpu_seconds() -> float:
 
 
 def producer_config(bootstrap: str, time_limit: float, logger: logging.Logger,
-                    failures: list[str]) -> dict:
+                    failures: list[str], acks: str = "1") -> dict:
     def on_delivery(error, _message):
         if error is not None:
             failures.append(str(error))
 
     return {
         "bootstrap.servers": bootstrap,
-        "acks": 1,
+        "acks": acks,
         "linger.ms": 5,
         "batch.size": MIB,
         # librdkafka caps a batch at min(batch.size, message.max.bytes): lift the latter to 1 MiB.
@@ -122,11 +127,27 @@ def produce_chunk(produce, topic: str, payload: bytes, chunk: int) -> int:
     return chunk
 
 
-def queue_records(producer: Producer, topic: str, payload: bytes, count: int, deadline: float,
-                  failures: list[str]) -> int:
+def produce_spread_chunk(produce, destinations: list[tuple[str, int]], first: int, payload: bytes,
+                         chunk: int) -> int:
+    """Queue up to `chunk` records round-robin over (topic, partition), the first at index
+    `first`; fewer when the client's queue is full."""
+    for index in range(chunk):
+        topic, partition = destinations[(first + index) % len(destinations)]
+        try:
+            produce(topic, payload, partition=partition)
+        except BufferError:
+            return index
+    return chunk
+
+
+def queue_records(producer: Producer, topics: list[str], payload: bytes, count: int, deadline: float,
+                  failures: list[str], spread: int = 0) -> int:
     sent = 0
+    destinations = [(topic, partition) for partition in range(spread) for topic in topics]
     while sent < count and not failures and time.monotonic() < deadline:
-        queued = produce_chunk(producer.produce, topic, payload, min(PRODUCE_CHUNK, count - sent))
+        chunk = min(PRODUCE_CHUNK, count - sent)
+        queued = (produce_spread_chunk(producer.produce, destinations, sent, payload, chunk)
+                  if destinations else produce_chunk(producer.produce, topics[0], payload, chunk))
         sent += queued
         producer.poll(0 if queued else 0.005)
     return sent
@@ -140,17 +161,19 @@ def write_reason(delivered: int, count: int, failures: list[str], time_limit: fl
     return f"time limit: {delivered} of {count} records written" if delivered < count else ""
 
 
-def produce(bootstrap: str, topic: str, count: int, size: int, time_limit: float) -> dict:
-    """Write `count` records of `size` bytes; `seconds` runs from the first produce() until
+def produce(bootstrap: str, topics: list[str], count: int, size: int, time_limit: float,
+            acks: str = "1", spread: int = 0) -> dict:
+    """Write `count` records of `size` bytes (to the first topic, or with `spread` round-robin
+    over that many partitions of every topic); `seconds` runs from the first produce() until
     every record is acknowledged."""
     logger, recent = client_logger("producer")
     failures: list[str] = []
-    producer = Producer(producer_config(bootstrap, time_limit, logger, failures))
-    producer.list_topics(topic, timeout=min(10.0, time_limit))
+    producer = Producer(producer_config(bootstrap, time_limit, logger, failures, acks))
+    producer.list_topics(topics[0], timeout=min(10.0, time_limit))
     payload = os.urandom(size)
     cpu_before, begin = process_cpu_seconds(), time.monotonic()
     deadline = begin + time_limit
-    sent = queue_records(producer, topic, payload, count, deadline, failures)
+    sent = queue_records(producer, topics, payload, count, deadline, failures, spread)
     unacknowledged = producer.flush(max(0.1, deadline - time.monotonic()))
     seconds, cpu = time.monotonic() - begin, process_cpu_seconds() - cpu_before
     delivered = sent - len(failures) - unacknowledged
@@ -207,17 +230,19 @@ def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: flo
     return records, value_bytes, last_record_at
 
 
-def consume(bootstrap: str, topic: str, count: int, partitions: list[int], time_limit: float,
+def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int], time_limit: float,
             idle_stop: float = 0.0, start_at: float = 0.0) -> dict:
-    """Read `partitions` from offset 0 (see read_records for when it stops). `seconds` runs from
-    assign() to the arrival of the last record; `begin` is when assign() was called."""
+    """Read `partitions` of every topic from offset 0 (see read_records for when it stops).
+    `seconds` runs from assign() to the arrival of the last record; `begin` is when assign()
+    was called."""
     logger, recent = client_logger("consumer")
     consumer = Consumer(consumer_config(bootstrap, logger))
-    consumer.list_topics(topic, timeout=min(10.0, time_limit))
+    consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
     wait_until(start_at)
     errors: list[str] = []
     cpu_before, begin = process_cpu_seconds(), time.monotonic()
-    consumer.assign([TopicPartition(topic, partition, 0) for partition in partitions])
+    consumer.assign([TopicPartition(topic, partition, 0)
+                     for topic in topics for partition in partitions])
     deadline = begin + time_limit
     records, value_bytes, last_record_at = read_records(consumer, count, deadline, idle_stop, errors)
     seconds = (last_record_at if records else time.monotonic()) - begin
@@ -285,17 +310,22 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--start-at", type=float, default=0.0,
                         help="consume: begin at this time.monotonic() moment, to start together")
     parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--acks", default="1", help="produce: acks (1 or all)")
+    parser.add_argument("--spread", type=int, default=0,
+                        help="produce: round-robin over this many partitions of every topic")
     return parser.parse_args()
 
 
 def run(args: argparse.Namespace) -> dict:
     if args.command == "create-topic":
         return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit)
+    topics = args.topic.split(",")
     if args.command == "produce":
-        return produce(args.bootstrap, args.topic, args.count, args.size, args.time_limit)
+        return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
+                       args.spread)
     partitions = ([int(p) for p in args.assign.split(",")] if args.assign
                   else list(range(args.partitions)))
-    return consume(args.bootstrap, args.topic, args.count, partitions, args.time_limit,
+    return consume(args.bootstrap, topics, args.count, partitions, args.time_limit,
                    args.idle_stop, args.start_at)
 
 

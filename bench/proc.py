@@ -1,4 +1,4 @@
-"""Resident memory and CPU time of a running process and its child processes, from /proc."""
+"""Resident memory, CPU time and open descriptors of a running process (and its children), from /proc."""
 from __future__ import annotations
 
 import os
@@ -52,3 +52,8 @@ def cpu_seconds(pid: int) -> float:
         except OSError:
             pass
     return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def open_descriptors(pid: int) -> int:
+    """Open file descriptors of the process (entries of /proc/<pid>/fd)."""
+    return len(os.listdir(f"/proc/{pid}/fd"))

@@ -184,11 +184,11 @@ def render(*, title: str, level: int, figures, phases, notes: list[str], plan: P
     return "\n".join(parts)
 
 
-def update_docs(path: Path, results_markdown: str) -> None:
+def update_docs(path: Path, results_markdown: str, start: str = DOCS_START, end: str = DOCS_END) -> None:
     """Replace what lies between the results markers of docs/benchmarks.md (append if absent)."""
-    block = f"{DOCS_START}\n{results_markdown.rstrip()}\n{DOCS_END}"
+    block = f"{start}\n{results_markdown.rstrip()}\n{end}"
     text = path.read_text() if path.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(DOCS_START) + ".*?" + re.escape(DOCS_END), re.DOTALL)
+    pattern = re.compile(re.escape(start) + ".*?" + re.escape(end), re.DOTALL)
     if pattern.search(text):
         text = pattern.sub(lambda _: block, text)
     else:

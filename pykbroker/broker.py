@@ -43,6 +43,7 @@ from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
 from .handlers.config_admin import decoded_broker_configs
 from .handlers.registry import build_registry, default_modules
 from .handlers.services import BrokerServices
+from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
@@ -88,6 +89,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _Service = TypeVar("_Service")
+
+
+def _is_internal_partition(key: tuple[str, int]) -> bool:
+    return key[0] in (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
 
 
 def _opened(service: _Service | None) -> _Service:
@@ -152,6 +157,7 @@ class Broker:
             self.log_dir_locks = self._lock_log_dirs()
             self.listeners = self._bind_listeners()
             self.metrics_socket = self._bind_metrics_listener()
+            report_open_file_limit()
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
             self._open_services(metadata)
@@ -323,6 +329,9 @@ class Broker:
             fsync_before_ack=bool(self.config["pykbroker.fsync.before.ack"]),
             topic_configs=self._topic_log_config,
             time_ms=self.timer.clock.now_ms,
+            max_open_segments=segment_cache_capacity(open_file_limit()),
+            recovery_threads_per_data_dir=int(self.config["num.recovery.threads.per.data.dir"]),
+            load_logs=False,
         )
         self.replica_manager = replica_manager = ReplicaManager(
             self.broker_id,
@@ -333,6 +342,8 @@ class Broker:
             inter_broker_listener=self.inter_broker_listener,
             connect=self.inter_broker_connect(),
         )
+        self.fetch_sessions.follow(replica_manager)
+        self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
@@ -352,6 +363,16 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
+        """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
+        per log dir), each partition served as soon as its log is in. The internal topics'
+        partitions load first and are waited for: the coordinators start on them."""
+        log_manager.start_loading(
+            lambda key: self.bridge.post(replica_manager.log_loaded, *key),
+            first=_is_internal_partition,
+        )
+        log_manager.wait_until_loaded(_is_internal_partition)
 
     def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
@@ -623,6 +644,8 @@ class Broker:
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
+        elif self.log_manager is not None:
+            self.log_manager.stop_loading()  # a failed open(): no load keeps running
         if self.controller is not None and not isinstance(self.controller, LocalController):
             self.controller.shutdown()
         if self.authorizer is not None:

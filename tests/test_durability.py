@@ -6,14 +6,16 @@ import random
 import time
 
 import pytest
-from confluent_kafka.admin import AdminClient, NewPartitions
+from confluent_kafka.admin import AdminClient, NewPartitions, NewTopic
 from kafka import KafkaProducer
 
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
 from pykbroker.testing import BrokerProcess
 
 from .client_helpers import (
-    OUT_OF_ORDER_SEQUENCE_NUMBER, alter_topic_configs, as_tuples, create_topic, init_producer_id, kafka_python_read,
+    OUT_OF_ORDER_SEQUENCE_NUMBER, ListOffsets, alter_topic_configs, as_tuples, create_topic, init_producer_id, kafka_python_read,
     log_end_offset, partition_dir, produce_all, produce_batch, producer, read_partition,
     restart_on_same_port, segment_bases, topic_configs,
 )
@@ -263,3 +265,40 @@ def test_a_torn_tail_is_cut_off_by_recovery(tmp_path, damage, intact):
         assert appended[0].offset() == intact
         assert as_tuples(read_partition(broker.bootstrap, "torn", start=intact)) == [
             (intact, b"new", b"after-recovery")]
+
+
+# -- many partitions -------------------------------------------------------------------------------
+
+def end_offset_once_served(bootstrap: str, topic: str, partition: int) -> int:
+    """ListOffsets(latest) as a client does it: a partition still loading answers
+    NOT_LEADER_OR_FOLLOWER, retried; any other error fails."""
+    request = ListOffsets(replica_id=-1, isolation_level=0, topics=[ListOffsets.ListOffsetsTopic(
+        name=topic, partitions=[ListOffsets.ListOffsetsPartition(partition_index=partition, timestamp=-1)])])
+    with WireClient(bootstrap) as client:
+        for _ in range(1000):
+            [answer] = client.request(ApiKey.LIST_OFFSETS, 7, request).topics[0].partitions
+            if answer.error_code == 0:
+                return answer.offset
+            assert answer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER, answer
+            time.sleep(0.02)
+    raise AssertionError(f"{topic}-{partition} was never served")
+
+
+def test_records_acknowledged_on_two_hundred_partitions_survive_kill_9(tmp_path):
+    topics = [f"many{i:02d}" for i in range(20)]
+    with BrokerProcess(tmp_path, keep_port_on_restart=True) as broker:
+        admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+        for future in admin.create_topics([NewTopic(t, 10, 1) for t in topics], operation_timeout=30).values():
+            future.result(timeout=60)
+        acked = {(t, p): 1 + (i + p) % 4 for i, t in enumerate(topics) for p in range(10)}
+        client = producer(broker.bootstrap)
+        for (topic, partition), count in acked.items():
+            for n in range(count):
+                client.produce(topic, key=b"k", value=b"v%d" % n, partition=partition)
+        assert client.flush(60) == 0
+        broker.kill()
+        broker.start()
+        survived = {(t, p): end_offset_once_served(broker.bootstrap, t, p) for t, p in acked}
+        recovered = [line for line in broker.log_text().splitlines() if "Recovered 200 logs" in line]
+    assert survived == acked
+    assert len(recovered) == 1 and "200 segments scanned" in recovered[0]

@@ -6,11 +6,23 @@ broker id, and the cluster-wide default under Kafka's entity name `<default>`).
 Every log dir also gets Kafka's `meta.properties` (cluster.id, broker.id), so the directories
 look like a Kafka broker's. Writes replace the state file atomically (write, fsync, rename).
 
-The state changes at once on the event loop; each change serializes the whole state there (small,
-cheap) and hands it to one writer thread (`state_writer.SnapshotWriter`) that writes, fsyncs and
-renames off the loop, newer snapshots superseding older ones. Nothing is acknowledged before it is
+The file is one JSON document, one topic a line; files written with any other layout of the same
+document (older versions indented it) load alike.
+
+The state changes at once on the event loop. A change is numbered and marks its topic changed;
+once per turn of the loop (however many changes it made) the changed topics are serialized again,
+one line of JSON each, kept with the unchanged ones' lines, and the list of lines (immutable
+strings) goes to one writer thread (`state_writer.SnapshotWriter`) that joins, writes, fsyncs and
+renames off the loop, newer snapshots superseding older ones: the loop's work is proportional to
+what changed, and the changes made during one write go out in the next (group commit). Off the
+loop (tests, tools) a change is serialized and handed over at once, whole. Nothing is acknowledged before it is
 on disk: admin handlers await `wait_durable()` before answering, an ISR proposal is answered
 (`callback`) only once its snapshot is written, and `close()` flushes the writer.
+
+A topic whose logs cannot be created (a listener raises KafkaError, e.g. KAFKA_STORAGE_ERROR when
+no file descriptor is left) is taken out again at once, and the listeners drop what they made of
+it: a topic exists with all its partitions or not at all, and so do added partitions. (Should the
+broker stop in between, the state written last has them, and the next start creates their logs.)
 """
 
 from __future__ import annotations
@@ -19,6 +31,7 @@ import asyncio
 import json
 import logging
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
@@ -45,11 +58,15 @@ class EmbeddedMetadataStore(MetadataStore):
         self._topics: dict[str, TopicInfo] = {}
         self._broker_configs: dict[str, dict[str, str]] = {}
         self._user_configs: dict[str, dict[str, str]] = {}
+        self._changes = 0  # the number of the newest change
+        self._snapshot_loop: asyncio.AbstractEventLoop | None = None  # where a snapshot is scheduled
+        self._changed_topics: set[str] = set()  # changed in place since the last snapshot
+        self._topic_lines: dict[str, tuple[TopicInfo, str]] = {}  # each topic's serialized line
         for d in self.log_dirs:
             d.mkdir(parents=True, exist_ok=True)
         self.cluster_id = self._load_or_create_cluster_id()
         self._load_state()
-        self._writer = SnapshotWriter(self._write_state, "pykbroker-metadata-writer")
+        self._writer: SnapshotWriter[StateSnapshot] = SnapshotWriter(self._write_state, "pykbroker-metadata-writer")
 
     # -- reading -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -77,13 +94,22 @@ class EmbeddedMetadataStore(MetadataStore):
         }
         info = TopicInfo(name, new_topic_id(), partitions, dict(configs or {}))
         self._topics[name] = info
+        self._changed_topics.add(name)
         self._save_state()
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # its logs could not be created (KAFKA_STORAGE_ERROR): no half topic
+            self._topics.pop(name, None)
+            self._changed_topics.add(name)
+            self._save_state()
+            self._notify_topic(name, None)  # what was created goes
+            raise
         return info
 
     def delete_topic(self, name: str) -> None:
         if self._topics.pop(name, None) is None:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        self._changed_topics.add(name)
         self._save_state()
         self._notify_topic(name, None)
 
@@ -93,12 +119,22 @@ class EmbeddedMetadataStore(MetadataStore):
         for offset, index in enumerate(range(first_new, new_total)):
             replicas = assignments[offset] if assignments else [self.broker.broker_id]
             info.partitions[index] = PartitionState(index, list(replicas), leader=replicas[0], isr=list(replicas))
+        self._changed_topics.add(name)
         self._save_state()
-        self._notify_topic(name, info)
+        try:
+            self._notify_topic(name, info)
+        except KafkaError:  # their logs could not be created: the topic keeps its old partitions
+            for index in range(first_new, new_total):
+                info.partitions.pop(index, None)
+            self._changed_topics.add(name)
+            self._save_state()
+            self._notify_topic(name, info)
+            raise
         return info
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
         self._topics[name].configs = dict(configs)
+        self._changed_topics.add(name)
         self._save_state()
         self._notify_topic(name, self._topics[name])
 
@@ -111,6 +147,8 @@ class EmbeddedMetadataStore(MetadataStore):
             return
         state.isr = list(new_isr)
         state.partition_epoch += 1
+        self._topic_changed(topic)
+        self._changed_topics.add(topic)
         seq = self._save_state()
         new_epoch = state.partition_epoch
         try:
@@ -151,7 +189,7 @@ class EmbeddedMetadataStore(MetadataStore):
     # -- durability --------------------------------------------------------------------
     async def wait_durable(self) -> None:
         """Return once every change made so far is on disk (raise the write's error if not)."""
-        seq = self._writer.submitted
+        seq = self._changes
         if self._writer.durable >= seq:
             return
         done = anyio.Event()
@@ -168,7 +206,8 @@ class EmbeddedMetadataStore(MetadataStore):
 
     def close(self) -> None:
         """Put the last state on disk (blocks until the writer thread is idle)."""
-        if not self._writer.flush():
+        self._submit_snapshot()
+        if not self._writer.flush() or self._writer.durable < self._changes:
             log.error("The last metadata state could not be written to %s", self._state_path())
 
     # -- persistence -------------------------------------------------------------------
@@ -202,35 +241,71 @@ class EmbeddedMetadataStore(MetadataStore):
         self._user_configs = {user: dict(configs) for user, configs in raw.get("user_configs", {}).items()}
 
     def _save_state(self) -> int:
-        """Hand a snapshot of the state to the writer thread; its number."""
-        raw = {
-            "version": 1,
-            "topics": [
-                {
-                    "name": t.name,
-                    "topic_id": str(t.topic_id),
-                    "configs": t.configs,
-                    "partitions": [
-                        {
-                            "partition": p.partition,
-                            "replicas": p.replicas,
-                            "leader": p.leader,
-                            "leader_epoch": p.leader_epoch,
-                            "isr": p.isr,
-                            "partition_epoch": p.partition_epoch,
-                        }
-                        for p in t.partitions.values()
-                    ],
-                }
-                for t in self._topics.values()
-            ],
-            "broker_configs": self._broker_configs,
-            "user_configs": self._user_configs,
-        }
-        return self._writer.submit(json.dumps(raw, indent=1))
+        """Number a change; its snapshot goes to the writer at the end of this turn of the loop."""
+        self._changes += 1
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:  # off any loop: hand over the whole state now
+            self._topic_lines.clear()
+            self._submit_snapshot()
+            return self._changes
+        if self._snapshot_loop is not loop:  # (a loop that closed first never ran its snapshot)
+            self._snapshot_loop = loop
+            loop.call_soon(self._submit_snapshot)
+        return self._changes
 
-    def _write_state(self, text: str) -> None:  # on the writer thread
-        write_atomically(self._state_path(), text)
+    def _submit_snapshot(self) -> None:
+        """Hand the writer the state's lines, serializing only the topics changed since the last."""
+        self._snapshot_loop = None
+        if self._changes <= self._writer.submitted:
+            return
+        lines = [self._topic_line(name, info) for name, info in self._topics.items()]
+        self._changed_topics.clear()
+        if len(self._topic_lines) > len(self._topics):  # some were deleted
+            self._topic_lines = {name: self._topic_lines[name] for name in self._topics}
+        configs = json.dumps({"broker_configs": self._broker_configs, "user_configs": self._user_configs})
+        self._writer.submit(StateSnapshot(lines, configs), self._changes)
+
+    def _topic_line(self, name: str, info: TopicInfo) -> str:
+        cached = self._topic_lines.get(name)
+        if cached is None or cached[0] is not info or name in self._changed_topics:
+            cached = (info, json.dumps(_topic_record(info), separators=(",", ":")))
+            self._topic_lines[name] = cached
+        return cached[1]
+
+    def _write_state(self, snapshot: StateSnapshot) -> None:  # on the writer thread
+        write_atomically(self._state_path(), snapshot.text())
+
+
+@dataclass(frozen=True)
+class StateSnapshot:
+    """The state file's text in parts: one line per topic, then the dynamic configs' object."""
+
+    topic_lines: list[str]
+    configs: str  # a JSON object: {"broker_configs": ..., "user_configs": ...}
+
+    def text(self) -> str:
+        topics = ",\n".join(self.topic_lines)
+        return f'{{"version": 1, "topics": [\n{topics}\n], {self.configs[1:]}\n'
+
+
+def _topic_record(info: TopicInfo) -> dict:
+    return {
+        "name": info.name,
+        "topic_id": str(info.topic_id),
+        "configs": info.configs,
+        "partitions": [
+            {
+                "partition": p.partition,
+                "replicas": p.replicas,
+                "leader": p.leader,
+                "leader_epoch": p.leader_epoch,
+                "isr": p.isr,
+                "partition_epoch": p.partition_epoch,
+            }
+            for p in info.partitions.values()
+        ],
+    }
 
 
 def _entity_key(entity: BrokerEntity) -> str:

@@ -1,13 +1,14 @@
 """One writer thread that puts a store's snapshots on disk, off the event loop.
 
-The embedded metadata store changes its state on the event loop and hands each new snapshot
-(already serialized) to `submit`, which numbers it and returns at once. A single worker thread
-writes the snapshots in order; a snapshot submitted while another is being written supersedes any
-not yet started (they are whole states, so only the newest matters). The thread runs while
-there is something to write and ends when idle.
+The embedded metadata store changes its state on the event loop and hands a snapshot (immutable:
+the parts of its serialized text) to `submit` with the number of the newest change it covers; the
+call returns at once. A single worker thread writes the snapshots in order; a snapshot submitted
+while another is being written supersedes any not yet started (they are whole states, so only the
+newest matters): changes made during one write go out together in the next (group commit). The
+thread runs while there is something to write and ends when idle.
 
 Whoever must not answer before a change is on disk asks `when_durable(seq, loop, fn)`: `fn(None)`
-runs on `loop` once snapshot `seq` (or a later one) is written, or `fn(error)` if the write that
+runs on `loop` once a snapshot covering change `seq` is written, or `fn(error)` if the write that
 covered it failed (a later snapshot tries again). `flush()` blocks until the thread is idle: the
 broker calls it when it closes, before the log directories are unlocked.
 """
@@ -18,21 +19,24 @@ import asyncio
 import logging
 import threading
 from collections.abc import Callable
+from typing import Generic, TypeVar
 
 log = logging.getLogger(__name__)
 
 DurableCallback = Callable[["BaseException | None"], None]
+Snapshot = TypeVar("Snapshot")
 
 
-class SnapshotWriter:
-    def __init__(self, write: Callable[[str], None], name: str) -> None:
+class SnapshotWriter(Generic[Snapshot]):
+    def __init__(self, write: Callable[[Snapshot], None], name: str) -> None:
         self._write = write
         self._name = name
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._submitted = 0  # the number of the newest snapshot handed over
-        self._durable = 0  # the number of the newest snapshot on disk
-        self._pending: tuple[int, str] | None = None
+        self._submitted = 0  # the number of the newest change handed over
+        self._durable = 0  # the number of the newest change on disk
+        self._writes = 0  # snapshots written so far
+        self._pending: tuple[int, Snapshot] | None = None
         self._thread: threading.Thread | None = None
         self._waiters: list[tuple[int, asyncio.AbstractEventLoop, DurableCallback]] = []
 
@@ -44,11 +48,17 @@ class SnapshotWriter:
     def durable(self) -> int:
         return self._durable
 
-    def submit(self, text: str) -> int:
-        """Hand over a new snapshot; its number (never blocks)."""
+    @property
+    def writes(self) -> int:
+        return self._writes
+
+    def submit(self, snapshot: Snapshot, seq: int) -> int:
+        """Hand over a snapshot covering the changes up to number `seq` (never blocks)."""
         with self._lock:
-            self._submitted += 1
-            self._pending = (self._submitted, text)
+            if seq <= self._submitted:
+                raise ValueError(f"snapshot {seq} is not newer than {self._submitted}")
+            self._submitted = seq
+            self._pending = (seq, snapshot)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
                 self._thread.start()
@@ -76,11 +86,12 @@ class SnapshotWriter:
                     self._thread = None
                     self._idle.notify_all()
                     return
-                seq, text = self._pending
+                seq, snapshot = self._pending
                 self._pending = None
             error: BaseException | None = None
             try:
-                self._write(text)
+                self._write(snapshot)
+                self._writes += 1
             except Exception as exc:  # reported to the waiters; the next snapshot tries again
                 log.exception("Could not write %s snapshot %d", self._name, seq)
                 error = exc

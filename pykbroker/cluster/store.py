@@ -29,8 +29,10 @@ Users are named as Kafka names their znodes: sanitized (URL-encoded, see `securi
 
 from __future__ import annotations
 
+import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from .model import BrokerInfo, TopicInfo
 
@@ -50,6 +52,7 @@ class MetadataStore(ABC):
         self._topic_listeners: list[TopicListener] = []
         self._broker_config_listeners: list[BrokerConfigListener] = []
         self._user_config_listeners: list[UserConfigListener] = []
+        self._topic_id_index: TopicNamesById | None = None
 
     # -- reading -----------------------------------------------------------------------
     @abstractmethod
@@ -74,10 +77,16 @@ class MetadataStore(ABC):
         return self.topics().get(name)
 
     def topic_by_id(self, topic_id) -> TopicInfo | None:
-        for info in self.topics().values():
-            if info.topic_id == topic_id:
-                return info
-        return None
+        name = self.topic_names_by_id().get(topic_id)
+        return None if name is None else self.topics().get(name)
+
+    def topic_names_by_id(self) -> Mapping[uuid.UUID, str]:
+        """{topic id: name} of every topic; a lookup costs one dictionary access while the topics
+        stay the same, not a walk over all of them (Fetch v13+ asks for every request)."""
+        index = getattr(self, "_topic_id_index", None)
+        if index is None:
+            index = self._topic_id_index = TopicNamesById(self)
+        return index
 
     # -- writing -----------------------------------------------------------------------
     @abstractmethod
@@ -162,8 +171,25 @@ class MetadataStore(ABC):
         self._topic_listeners.append(listener)
 
     def _notify_topic(self, name: str, info: TopicInfo | None) -> None:
+        self._topic_changed(name)
         for listener in self._topic_listeners:
             listener(name, info)
+
+    # -- values derived from a topic ---------------------------------------------------
+    def derived(self, info: TopicInfo, kind: str, compute: Callable[[TopicInfo], Any]) -> Any:
+        """`compute(info)`, kept until the topic changes (a request that describes every topic,
+        such as Metadata, then costs per partition only for the topics that changed)."""
+        memo: dict[str, dict[str, tuple[TopicInfo, Any]]] = self.__dict__.setdefault("_derived", {})
+        entry = memo.get(info.name, {}).get(kind)
+        if entry is not None and entry[0] is info:
+            return entry[1]
+        value = compute(info)
+        memo.setdefault(info.name, {})[kind] = (info, value)
+        return value
+
+    def _topic_changed(self, name: str) -> None:
+        """Forget what was derived from topic `name` (it changed)."""
+        self.__dict__.get("_derived", {}).pop(name, None)
 
     def add_broker_config_listener(self, listener: BrokerConfigListener) -> None:
         self._broker_config_listeners.append(listener)
@@ -171,3 +197,36 @@ class MetadataStore(ABC):
     def _notify_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
         for listener in self._broker_config_listeners:
             listener(entity, dict(configs))
+
+
+class TopicNamesById(Mapping):
+    """A store's topic names by topic id, kept as an index that is checked on each lookup (the
+    name found must still carry that id) and rebuilt from the store's topics when it misses: a
+    new or recreated topic, or an id that is not known (answered None)."""
+
+    def __init__(self, store: MetadataStore) -> None:
+        self._store = store
+        self._names: dict[uuid.UUID, str] = {}
+
+    def get(self, topic_id, default=None):
+        name = self._names.get(topic_id)
+        if name is None or not self._still_names(topic_id, name):
+            self._names = {info.topic_id: name for name, info in self._store.topics().items()}
+            name = self._names.get(topic_id)
+        return default if name is None else name
+
+    def _still_names(self, topic_id, name: str) -> bool:
+        info = self._store.topics().get(name)
+        return info is not None and info.topic_id == topic_id
+
+    def __getitem__(self, topic_id) -> str:
+        name = self.get(topic_id)
+        if name is None:
+            raise KeyError(topic_id)
+        return name
+
+    def __iter__(self):
+        return iter({info.topic_id for info in self._store.topics().values()})
+
+    def __len__(self) -> int:
+        return len(self._store.topics())

@@ -62,7 +62,10 @@ def _grow(topic, validate_only: bool, ctx: RequestContext):
     except KafkaError as exc:
         return Result(name=topic.name, error_code=exc.code, error_message=exc.message)
     if not validate_only:
-        ctx.services.metadata.add_partitions(topic.name, topic.count, new_replicas)
+        try:
+            ctx.services.metadata.add_partitions(topic.name, topic.count, new_replicas)
+        except KafkaError as exc:  # KAFKA_STORAGE_ERROR: their logs could not be created (none was added)
+            return Result(name=topic.name, error_code=exc.code, error_message=exc.message)
     return Result(name=topic.name, error_code=ErrorCode.NONE)
 
 

@@ -42,8 +42,8 @@ from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
-from ..replication.fetch_session import TopicIdPartition
-from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+from ..replication.fetch_session import TopicIdPartition, session_wait_key
+from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
 from .auth import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, filter_authorized
 from .context import RequestContext
 from .services import BrokerServices, ReplicaService
@@ -86,9 +86,11 @@ async def handle(request, ctx: RequestContext):
         min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
         isolation_level=isolation,
+        session_wait=_session_wait(ctx, session, to_read, denied, is_follower=replica_id >= 0),
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     if paused:
+        session.read_again([key for key, _ in paused])  # what arrives meanwhile is read once resumed
         results.update(await _read_paused(services.replica_manager, paused, isolation))
         if not to_read and not injected and request.min_bytes > 0:
             await anyio.sleep(request.max_wait_ms / 1000)  # nothing arrives: the long poll runs out
@@ -139,6 +141,25 @@ async def _read_paused(replica_manager: ReplicaService, paused: list, isolation:
     }
 
 
+def _session_wait(ctx: RequestContext, session, to_read: list, denied: list, *, is_follower: bool):
+    """For an incremental fetch: how it waits for the session's partitions it did not read, and
+    reads those that changed meanwhile (added to `to_read`, or to `denied`)."""
+    session_id = session.session_to_wait_on
+    if session_id is None:
+        return None
+
+    def take():
+        allowed, refused = _authorized(ctx, session.changed_meanwhile(), is_follower=is_follower)
+        to_read.extend(allowed)
+        denied.extend(refused)
+        return [(key.topic_partition, p) for key, p in allowed]
+
+    def peek():
+        return [(key.topic_partition, p) for key, p in session.peek_changed_meanwhile()]
+
+    return SessionWait(session_wait_key(session_id), peek, take)
+
+
 def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> tuple[list, list]:
     """(partitions to read, keys denied): followers need CLUSTER_ACTION on the cluster, consumers
     READ on each topic; Kafka answers the others TOPIC_AUTHORIZATION_FAILED."""
@@ -152,9 +173,10 @@ def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> 
     )
 
 
-def _topic_names_by_id(metadata) -> dict:
-    """{topic id: name} of every topic, for requests that name topics by id (v13+)."""
-    return {info.topic_id: name for name, info in metadata.topics().items()}
+def _topic_names_by_id(metadata):
+    """{topic id: name} of every topic, for requests that name topics by id (v13+): the store's
+    index, whose lookups do not walk every topic."""
+    return metadata.topic_names_by_id()
 
 
 def _key(topic, partition: int, version: int) -> TopicIdPartition:

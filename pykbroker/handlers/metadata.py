@@ -160,9 +160,15 @@ def _describe_topic(ctx: RequestContext, entry, include_ops: bool):
         name=entry.name,
         topic_id=entry.topic_id,
         is_internal=entry.is_internal,
-        partitions=[_describe_partition(p) for p in sorted(entry.partitions.values(), key=lambda p: p.partition)],
+        partitions=ctx.services.metadata.derived(entry, "metadata partitions", _describe_partitions),
         topic_authorized_operations=authorized_operations(ctx, TOPIC, entry.name, include_ops),
     )
+
+
+def _describe_partitions(info: TopicInfo) -> list:
+    """The topic's partitions as a response lists them; the store keeps this list until the
+    topic changes (responses share it: encoding reads it, nothing changes it)."""
+    return [_describe_partition(p) for p in sorted(info.partitions.values(), key=lambda p: p.partition)]
 
 
 def _describe_partition(state):

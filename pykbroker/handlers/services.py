@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from ..log.results import TimestampAndOffset
     from ..protocol.errors import ErrorCode
     from ..replication.fetch_session import FetchSessionCache
-    from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+    from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ..replication.replica_manager import ProduceResult
     from ..security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
     from ..security.principal import KafkaPrincipal
@@ -83,6 +83,7 @@ class ReplicaService(Protocol):
         min_bytes: int,
         max_bytes: int,
         isolation_level: int = 0,
+        session_wait: SessionWait | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
     def fetch_offset_for_timestamp(

@@ -67,6 +67,17 @@ else:
     )
 
 
+_UPDATED: dict[tuple, LogConfig] = {}  # see LogConfig.updated; cleared when it holds this many
+_UPDATED_LIMIT = 4096
+
+
+def _hashable(values: Mapping[str, Any]) -> tuple:
+    """`values` as a key: its items in order, lists as tuples (TypeError for what cannot hash)."""
+    items = tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in values.items()))
+    hash(items)
+    return items
+
+
 class LogConfig(_Fields):
     """The topic configs of a partition's log (one attribute per entry of TOPIC_CONFIGS)."""
 
@@ -76,7 +87,28 @@ class LogConfig(_Fields):
         return cls().updated(values or {})
 
     def updated(self, values: Mapping[str, Any]) -> LogConfig:
-        """A copy with `values` (Kafka names, or attribute names) applied."""
+        """A copy with `values` (Kafka names, or attribute names) applied.
+
+        Configs are immutable, so the same values over the same config give an equal config:
+        the result is remembered (the partitions of a topic, and the thousands of logs a
+        broker loads at start, share one parse instead of one per partition)."""
+        try:
+            key = (self._identity(), _hashable(values))
+        except TypeError:  # a value that cannot be a key: parse without remembering
+            return self._parsed(values)
+        cached = _UPDATED.get(key)
+        if cached is None:
+            cached = self._parsed(values)
+            if len(_UPDATED) >= _UPDATED_LIMIT:
+                _UPDATED.clear()
+            _UPDATED[key] = cached
+        return cached
+
+    def _identity(self) -> tuple:
+        """Every value of this config, as a hashable tuple (the dataclass hash skips `extra`)."""
+        return tuple(getattr(self, attribute) for attribute in _DEFINITIONS) + (_hashable(self.extra),)
+
+    def _parsed(self, values: Mapping[str, Any]) -> LogConfig:
         changes: dict[str, Any] = {}
         extra = dict(self.extra)
         for key, value in values.items():

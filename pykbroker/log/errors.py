@@ -2,6 +2,9 @@
 
 `RecordValidationError` is a KafkaError that also names the records at fault, for the
 ProduceResponse's `record_errors` (batch_index = the record's index within its batch).
+`KafkaStorageError` is a file the log could not open, write or create (descriptor limit,
+disk full, permissions): the request that needed it gets KAFKA_STORAGE_ERROR, as in Kafka,
+and the log stays as it was before that request.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ __all__ = [
     "ErrorCode",
     "KafkaError",
     "RecordValidationError",
+    "KafkaStorageError",
     "LogError",
     "OffsetsOutOfOrderError",
     "UnexpectedAppendOffsetError",
@@ -25,6 +29,14 @@ class RecordValidationError(KafkaError):
     def __init__(self, code: int, message: str, record_errors: list[tuple[int, str]]) -> None:
         super().__init__(code, message)
         self.record_errors = record_errors
+
+
+class KafkaStorageError(KafkaError):
+    """KAFKA_STORAGE_ERROR: an operating system error on a log's files (Kafka's KafkaStorageException)."""
+
+    def __init__(self, message: str, cause: OSError) -> None:
+        super().__init__(ErrorCode.KAFKA_STORAGE_ERROR, f"{message}: {cause.strerror or cause}")
+        self.cause = cause
 
 
 class LogError(Exception):

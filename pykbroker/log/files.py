@@ -8,8 +8,9 @@ progress, of a compaction being committed, and of files waiting to be removed.
 offset range that the swap replaces ends (see `write_swap_end`).
 
 `OpenFile` keeps a descriptor open for as long as any object holds it, so a file region
-handed to the network layer stays readable after its segment is closed, renamed or deleted.
-`HandleCache` bounds how many inactive segments keep their files open.
+handed to the network layer (a `sendfile` in flight) stays readable after its segment is
+closed, renamed or deleted. `HandleCache` bounds how many inactive segments keep their `.log`
+open (the least recently read are closed; indexes keep no descriptor at all).
 """
 
 from __future__ import annotations
@@ -186,7 +187,7 @@ class OpenFile:
             os.fsync(self.fd)
 
     def close(self) -> None:
-        fd, self.fd = self.fd, -1
+        fd, self.fd = getattr(self, "fd", -1), -1  # no fd when opening it failed
         if fd >= 0:
             os.close(fd)
 
@@ -210,7 +211,9 @@ class HandleCache:
     an `OpenFile` (a pending fetch region, a cleaner) keeps it open until it is done.
     """
 
-    def __init__(self, capacity: int = 256) -> None:
+    DEFAULT_CAPACITY = 256
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
         self.capacity = capacity
         self._owners: OrderedDict[int, FileOwner] = OrderedDict()
         self._lock = threading.Lock()

@@ -5,22 +5,33 @@
 * `.timeindex` (TimeIndex): int64 timestamp, int32 relative offset. An entry (t, o) says
   no record at an offset up to o has a timestamp above t.
 
-Files hold exactly their entries (no preallocation). Lookups read the file lazily with
-`pread` (a binary search that finishes on one small block), so an inactive segment costs no
-memory; the active segment keeps a mirror of its entries in two compact arrays (bounded by
-`segment.index.bytes`) because tailing consumers look it up on every fetch.
+Files hold exactly their entries (no preallocation), and no index keeps a file descriptor
+open (Kafka's indexes are memory-mapped and opened lazily for the same reason): a partition
+costs one descriptor, its active segment's `.log`.
+
+* An inactive segment's index is opened for the time of one lookup and closed after it:
+  a binary search with `pread` that finishes on one small block, so an inactive segment
+  costs no memory either. (A memory map would not do: before 3.13 and its `trackfd=False`,
+  Python keeps a descriptor open for each map.)
+* The active segment keeps a mirror of its entries in two compact arrays (bounded by
+  `segment.index.bytes`), because tailing consumers look it up on every fetch. Appends go to
+  the mirror; the entries not yet in the file are written at the next flush, roll or close
+  (a crash loses only those, and recovery rebuilds the active segment's indexes anyway).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
+import threading
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import OpenFile
+from .files import write_all
+
+log = logging.getLogger(__name__)
 
 SEARCH_BLOCK_BYTES = 4096
 
@@ -40,40 +51,42 @@ class TimestampOffset(NamedTuple):
 
 
 class _IndexFile:
-    """Fixed-size entries in an append-only file; field 0 of each entry is its search key."""
+    """Fixed-size entries in an append-only file; field 0 of each entry is its search key.
+
+    With a mirror (the active segment) the file holds the mirror's first `_persisted`
+    entries; `_lock` keeps that true between the appending thread and a flush on a worker
+    thread.
+    """
 
     ENTRY: struct.Struct
     TYPECODES: tuple[str, str]
-    __slots__ = ("path", "base_offset", "max_entries", "on_open", "_file", "_entries", "_last_raw", "_mirror")
+    __slots__ = ("path", "base_offset", "max_entries", "_entries", "_last_raw", "_mirror", "_persisted", "_lock")
 
     def __init__(self, path: str, base_offset: int, max_index_bytes: int) -> None:
         self.path = path
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
-        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
-        self._file: OpenFile | None = None
         self._entries: int | None = None
         self._last_raw: tuple | None = None
         self._mirror: tuple[array, array] | None = None
+        self._persisted = 0
+        self._lock = threading.Lock()
 
     # -- file and size --------------------------------------------------------------------
 
-    def _open(self) -> OpenFile:
-        file = self._file
-        if file is None:
-            file = self._file = OpenFile(self.path, writable=True, create=True)
-            if self.on_open is not None:
-                self.on_open()
-        return file
-
-    def release(self) -> None:
-        """Drop the open file (it closes once nothing else holds it)."""
-        self._file = None
+    def _file_size(self) -> int:
+        try:
+            return os.path.getsize(self.path)
+        except FileNotFoundError:
+            return 0
 
     @property
     def entries(self) -> int:
+        mirror = self._mirror
+        if mirror is not None:
+            return len(mirror[1])  # appended second: both arrays hold that many
         if self._entries is None:
-            self._entries = self._open().size() // self.ENTRY.size
+            self._entries = self._file_size() // self.ENTRY.size
         return self._entries
 
     @property
@@ -84,15 +97,38 @@ class _IndexFile:
         return self.entries >= self.max_entries
 
     def has_partial_entry(self) -> bool:
-        return self._open().size() % self.ENTRY.size != 0
+        return self._file_size() % self.ENTRY.size != 0
+
+    # -- reading the file -----------------------------------------------------------------
+
+    def _open_for_reading(self) -> int | None:
+        try:
+            return os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+
+    def _read_entries(self, fd: int, first: int, end: int) -> list[tuple]:
+        """Entries [first, end) of the open file (fewer if the file is shorter)."""
+        size = self.ENTRY.size
+        data = os.pread(fd, (end - first) * size, first * size)
+        return list(self.ENTRY.iter_unpack(data[: len(data) - len(data) % size]))
 
     # -- entries --------------------------------------------------------------------------
 
     def _raw(self, slot: int) -> tuple:
-        if self._mirror is not None:
-            return self._mirror[0][slot], self._mirror[1][slot]
-        data = self._open().pread(self.ENTRY.size, slot * self.ENTRY.size)
-        return self.ENTRY.unpack(data)
+        mirror = self._mirror
+        if mirror is not None:
+            return mirror[0][slot], mirror[1][slot]
+        fd = self._open_for_reading()
+        found = []
+        if fd is not None:
+            try:
+                found = self._read_entries(fd, slot, slot + 1)
+            finally:
+                os.close(fd)
+        if not found:
+            raise IndexError(f"no slot {slot} in {self.path}")
+        return found[0]
 
     def _last(self) -> tuple | None:
         if self.entries == 0:
@@ -102,76 +138,144 @@ class _IndexFile:
         return self._last_raw
 
     def _append_raw(self, raw: tuple) -> None:
-        entries = self.entries
-        self._open().write_at(self.ENTRY.pack(*raw), entries * self.ENTRY.size)
-        self._entries = entries + 1
+        mirror = self._mirror
+        if mirror is not None:
+            mirror[0].append(raw[0])
+            mirror[1].append(raw[1])
+        else:  # an index without a mirror (rare): straight to the file
+            with self._lock:
+                self._write_at(self.ENTRY.pack(*raw), self.entries)
+            self._entries = self.entries + 1
         self._last_raw = raw
-        if self._mirror is not None:
-            self._mirror[0].append(raw[0])
-            self._mirror[1].append(raw[1])
+
+    def _write_at(self, data: bytes, slot: int) -> None:
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            write_all(fd, data, slot * self.ENTRY.size)
+        finally:
+            os.close(fd)
 
     def _slot_at_most(self, target: int, field: int) -> int:
         """The largest slot whose `field` is <= target, or -1."""
         if self._mirror is not None:
             return bisect_right(self._mirror[field], target) - 1
         lo, hi = 0, self.entries
-        block = max(2, SEARCH_BLOCK_BYTES // self.ENTRY.size)
-        while hi - lo > block:  # invariant: lo == 0 or slot lo qualifies
-            mid = (lo + hi) // 2
-            if self._raw(mid)[field] <= target:
-                lo = mid
-            else:
-                hi = mid
-        if hi == lo:
+        if hi == 0:
             return -1
-        data = self._open().pread((hi - lo) * self.ENTRY.size, lo * self.ENTRY.size)
-        keys = [entry[field] for entry in self.ENTRY.iter_unpack(data)]
+        fd = self._open_for_reading()
+        if fd is None:
+            return -1
+        try:
+            block = max(2, SEARCH_BLOCK_BYTES // self.ENTRY.size)
+            while hi - lo > block:  # invariant: lo == 0 or slot lo qualifies
+                mid = (lo + hi) // 2
+                probe = self._read_entries(fd, mid, mid + 1)
+                if probe and probe[0][field] <= target:
+                    lo = mid
+                else:
+                    hi = mid
+            keys = [entry[field] for entry in self._read_entries(fd, lo, hi)]
+        finally:
+            os.close(fd)
         return lo + bisect_right(keys, target) - 1
 
     def _truncate_to_slots(self, slots: int) -> None:
         if slots >= self.entries:
             return
-        self._open().truncate(slots * self.ENTRY.size)
-        self._entries = slots
-        self._last_raw = None
-        if self._mirror is not None:
-            del self._mirror[0][slots:]
-            del self._mirror[1][slots:]
+        with self._lock:
+            mirror = self._mirror
+            if mirror is not None:
+                del mirror[0][slots:]
+                del mirror[1][slots:]
+                self._persisted = min(self._persisted, slots)
+            else:
+                self._entries = slots
+            if self._file_size() > slots * self.ENTRY.size:
+                os.truncate(self.path, slots * self.ENTRY.size)
+            self._last_raw = None
 
     def reset(self) -> None:
-        """Remove every entry."""
-        self._open().truncate(0)
-        self._entries = 0
-        self._last_raw = None
-        if self._mirror is not None:
-            self._mirror = (array(self.TYPECODES[0]), array(self.TYPECODES[1]))
+        """Remove every entry; the index is then held in memory (as by `warm`) until `cool`."""
+        with self._lock:
+            self._mirror = self._empty_mirror()
+            self._persisted = 0
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+            self._entries = 0
+            self._last_raw = None
 
     # -- active segment mirror ------------------------------------------------------------
+
+    def _empty_mirror(self) -> tuple[array, array]:
+        return array(self.TYPECODES[0]), array(self.TYPECODES[1])
+
+    def _packed(self, first: int, end: int) -> bytes:
+        """Mirror entries [first, end) in the file format."""
+        assert self._mirror is not None
+        keys, values = self._mirror
+        pack = self.ENTRY.pack
+        return b"".join(pack(keys[slot], values[slot]) for slot in range(first, end))
 
     def warm(self) -> None:
         """Keep all entries in memory (for the active segment)."""
         if self._mirror is not None:
             return
-        data = self._open().pread(self.entries * self.ENTRY.size, 0)
-        first, second = array(self.TYPECODES[0]), array(self.TYPECODES[1])
-        for a, b in self.ENTRY.iter_unpack(data):
-            first.append(a)
-            second.append(b)
-        self._mirror = (first, second)
+        mirror = self._empty_mirror()
+        fd = self._open_for_reading()
+        if fd is not None:
+            try:
+                for a, b in self._read_entries(fd, 0, self._file_size() // self.ENTRY.size):
+                    mirror[0].append(a)
+                    mirror[1].append(b)
+            finally:
+                os.close(fd)
+        self._persisted = len(mirror[1])
+        self._mirror = mirror
 
     def cool(self) -> None:
-        """Drop the in-memory mirror (the segment is no longer active)."""
+        """Write what the mirror holds beyond the file, then drop it (the segment is inactive).
+
+        When the file cannot be written now (no descriptor left, disk full) the mirror stays,
+        and the next flush or close writes it: nothing is lost, and the roll that made the
+        segment inactive does not fail for it."""
+        if self._mirror is None:
+            return
+        try:
+            self.persist()
+        except OSError as exc:
+            log.warning("Keeping the entries of %s in memory until the next flush: %s", self.path, exc)
+            return
+        self._entries = self.entries
         self._mirror = None
+
+    def persist(self) -> None:
+        """Write the mirror's entries that the file does not hold yet (no fsync)."""
+        with self._lock:
+            mirror = self._mirror
+            if mirror is None:
+                return
+            end = len(mirror[1])
+            if end > self._persisted:
+                self._write_at(self._packed(self._persisted, end), self._persisted)
+                self._persisted = end
 
     # -- durability and files -------------------------------------------------------------
 
     def flush(self) -> None:
-        self._open().fsync()
+        """Write pending entries and fsync the file."""
+        self.persist()
+        fd = self._open_for_reading()
+        if fd is None:
+            return  # deleted meanwhile
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
     def rename(self, new_path: str) -> None:
-        if os.path.exists(self.path):
-            os.replace(self.path, new_path)
-        self.path = new_path
+        with self._lock:
+            if os.path.exists(self.path):
+                os.replace(self.path, new_path)
+            self.path = new_path
 
     def _relative(self, offset: int) -> int:
         return offset - self.base_offset

@@ -61,9 +61,23 @@ class LogLoader:
         self.now_ms = now_ms
 
     def load(self, *, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> LoadedLog:
-        self.complete_swaps(self.remove_stray_files())
-        self.remove_orphan_indexes()
-        segments = self.open_segments()
+        names = os.listdir(self.directory)  # listed once: thousands of partitions load at start
+        swaps = self.remove_stray_files(names)
+        if swaps:
+            self.complete_swaps(swaps)
+            names = os.listdir(self.directory)
+        else:
+            self.remove_swap_ends(names)
+        log_offsets = self.log_file_offsets(names)
+        self.remove_orphan_indexes(names, log_offsets)
+        with self.snapshots.listed_while(names):
+            return self.load_segments(log_offsets, log_start_offset, recovery_point, clean_shutdown)
+
+    def load_segments(
+        self, log_offsets: list[int], log_start_offset: int, recovery_point: int, clean_shutdown: bool
+    ) -> LoadedLog:
+        """Steps 2 to 4 of the module docstring, on the `.log` files at `log_offsets`."""
+        segments = self.open_segments(log_offsets)
         if segments:
             log_start_offset = max(log_start_offset, segments[0].base_offset)
         recovery = None
@@ -85,10 +99,11 @@ class LogLoader:
 
     # -- leftovers ------------------------------------------------------------------------
 
-    def remove_stray_files(self) -> list[int]:
-        """Delete leftovers of deletions, compactions and atomic writes; return swap offsets."""
+    def remove_stray_files(self, names: list[str]) -> list[int]:
+        """Delete leftovers of deletions, compactions and atomic writes among the directory's
+        `names`; return swap offsets."""
         swaps = []
-        for name in os.listdir(self.directory):
+        for name in names:
             path = os.path.join(self.directory, name)
             if name.endswith((files.DELETED_SUFFIX, files.CLEANED_SUFFIX, files.TMP_SUFFIX)):
                 files.remove_if_exists(path)
@@ -121,30 +136,31 @@ class LogLoader:
                 swap.close()
         self.remove_swap_ends()
 
-    def remove_swap_ends(self) -> None:
+    def remove_swap_ends(self, names: list[str] | None = None) -> None:
         """`.swapend` records of swaps that are finished (or were never committed)."""
-        for name in os.listdir(self.directory):
+        for name in os.listdir(self.directory) if names is None else names:
             if files.is_offset_file(name, files.SWAP_END_SUFFIX):
                 files.remove_if_exists(os.path.join(self.directory, name))
 
-    def remove_orphan_indexes(self) -> None:
-        logs = set(self.log_file_offsets())
-        for name in os.listdir(self.directory):
+    def remove_orphan_indexes(self, names: list[str], log_offsets: list[int]) -> None:
+        logs = set(log_offsets)
+        for name in names:
             for suffix in (files.INDEX_SUFFIX, files.TIME_INDEX_SUFFIX, files.TXN_INDEX_SUFFIX):
                 if files.is_offset_file(name, suffix) and files.offset_from_file_name(name) not in logs:
                     files.remove_if_exists(os.path.join(self.directory, name))
 
-    def log_file_offsets(self) -> list[int]:
+    def log_file_offsets(self, names: list[str] | None = None) -> list[int]:
+        """The base offsets of the `.log` files among `names` (the directory's, when None)."""
         return sorted(
             files.offset_from_file_name(name)
-            for name in os.listdir(self.directory)
+            for name in (os.listdir(self.directory) if names is None else names)
             if files.is_offset_file(name, files.LOG_SUFFIX)
         )
 
     # -- segments -------------------------------------------------------------------------
 
-    def open_segments(self) -> list[Segment]:
-        segments = [self.segment_factory(offset) for offset in self.log_file_offsets()]
+    def open_segments(self, log_offsets: list[int]) -> list[Segment]:
+        segments = [self.segment_factory(offset) for offset in log_offsets]
         for segment in segments:
             if self.indexes_missing(segment):
                 segment.recover()

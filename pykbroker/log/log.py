@@ -13,6 +13,13 @@ Durability: appends only write to the page cache. When the configuration promise
 the appender calls `sync_appended(end)` on a worker thread before acknowledging, so that no fsync
 ever runs on the event loop.
 
+Files that cannot be opened, written or created (descriptor limit, disk full, permissions)
+fail the operation that needed them with `KafkaStorageError` (KAFKA_STORAGE_ERROR) and leave
+the log as it was: an append is undone, a roll that cannot create its segment does not
+happen, a new log whose files cannot be created leaves no directory behind. A new log is
+also refused while its descriptor would eat into the room kept free under the open file limit
+(see `descriptor_limit`).
+
 Threading: every method may be called from the event loop thread; `flush`, `sync_appended`,
 `delete_old_segments`, `compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
 changes and is held only briefly: fsyncs and compaction's reading and writing happen
@@ -23,6 +30,7 @@ on the immutable segment list current when they start.
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 from collections.abc import Callable
 
@@ -32,8 +40,9 @@ from . import files
 from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
+from .descriptor_limit import BUDGET
 from .epoch_cache import LeaderEpochCache
-from .errors import ErrorCode, KafkaError, LogClosedError, UnexpectedAppendOffsetError
+from .errors import ErrorCode, KafkaError, KafkaStorageError, LogClosedError, UnexpectedAppendOffsetError
 from .files import HandleCache
 from .loader import LogLoader
 from .lookups import OffsetLookups
@@ -104,6 +113,9 @@ class Log(OffsetLookups, Retention, Compaction):
         self._high_watermark = 0
         self._last_flush_ms = time_ms()
         self._roll_flush_offset: int | None = None
+        # told of each roll (the log manager flushes the rolled segments soon after, as Kafka's
+        # roll schedules "flush-log"): the recovery point follows the rolls
+        self.roll_listener: Callable[[Log], None] | None = None
         self._truncations = 0
         self._limit_position: tuple[int, Segment, int] | None = None
         self.cleaner_checkpoint: int | None = None
@@ -133,21 +145,33 @@ class Log(OffsetLookups, Retention, Compaction):
         parsed = files.parse_partition_dir(os.path.basename(os.path.normpath(directory)))
         if parsed is None:
             raise ValueError(f"{directory!r} is not named <topic>-<partition>")
-        os.makedirs(directory, exist_ok=True)
-        log = cls(
-            directory,
-            as_log_config(config),
-            topic=parsed[0],
-            partition=parsed[1],
-            fsync_before_ack=fsync_before_ack,
-            handles=HandleCache() if handles is None else handles,
-            deleter=DelayedDeleter() if deleter is None else deleter,
-            time_ms=time_ms or wall_clock_ms,
-            producer_id_expiration_ms=producer_id_expiration_ms,
-        )
-        log._load(log_start_offset, recovery_point, clean_shutdown)
-        log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
-        return log
+        is_new = not os.path.isdir(directory)
+        try:
+            if is_new:
+                BUDGET.check_room_for_new_partition()
+            os.makedirs(directory, exist_ok=True)
+            log = cls(
+                directory,
+                as_log_config(config),
+                topic=parsed[0],
+                partition=parsed[1],
+                fsync_before_ack=fsync_before_ack,
+                handles=HandleCache() if handles is None else handles,
+                deleter=DelayedDeleter() if deleter is None else deleter,
+                time_ms=time_ms or wall_clock_ms,
+                producer_id_expiration_ms=producer_id_expiration_ms,
+            )
+            log._load(log_start_offset, recovery_point, clean_shutdown)
+            log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
+            return log
+        except OSError as exc:
+            if is_new:  # nobody has seen it: leave nothing behind
+                shutil.rmtree(directory, ignore_errors=True)
+            raise KafkaStorageError(
+                f"Error while {'creating' if is_new else 'loading'} log for {parsed[0]}-{parsed[1]} "
+                f"in dir {os.path.dirname(os.path.normpath(directory))}",
+                exc,
+            ) from exc
 
     def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
         loader = LogLoader(
@@ -290,7 +314,7 @@ class Log(OffsetLookups, Retention, Compaction):
             updates, completed, duplicate = self._check_producers(append, origin, verification_guard)
             if duplicate is not None:
                 return self._duplicate_info(duplicate, append)
-            self._append(append, updates, completed, now)
+            self._append_or_storage_error(append, updates, completed, now)
             return self._append_info(append, now if log_append_time else -1)
 
     def append_as_follower(
@@ -310,7 +334,7 @@ class Log(OffsetLookups, Retention, Compaction):
                 )
             self._check_append_size(append)
             updates, completed, _ = self._check_producers(append, REPLICATION)
-            self._append(append, updates, completed, now)
+            self._append_or_storage_error(append, updates, completed, now)
             return self._append_info(append, -1)
 
     def _check_append_size(self, append: AppendBatches) -> None:
@@ -375,6 +399,18 @@ class Log(OffsetLookups, Retention, Compaction):
                 return SENTINEL
             entry = self.producers.maybe_create_verification_state_entry(producer_id, sequence, epoch, self._time_ms())
             return entry.verification_guard
+
+    def _append_or_storage_error(
+        self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
+    ) -> None:
+        try:
+            self._append(append, updates, completed, now)
+        except OSError as exc:
+            raise KafkaStorageError(f"Error while appending records to {self._name_in_dir()}", exc) from exc
+
+    def _name_in_dir(self) -> str:
+        """Kafka's way of naming a partition in storage errors: `<topic>-<partition> in dir <log dir>`."""
+        return f"{self.topic}-{self.partition} in dir {os.path.dirname(os.path.normpath(self.directory))}"
 
     def _append(
         self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
@@ -491,16 +527,28 @@ class Log(OffsetLookups, Retention, Compaction):
             active = self._segments.active
             if active.base_offset == base and active.size == 0:
                 return active
+            segment = self._new_active_segment(base)
             active.on_become_inactive()
-            segment = self._segment(base, create=True)
             if self.fsync_before_ack:
                 self._dir_sync_owed = True  # synced by the next `sync_appended`
-            segment.pin()
             self._segments = self._segments.with_segment(segment)
             self.producers.update_map_end_offset(base)
-            self._take_snapshot(base)
             self._roll_flush_offset = base
+            self._take_snapshot(base)
+            if self.roll_listener is not None:
+                self.roll_listener(self)
             return segment
+
+    def _new_active_segment(self, base: int) -> Segment:
+        """A new segment at `base`, created and pinned; when its files cannot be opened, an
+        OSError and no file left behind."""
+        segment = self._segment(base, create=True)
+        try:
+            segment.pin()
+        except OSError:
+            segment.delete_files()
+            raise
+        return segment
 
     def _take_snapshot(self, offset: int) -> None:
         self.snapshots.write(offset, list(self.producers.producers.values()))
@@ -533,6 +581,21 @@ class Log(OffsetLookups, Retention, Compaction):
         limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
         if fetch_offset >= limit:
             return FetchDataInfo(fetch_offset)
+        try:
+            return self._read(segments, fetch_offset, max_bytes, limit, log_end_offset, min_one_message, read_committed)
+        except OSError as exc:
+            raise KafkaStorageError(f"Error while reading records of {self._name_in_dir()}", exc) from exc
+
+    def _read(
+        self,
+        segments: SegmentList,
+        fetch_offset: int,
+        max_bytes: int,
+        limit: int,
+        log_end_offset: int,
+        min_one_message: bool,
+        read_committed: bool,
+    ) -> FetchDataInfo:
         for index in range(max(segments.floor_index(fetch_offset), 0), len(segments)):
             segment = segments[index]
             max_position = self._max_position(segments, index, limit, log_end_offset)

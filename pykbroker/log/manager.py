@@ -30,11 +30,26 @@ from .checkpoint import CorruptCheckpointError, TopicPartition
 from .cleaner import DEFAULT_MAX_MAP_ENTRIES
 from .config import LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
+from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
+from .errors import LogError
 from .files import HandleCache
 from .log import Log
-from .results import CleanerStats, RecoveryStats
+from .results import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
+
+# checkpoints whose entries of partitions not loaded yet are kept when the file is rewritten
+PRESERVED_CHECKPOINTS = (
+    checkpoint.RECOVERY_POINT_CHECKPOINT,
+    checkpoint.LOG_START_OFFSET_CHECKPOINT,
+    checkpoint.REPLICATION_OFFSET_CHECKPOINT,
+    checkpoint.CLEANER_OFFSET_CHECKPOINT,
+)
+
+
+class LogLoadingError(LogError):
+    """The partition's log is on disk but still loading: it cannot be created or used yet."""
+
 
 logger = logging.getLogger(__name__)
 
@@ -53,9 +68,14 @@ class LogManager:
         topic_configs: ConfigProvider | None = None,
         time_ms: Callable[[], int] | None = None,
         producer_id_expiration_ms: int = 86400000,
-        max_open_segments: int = 256,
+        max_open_segments: int = HandleCache.DEFAULT_CAPACITY,
         cleaner_max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES,
+        recovery_threads_per_data_dir: int = 1,
+        load_logs: bool = True,
+        progress_interval_s: float = PROGRESS_INTERVAL_S,
     ) -> None:
+        """With `load_logs` (the default) every log is loaded before this returns; without,
+        `start_loading()` loads them in the background (the broker's start)."""
         self.log_dirs = [os.path.abspath(path) for path in log_dirs]
         if not self.log_dirs:
             raise ValueError("at least one log directory is needed")
@@ -69,6 +89,7 @@ class LogManager:
         self._deleter = DelayedDeleter()
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
+        self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
         self._logs: dict[TopicPartition, Log] = {}
         self._dir_of: dict[TopicPartition, str] = {}
         self._uncleanable: set[TopicPartition] = set()
@@ -76,54 +97,134 @@ class LogManager:
         self._lock = threading.RLock()
         self._checkpoint_lock = threading.Lock()
         self.closed = False
-        for log_dir in self.log_dirs:
-            self._load_dir(log_dir)
+        self.recovery_threads_per_data_dir = recovery_threads_per_data_dir
+        self.progress_interval_s = progress_interval_s
+        self._loads: list[LogDirLoad] = []
+        self._loading: dict[TopicPartition, PendingLog] = {}  # on disk, not loaded yet
+        self._doomed: set[TopicPartition] = set()  # deleted while loading: removed once loaded
+        self._loading_configs: dict[str, LogConfig] = {}
+        self._on_loaded: Callable[[TopicPartition], None] | None = None
+        self.loading_stopped = threading.Event()
+        if load_logs:
+            self.start_loading()
+            self.wait_until_loaded()
 
     # -- loading --------------------------------------------------------------------------
 
-    def _load_dir(self, log_dir: str) -> None:
+    def start_loading(
+        self,
+        on_loaded: Callable[[TopicPartition], None] | None = None,
+        *,
+        first: Callable[[TopicPartition], bool] | None = None,
+    ) -> None:
+        """Find every partition directory and start loading them in the background, on
+        `recovery_threads_per_data_dir` worker threads per log directory; return at once.
+
+        Each directory's `.kafka_cleanshutdown` marker is read and removed first: logs are
+        appended to as soon as they are loaded, so a crash from here on must recover them.
+        `on_loaded(key)` is called on the loading thread once a partition's log is in `get()`
+        (or could not be opened); `first` picks partitions to load ahead of the others.
+        """
+        self._on_loaded = on_loaded
+        loads = [self._prepare_dir(log_dir) for log_dir in self.log_dirs]
+        self._loads.extend(loads)
+        for load in loads:
+            load.start(first)
+
+    def wait_until_loaded(self, which: Callable[[TopicPartition], bool] | None = None) -> None:
+        """Block until the partitions `which` picks (every one when None) are loaded."""
+        for load in self._loads:
+            load.wait(which)
+
+    def is_loading(self, topic: str, partition: int) -> bool:
+        """Whether the partition's log is on disk but not loaded yet."""
+        return (topic, partition) in self._loading
+
+    def loading_partitions(self, topic: str) -> list[int]:
+        """The partitions of `topic` on disk and not loaded yet."""
+        with self._lock:
+            return sorted(partition for name, partition in self._loading if name == topic)
+
+    @property
+    def loading_finished(self) -> bool:
+        return all(load.finished.is_set() for load in self._loads)
+
+    def _prepare_dir(self, log_dir: str) -> LogDirLoad:
+        """Read a directory's marker and checkpoints and list its partitions (no log opened)."""
         os.makedirs(log_dir, exist_ok=True)
         marker = os.path.join(log_dir, CLEAN_SHUTDOWN_FILE)
         clean = os.path.exists(marker)
-        recovery = RecoveryStats()
-        recovery_points = self._read_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT)
-        log_starts = self._read_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT)
-        high_watermarks = self._read_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT)
-        cleaner_offsets = self._read_checkpoint(log_dir, checkpoint.CLEANER_OFFSET_CHECKPOINT)
-        for name in sorted(os.listdir(log_dir)):
+        checkpoints = {name: self._read_checkpoint(log_dir, name) for name in PRESERVED_CHECKPOINTS}
+        pending = []
+        with os.scandir(log_dir) as entries:
+            names = sorted((entry.name, entry.is_dir()) for entry in entries)
+        for name, is_dir in names:
             path = os.path.join(log_dir, name)
             if files.is_delete_dir(name):
                 self._deleter.schedule(0, functools.partial(shutil.rmtree, path, ignore_errors=True))
                 continue
             parsed = files.parse_partition_dir(name)
-            if parsed is None or not os.path.isdir(path):
+            if parsed is None or not is_dir:
                 continue
-            if parsed in self._logs:
+            if parsed in self._logs or parsed in self._loading:
                 raise RuntimeError(f"duplicate log directories for {parsed}: {self._dir_of[parsed]} and {log_dir}")
-            log = self._open_log(
-                path,
-                self._config_for(parsed[0]),
-                clean_shutdown=clean,
-                recovery_point=recovery_points.get(parsed, 0),
-                log_start_offset=log_starts.get(parsed, 0),
-                high_watermark=high_watermarks.get(parsed),
-            )
-            log.cleaner_checkpoint = cleaner_offsets.get(parsed)
-            self._logs[parsed] = log
+            found = {name: offsets[parsed] for name, offsets in checkpoints.items() if parsed in offsets}
+            item = PendingLog(parsed, path, found)
+            pending.append(item)
+            self._loading[parsed] = item
             self._dir_of[parsed] = log_dir
-            if log.recovery is not None:
-                recovery.add(log.recovery)
-        if recovery.logs:
-            logger.info(
-                "Recovered %d logs in %s after an unclean shutdown: %d segments scanned, "
-                "%d bytes truncated, %d segments dropped",
-                recovery.logs,
-                log_dir,
-                recovery.segments_scanned,
-                recovery.bytes_truncated,
-                recovery.segments_dropped,
-            )
-        files.remove_if_exists(marker)
+        if clean:
+            files.remove_if_exists(marker)
+            files.fsync_dir(log_dir)
+        return LogDirLoad(
+            log_dir,
+            pending,
+            clean_shutdown=clean,
+            threads=self.recovery_threads_per_data_dir,
+            open_log=functools.partial(self._load_log, clean_shutdown=clean),
+            publish=self._publish_loaded,
+            progress_interval_s=self.progress_interval_s,
+        )
+
+    def _load_log(self, item: PendingLog, *, clean_shutdown: bool) -> Log:
+        """Open one partition found at start (a worker thread)."""
+        offsets = item.checkpoints
+        log = self._open_log(
+            item.path,
+            self._config_for(item.key[0]),
+            clean_shutdown=clean_shutdown,
+            recovery_point=offsets.get(checkpoint.RECOVERY_POINT_CHECKPOINT, 0),
+            log_start_offset=offsets.get(checkpoint.LOG_START_OFFSET_CHECKPOINT, 0),
+            high_watermark=offsets.get(checkpoint.REPLICATION_OFFSET_CHECKPOINT),
+        )
+        log.cleaner_checkpoint = offsets.get(checkpoint.CLEANER_OFFSET_CHECKPOINT)
+        return log
+
+    def _publish_loaded(self, item: PendingLog, log: Log | None) -> None:
+        """A partition's load is over (a worker thread): its log joins the others, or goes at
+        once if its topic was deleted meanwhile; then whoever waits for it is told."""
+        key = item.key
+        with self._lock:
+            self._loading.pop(key, None)
+            doomed = key in self._doomed
+            self._doomed.discard(key)
+            if log is None:
+                self._dir_of.pop(key, None)
+            else:
+                self._logs[key] = log
+            if doomed and log is not None:
+                self.delete(*key)
+        if self._on_loaded is not None:
+            self._on_loaded(key)
+
+    def stop_loading(self) -> None:
+        """Start no more loads and wait for the running ones (shutting down); `loading_stopped`
+        is set once no queued load can start any more."""
+        for load in self._loads:
+            load.cancel_queued()
+        self.loading_stopped.set()
+        for load in self._loads:
+            load.wait_running()
 
     @staticmethod
     def _read_checkpoint(log_dir: str, name: str) -> dict[TopicPartition, int]:
@@ -135,7 +236,7 @@ class LogManager:
             return {}
 
     def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
-        return Log.open(
+        log = Log.open(
             path,
             config,
             fsync_before_ack=self.fsync_before_ack,
@@ -145,8 +246,36 @@ class LogManager:
             producer_id_expiration_ms=self._producer_id_expiration_ms,
             **kwargs,
         )
+        log.roll_listener = self._flush_after_roll
+        return log
+
+    def _flush_after_roll(self, log: Log) -> None:
+        """A segment of `log` was rolled (on the appending thread): flush it on a worker thread,
+        so that the recovery point, checkpointed every `log.flush.offset.checkpoint.interval.ms`,
+        keeps up and a restart after a crash recovers only the segments after it."""
+        try:
+            self._roll_flushes.submit(self._flush_rolled, log)
+        except RuntimeError:  # closing: close() flushes everything
+            pass
+
+    @staticmethod
+    def _flush_rolled(log: Log) -> None:
+        try:
+            log.flush_if_due()
+        except Exception:
+            logger.exception("flushing the rolled segments of %r failed", log)
 
     def _config_for(self, topic: str) -> LogConfig:
+        """The topic's log config (one lookup per topic while loading, not one per partition)."""
+        if not self.loading_finished:
+            cached = self._loading_configs.get(topic)
+            if cached is None:
+                cached = self._loading_configs[topic] = self._topic_config(topic)
+            return cached
+        self._loading_configs.clear()
+        return self._topic_config(topic)
+
+    def _topic_config(self, topic: str) -> LogConfig:
         provided = self._topic_configs(topic) if self._topic_configs is not None else None
         return as_log_config(provided, self.default_config)
 
@@ -164,6 +293,8 @@ class LogManager:
         with self._lock:
             key = (topic, partition)
             log = self._logs.get(key)
+            if log is None and key in self._loading:
+                raise LogLoadingError(f"the log of {topic}-{partition} is still loading")
             if log is not None:
                 if config is not None:
                     log.update_config(as_log_config(config, self.default_config))
@@ -204,6 +335,9 @@ class LogManager:
         directory's checkpoints run on a worker thread, in order (`wait_for_deletions`)."""
         with self._lock:
             key = (topic, partition)
+            if key in self._loading:
+                self._doomed.add(key)  # deleted when its load is over (`_publish_loaded`)
+                return True
             log = self._logs.pop(key, None)
             log_dir = self._dir_of.pop(key, None)
             self._uncleanable.discard(key)
@@ -226,8 +360,8 @@ class LogManager:
     def _finish_delete(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
         """The disk work of `delete` (worker thread)."""
         try:
+            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
             files.fsync_dir(log_dir)
-            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))
             self._write_dir_checkpoints(log_dir, forget=key)
         except Exception:
             logger.exception("Finishing the deletion of %s-%d failed", *key)
@@ -300,8 +434,16 @@ class LogManager:
                     checkpoint.write_offsets(os.path.join(log_dir, name), existing)
 
     def _write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
+        offsets = {**self._unloaded_entries(log_dir, name), **offsets}
         with self._checkpoint_lock:
             checkpoint.write_offsets(os.path.join(log_dir, name), offsets)
+
+    def _unloaded_entries(self, log_dir: str, name: str) -> dict[TopicPartition, int]:
+        """What checkpoint `name` said at start of the directory's partitions still loading:
+        rewriting a checkpoint must not make a crash forget them."""
+        with self._lock:
+            pending = [item for key, item in self._loading.items() if self._dir_of.get(key) == log_dir]
+        return {item.key: item.checkpoints[name] for item in pending if name in item.checkpoints}
 
     def write_all_checkpoints(self) -> None:
         self.checkpoint_recovery_points()
@@ -377,7 +519,9 @@ class LogManager:
 
     def close(self, broker_epoch: int = -1) -> None:
         """Flush and close every log, write all checkpoints, then the clean shutdown markers."""
+        self.stop_loading()  # before the lock: a finishing load takes it
         self._deletions.shutdown(wait=True)  # before the lock: a pending deletion takes it
+        self._roll_flushes.shutdown(wait=True)
         with self._lock:
             if self.closed:
                 return
@@ -387,8 +531,12 @@ class LogManager:
             self.write_all_checkpoints()
             self._deleter.run_all()
             for log_dir in self.log_dirs:
-                write_clean_shutdown_marker(log_dir, broker_epoch)
+                if self._fully_loaded(log_dir):  # a log never loaded may still need recovery
+                    write_clean_shutdown_marker(log_dir, broker_epoch)
             self.closed = True
+
+    def _fully_loaded(self, log_dir: str) -> bool:
+        return not any(self._dir_of.get(key) == log_dir for key in self._loading)
 
 
 def compaction_overdue(log: Log, now: int) -> bool:

@@ -23,8 +23,10 @@ cut short or fails its CRC is ignored (and deleted); state is then rebuilt from 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import struct
+from collections.abc import Iterator
 
 import crc32c
 
@@ -97,21 +99,35 @@ class SnapshotFiles:
 
     def __init__(self, directory: str) -> None:
         self.directory = directory
+        # the snapshot offsets while the log loads (`listed_while`): no directory listing each time
+        self._known: set[int] | None = None
 
     def path(self, offset: int) -> str:
         return os.path.join(self.directory, files.file_name(offset, files.SNAPSHOT_SUFFIX))
 
     def offsets(self) -> list[int]:
+        if self._known is not None:
+            return sorted(self._known)
         try:
             names = os.listdir(self.directory)
         except FileNotFoundError:
             return []
-        return sorted(
-            files.offset_from_file_name(name) for name in names if files.is_offset_file(name, files.SNAPSHOT_SUFFIX)
-        )
+        return _snapshot_offsets(names)
+
+    @contextlib.contextmanager
+    def listed_while(self, names: list[str]) -> Iterator[None]:
+        """Within the block, the snapshots are those among the directory's `names` plus the
+        ones written and minus the ones deleted here (the loader lists a directory once)."""
+        self._known = set(_snapshot_offsets(names))
+        try:
+            yield
+        finally:
+            self._known = None
 
     def write(self, offset: int, entries: list[ProducerStateEntry], *, fsync: bool = False) -> None:
         files.write_atomically(self.path(offset), encode(entries), fsync=fsync)
+        if self._known is not None:
+            self._known.add(offset)
 
     def read(self, offset: int) -> list[ProducerStateEntry]:
         with open(self.path(offset), "rb") as file:
@@ -129,6 +145,8 @@ class SnapshotFiles:
 
     def delete(self, offset: int) -> None:
         files.remove_if_exists(self.path(offset))
+        if self._known is not None:
+            self._known.discard(offset)
 
     def delete_where(self, predicate) -> None:
         for offset in self.offsets():
@@ -145,3 +163,9 @@ class SnapshotFiles:
             except (OSError, CorruptSnapshotError):
                 self.delete(offset)
         return None
+
+
+def _snapshot_offsets(names: list[str]) -> list[int]:
+    return sorted(
+        files.offset_from_file_name(name) for name in names if files.is_offset_file(name, files.SNAPSHOT_SUFFIX)
+    )

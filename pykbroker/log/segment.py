@@ -4,7 +4,9 @@ Appends go to the end of the `.log` file with an offset index entry (and a time 
 when the max timestamp grew) after every `index.interval.bytes` of data, as Kafka does.
 Reads locate the batch holding an offset through the offset index and a short header scan,
 and return a file region. Nothing of an inactive segment but a handful of integers stays in
-memory; its files are opened on demand and closed by the shared `HandleCache`.
+memory; its `.log` is opened on demand and closed by the shared `HandleCache`. The active
+segment keeps its `.log` open, and only that: indexes keep no descriptor (see `index.py`),
+so a partition costs one descriptor.
 """
 
 from __future__ import annotations
@@ -68,8 +70,7 @@ class Segment:
         self.offset_index = OffsetIndex(self._path(files.INDEX_SUFFIX), base_offset, max_index_bytes)
         self.time_index = TimeIndex(self._path(files.TIME_INDEX_SUFFIX), base_offset, max_index_bytes)
         self.txn_index = TransactionIndex(self._path(files.TXN_INDEX_SUFFIX), base_offset)
-        for index in (self.offset_index, self.time_index, self.txn_index):
-            index.on_open = self._touch
+        self.txn_index.on_open = self._touch
         self.created_ms = now_ms() if created_ms is None else created_ms
         self._handles = handles
         self._file: OpenFile | None = None
@@ -84,11 +85,17 @@ class Segment:
 
     @classmethod
     def create(cls, directory: str, base_offset: int, **kwargs) -> Segment:
-        """A new empty segment (any files of that name are emptied)."""
+        """A new empty segment (any files of that name are emptied), its indexes held in
+        memory until it becomes inactive."""
         segment = cls(directory, base_offset, **kwargs)
-        segment.txn_index.delete()
-        for path in segment.paths()[:3]:
-            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+        try:
+            segment.txn_index.delete()
+            os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
+            segment.offset_index.reset()  # new empty files
+            segment.time_index.reset()
+        except OSError:
+            segment.delete_files()  # none of it, rather than a segment without its indexes
+            raise
         segment._size = 0
         return segment
 
@@ -124,15 +131,14 @@ class Segment:
         if self._pinned:
             return
         self._file = None
-        self.offset_index.release()
-        self.time_index.release()
         self.txn_index.release()
 
     def pin(self) -> None:
-        """Make this the active segment: files stay open, indexes mirrored in memory."""
+        """Make this the active segment: its `.log` stays open, indexes mirrored in memory."""
         self._pinned = True
         if self._handles is not None:
             self._handles.forget(self)
+        self._log()  # opened now: appends never have to open a file
         self.offset_index.warm()
         self.time_index.warm()
         if self._max_timestamp is None:
@@ -348,7 +354,7 @@ class Segment:
         the segment's range. Returns the number of bytes cut off. The transaction index is
         emptied only when `on_batch` is given (its caller rebuilds it from the batches).
         """
-        self.offset_index.reset()
+        self.offset_index.reset()  # rebuilt in memory, written at the end
         self.time_index.reset()
         if on_batch is not None:
             self.txn_index.reset()
@@ -379,7 +385,15 @@ class Segment:
         self._bytes_since_last_index_entry = valid - last_index_entry
         self._next_offset = expected_offset
         self._rolling_timestamp = None
+        self._write_rebuilt_indexes()
         return truncated
+
+    def _write_rebuilt_indexes(self) -> None:
+        for index in (self.offset_index, self.time_index):
+            if self._pinned:
+                index.persist()
+            else:
+                index.cool()
 
     def _is_recoverable(self, batch: StoredBatch, expected_offset: int) -> bool:
         header = batch.header
@@ -428,11 +442,16 @@ class Segment:
         self._log().fdatasync()
 
     def close(self) -> None:
-        """Cleanly close: final time index entry, file cut to the appended size, files released."""
+        """Cleanly close: final time index entry, indexes written, file cut to the appended
+        size, files released."""
         if self._file is not None and self._file.size() != self.size:
             self._file.truncate(self.size)
         if self._max_timestamp is not None and self._max_timestamp.timestamp >= 0:
             self.time_index.maybe_append(*self._max_timestamp, skip_full_check=True)
+        for index in (self.offset_index, self.time_index, self.txn_index):
+            index.persist()  # raises rather than close cleanly without them
+        self.offset_index.cool()
+        self.time_index.cool()
         self._pinned = False
         self.release_files()
         if self._handles is not None:

@@ -8,12 +8,15 @@ fetched range.
 
 from __future__ import annotations
 
+import logging
 import os
 import struct
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import OpenFile, remove_if_exists
+from .files import remove_if_exists, write_all
+
+log = logging.getLogger(__name__)
 
 VERSION = 0
 _ENTRY = struct.Struct(">hqqqq")
@@ -27,49 +30,69 @@ class AbortedTxn(NamedTuple):
 
 
 class TransactionIndex:
-    __slots__ = ("path", "base_offset", "on_open", "_file", "_last_offset")
+    """The entries are read once and kept until the segment's files are released; the file is
+    opened only for the moment of a read, an append or a flush (no descriptor stays open).
+
+    An entry that cannot be written at once (no descriptor left, disk full) is kept in memory
+    and written by the next append, flush or close: the append it belongs to has already
+    reached the log, and a crash rebuilds the active segment's index anyway.
+    """
+
+    __slots__ = ("path", "base_offset", "on_open", "_entries", "_written")
 
     def __init__(self, path: str, base_offset: int) -> None:
         self.path = path
         self.base_offset = base_offset
-        self.on_open: Callable[[], None] | None = None  # told whenever the file is (re)opened
-        self._file: OpenFile | None = None
-        self._last_offset: int | None = None
-
-    def _open(self, *, create: bool) -> OpenFile | None:
-        """The file; None if it does not exist and `create` is false."""
-        if self._file is None and not create and not os.path.exists(self.path):
-            return None
-        return self._writable()
-
-    def _writable(self) -> OpenFile:
-        """The file, opened (and created) if it is not open yet."""
-        if self._file is None:
-            self._file = OpenFile(self.path, writable=True, create=True)
-            if self.on_open is not None:
-                self.on_open()
-        return self._file
+        self.on_open: Callable[[], None] | None = None  # told whenever the file is read again
+        self._entries: list[AbortedTxn] | None = None
+        self._written = 0  # how many of `_entries` the file holds
 
     def release(self) -> None:
-        self._file = None
+        """Forget the entries read (they are read again on the next use), unless some are not
+        written yet."""
+        if self._entries is not None and self._written == len(self._entries):
+            self._entries = None
 
     def entries(self) -> list[AbortedTxn]:
-        file = self._open(create=False)
-        if file is None:
+        cached = self._entries
+        if cached is None:
+            cached = self._entries = self._read()
+            self._written = len(cached)
+            if self.on_open is not None:
+                self.on_open()
+        return cached
+
+    def _read(self) -> list[AbortedTxn]:
+        try:
+            with open(self.path, "rb") as file:
+                data = file.read()
+        except FileNotFoundError:
             return []
-        data = file.pread(file.size(), 0)
         usable = len(data) - len(data) % _ENTRY.size
         return [AbortedTxn(*entry[1:]) for entry in _ENTRY.iter_unpack(data[:usable])]
 
     def append(self, txn: AbortedTxn) -> None:
-        if self._last_offset is None:
-            existing = self.entries()
-            self._last_offset = existing[-1].last_offset if existing else -1
-        if txn.last_offset <= self._last_offset:
-            raise ValueError(f"aborted transaction at {txn.last_offset} is not after {self._last_offset}")
-        file = self._writable()
-        file.write_at(_ENTRY.pack(VERSION, *txn), file.size())
-        self._last_offset = txn.last_offset
+        existing = self.entries()
+        last_offset = existing[-1].last_offset if existing else -1
+        if txn.last_offset <= last_offset:
+            raise ValueError(f"aborted transaction at {txn.last_offset} is not after {last_offset}")
+        self._entries = [*existing, txn]
+        try:
+            self._write_pending()
+        except OSError as exc:
+            log.warning("Keeping aborted transactions of %s in memory until the next flush: %s", self.path, exc)
+
+    def _write_pending(self) -> None:
+        entries = self._entries or []
+        if self._written >= len(entries):
+            return
+        data = b"".join(_ENTRY.pack(VERSION, *txn) for txn in entries[self._written :])
+        fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            write_all(fd, data, self._written * _ENTRY.size)
+        finally:
+            os.close(fd)
+        self._written = len(entries)
 
     def collect(self, fetch_offset: int, upper_bound_offset: int) -> tuple[list[AbortedTxn], bool]:
         """Entries overlapping [fetch_offset, upper_bound_offset); True once none later can."""
@@ -85,20 +108,38 @@ class TransactionIndex:
         """Remove the entries of transactions ending at or after `offset`."""
         entries = self.entries()
         keep = sum(1 for txn in entries if txn.last_offset < offset)
-        if keep < len(entries):
-            self._writable().truncate(keep * _ENTRY.size)
-        self._last_offset = None
+        if keep < self._written:
+            self._truncate_file(keep)
+            self._written = keep
+        self._entries = entries[:keep]
 
     def reset(self) -> None:
-        file = self._open(create=False)
-        if file is not None:
-            file.truncate(0)
-        self._last_offset = -1
+        if os.path.exists(self.path):
+            self._truncate_file(0)
+        self._entries = []
+        self._written = 0
+
+    def _truncate_file(self, entries: int) -> None:
+        try:
+            os.truncate(self.path, entries * _ENTRY.size)
+        except FileNotFoundError:
+            pass
 
     def flush(self) -> None:
-        file = self._open(create=False)
-        if file is not None:
-            file.fsync()
+        """Write the entries not written yet, and fsync the file."""
+        self._write_pending()
+        try:
+            fd = os.open(self.path, os.O_RDONLY)
+        except FileNotFoundError:
+            return
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def persist(self) -> None:
+        """Write the entries not written yet (no fsync)."""
+        self._write_pending()
 
     def rename(self, new_path: str) -> None:
         if os.path.exists(self.path):
@@ -106,5 +147,6 @@ class TransactionIndex:
         self.path = new_path
 
     def delete(self) -> None:
-        self.release()
+        self._entries = None
+        self._written = 0
         remove_if_exists(self.path)

@@ -73,6 +73,11 @@ DEFAULT_EVICTION_MS = 120_000  # how long a session must be unused (or have exis
 DEFAULT_SHARDS = 8  # the cache is split into shards, each with its own slots and id range
 
 
+def session_wait_key(session_id: int) -> tuple[str, int]:
+    """The purgatory key a fetch waiting on session `session_id` watches."""
+    return ("fetch session", session_id)
+
+
 def next_epoch(epoch: int) -> int:
     """The session epoch that follows `epoch`: FINAL stays FINAL, and the maximum wraps to 1."""
     if epoch < 0:
@@ -154,6 +159,7 @@ class CachedPartition:
         "last_fetched_epoch",
         "high_watermark",
         "local_log_start_offset",
+        "position",
     )
 
     def __init__(
@@ -169,6 +175,7 @@ class CachedPartition:
         self.update_request(request)
         self.high_watermark = high_watermark
         self.local_log_start_offset = local_log_start_offset
+        self.position = 0  # its place in the session's order (FetchSession numbers them)
 
     @property
     def key(self) -> TopicIdPartition:
@@ -225,7 +232,15 @@ class CachedPartition:
 
 
 class FetchSession:
-    """One incremental fetch session: its partitions in iteration order, and its epoch."""
+    """One incremental fetch session: its partitions in iteration order, and its epoch.
+
+    An incremental fetch reads only the session's *stale* partitions: those the request added or
+    changed, those the broker reported changed since (`mark_changed`: records appended, high
+    watermark or log start offset moved, leadership changed), those the last response listed or
+    left readable data in (a response size limit), and those whose topic id is not known yet.
+    The others cannot have news for the fetcher, so a fetch costs in proportion to what changed,
+    not to the session's size.
+    """
 
     def __init__(
         self,
@@ -240,6 +255,11 @@ class FetchSession:
         self.privileged = privileged  # created by a follower
         self.uses_topic_ids = uses_topic_ids
         self.partitions = partitions  # identity -> CachedPartition, in iteration order
+        self._next_position = 0
+        for cached in partitions.values():
+            self._place_last(cached)
+        self.stale: set[Hashable] = set()  # identities to read at the next fetch
+        self.unresolved: set[Hashable] = {i for i, c in partitions.items() if c.topic is None}
         self.creation_ms = now_ms
         self.last_used_ms = now_ms
         self.epoch = next_epoch(INITIAL_EPOCH)
@@ -259,24 +279,60 @@ class FetchSession:
         """Lower ranks are evicted first: consumer sessions, then smaller ones, then lower ids."""
         return (self.privileged, self.cached_size, self.id)
 
-    def update(self, fetch_data: FetchData, forgotten: Iterable[TopicIdPartition]) -> None:
-        """Add new partitions at the end, refresh the parameters of known ones, drop forgotten."""
+    def update(
+        self, fetch_data: FetchData, forgotten: Iterable[TopicIdPartition]
+    ) -> tuple[list[CachedPartition], list[CachedPartition]]:
+        """Add new partitions at the end, refresh the parameters of known ones, drop forgotten;
+        the partitions added and those dropped. What the request named is read."""
+        added, dropped = [], []
         for key, request in fetch_data.items():
             cached = self.partitions.get(key.identity)
             if cached is None:
-                self.partitions[key.identity] = CachedPartition(key, request)
+                cached = self.partitions[key.identity] = CachedPartition(key, request)
+                self._place_last(cached)
+                added.append(cached)
+                if cached.topic is None:
+                    self.unresolved.add(key.identity)
             else:
                 cached.update_request(request)
+            self.stale.add(key.identity)
         for key in forgotten:
-            self.partitions.pop(key.identity, None)
+            cached = self.partitions.pop(key.identity, None)
+            self.stale.discard(key.identity)
+            self.unresolved.discard(key.identity)
+            if cached is not None:
+                dropped.append(cached)
+        return added, dropped
 
-    def resolve_topic_names(self, topic_names: Mapping[uuid.UUID, str]) -> None:
-        if self.uses_topic_ids:
-            for cached in self.partitions.values():
-                cached.resolve_topic_name(topic_names)
+    def resolve_topic_names(self, topic_names: Mapping[uuid.UUID, str]) -> list[CachedPartition]:
+        """Name the partitions whose topic id became known; those it named (now stale)."""
+        resolved = []
+        for identity in list(self.unresolved):
+            cached = self.partitions[identity]
+            cached.resolve_topic_name(topic_names)
+            if cached.topic is not None:
+                self.unresolved.discard(identity)
+                self.stale.add(identity)
+                resolved.append(cached)
+        return resolved
+
+    def mark_changed(self, identity: Hashable) -> None:
+        if identity in self.partitions:
+            self.stale.add(identity)
+
+    def take_stale(self) -> list[Hashable]:
+        """The stale partitions in session order, which are then no longer stale."""
+        taken = sorted(self.stale, key=lambda identity: self.partitions[identity].position)
+        self.stale = set()
+        return taken
 
     def move_to_end(self, identity: Hashable) -> None:
-        self.partitions[identity] = self.partitions.pop(identity)
+        cached = self.partitions[identity] = self.partitions.pop(identity)
+        self._place_last(cached)
+
+    def _place_last(self, cached: CachedPartition) -> None:
+        self._next_position += 1
+        cached.position = self._next_position
 
     def __repr__(self) -> str:
         return (
@@ -314,6 +370,22 @@ class FetchContext(ABC):
     def throttled_response(self) -> FetchResponsePlan:
         """The response when the fetch is throttled: no partitions, and nothing changes."""
         return FetchResponsePlan(ErrorCode.NONE, INVALID_SESSION_ID, [])
+
+    @property
+    def session_to_wait_on(self) -> int | None:
+        """The id of the incremental session whose other partitions a waiting fetch watches."""
+        return None
+
+    def changed_meanwhile(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        """Partitions to read too after a wait (incremental sessions: those that changed)."""
+        return []
+
+    def peek_changed_meanwhile(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        return []
+
+    def read_again(self, keys: Iterable[TopicIdPartition]) -> None:
+        """Read these partitions at the session's next fetch even if nothing changes (a fetch
+        that held them back, such as a paused partition); nothing to do without a session."""
 
 
 class SessionErrorContext(FetchContext):
@@ -394,14 +466,43 @@ class FullFetchContext(_RequestedPartitions):
 
 
 class IncrementalFetchContext(FetchContext):
-    """A fetch on an existing session: read all its partitions, list only what changed."""
+    """A fetch on an existing session: read its stale partitions, list only what changed."""
 
     def __init__(self, session: FetchSession, request_epoch: int) -> None:
         self.session = session
         self._request_epoch = request_epoch
+        self._read = session.take_stale()
 
     def partitions(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
-        return [(cached.key, cached.request) for cached in self.session.partitions.values()]
+        """The stale partitions, then those of topic ids not known yet (answered, not read)."""
+        cached = self.session.partitions
+        unresolved = [i for i in self.session.unresolved if i not in self._read]
+        return [(cached[i].key, cached[i].request) for i in [*self._read, *unresolved] if i in cached]
+
+    @property
+    def session_to_wait_on(self) -> int | None:
+        return self.session.id
+
+    def changed_meanwhile(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        """Partitions of the session that changed since this fetch read its stale ones (while it
+        waited for data): they are read by this fetch too, and are no longer stale."""
+        taken = [i for i in self.session.take_stale() if i not in self._read and i in self.session.partitions]
+        self._read.extend(taken)
+        cached = self.session.partitions
+        return [(cached[i].key, cached[i].request) for i in taken if cached[i].topic is not None]
+
+    def peek_changed_meanwhile(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        """What `changed_meanwhile` would give, changing nothing."""
+        cached = self.session.partitions
+        return [
+            (cached[i].key, cached[i].request)
+            for i in self.session.stale
+            if i not in self._read and i in cached and cached[i].topic is not None
+        ]
+
+    def read_again(self, keys: Iterable[TopicIdPartition]) -> None:
+        for key in keys:
+            self.session.mark_changed(key.identity)
 
     def preview_response(self, results: Results) -> FetchResponsePlan:
         return self._respond(results, remember=False)
@@ -410,6 +511,7 @@ class IncrementalFetchContext(FetchContext):
         return self._respond(results, remember=True)
 
     def throttled_response(self) -> FetchResponsePlan:
+        self.session.stale.update(self._read)  # nothing was answered: read them next time
         if self._session_moved_on():
             return FetchResponsePlan(ErrorCode.INVALID_FETCH_SESSION_EPOCH, self.session.id, [])
         return FetchResponsePlan(ErrorCode.NONE, self.session.id, [])
@@ -421,19 +523,23 @@ class IncrementalFetchContext(FetchContext):
     def _respond(self, results: Results, *, remember: bool) -> FetchResponsePlan:
         if self._session_moved_on():
             return FetchResponsePlan(ErrorCode.INVALID_FETCH_SESSION_EPOCH, self.session.id, [])
-        keys_by_identity = {cached.key.identity: cached.key for cached in self.session.partitions.values()}
+        keys_by_identity = {key.identity: key for key, _ in self.partitions()}
         listed = []
         for key, result in _with_unknown_topic_ids(results, keys_by_identity):
             if self._must_list(key, result, remember=remember):
                 listed.append((key, result))
+            elif remember and result.more_to_read:
+                self.session.mark_changed(key.identity)  # left out by the size limit: read again
         return FetchResponsePlan(ErrorCode.NONE, self.session.id, listed)
 
     def _must_list(self, key: TopicIdPartition, result: PartitionFetchResult, *, remember: bool) -> bool:
         cached = self.session.partitions.get(key.identity)
         if cached is None or not cached.must_respond(result, remember=remember):
             return False
-        if remember and result.has_records:
-            self.session.move_to_end(key.identity)
+        if remember:
+            self.session.mark_changed(key.identity)  # what was news is read again next time
+            if result.has_records:
+                self.session.move_to_end(key.identity)
         return True
 
 
@@ -457,7 +563,15 @@ class _CacheShard:
     """A share of the cache's slots with its own range of session ids; eviction stays within
     a shard."""
 
-    def __init__(self, max_entries: int, eviction_ms: int, id_range: range, rng: random.Random) -> None:
+    def __init__(
+        self,
+        max_entries: int,
+        eviction_ms: int,
+        id_range: range,
+        rng: random.Random,
+        index: _PartitionIndex,
+    ) -> None:
+        self.index = index
         self.max_entries = max_entries
         self.eviction_ms = eviction_ms
         self.id_range = id_range
@@ -469,7 +583,10 @@ class _CacheShard:
         return self.sessions.get(session_id)
 
     def remove(self, session_id: int) -> FetchSession | None:
-        return self.sessions.pop(session_id, None)
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            self.index.remove(session, session.partitions.values())
+        return session
 
     def touch(self, session: FetchSession, now_ms: int) -> None:
         """Mark the session used now and re-rank it for eviction.
@@ -503,6 +620,7 @@ class _CacheShard:
             now_ms=now_ms,
         )
         self.sessions[session.id] = session
+        self.index.add(session, session.partitions.values())
         self.touch(session, now_ms)
         return session.id
 
@@ -559,7 +677,13 @@ class FetchSessionCache:
     ) -> None:
         rng = rng or random.Random()
         self._id_range_size = MAX_INT32 // shards
-        self._shards = [_CacheShard(max_slots // shards, eviction_ms, self._shard_ids(n), rng) for n in range(shards)]
+        self._index = _PartitionIndex()
+        self._shards = [
+            _CacheShard(max_slots // shards, eviction_ms, self._shard_ids(n), rng, self._index) for n in range(shards)
+        ]
+        # told the id of each session a `partition_changed` made stale (the broker wakes a fetch
+        # of that session waiting for data)
+        self.on_session_changed: Callable[[int], None] | None = None
         self._next_shard = 0
 
     def _shard_ids(self, n: int) -> range:
@@ -585,6 +709,25 @@ class FetchSessionCache:
     def get(self, session_id: int) -> FetchSession | None:
         shard = self._shard_of(session_id)
         return shard.get(session_id) if shard else None
+
+    # --- what changed ---
+
+    def follow(self, replica_manager) -> None:
+        """Hear of the replica manager's partition changes, and wake its fetches waiting on a
+        session whose partitions changed."""
+        replica_manager.add_partition_change_listener(self.partition_changed)
+        self.on_session_changed = lambda session_id: replica_manager.fetch_purgatory.check_and_complete(
+            session_wait_key(session_id)
+        )
+
+    def partition_changed(self, topic_partition: tuple[str, int]) -> None:
+        """The partition (topic name, index) changed in a way a fetcher may need to hear of:
+        records appended, high watermark or log start offset moved, leadership changed, deleted.
+        The sessions holding it read it at their next fetch; the others never look at it."""
+        for session, identity in self._index.sessions_of(topic_partition):
+            session.mark_changed(identity)
+            if self.on_session_changed is not None:
+                self.on_session_changed(session.id)
 
     # --- request handling ---
 
@@ -654,11 +797,13 @@ class FetchSessionCache:
             return SessionErrorContext(ErrorCode.INVALID_FETCH_SESSION_EPOCH)
         if session.uses_topic_ids != uses_topic_ids:
             return SessionErrorContext(ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR)
-        session.update(fetch_data, forgotten)
+        added, dropped = session.update(fetch_data, forgotten)
+        self._index.remove(session, dropped)
+        self._index.add(session, added)
         if not session.partitions:
             self._remove(session_id)  # nothing left to fetch: the session ends
             return SessionlessFetchContext(fetch_data)
-        session.resolve_topic_names(topic_names)
+        self._index.add(session, session.resolve_topic_names(topic_names))
         shard = self._shard_of(session_id)
         if shard is None:  # cannot happen: the session was just found in its shard
             raise RuntimeError(f"fetch session {session_id} has no cache shard")
@@ -695,6 +840,33 @@ class FetchSessionCache:
             return None
         index = session_id // self._id_range_size
         return self._shards[index] if index < len(self._shards) else None
+
+
+class _PartitionIndex:
+    """Which sessions hold each partition (by topic name and index), so that a change reaches
+    the sessions holding the partition without a look at the others."""
+
+    def __init__(self) -> None:
+        self._sessions: dict[tuple[str, int], dict[FetchSession, Hashable]] = {}
+
+    def add(self, session: FetchSession, partitions: Iterable[CachedPartition]) -> None:
+        for cached in partitions:
+            if cached.topic is not None:
+                identity = cached.key.identity
+                self._sessions.setdefault((cached.topic, cached.partition), {})[session] = identity
+
+    def remove(self, session: FetchSession, partitions: Iterable[CachedPartition]) -> None:
+        for cached in partitions:
+            if cached.topic is None:
+                continue
+            holders = self._sessions.get((cached.topic, cached.partition))
+            if holders is not None:
+                holders.pop(session, None)
+                if not holders:
+                    del self._sessions[(cached.topic, cached.partition)]
+
+    def sessions_of(self, topic_partition: tuple[str, int]) -> list[tuple[FetchSession, Hashable]]:
+        return list(self._sessions.get(topic_partition, {}).items())
 
 
 def _as_requested(

@@ -13,6 +13,7 @@ sees the result. The session never looks at `records` or `aborted_transactions`.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
@@ -57,6 +58,7 @@ class PartitionFetchResult:
     diverging_epoch: EpochEndOffset | None = None
     aborted_transactions: Any = None
     records: Any = None  # file regions as read, then what the response version carries
+    more_to_read: bool = False  # records were readable at the fetch offset but left out (size limit)
 
     @classmethod
     def for_error(cls, error_code: int) -> PartitionFetchResult:
@@ -74,3 +76,17 @@ class PartitionFetchResult:
     @property
     def has_diverging_epoch(self) -> bool:
         return self.diverging_epoch is not None and self.diverging_epoch.epoch >= 0
+
+
+PartitionsToRead = list[tuple[tuple[str, int], PartitionFetchRequest]]
+
+
+class SessionWait(NamedTuple):
+    """How a fetch on an incremental session that found nothing waits for its session's other
+    partitions: it watches `key` (which the session cache's change notices complete), `peek()`
+    gives the partitions that changed since it read, and `take()` hands them over to be read
+    when it wakes."""
+
+    key: Hashable
+    peek: Callable[[], PartitionsToRead]
+    take: Callable[[], PartitionsToRead]

@@ -22,6 +22,14 @@ leader, and for each partition in the response:
 
 The fetch offset itself tells the leader how far this follower got (that is how the leader's
 high watermark and ISR move).
+
+Each fetcher keeps an incremental fetch session (KIP-227) with its leader, as Kafka's
+FetchSessionHandler: the first fetch lists every partition and creates the session; later ones
+list only the partitions whose fetch parameters changed (new partitions, and those whose
+response moved their log end, log start or epoch), and forget the partitions no longer followed
+or backing off. The leader answers only the partitions with news, so an idle follower's rounds
+cost nothing per partition on either side. A session error (FETCH_SESSION_ID_NOT_FOUND,
+INVALID_FETCH_SESSION_EPOCH) or a broken connection starts over with a full fetch.
 """
 
 from __future__ import annotations
@@ -40,6 +48,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from .broker_client import BrokerConnection, BrokerConnectionError
 from .durability import sync_before_ack
+from .fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 
 if TYPE_CHECKING:
     from .partition import Partition
@@ -102,6 +111,7 @@ class LeaderFetcher:
         self.leader_id = leader_id
         self.manager = manager
         self.partitions: dict[TopicPartition, FollowedPartition] = {}
+        self.session = FollowerSession()
         self._connection: BrokerConnection | None = None
         self._wake = anyio.Event()
         config = manager.config
@@ -115,10 +125,13 @@ class LeaderFetcher:
 
     def add(self, partition: Partition) -> None:
         self.partitions[partition.key] = FollowedPartition(partition, partition.leader_epoch)
+        self.session.backing_off.pop(partition.key, None)
+        self.session.changed.add(partition.key)
         self._wake.set()
 
     def remove(self, tp: TopicPartition) -> None:
         self.partitions.pop(tp, None)
+        self.session.changed.add(tp)  # forgotten at the next fetch
 
     # -- the loop ----------------------------------------------------------------------
     async def run(self) -> None:
@@ -142,31 +155,42 @@ class LeaderFetcher:
             with anyio.CancelScope(shield=True):
                 await self._close()
 
-    def _ready(self) -> list[FollowedPartition]:
+    def _ready(self) -> bool:
+        """Whether any partition is to be fetched now; partitions whose back-off ended rejoin
+        the session."""
         now = self._monotonic_s()
-        return [f for f in self.partitions.values() if f.retry_at <= now]
+        for tp in [tp for tp, retry_at in self.session.backing_off.items() if retry_at <= now]:
+            del self.session.backing_off[tp]
+            self.session.changed.add(tp)
+        return len(self.partitions) > len(self.session.backing_off)
 
     async def _idle(self) -> None:
         """Nothing to fetch now: wait for a new partition or the end of a back-off."""
         self._wake = anyio.Event()
         now = self._monotonic_s()
-        waits = [f.retry_at - now for f in self.partitions.values()]
+        waits = [retry_at - now for retry_at in self.session.backing_off.values()]
         with anyio.move_on_after(max(0.0, min(waits)) if waits else None):
             await self._wake.wait()
         if not self.partitions:
             await self._close()
 
-    async def _fetch_once(self, ready: list[FollowedPartition]) -> None:
+    async def _fetch_once(self, ready: bool) -> None:
         connection = await self._connect()
-        request = self._fetch_request(ready)
+        request = self._fetch_request()
         response = await connection.request(ApiKey.FETCH, FETCH_VERSION, request, extra_wait_s=self.max_wait_ms / 1000)
+        if response.error_code in _SESSION_ERRORS:
+            log.debug("Fetch session with broker %d ended: %s", self.leader_id, ErrorCode(response.error_code).name)
+            self.session.reset(self.partitions)
+            return
         if response.error_code != ErrorCode.NONE:
+            self.session.reset(self.partitions)
             raise BrokerConnectionError(f"fetch failed: {ErrorCode(response.error_code).name}")
-        sent = {f.partition.key: f for f in ready}
+        self.session.answered(response.session_id)
         for topic in response.responses:
             for data in topic.partitions:
-                followed = sent.get((topic.topic, data.partition_index))
+                followed = self.session.members.get((topic.topic, data.partition_index))
                 if followed is not None and self._still_following(followed):
+                    self.session.changed.add(followed.partition.key)  # its log end, start or epoch moved
                     await self._process(followed, data)
 
     def _still_following(self, followed: FollowedPartition) -> bool:
@@ -191,13 +215,17 @@ class LeaderFetcher:
         return self._connection
 
     async def _close(self) -> None:
+        self.session.reset(self.partitions)
         if self._connection is not None:
             await self._connection.aclose()
             self._connection = None
 
-    def _fetch_request(self, ready: list[FollowedPartition]):
+    def _fetch_request(self):
+        """The next fetch of the session: every partition for a full fetch, else those that
+        changed; partitions no longer fetched are forgotten."""
+        listed, forgotten = self.session.next_request(self.partitions)
         topics: dict[str, list] = {}
-        for followed in ready:
+        for followed in listed:
             partition = followed.partition
             latest_epoch = partition.log.epoch_cache.latest_epoch
             topics.setdefault(partition.topic, []).append(
@@ -216,10 +244,10 @@ class LeaderFetcher:
             min_bytes=self.min_bytes,
             max_bytes=self.max_bytes,
             isolation_level=0,
-            session_id=0,
-            session_epoch=-1,
+            session_id=self.session.session_id,
+            session_epoch=self.session.epoch,
             topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
-            forgotten_topics_data=[],
+            forgotten_topics_data=_forgotten_topics(forgotten),
             rack_id="",
         )
 
@@ -345,6 +373,8 @@ class LeaderFetcher:
 
     def _back_off(self, followed: FollowedPartition) -> None:
         followed.retry_at = self._monotonic_s() + self.backoff_s
+        self.session.backing_off[followed.partition.key] = followed.retry_at
+        self.session.changed.add(followed.partition.key)  # forgotten until the back-off ends
 
     def _monotonic_s(self) -> float:
         return self.clock.monotonic_ms() / 1000
@@ -361,3 +391,68 @@ def truncation_offset(follower_log, leader_epoch: int, leader_end_offset: int) -
     if follower_epoch != leader_epoch:  # the follower never saw the leader's epoch: go back further
         return min(follower_end, replica_end)
     return min(leader_end_offset, follower_end, replica_end)
+
+
+_SESSION_ERRORS = (
+    ErrorCode.FETCH_SESSION_ID_NOT_FOUND,
+    ErrorCode.INVALID_FETCH_SESSION_EPOCH,
+    ErrorCode.FETCH_SESSION_TOPIC_ID_ERROR,
+)
+
+
+class FollowerSession:
+    """A follower's side of its fetch session with one leader (Kafka's FetchSessionHandler):
+    which partitions the leader's session holds, with the parameters it was last sent, and
+    which partitions changed since."""
+
+    def __init__(self) -> None:
+        self.session_id = INVALID_SESSION_ID
+        self.epoch = INITIAL_EPOCH
+        self.members: dict[TopicPartition, FollowedPartition] = {}  # as the leader's session has them
+        self.changed: set[TopicPartition] = set()  # to send (or forget) at the next fetch
+        self.backing_off: dict[TopicPartition, float] = {}  # left out until the monotonic time
+
+    def reset(self, partitions: dict[TopicPartition, FollowedPartition]) -> None:
+        """Start over: the next fetch is a full one, creating a new session."""
+        self.session_id = INVALID_SESSION_ID
+        self.epoch = INITIAL_EPOCH
+        self.members = {}
+        self.changed = set(partitions)
+
+    def next_request(
+        self, partitions: dict[TopicPartition, FollowedPartition]
+    ) -> tuple[list[FollowedPartition], list[TopicPartition]]:
+        """(partitions to list, partitions to forget) of the next fetch, which the leader's
+        session then holds."""
+        if self.session_id == INVALID_SESSION_ID:
+            self.members = {tp: f for tp, f in partitions.items() if tp not in self.backing_off}
+            self.changed = set()
+            return list(self.members.values()), []
+        listed, forgotten = [], []
+        for tp in self.changed:
+            followed = partitions.get(tp)
+            if followed is None or tp in self.backing_off:
+                if self.members.pop(tp, None) is not None:
+                    forgotten.append(tp)
+            else:
+                self.members[tp] = followed
+                listed.append(followed)
+        self.changed = set()
+        return listed, forgotten
+
+    def answered(self, session_id: int) -> None:
+        """The leader answered: the session it gave (0: none, the next fetch is full again)."""
+        if session_id == INVALID_SESSION_ID:
+            self.session_id, self.epoch = INVALID_SESSION_ID, INITIAL_EPOCH
+            self.changed = set(self.members)
+            return
+        if session_id != self.session_id:
+            self.session_id, self.epoch = session_id, INITIAL_EPOCH
+        self.epoch = next_epoch(self.epoch)
+
+
+def _forgotten_topics(forgotten: list[TopicPartition]) -> list:
+    by_topic: dict[str, list[int]] = {}
+    for topic, index in forgotten:
+        by_topic.setdefault(topic, []).append(index)
+    return [FetchRequest.ForgottenTopic(topic=topic, partitions=indexes) for topic, indexes in by_topic.items()]

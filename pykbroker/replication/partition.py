@@ -20,7 +20,7 @@ requests a follower is never exactly at the end, but it is never behind by more 
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
@@ -208,6 +208,11 @@ class Partition:
             return self.bytes_appended - start_counter
         return max(0, self._bytes_below(self._consumer_limit(read_committed)) - start_counter)
 
+    def readable_end(self, for_follower: bool, read_committed: bool = False) -> int:
+        """The offset reads stop at: the log end for followers, the high watermark (or the last
+        stable offset) for consumers."""
+        return self.log_end_offset if for_follower else self._consumer_limit(read_committed)
+
     def _consumer_limit(self, read_committed: bool) -> int:
         return self.last_stable_offset if read_committed else self.high_watermark
 
@@ -265,19 +270,31 @@ class Partition:
         if replica_id not in self.isr and caught_up:
             self._propose_isr(self.isr + [replica_id])
 
-    def maybe_shrink_isr(self, now_ms: int, replica_lag_time_max_ms: int) -> bool:
-        """Drop followers that have not caught up for `replica.lag.time.max.ms`."""
+    def maybe_shrink_isr(
+        self, now_ms: int, replica_lag_time_max_ms: int, replica_fetch_ms: Mapping[int, int] | None = None
+    ) -> bool:
+        """Drop followers that have not caught up for `replica.lag.time.max.ms`.
+
+        `replica_fetch_ms` holds each follower broker's last fetch of any partition: a follower
+        that has this partition's whole log and still fetches is caught up even when its
+        incremental fetches leave this partition out (nothing changed in it)."""
         if not self.is_leader:
             return False
         lagging = [
             r
             for r in self.isr
             if r != self.local_broker_id
-            and (r not in self.followers or now_ms - self.followers[r].last_caught_up_ms > replica_lag_time_max_ms)
+            and (r not in self.followers or now_ms - self._caught_up_ms(r, replica_fetch_ms) > replica_lag_time_max_ms)
         ]
         if not lagging:
             return False
         return self._propose_isr([r for r in self.isr if r not in lagging])
+
+    def _caught_up_ms(self, replica_id: int, replica_fetch_ms: Mapping[int, int] | None) -> int:
+        state = self.followers[replica_id]
+        if replica_fetch_ms is not None and state.log_end_offset >= self.log_end_offset:
+            return max(state.last_caught_up_ms, replica_fetch_ms.get(replica_id, -1))
+        return state.last_caught_up_ms
 
     def _propose_isr(self, new_isr: list[int]) -> bool:
         """Propose a new ISR unless one is in flight; True if proposed."""

@@ -34,7 +34,6 @@ from typing import NamedTuple, Protocol
 
 import anyio
 
-from ..cluster.model import INTERNAL_TOPICS
 from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
@@ -48,9 +47,10 @@ from ..records.errors import CorruptRecordError, InvalidRecordError, Unsupported
 from .broker_client import BrokerConnection
 from .broker_topic_stats import BrokerTopicStats
 from .durability import sync_before_ack
-from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult
+from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult, SessionWait
 from .fetcher import ReplicaFetcherManager
 from .partition import READ_COMMITTED, Partition
+from .role_changes import RoleChanges, partition_ranges
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +134,7 @@ class DelayedFetch(DelayedOperation):
         start_counters: dict[TopicPartition, int],
         for_follower: bool,
         read_committed: bool = False,
+        session_wait: SessionWait | None = None,
     ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
@@ -142,6 +143,7 @@ class DelayedFetch(DelayedOperation):
         self.start_counters = start_counters
         self.for_follower = for_follower
         self.read_committed = read_committed
+        self.session_wait = session_wait
 
     def try_complete(self) -> bool:
         available = self.bytes_already
@@ -150,8 +152,21 @@ class DelayedFetch(DelayedOperation):
             if partition is None or not partition.is_leader:
                 return self.force_complete()  # leadership moved: answer now with the error
             available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
-        if available >= self.min_bytes:
+        if available >= self.min_bytes or self._session_partition_readable():
             return self.force_complete()
+        return False
+
+    def _session_partition_readable(self) -> bool:
+        """Whether a partition of the session that this fetch did not read has changed so that
+        it now has records for the fetcher (or an error to tell)."""
+        if self.session_wait is None:
+            return False
+        for tp, request in self.session_wait.peek():
+            partition = self.manager.partitions.get(tp)
+            if partition is None or not partition.is_leader:
+                return True
+            if request.fetch_offset < partition.readable_end(self.for_follower, self.read_committed):
+                return True
         return False
 
 
@@ -186,6 +201,11 @@ class ReplicaManager:
         # how followers connect to leaders: BrokerConnection.open with the inter-broker security
         self.connect = connect or BrokerConnection.open
         self.partitions: dict[TopicPartition, Partition] = {}
+        # the partitions led here that have followers: the only ones whose ISR can shrink
+        self._leaders_with_followers: dict[TopicPartition, Partition] = {}
+        # told each partition that changed in a way fetchers may need to hear of (fetch sessions)
+        self._partition_change_listeners: list[Callable[[TopicPartition], None]] = []
+        self._replica_fetch_ms: dict[int, int] = {}  # each follower broker's last fetch, any partition
         self.timer = timer
         self.clock = timer.clock
         self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
@@ -195,28 +215,58 @@ class ReplicaManager:
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
         self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
         self.isr_expands = 0
+        self._delete_stray_logs_when_loaded = False  # cluster mode: see startup()
+        self._last_loaded_config: tuple = (None, None, {})  # see _loaded_topic_config
         metadata_store.add_topic_listener(self._on_topic_changed)
 
     # -- following the metadata store ---------------------------------------------------
     def startup(self, *, delete_stray_logs: bool = False) -> None:
         """Take the roles the store assigns. With `delete_stray_logs` (cluster mode, where the
         store is the whole truth), logs of topics deleted while this broker was away go."""
+        self._delete_stray_logs_when_loaded = delete_stray_logs
         if delete_stray_logs:
             self._delete_stray_logs()
+        changes = RoleChanges()
         for name, info in self.metadata.topics().items():
-            self._on_topic_changed(name, info)
+            try:
+                self._take_roles(name, info, changes)
+            except KafkaError as exc:  # KAFKA_STORAGE_ERROR: a log that cannot be opened; serve the others
+                log.error("Could not open every partition of %s: %s", name, exc.message_or_default)
+        changes.log_summary(log)
+
+    def log_loaded(self, topic: str, index: int) -> None:
+        """The log manager finished loading a partition found on disk at start (on the loop,
+        maybe long after `startup`): take the role the store gives it now. Until then the
+        partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
+        key = (topic, index)
+        if key in self.partitions or self.log_manager.is_loading(topic, index):
+            return
+        info = self.metadata.topic(topic)
+        state = info.partitions.get(index) if info is not None else None
+        if state is None:
+            if self._delete_stray_logs_when_loaded and self.log_manager.get(topic, index) is not None:
+                log.info("Deleting the log of %s-%d: the topic no longer exists", topic, index)
+                self.log_manager.delete(topic, index)
+            return
+        if self.broker_id in state.replicas:
+            partition = self._open_partition(topic, index, info.topic_id, self._loaded_topic_config(info))
+            changes = RoleChanges()  # one partition: its role at DEBUG (the log dir reports progress)
+            self._apply_partition_state(partition, state, changes)
+            for _, message in changes.lines():
+                log.debug(message)
 
     def _delete_stray_logs(self) -> None:
         topics = self.metadata.topics()
+        stray: dict[str, list[int]] = {}
         for partition_log in self.log_manager.all_logs():
             info = topics.get(partition_log.topic)
             if info is None or partition_log.partition not in info.partitions:
-                log.info(
-                    "Deleting the log of %s-%d: the topic no longer exists",
-                    partition_log.topic,
-                    partition_log.partition,
-                )
+                stray.setdefault(partition_log.topic, []).append(partition_log.partition)
                 self.log_manager.delete(partition_log.topic, partition_log.partition)
+        for topic, indexes in sorted(stray.items()):
+            log.info(
+                "Deleted the logs of %s partitions %s: the topic no longer exists", topic, partition_ranges(indexes)
+            )
 
     async def run(self) -> None:
         """Follower fetchers and the periodic ISR shrink check, until cancelled."""
@@ -231,31 +281,56 @@ class ReplicaManager:
             self.shrink_isrs(self.clock.now_ms(), lag_ms)
 
     def shrink_isrs(self, now: int, lag_ms: int) -> None:
-        for partition in list(self.partitions.values()):
+        """Take followers that fell behind out of the ISRs. Only partitions led here with
+        followers are looked at: a broker with thousands of single-replica partitions checks none."""
+        for partition in list(self._leaders_with_followers.values()):
             if partition.is_leader and len(partition.isr) > 1:
-                partition.maybe_shrink_isr(now, lag_ms)
+                partition.maybe_shrink_isr(now, lag_ms, self._replica_fetch_ms)
 
     def _on_topic_changed(self, name: str, info) -> None:
         if info is None:
             self._delete_topic_partitions(name)
             return
+        changes = RoleChanges()
+        self._take_roles(name, info, changes)
+        changes.log_per_topic(log)
+
+    def _take_roles(self, name: str, info, changes: RoleChanges) -> None:
+        """Open the topic's partitions hosted here and take the roles the store assigns."""
         config = topic_config_values(info.configs, self.config)
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
                 continue
             partition = self.partitions.get((name, index))
+            if partition is None and self.log_manager.is_loading(name, index):
+                continue  # taken up by `log_loaded`, with the state the store has then
             if partition is None:
                 partition = self._open_partition(name, index, info.topic_id, config)
             else:
                 partition.log.update_config(config)
-            self._apply_partition_state(partition, state)
+            self._apply_partition_state(partition, state, changes)
+        for tp in [tp for tp in self.partitions if tp[0] == name and tp[1] not in info.partitions]:
+            self._remove_partition(tp)  # partitions whose creation the store took back
+
+    def _loaded_topic_config(self, info) -> dict:
+        """The log config of a topic whose partitions are loading: partitions load in name
+        order, so the last topic's config is kept (one computation per topic, not per partition)."""
+        cached_overrides, cached_broker_config, config = self._last_loaded_config
+        if cached_overrides is not info.configs or cached_broker_config is not self.config:
+            config = topic_config_values(info.configs, self.config)
+            self._last_loaded_config = (info.configs, self.config, config)
+        return config
 
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
+        configs: dict[str, dict | None] = {}  # one computation per topic, not per partition
         for (topic, _), partition in self.partitions.items():
-            info = self.metadata.topic(topic)
-            if info is not None:
-                partition.log.update_config(topic_config_values(info.configs, self.config))
+            if topic not in configs:
+                info = self.metadata.topic(topic)
+                configs[topic] = topic_config_values(info.configs, self.config) if info is not None else None
+            config = configs[topic]
+            if config is not None:
+                partition.log.update_config(config)
 
     def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
@@ -264,26 +339,29 @@ class ReplicaManager:
         self.partitions[(topic, index)] = partition
         return partition
 
-    def _apply_partition_state(self, partition: Partition, state) -> None:
+    def _apply_partition_state(self, partition: Partition, state, changes: RoleChanges) -> None:
         if state.leader == self.broker_id:
-            self._lead(partition, state)
+            self._lead(partition, state, changes)
         elif partition.is_leader or partition.leader_id != state.leader or partition.leader_epoch != state.leader_epoch:
-            self._follow(partition, state)
+            self._follow(partition, state, changes)
         else:  # the same leadership: only the ISR (or replicas) changed
             partition.replicas = list(state.replicas)
             partition.isr = list(state.isr)
             partition.partition_epoch = state.partition_epoch
+        if partition.is_leader and len(partition.replicas) > 1:
+            self._leaders_with_followers[partition.key] = partition
+        else:
+            self._leaders_with_followers.pop(partition.key, None)
         self._complete_delayed(partition.key)
 
-    def _lead(self, partition: Partition, state) -> None:
+    def _lead(self, partition: Partition, state, changes: RoleChanges) -> None:
         if partition.is_leader and partition.leader_epoch == state.leader_epoch:
             partition.replicas = list(state.replicas)
             partition.update_isr(state.isr, state.partition_epoch)
             return
         self.fetchers.remove_partition(partition.key)
         partition.make_leader(state.leader_epoch, state.replicas, state.isr, state.partition_epoch, self.clock.now_ms())
-        log.log(
-            _role_change_level(partition.topic),
+        log.debug(
             "Leading %s-%d at leader epoch %d (isr %s, log end %d)",
             partition.topic,
             partition.index,
@@ -291,21 +369,22 @@ class ReplicaManager:
             state.isr,
             partition.log_end_offset,
         )
+        changes.lead(partition.topic, partition.index, state.leader_epoch)
 
-    def _follow(self, partition: Partition, state) -> None:
+    def _follow(self, partition: Partition, state, changes: RoleChanges) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr, state.partition_epoch)
         if state.leader < 0 or self.replication_stopped:
             self.fetchers.remove_partition(partition.key)
             return
         self.fetchers.add_partition(partition)
-        log.log(
-            _role_change_level(partition.topic),
+        log.debug(
             "Following %s-%d from broker %d at leader epoch %d",
             partition.topic,
             partition.index,
             state.leader,
             state.leader_epoch,
         )
+        changes.follow(partition.topic, partition.index, state.leader, state.leader_epoch)
 
     def stop_replication(self) -> None:
         """Stop fetching from leaders, now and for partitions followed later (a broker shutting
@@ -318,17 +397,41 @@ class ReplicaManager:
 
     def _delete_topic_partitions(self, topic: str) -> None:
         self.topic_stats.remove_topic(topic)
+        for index in self.log_manager.loading_partitions(topic):
+            self.log_manager.delete(topic, index)  # deleted once its load is over
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
-            del self.partitions[tp]
-            self.fetchers.remove_partition(tp)
-            self.log_manager.delete(*tp)
-            self.fetch_purgatory.check_and_complete(tp)
-            self.produce_purgatory.check_and_complete(tp)
+            self._remove_partition(tp)
+
+    def _remove_partition(self, tp: TopicPartition) -> None:
+        del self.partitions[tp]
+        self._leaders_with_followers.pop(tp, None)
+        self.fetchers.remove_partition(tp)
+        self.log_manager.delete(*tp)
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
 
     def _complete_delayed(self, tp: TopicPartition) -> None:
         """The partition's high watermark, ISR or role changed: re-check who waits on it."""
         self.produce_purgatory.check_and_complete(tp)
         self.fetch_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
+
+    def add_partition_change_listener(self, listener: Callable[[TopicPartition], None]) -> None:
+        """`listener(tp)` hears of every change of a partition hosted here that a fetcher may
+        need to see: records appended, high watermark or log start offset moved, leadership or
+        ISR changed, partition deleted (the fetch session cache listens)."""
+        self._partition_change_listeners.append(listener)
+
+    def _partition_changed(self, tp: TopicPartition) -> None:
+        for listener in self._partition_change_listeners:
+            listener(tp)
+
+    def log_start_offsets_moved(self, partitions: list[TopicPartition]) -> None:
+        """Retention (on a worker thread) moved these partitions' log start offsets."""
+        for tp in partitions:
+            if tp in self.partitions:
+                self._partition_changed(tp)
 
     # -- ISR changes ---------------------------------------------------------------------
     def _propose_isr(self, partition: Partition, new_isr: list[int]) -> None:
@@ -542,6 +645,7 @@ class ReplicaManager:
         for tp, result in results.items():
             if result.error == ErrorCode.NONE:
                 self.fetch_purgatory.check_and_complete(tp)
+                self._partition_changed(tp)
         return results
 
     async def wait_for_acks(
@@ -610,9 +714,14 @@ class ReplicaManager:
         min_bytes: int,
         max_bytes: int,
         isolation_level: int = 0,
+        session_wait: SessionWait | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]:
         """Read each partition; consumers with `isolation_level` 1 (read_committed) read up to
-        the last stable offset and get the aborted transactions of what they read."""
+        the last stable offset and get the aborted transactions of what they read.
+
+        An incremental fetch reads only its session's partitions that changed; with nothing to
+        answer it waits, with `session_wait`, for the others too, and reads those that changed
+        meanwhile when it wakes."""
         for_follower = replica_id >= 0
         read_committed = isolation_level == READ_COMMITTED and not for_follower
         if for_follower:
@@ -622,12 +731,20 @@ class ReplicaManager:
         results = self._read_all(requested, max_bytes, for_follower, read_committed)
         total = sum(r.records_size for r in results.values())
         has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
-        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or not requested):
+        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or (not requested and session_wait is None)):
             counters = {
                 tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
             }
-            delayed = DelayedFetch(max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed)
-            await self.fetch_purgatory.wait_for(delayed, list(counters))
+            delayed = DelayedFetch(
+                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait
+            )
+            keys: list = [*counters, session_wait.key] if session_wait is not None else list(counters)
+            await self.fetch_purgatory.wait_for(delayed, keys)
+            if session_wait is not None:
+                changed = session_wait.take()
+                if for_follower:
+                    self._record_follower_fetches(changed, replica_id)
+                requested = [*requested, *changed]
             results = self._read_all(requested, max_bytes, for_follower, read_committed)
         for tp, result in results.items():
             if result.records_size:
@@ -635,8 +752,11 @@ class ReplicaManager:
         return results
 
     def _record_follower_fetches(self, requested, replica_id: int) -> None:
-        """A follower's fetch offsets are its log end offsets: they move the high watermark."""
+        """A follower's fetch offsets are its log end offsets: they move the high watermark.
+        An incremental fetch names only the partitions that changed; the follower's fetch time
+        tells that it is still fetching the others (see `Partition.maybe_shrink_isr`)."""
         now = self.clock.now_ms()
+        self._replica_fetch_ms[replica_id] = now
         for tp, request in requested:
             partition = self.partitions.get(tp)
             if (
@@ -694,7 +814,10 @@ class ReplicaManager:
             # epochs, ...) reports no high watermark, last stable offset or log start (-1).
             return PartitionFetchResult.for_error(exc.code)
         aborted = (data.aborted_transactions or []) if committed else None
-        return _partition_state(partition, records=data.regions, records_size=data.size, aborted_transactions=aborted)
+        more = data.size == 0 and request.fetch_offset < partition.readable_end(for_follower, committed)
+        return _partition_state(
+            partition, records=data.regions, records_size=data.size, aborted_transactions=aborted, more_to_read=more
+        )
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
     def end_offset_for_epoch(
@@ -753,6 +876,7 @@ class ReplicaManager:
         if offset < 0 or offset > partition.high_watermark:
             raise KafkaError(ErrorCode.OFFSET_OUT_OF_RANGE)
         partition.log.delete_records_before(offset)
+        self._partition_changed((topic, index))
         return partition.log_start_offset
 
     def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]:
@@ -777,7 +901,7 @@ class ReplicaManager:
         ]
 
     def high_watermarks(self) -> dict[TopicPartition, int]:
-        return {tp: p.high_watermark for tp, p in self.partitions.items()}
+        return {tp: p.high_watermark for tp, p in list(self.partitions.items())}
 
     def leader_hint(self, topic: str, index: int) -> tuple[int, int] | None:
         """(leader id, leader epoch) the metadata names for a partition, for clients that were
@@ -800,6 +924,7 @@ def _partition_state(
     records_size: int = 0,
     diverging_epoch: EpochEndOffset | None = None,
     aborted_transactions: list | None = None,
+    more_to_read: bool = False,
 ) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file
     regions and, read_committed, the aborted transactions in them), or where a follower's log
@@ -813,6 +938,7 @@ def _partition_state(
         diverging_epoch=diverging_epoch,
         aborted_transactions=aborted_transactions,
         records=records,
+        more_to_read=more_to_read,
     )
 
 
@@ -852,9 +978,3 @@ def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
             f"Underlying error: {error.name}",
         )
     return ProduceResult(error)
-
-
-def _role_change_level(topic: str) -> int:
-    """Role changes of user topics are logged at INFO; the internal topics' many partitions at
-    DEBUG, so that a restart does not print a line for each of them."""
-    return logging.DEBUG if topic in INTERNAL_TOPICS else logging.INFO

@@ -137,4 +137,3 @@ def test_inactive_segments_close_their_files_beyond_the_handle_cache_capacity(tm
     assert len(handles) <= 2
     inactive = list(log.segments)[:-1]
     assert sum(s._file is not None for s in inactive) <= 2
-    assert sum(s.time_index._file is not None for s in inactive) <= 2

@@ -79,8 +79,14 @@ def open_session(cache, fetch_data, results=None, version=12, is_follower=False,
     return response.session_id
 
 
-def incremental(cache, session_id, fetch_data=None, forgotten=(), version=12, now_ms=0):
+def incremental(cache, session_id, fetch_data=None, forgotten=(), version=12, now_ms=0, everything_changed=True):
+    """An incremental fetch on the session; by default after the broker told the cache that
+    every partition of the session changed (so that it reads them all)."""
     session = cache.get(session_id)
+    if everything_changed:
+        for cached in list(session.partitions.values()):
+            if cached.topic is not None:
+                cache.partition_changed((cached.topic, cached.partition))
     return context(cache, session_id, session.epoch, fetch_data, forgotten, version, now_ms=now_ms)
 
 
@@ -346,7 +352,8 @@ class TestTopicIds:
         ctx = cache.new_context(version=13, session_id=session_id, session_epoch=cache.get(session_id).epoch,
                                 fetch_data={}, is_follower=False, now_ms=0,
                                 topic_names={**TOPIC_NAMES, later_id: "later"})
-        assert [key.topic for key, _ in ctx.partitions_to_read()] == ["orders", "later"]
+        # orders-0 did not change and was not listed last time: only the newly known one is read
+        assert [key.topic for key, _ in ctx.partitions_to_read()] == ["later"]
 
     def test_partitions_are_forgotten_by_topic_id(self):
         cache = new_cache()
@@ -453,3 +460,75 @@ class TestCacheRoomAndEviction:
         assert shard_of == list(range(8)) * 2
         assert self.try_open(cache, now_ms=10) == 0  # the next shard in turn is full
         assert all(cache.get(session_id) is not None for session_id in ids)
+
+
+class TestReadingWhatChanged:
+    """An incremental fetch reads the partitions that may have news, not the whole session."""
+
+    PARTITIONS = 200
+
+    def open_wide_session(self, cache):
+        return open_session(cache, {named("wide", p): fetch(0) for p in range(self.PARTITIONS)})
+
+    def test_an_incremental_fetch_with_nothing_changed_reads_nothing(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        ctx = incremental(cache, session_id, everything_changed=False)
+        assert ctx.partitions_to_read() == []
+        assert listed(answer(ctx, {})) == []
+
+    def test_only_the_partitions_the_broker_reported_changed_are_read(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        cache.partition_changed(("wide", 7))
+        cache.partition_changed(("wide", 3))
+        cache.partition_changed(("other", 3))  # in no session
+        ctx = incremental(cache, session_id, everything_changed=False)
+        assert [key.partition for key, _ in ctx.partitions_to_read()] == [3, 7]  # in session order
+        answer(ctx, {named("wide", 3): read(), named("wide", 7): read()})
+        assert incremental(cache, session_id, everything_changed=False).partitions_to_read() == []
+
+    def test_partitions_named_by_the_request_are_read(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        ctx = incremental(cache, session_id, {named("wide", 9): fetch(5)}, everything_changed=False)
+        assert ctx.partitions_to_read() == [(named("wide", 9), fetch(5))]
+
+    def test_a_listed_partition_is_read_again_and_one_left_out_by_the_size_limit_too(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        for p in (1, 2, 3):
+            cache.partition_changed(("wide", p))
+        ctx = incremental(cache, session_id, everything_changed=False)
+        response = answer(ctx, {named("wide", 1): read(records=10), named("wide", 2): read(more_to_read=True),
+                                named("wide", 3): read()})
+        assert listed(response) == [named("wide", 1)]
+        again = incremental(cache, session_id, everything_changed=False)
+        assert sorted(key.partition for key, _ in again.partitions_to_read()) == [1, 2]
+
+    def test_changes_while_a_fetch_waits_are_read_by_it(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        woken = []
+        cache.on_session_changed = woken.append
+        ctx = incremental(cache, session_id, everything_changed=False)
+        assert ctx.peek_changed_meanwhile() == []
+        cache.partition_changed(("wide", 42))
+        assert woken == [session_id]
+        assert ctx.peek_changed_meanwhile() == [(named("wide", 42), fetch(0))]
+        assert ctx.changed_meanwhile() == [(named("wide", 42), fetch(0))]
+        assert ctx.peek_changed_meanwhile() == []
+        response = answer(ctx, {named("wide", 42): read(records=5)})
+        assert listed(response) == [named("wide", 42)]
+
+    def test_forgotten_and_removed_sessions_hear_of_no_more_changes(self):
+        cache = new_cache()
+        session_id = self.open_wide_session(cache)
+        woken = []
+        cache.on_session_changed = woken.append
+        answer(incremental(cache, session_id, forgotten=[named("wide", 5)], everything_changed=False), {})
+        cache.partition_changed(("wide", 5))
+        assert woken == []
+        context(cache, session_id, FINAL_EPOCH)  # closes the session
+        cache.partition_changed(("wide", 6))
+        assert woken == []

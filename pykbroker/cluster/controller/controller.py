@@ -69,6 +69,7 @@ class Controller:
         self._live: dict[int, int] = {}
         self._shutting_down: set[int] = set()
         self._topics: dict[str, TopicAssignment] = {}
+        self._elected: dict[str, list[str]] = {}  # partition states written, by topic, not yet logged
         self._stopped = False
 
     @property
@@ -339,13 +340,25 @@ class Controller:
 
     # -- elections -----------------------------------------------------------------------
     def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()) -> None:
-        for name, p in partitions:
-            replicas = self._replicas(name, p)
-            if replicas is None:
-                continue
-            self._update_state(
-                name, p, lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone)
-            )
+        try:
+            for name, p in partitions:
+                replicas = self._replicas(name, p)
+                if replicas is None:
+                    continue
+                self._update_state(
+                    name,
+                    p,
+                    lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone),
+                )
+        finally:
+            self._log_elections()
+
+    def _log_elections(self) -> None:
+        """One INFO line per topic for the partition states a batch of elections wrote (each
+        as `partition:leader@leader_epoch[isr]`), instead of one per partition."""
+        for name, states in sorted(self._elected.items()):
+            log.info("Topic %s: new leader and ISR for %d partition(s): %s", name, len(states), " ".join(states))
+        self._elected.clear()
 
     def _reconcile_one(
         self, name: str, replicas: list[int], state: LeaderAndIsr | None, gone: Collection[int]
@@ -458,9 +471,11 @@ class Controller:
             raise ControllerMovedError()
         return not any(isinstance(r, Exception) for r in results)
 
-    @staticmethod
-    def _log_state(name: str, p: int, new: LeaderAndIsr) -> None:
-        log.info("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p, new.leader, new.leader_epoch, new.isr)
+    def _log_state(self, name: str, p: int, new: LeaderAndIsr) -> None:
+        """A written partition state: at DEBUG now, and in its topic's INFO line at the end of the
+        batch (`_log_elections`)."""
+        log.debug("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p, new.leader, new.leader_epoch, new.isr)
+        self._elected.setdefault(name, []).append(f"{p}:{new.leader}@{new.leader_epoch}{new.isr}")
 
     def _read_state(self, path: str) -> LeaderAndIsr | None:
         try:
@@ -520,6 +535,8 @@ class Controller:
         except ControllerMovedError:
             self._resign()
             return ErrorCode.NOT_CONTROLLER, []
+        finally:
+            self._log_elections()
         return ErrorCode.NONE, self._movable_later(broker_id, remaining)
 
     def _movable_later(self, broker_id: int, still_led: list[TopicPartition]) -> list[TopicPartition]:
@@ -560,6 +577,8 @@ class Controller:
         except ControllerMovedError:
             self._resign()
             return {tp: (ErrorCode.NOT_CONTROLLER, None) for tp in partitions}
+        finally:
+            self._log_elections()
         return results
 
     def _move_leadership(self, name: str, p: int, broker_id: int) -> tuple[ErrorCode, str | None]:

@@ -38,6 +38,8 @@ class ReplayedPartition:
     committed: GroupOffsets = field(default_factory=dict)
     pending: dict[int, GroupOffsets] = field(default_factory=dict)  # by producer id
     last_offset: int = -1  # of the last batch read
+    _committed_index: dict[str, dict[TopicPartition, StoredOffset]] | None = field(default=None, repr=False)
+    _pending_index: dict[str, dict[int, dict[TopicPartition, StoredOffset]]] | None = field(default=None, repr=False)
 
     def group_ids(self) -> list[str]:
         with_offsets = [group for group, _ in self.committed]
@@ -45,16 +47,28 @@ class ReplayedPartition:
         return list(dict.fromkeys([*self.groups, *with_offsets, *with_pending]))
 
     def offsets_of(self, group_id: str) -> dict[TopicPartition, StoredOffset]:
-        return {tp: stored for (group, tp), stored in self.committed.items() if group == group_id}
+        return self._offsets_by_group().get(group_id, {})
 
     def pending_of(self, group_id: str) -> dict[int, dict[TopicPartition, StoredOffset]]:
         """The group's pending transactional offsets, by producer id."""
-        result: dict[int, dict[TopicPartition, StoredOffset]] = {}
-        for producer_id, offsets in self.pending.items():
-            mine = {tp: stored for (group, tp), stored in offsets.items() if group == group_id}
-            if mine:
-                result[producer_id] = mine
-        return result
+        return self._pending_by_group().get(group_id, {})
+
+    def _offsets_by_group(self) -> dict[str, dict[TopicPartition, StoredOffset]]:
+        """The committed offsets by group, built once after the replay: asking for each group's
+        offsets costs what that group has, not what the whole partition holds."""
+        if self._committed_index is None:
+            self._committed_index = {}
+            for (group, tp), stored in self.committed.items():
+                self._committed_index.setdefault(group, {})[tp] = stored
+        return self._committed_index
+
+    def _pending_by_group(self) -> dict[str, dict[int, dict[TopicPartition, StoredOffset]]]:
+        if self._pending_index is None:
+            self._pending_index = {}
+            for producer_id, offsets in self.pending.items():
+                for (group, tp), stored in offsets.items():
+                    self._pending_index.setdefault(group, {}).setdefault(producer_id, {})[tp] = stored
+        return self._pending_index
 
 
 def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
