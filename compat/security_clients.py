@@ -270,6 +270,14 @@ def kafka_python_settings(access: Access, client_id: str) -> dict:
     return settings
 
 
+def kafka_python_poll_ms(deadline: float) -> int:
+    """How long one poll() of kafka-python may wait: all the time left. kafka-python 3.0 drops the
+    assignment of a rebalance that completes after poll() has returned (the member then holds no
+    partitions until the next rebalance), so a poll must outlast the rebalances a subscription
+    starts; it returns as soon as records arrive."""
+    return max(1, int((deadline - time.monotonic()) * 1000))
+
+
 class KafkaPythonClient:
     """Each step with a client id of its own, which names the client's I/O thread (and so its
     log lines). A refused login surfaces only when kafka-python's I/O loop reads the broker's
@@ -314,7 +322,7 @@ class KafkaPythonClient:
                 got: list[bytes] = []
                 deadline = time.monotonic() + STEP_SECONDS
                 while len(got) < count and time.monotonic() < deadline:
-                    for records in consumer.poll(timeout_ms=200).values():
+                    for records in consumer.poll(timeout_ms=kafka_python_poll_ms(deadline)).values():
                         got += [record.value for record in records]
                 if len(got) < count:  # what the client said meanwhile tells why
                     raise ClientError(f"read {len(got)} of {count} records; the client logged: {logged[-3:]}")

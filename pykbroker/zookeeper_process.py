@@ -198,10 +198,15 @@ class ZooKeeperProcess:
         raise TimeoutError(f"ZooKeeper did not start within {self.start_timeout}s")
 
     def is_serving(self) -> bool:
+        """True once ZooKeeper accepts sessions: its `srvr` answer gives its version then
+        (`ruok` answers `imok` as soon as the process runs, before it serves anyone)."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                sock.sendall(b"ruok")
-                return sock.recv(4) == b"imok"
+                sock.sendall(b"srvr")
+                answer = b""
+                while chunk := sock.recv(4096):
+                    answer += chunk
+                return answer.startswith(b"Zookeeper version")
         except OSError:
             return False
 

@@ -48,7 +48,10 @@ def kafka_python_session(bootstrap, topic, group, count, commit=True):
     try:
         deadline = time.monotonic() + WAIT_SECONDS
         while len(read) < count and time.monotonic() < deadline:
-            for messages in consumer.poll(timeout_ms=200, max_records=count - len(read)).values():
+            # one poll may wait all the time left: kafka-python 3.0 drops the assignment of a
+            # rebalance that completes after poll() returned (it returns when records arrive)
+            wait_ms = max(1, int((deadline - time.monotonic()) * 1000))
+            for messages in consumer.poll(timeout_ms=wait_ms, max_records=count - len(read)).values():
                 read |= {(m.partition, m.offset) for m in messages}
         if commit:
             consumer.commit()

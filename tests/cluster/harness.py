@@ -106,7 +106,7 @@ class Cluster:
     def zk(self) -> KazooClient:
         if self._zk is None:
             self._zk = KazooClient(hosts=self.connect, timeout=10)
-            self._zk.start(timeout=10)
+            self._zk.start(timeout=30)
         return self._zk
 
     def json_at(self, path: str):

@@ -30,7 +30,7 @@ def sasl_ssl_cluster(zookeeper, tmp_path_factory):
     pki = Pki(tmp_path_factory.mktemp("pki"))
     broker_cert = pki.issue("broker", "CN=broker,OU=kafka,O=pykbroker")
     zk = KazooClient(hosts=zookeeper.connect_string(CHROOT))
-    zk.start(timeout=10)
+    zk.start(timeout=30)
     try:  # Kafka's way: the inter-broker SCRAM user exists before the brokers start
         credential = ScramCredential.from_password(SCRAM_SHA_512, BROKER_PASSWORD, 4096).to_config()
         zk.create(f"/config/users/{BROKER_USER}",

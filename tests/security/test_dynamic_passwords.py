@@ -176,7 +176,7 @@ def cluster_broker(tmp_path_factory):
             PREFIX + "ssl.keystore.password": "first-pw",
         }
         zk = KazooClient(hosts=connect)
-        zk.start(timeout=10)
+        zk.start(timeout=30)
         try:
             with SaslBroker(directory / "broker", overrides, broker_id=0) as broker:
                 yield broker, zk, pki, directory

@@ -45,7 +45,7 @@ def cluster(tmp_path_factory):
         brokers = {i: SaslBroker(directory / f"broker-{i}", {**OVERRIDES, "zookeeper.connect": connect},
                                  broker_id=i) for i in (1, 2, 3)}
         zk = KazooClient(hosts=connect)
-        zk.start(timeout=10)
+        zk.start(timeout=30)
         try:
             for broker in brokers.values():
                 broker.start()
