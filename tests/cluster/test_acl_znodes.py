@@ -111,4 +111,5 @@ def test_an_acl_made_on_one_broker_is_enforced_by_another(all_running):
     cluster.wait_until(
         lambda: cluster.metadata(3, ["hidden"]).topics[0].error_code == ErrorCode.TOPIC_AUTHORIZATION_FAILED,
         what="broker 3 applies the DENY made on broker 1")
-    assert "hidden" not in {t.name for t in cluster.metadata(2, None).topics}
+    cluster.wait_until(lambda: "hidden" not in {t.name for t in cluster.metadata(2, None).topics},
+                       what="broker 2 applies it too (each broker follows the ACL change notifications itself)")

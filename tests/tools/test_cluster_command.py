@@ -1,7 +1,7 @@
 """`pykbroker cluster`: ZooKeeper and three brokers in one command, a replicated topic that works
 through them, and Ctrl-C stopping every process it started; a clear message without ZooKeeper."""
 
-import select
+import selectors
 import signal
 import subprocess
 import sys
@@ -45,8 +45,9 @@ def is_alive(pid: int) -> bool:
 
 
 def first_line(process: subprocess.Popen, timeout: float) -> str:
-    ready, _, _ = select.select([process.stdout], [], [], timeout)
-    assert ready, "no bootstrap list on stdout in time"
+    with selectors.DefaultSelector() as selector:  # not select(): a test worker's descriptors may pass 1024
+        selector.register(process.stdout, selectors.EVENT_READ)
+        assert selector.select(timeout), "no bootstrap list on stdout in time"
     return process.stdout.readline().decode().strip()
 
 
