@@ -355,6 +355,13 @@ def test_kafka_python_adds_partitions(broker, admin):
     assert partition_count(broker, "kp-grown") == 4
 
 
+def test_metadata_answers_a_topic_as_it_is_after_it_grew(broker, admin):
+    create_one(broker, "described-then-grown")
+    assert partition_count(broker, "described-then-grown") == 1  # the broker keeps this answer...
+    admin.create_partitions({"described-then-grown": 3})
+    assert partition_count(broker, "described-then-grown") == 3  # ...until the topic changes
+
+
 def test_confluent_adds_partitions_and_reports_a_decrease(broker, confluent):
     create_one(broker, "ck-grown", partitions=2)
     assert confluent.create_partitions([ConfluentNewPartitions("ck-grown", 3)])["ck-grown"].result(timeout=10) is None

@@ -15,6 +15,10 @@ the answer therefore waits until the new topic is durable in the metadata store 
 embedded store's writer thread; at once with ZooKeeper, which acknowledged the creation).
 Authorized operations are reported when asked for (v8+).
 
+An existing topic's entry is encoded once per version and kept until the topic changes (the
+store's `derived`), so that a request for every topic of a large cluster costs per topic only
+the lookups and the authorization, not the encoding of every partition again.
+
 Authorization as Kafka's KafkaApis: topics the caller may not DESCRIBE are left out of an
 all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named (without their id, so that
 their existence is not disclosed; by id, the id is returned); a missing topic is auto-created
@@ -27,7 +31,7 @@ import uuid
 from ..cluster.model import INTERNAL_TOPICS, TopicInfo
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.codegen import ZERO_UUID
+from ..protocol.codegen import ZERO_UUID, EncodedStructs
 from ..protocol.errors import ErrorCode, KafkaError
 from .auth import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, TOPIC, authorize, authorize_cluster, authorized_operations
 from .context import RequestContext
@@ -37,7 +41,8 @@ API_KEY = ApiKey.METADATA
 MIN_VERSION = 0
 MAX_VERSION = 12
 
-Response = messages.response(API_KEY).cls
+RESPONSE = messages.response(API_KEY)
+Response = RESPONSE.cls
 
 
 async def handle(request, ctx: RequestContext):
@@ -54,8 +59,8 @@ async def handle(request, ctx: RequestContext):
     include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
     created: list[str] = []
     denied: list = []
-    described = [_describe_topic(ctx, entry, include_ops) for entry in _resolve_topics(request, ctx, created, denied)]
-    response.topics = [_describe_topic(ctx, entry, False) for entry in denied] + described
+    described = [_encoded_topic(ctx, entry, include_ops) for entry in _resolve_topics(request, ctx, created, denied)]
+    response.topics = EncodedStructs.joined([_encoded_topic(ctx, entry, False) for entry in denied] + described)
     if created:
         await store.wait_durable()
     return response
@@ -143,6 +148,20 @@ def _auto_create(ctx: RequestContext, name: str, created: list[str]):
         return info
     except KafkaError as exc:
         return (name, ZERO_UUID, exc.code)
+
+
+def _encoded_topic(ctx: RequestContext, entry, include_ops: bool) -> EncodedStructs:
+    """One topic's entry, encoded for the request's version; an existing topic's entry without
+    authorized operations comes from the store's memo."""
+    version = ctx.api_version
+    if isinstance(entry, TopicInfo) and not include_ops:
+        encode = lambda info: _encode_topics([_describe_topic(ctx, info, False)], version)  # noqa: E731
+        return ctx.services.metadata.derived(entry, f"metadata topic v{version}", encode)
+    return _encode_topics([_describe_topic(ctx, entry, include_ops)], version)
+
+
+def _encode_topics(topics: list, version: int) -> EncodedStructs:
+    return RESPONSE.encode_structs("MetadataResponseTopic", topics, version=version)
 
 
 def _describe_topic(ctx: RequestContext, entry, include_ops: bool):

@@ -75,7 +75,29 @@ def read_uvarint(buf: bytes, pos: int) -> tuple[int, int]:
 
 _DEFAULT = object()  # marks an __init__ argument that was not given
 
+
+class EncodedStructs:
+    """The elements of an array of structs, already encoded for one version of their message
+    (`MessageType.encode_structs`). Given as the array's value, the encoder writes the array's
+    length and these bytes, as if it had encoded the elements itself: for parts of a response
+    that stay the same across many responses (Metadata's topics and partitions)."""
+
+    __slots__ = ("count", "data")
+
+    def __init__(self, count: int, data: bytes) -> None:
+        self.count = count
+        self.data = data
+
+    def __len__(self) -> int:
+        return self.count
+
+    @classmethod
+    def joined(cls, parts: list[EncodedStructs]) -> EncodedStructs:
+        return cls(sum(part.count for part in parts), b"".join(part.data for part in parts))
+
+
 _HELPERS = {
+    "_Encoded": EncodedStructs,
     "_uv": write_uvarint,
     "_UVS": _UVARINT_SMALL,
     "_ruv": read_uvarint,
@@ -460,7 +482,9 @@ class VersionCodegen:
             if element in FIXED_FORMATS:
                 w.emit(indent, f"ap(_pack('>%d{FIXED_FORMATS[element]}' % len({v}), *{v}))")
             elif f.struct is not None:
-                w.emit(indent, f"for item in {v}: e_{f.struct.name}(item, {out})")
+                w.emit(indent, f"if {v}.__class__ is _Encoded: {out}.append({v}.data)")
+                w.emit(indent, "else:")
+                w.emit(indent + 1, f"for item in {v}: e_{f.struct.name}(item, {out})")
             else:
                 item = w.var("item")
                 w.emit(indent, f"for {item} in {v}:")
@@ -516,8 +540,9 @@ def _group_fixed(fields: list[FieldSpec]) -> list:
 
 def compile_version(
     message: MessageSpec, version: int, classes: dict[str, GeneratedClass]
-) -> tuple[Callable, Callable, str]:
-    """(decoder, encoder, source) for one message at one version."""
+) -> tuple[Callable, Callable, str, dict[str, Callable]]:
+    """(decoder, encoder, source, the codec functions of each struct: `e_<struct name>` and
+    `d_<struct name>`) for one message at one version."""
     gen = VersionCodegen(message, version)
     gen.gen_decoder(message.root)
     gen.gen_encoder(message.root)
@@ -527,4 +552,5 @@ def compile_version(
     namespace["_DEFAULTS"] = {name: cls() for name, cls in classes.items()}
     code = compile(source, f"<{message.name} v{version}>", "exec")
     exec(code, namespace)  # noqa: S102 - source generated from the schemas
-    return namespace["d_" + message.root.name], namespace["e_" + message.root.name], source
+    struct_codecs = {name: value for name, value in namespace.items() if name.startswith(("e_", "d_"))}
+    return namespace["d_" + message.root.name], namespace["e_" + message.root.name], source, struct_codecs

@@ -15,7 +15,7 @@ from functools import cache
 from typing import Any
 
 from .api_keys import MESSAGE_NAMES
-from .codegen import DecodeError, GeneratedClass, build_classes, compile_version
+from .codegen import DecodeError, EncodedStructs, GeneratedClass, build_classes, compile_version
 from .schema import load_message
 
 
@@ -70,6 +70,25 @@ class MessageType:
 
     def encode_bytes(self, obj: Any, *, version: int) -> bytes:
         return b"".join(self.encode(obj, version=version))
+
+    def encode_structs(self, struct_name: str, items: list, *, version: int) -> EncodedStructs:
+        """`items` (instances of the struct `struct_name`, without record fields) encoded for
+        `version`, to be given as the value of an array of that struct in a message of this
+        version: the same bytes as if the message encoded them itself."""
+        encoder = self.codec(version)[3]["e_" + struct_name]
+        out: list = []
+        for item in items:
+            encoder(item, out)
+        return EncodedStructs(len(items), b"".join(out))
+
+    def decode_structs(self, struct_name: str, encoded: EncodedStructs, *, version: int) -> list:
+        """The instances that `encode_structs` encoded (for whoever must change them after)."""
+        decoder = self.codec(version)[3]["d_" + struct_name]
+        items, pos = [], 0
+        for _ in range(encoded.count):
+            item, pos = decoder(encoded.data, pos)
+            items.append(item)
+        return items
 
     def source(self, version: int) -> str:
         """The generated Python source of this version's codec (for the curious and for tests)."""

@@ -39,7 +39,10 @@ import anyio
 from ..handlers.context import CloseConnection, PartitionFault, RequestContext
 from ..protocol import messages
 from ..protocol.api_keys import MESSAGE_NAMES, ApiKey
+from ..protocol.codegen import EncodedStructs
 from ..protocol.errors import ErrorCode
+
+METADATA_RESPONSE = messages.response(ApiKey.METADATA)
 
 log = logging.getLogger(__name__)
 
@@ -357,7 +360,7 @@ class RequestFaults:
         if shape is not None:
             return await self._respond_partitioned(shape, handle, request, ctx)
         if api_key == ApiKey.METADATA:
-            return self._metadata_errors(await handle(request, ctx))
+            return self._metadata_errors(await handle(request, ctx), ctx.api_version)
         error = self._request_error()
         if error is None:
             return await handle(request, ctx)
@@ -400,7 +403,10 @@ class RequestFaults:
         _add_partition_errors(response, response_type, shape, failed)
         return response
 
-    def _metadata_errors(self, response) -> Any:
+    def _metadata_errors(self, response, version: int) -> Any:
+        if isinstance(response.topics, EncodedStructs):  # the handler's pre-encoded entries
+            encoded = response.topics
+            response.topics = METADATA_RESPONSE.decode_structs("MetadataResponseTopic", encoded, version=version)
         for topic in response.topics:
             for fault in self.candidates:
                 rule = fault.rule
