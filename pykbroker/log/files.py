@@ -89,6 +89,18 @@ def fsync_dir(path: str) -> None:
         os.close(fd)
 
 
+def fsync_file(path: str) -> None:
+    """Make the bytes written to file `path` durable; nothing when the file is gone."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
 def write_atomically(path: str, data: bytes, *, fsync: bool) -> None:
     """Replace `path` with `data` through a temporary file and a rename."""
     tmp = path + TMP_SUFFIX

@@ -134,14 +134,7 @@ class SnapshotFiles:
             return decode(file.read())
 
     def fsync(self, offset: int) -> None:
-        try:
-            fd = os.open(self.path(offset), os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        files.fsync_file(self.path(offset))
 
     def delete(self, offset: int) -> None:
         files.remove_if_exists(self.path(offset))

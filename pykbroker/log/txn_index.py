@@ -14,7 +14,7 @@ import struct
 from collections.abc import Callable
 from typing import NamedTuple
 
-from .files import remove_if_exists, write_all
+from .files import fsync_file, remove_if_exists, write_all
 
 log = logging.getLogger(__name__)
 
@@ -128,14 +128,7 @@ class TransactionIndex:
     def flush(self) -> None:
         """Write the entries not written yet, and fsync the file."""
         self._write_pending()
-        try:
-            fd = os.open(self.path, os.O_RDONLY)
-        except FileNotFoundError:
-            return
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(self.path)
 
     def persist(self) -> None:
         """Write the entries not written yet (no fsync)."""
