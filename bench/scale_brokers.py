@@ -28,25 +28,16 @@ import sys
 import time
 from pathlib import Path
 
+from compat import realkafka
+
 REPO = Path(__file__).resolve().parent.parent
 REALKAFKA = Path(os.environ.get("REALKAFKA_ROOT", REPO.parent / "shared" / "realkafka"))
 KAFKA_HEAP = "-Xmx1G -Xms1G"
 START_LIMIT = 900.0   # seconds: a broker loading 10,000 partitions after kill -9 may be slow
 SCRIPT_LIMIT = 960.0
 
-# The settings of ../shared/realkafka/cluster.sh, given to pykbroker's cluster as well.
-CLUSTER_SETTINGS = {
-    "zookeeper.session.timeout.ms": "6000",
-    "default.replication.factor": "3",
-    "min.insync.replicas": "2",
-    "offsets.topic.replication.factor": "3",
-    "offsets.topic.num.partitions": "12",
-    "transaction.state.log.replication.factor": "3",
-    "transaction.state.log.min.isr": "2",
-    "replica.lag.time.max.ms": "10000",
-    "unclean.leader.election.enable": "false",
-    "group.initial.rebalance.delay.ms": "0",
-}
+# The settings of ../shared/realkafka/cluster.sh (compat's table), given to pykbroker's cluster as well.
+CLUSTER_SETTINGS = realkafka.CLUSTER_SETTINGS
 
 
 def limit_descriptors(nofile: int):
