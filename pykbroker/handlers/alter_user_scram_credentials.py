@@ -7,7 +7,9 @@ the user's configs: `/config/users/<sanitized user>` plus a `/config/changes` no
 cluster (so that every broker authenticates the user at once), the embedded store on one broker.
 
 In a cluster only the controller alters credentials (NOT_CONTROLLER for every user elsewhere; the
-admin clients send it to the controller). Errors per user, with Kafka's messages:
+admin clients send it to the controller). Then, as Kafka's KafkaApis, the caller needs ALTER on the
+cluster: CLUSTER_AUTHORIZATION_FAILED for every user otherwise, nothing altered. Such whole-request
+errors list each user once, sorted by name, with the error's default message. Errors per user, with Kafka's messages:
 UNACCEPTABLE_CREDENTIAL for an empty name ("Username must not be empty"),
 UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, UNACCEPTABLE_CREDENTIAL for fewer than 4096
 or more than 16384 iterations, DUPLICATE_RESOURCE for a (user, mechanism) altered twice,
@@ -24,6 +26,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..security.sanitizer import sanitize
 from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, ScramCredential
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
@@ -34,6 +37,7 @@ Response = messages.response(API_KEY).cls
 Result = Response.AlterUserScramCredentialsResult
 
 log = logging.getLogger(__name__)
+ALTER_CLUSTER = check(API_KEY, "cluster")
 
 EMPTY_USER = "Username must not be empty"
 UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
@@ -43,16 +47,18 @@ async def handle(request, ctx: RequestContext):
     store = ctx.services.metadata
     in_cluster = bool(ctx.services.config.get("zookeeper.connect"))
     if in_cluster and store.controller_id != ctx.services.broker_id:
-        users = dict.fromkeys([d.name for d in request.deletions] + [u.name for u in request.upsertions])
-        return Response(
-            results=[
-                Result(user=user, error_code=ErrorCode.NOT_CONTROLLER, error_message=ErrorCode.NOT_CONTROLLER.message)
-                for user in users
-            ]
-        )
+        return _refused(request, ErrorCode.NOT_CONTROLLER)
+    if not ALTER_CLUSTER.allows(ctx):
+        return _refused(request, ALTER_CLUSTER.denied)
     results = _alter(request.upsertions, request.deletions, store)
     await store.wait_durable()
     return Response(results=results)
+
+
+def _refused(request, error: ErrorCode):
+    """Kafka's `AlterUserScramCredentialsRequest.getErrorResponse`: every user once, sorted."""
+    users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
+    return Response(results=[Result(user=user, error_code=error, error_message=error.message) for user in users])
 
 
 def _alter(upsertions, deletions, store) -> list:

@@ -3,10 +3,12 @@
 The SCRAM mechanisms and iteration counts of users' credentials (never the credentials), as
 Kafka 3.9's ZkAdminManager answers on any broker: with no users named (null or empty), every user
 that has a SCRAM credential, sorted by name; otherwise each named user once, in request order.
-Errors per user: RESOURCE_NOT_FOUND for an empty name ("Username must not be empty") or a user
-without credentials ("Attempt to describe a user credential that does not exist: <user>"),
-DUPLICATE_RESOURCE for a user named twice. Users are stored as Kafka stores them (the metadata
-store's user configs, by sanitized name).
+The caller needs DESCRIBE on the cluster (Kafka's KafkaApis): otherwise the answer is
+CLUSTER_AUTHORIZATION_FAILED, at the top and once per user asked for (without the user's name, as
+Kafka's `getErrorResponse` answers), revealing nothing. Errors per user: RESOURCE_NOT_FOUND for an
+empty name ("Username must not be empty") or a user without credentials ("Attempt to describe a user
+credential that does not exist: <user>"), DUPLICATE_RESOURCE for a user named twice. Users are
+stored as Kafka stores them (the metadata store's user configs, by sanitized name).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..security.sanitizer import desanitize, sanitize
 from ..security.sasl.scram import MECHANISMS, ScramCredential
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
@@ -29,9 +32,12 @@ Result = Response.DescribeUserScramCredentialsResult
 CredentialInfo = Response.CredentialInfo
 
 log = logging.getLogger(__name__)
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
+    if not DESCRIBE_CLUSTER.allows(ctx):
+        return _refused(request, DESCRIBE_CLUSTER.denied)
     store = ctx.services.metadata
     users = [user.name for user in request.users or []]
     results: dict[str, object] = {}
@@ -56,6 +62,12 @@ async def handle(request, ctx: RequestContext):
         else:
             results[user] = _result(user, store.user_configs(sanitize(user)), explicit=True)
     return Response(error_code=ErrorCode.NONE, results=[results[user] for user in dict.fromkeys(users)])
+
+
+def _refused(request, error: ErrorCode):
+    """Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse`."""
+    results = [Result(error_code=error, error_message=error.message) for _ in request.users or []]
+    return Response(error_code=error, error_message=error.message, results=results)
 
 
 def _result(user: str, configs: dict[str, str], *, explicit: bool):

@@ -2,6 +2,7 @@
 
 A handler module declares `API_KEY`, `MIN_VERSION`, `MAX_VERSION` (the versions it fully handles;
 only these are advertised in ApiVersions) and `async def handle(request, ctx) -> response | None`.
+An API is served only when the authorization table (`authorization.py`) has its entry.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from types import ModuleType
 
 from ..protocol import messages
+from .authorization import entry_of
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class HandlerEntry:
 
 
 def entry_for(module: ModuleType) -> HandlerEntry:
+    entry_of(module.API_KEY)  # raises LookupError: no API is served before its ACLs are written down
     request_type = messages.request(module.API_KEY)
     response_type = messages.response(module.API_KEY)
     for version in (module.MIN_VERSION, module.MAX_VERSION):

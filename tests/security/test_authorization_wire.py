@@ -299,3 +299,45 @@ def test_super_users_and_deny_over_allow(broker):
         assert carol.request(ApiKey.PRODUCE, 9, produce("open")).responses[0].partition_responses[0].error_code == 0
         answer = carol.request(ApiKey.PRODUCE, 9, produce("secret"))
         assert answer.responses[0].partition_responses[0].error_code == TOPIC_DENIED
+
+
+def scram_upsertion(user, password=b"stolen"):
+    upsertion = req(ApiKey.ALTER_USER_SCRAM_CREDENTIALS).ScramCredentialUpsertion(
+        name=user, mechanism=2, iterations=8192, salt=b"salt", salted_password=password)
+    return req(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, deletions=[], upsertions=[upsertion])
+
+
+def describe_scram(*users):
+    named = [req(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS).UserName(name=u) for u in users]
+    return req(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, users=named)
+
+
+def test_a_user_without_acls_can_neither_set_nor_read_anyones_scram_credentials(broker, alice):
+    with WireAs(broker, "admin") as admin:
+        before = admin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram())
+
+        altered = alice.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, scram_upsertion("admin"))
+        described = alice.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram("admin", "bob"))
+
+        assert [(r.user, r.error_code, r.error_message) for r in altered.results] == [
+            ("admin", CLUSTER_DENIED, "Cluster authorization failed.")]
+        assert (described.error_code, described.error_message) == (CLUSTER_DENIED, "Cluster authorization failed.")
+        assert [(r.user, r.error_code, r.credential_infos) for r in described.results] == [
+            ("", CLUSTER_DENIED, []), ("", CLUSTER_DENIED, [])]
+        assert admin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram()) == before
+
+
+def test_scram_credentials_are_described_with_describe_and_altered_with_alter_on_the_cluster(broker):
+    with WireAs(broker, "admin") as admin, WireAs(broker, "erin") as erin:
+        grant(admin, ResourceType.CLUSTER, "kafka-cluster", AclOperation.DESCRIBE, principal="User:erin")
+        refused = erin.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, scram_upsertion("erin-scram"))
+        assert [(r.user, r.error_code) for r in refused.results] == [("erin-scram", CLUSTER_DENIED)]
+        described = erin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram("erin-scram"))
+        assert (described.error_code, described.results[0].error_code) == (0, 91)  # RESOURCE_NOT_FOUND
+
+        grant(admin, ResourceType.CLUSTER, "kafka-cluster", AclOperation.ALTER, principal="User:erin")
+        altered = erin.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, scram_upsertion("erin-scram"))
+        assert [(r.user, r.error_code) for r in altered.results] == [("erin-scram", 0)]
+        described = erin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram("erin-scram"))
+        assert [(r.user, r.error_code, [(c.mechanism, c.iterations) for c in r.credential_infos])
+                for r in described.results] == [("erin-scram", 0, [(2, 8192)])]
