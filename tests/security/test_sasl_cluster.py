@@ -1,7 +1,9 @@
 """Three brokers whose only listener (and so the inter-broker one) is SASL_PLAINTEXT: brokers
 authenticate to each other with PLAIN (their JAAS `username`/`password`), replicate and fail over;
 a SCRAM user created through the controller reaches every broker through ZooKeeper, in Kafka's
-layout (`/config/users/<user>` and a `/config/changes` notification)."""
+layout (`/config/users/<user>` and a `/config/changes` notification). The ACL authorizer runs with
+`allow.everyone.if.no.acl.found=true` (resources without ACLs are open) and `User:admin` as the
+super user; only the cluster resource gets ACLs, so that its APIs are refused to other users."""
 from __future__ import annotations
 
 import json
@@ -11,6 +13,7 @@ import uuid
 import pytest
 from kazoo.client import KazooClient
 
+from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.testing import ZooKeeperProcess, zookeeper_available
 
 from .sasl_support import MECHANISMS, PLAIN_USERS, SaslBroker, confluent_conf, jaas_plain, jaas_scram
@@ -31,6 +34,9 @@ OVERRIDES = {
     "offsets.topic.num.partitions": "3",
     "group.initial.rebalance.delay.ms": "0",
     "connections.max.reauth.ms": "4000",  # inter-broker connections re-authenticate meanwhile
+    "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+    "allow.everyone.if.no.acl.found": "true",
+    "super.users": "User:admin",
 }
 ADMIN = ("PLAIN", "admin", "admin-secret")
 
@@ -141,3 +147,40 @@ def test_a_scram_user_created_on_the_controller_authenticates_on_every_broker(cl
                                               "dave@example", "dave-secret"), "error_cb": errors.append})
         producer.produce("dave-topic", b"x")
         assert producer.flush(30) == 0, errors
+
+
+def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_on_any_broker(cluster):
+    """alice (a PLAIN user, no ACLs) asks every broker to set admin's SCRAM password: the controller
+    answers CLUSTER_AUTHORIZATION_FAILED, the others NOT_CONTROLLER (checked first, as Kafka does);
+    describing credentials is refused on every broker; nothing changes in ZooKeeper."""
+    from tests.wire import WireClient
+
+    from .support import log_in_with_plain, request_of
+
+    brokers, zk = cluster
+    running = {i: b for i, b in brokers.items() if b.is_running()}
+    some_broker = next(iter(running.values()))
+    with WireClient(some_broker.bootstrap_of("SASL_PLAINTEXT")) as admin:
+        log_in_with_plain(admin, "admin", "admin-secret")
+        acl = request_of(ApiKey.CREATE_ACLS).AclCreation(
+            resource_type=4, resource_name="kafka-cluster", resource_pattern_type=3, principal="User:operator",
+            host="*", operation=8, permission_type=3)  # the cluster now has an ACL: no longer open to all
+        assert admin.request(ApiKey.CREATE_ACLS, 3, request_of(ApiKey.CREATE_ACLS, creations=[acl])
+                             ).results[0].error_code == 0
+    controller = json.loads(zk.get("/controller")[0])["brokerid"]
+    upsertion = request_of(ApiKey.ALTER_USER_SCRAM_CREDENTIALS).ScramCredentialUpsertion(
+        name="admin", mechanism=2, iterations=8192, salt=b"salt", salted_password=b"stolen")
+    alter = request_of(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, deletions=[], upsertions=[upsertion])
+    describe = request_of(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, users=None)
+    for broker_id, broker in running.items():
+        with WireClient(broker.bootstrap_of("SASL_PLAINTEXT")) as alice:
+            log_in_with_plain(alice, "alice", "alice-secret")
+
+            def refused() -> bool:
+                return alice.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe).error_code == 31
+
+            wait(refused, f"broker {broker_id} to apply the cluster ACL")
+            [result] = alice.request(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, alter).results
+            expected = 31 if broker_id == controller else 41  # CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER
+            assert (result.user, result.error_code) == ("admin", expected)
+    assert not zk.exists("/config/users/admin")
