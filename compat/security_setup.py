@@ -28,7 +28,8 @@ from .realkafka import SINGLE_BROKER_SETTINGS, KafkaBroker, free_port_block
 
 SCRAM_MECHANISM = "SCRAM-SHA-512"
 SCRAM_USERS = {"alice": "alice-secret", "bob": "bob-secret", "carol": "carol-secret"}
-PLAIN_USERS = {"admin": "admin-secret", "dave": "dave-secret"}
+# matrix: the caller of the authorization matrix (compat/authorization_matrix.py), ACLs set per request
+PLAIN_USERS = {"admin": "admin-secret", "dave": "dave-secret", "matrix": "matrix-secret"}
 SUPER_USER = "admin"
 # client certificates on the MTLS listener: label -> DN; the mapping rule makes User:<cn in lower case>
 CLIENT_CERTIFICATES = {"erin": "CN=Erin,OU=compat,O=example", "frank": "CN=Frank,OU=compat,O=example"}

@@ -64,7 +64,8 @@ def ask(client, api_key: int, version: int, **data):
 
 # -- answers made comparable -------------------------------------------------------------------
 
-def normalise(value, field: str = ""):
+def normalise(value, field: str = "", dropped: frozenset[str] | set[str] = DROPPED):
+    """`value` as plain data, less the fields in `dropped` (what varies between two brokers)."""
     if field == "api_keys":
         return {api_name(v.api_key): f"{v.min_version}-{v.max_version}" for v in value}
     if field in NODE_IDS:
@@ -74,10 +75,10 @@ def normalise(value, field: str = ""):
     if field in NODE_LISTS and isinstance(value, list):
         return len(value)
     if hasattr(type(value), "FIELDS"):
-        return {name: normalise(getattr(value, name), name) for name in type(value).FIELDS
-                if name not in DROPPED}
+        return {name: normalise(getattr(value, name), name, dropped) for name in type(value).FIELDS
+                if name not in dropped}
     if isinstance(value, list):
-        items = [normalise(item) for item in value]
+        items = [normalise(item, "", dropped) for item in value]
         return keyed(items) if items and all(isinstance(i, dict) for i in items) else items
     if isinstance(value, (bytes, bytearray, memoryview)):
         return f"<{len(value)} bytes>"

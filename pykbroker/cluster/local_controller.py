@@ -38,7 +38,7 @@ class LocalController:
             elif election_type == PREFERRED and state.leader != state.replicas[0]:
                 results[(name, p)] = (ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE, None)
             else:
-                results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition")
+                results[(name, p)] = (ErrorCode.ELECTION_NOT_NEEDED, "Leader election not needed for topic partition.")
         return results
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]:

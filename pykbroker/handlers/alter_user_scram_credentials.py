@@ -9,7 +9,7 @@ cluster (so that every broker authenticates the user at once), the embedded stor
 In a cluster only the controller alters credentials (NOT_CONTROLLER for every user elsewhere; the
 admin clients send it to the controller). Then, as Kafka's KafkaApis, the caller needs ALTER on the
 cluster: CLUSTER_AUTHORIZATION_FAILED for every user otherwise, nothing altered. Such whole-request
-errors list each user once, sorted by name, with the error's default message. Errors per user, with Kafka's messages:
+errors list each user once, sorted by name, without a message. Errors per user, with Kafka's messages:
 UNACCEPTABLE_CREDENTIAL for an empty name ("Username must not be empty"),
 UNSUPPORTED_SASL_MECHANISM for an unknown mechanism, UNACCEPTABLE_CREDENTIAL for fewer than 4096
 or more than 16384 iterations, DUPLICATE_RESOURCE for a (user, mechanism) altered twice,
@@ -56,9 +56,10 @@ async def handle(request, ctx: RequestContext):
 
 
 def _refused(request, error: ErrorCode):
-    """Kafka's `AlterUserScramCredentialsRequest.getErrorResponse`: every user once, sorted."""
+    """Kafka's `AlterUserScramCredentialsRequest.getErrorResponse`: every user once, sorted, without
+    a message (Kafka's ApiError leaves out the error's default message)."""
     users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
-    return Response(results=[Result(user=user, error_code=error, error_message=error.message) for user in users])
+    return Response(results=[Result(user=user, error_code=error, error_message=None) for user in users])
 
 
 def _alter(upsertions, deletions, store) -> list:

@@ -188,7 +188,11 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("group", READ, GROUP, GROUP_DENIED, REQ),
         ),
         _api(ApiKey.END_TXN, Check("transactional_id", WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQ)),
-        _api(ApiKey.WRITE_TXN_MARKERS, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(
+            ApiKey.WRITE_TXN_MARKERS,
+            Check("alter", ALTER, CLUSTER, CLUSTER_DENIED, REQ, "an administrator aborting a transaction (KIP-664)"),
+            Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ, "without ALTER: a transaction coordinator"),
+        ),
         _api(
             ApiKey.TXN_OFFSET_COMMIT,
             Check("transactional_id", WRITE, TRANSACTIONAL_ID, TXN_DENIED, REQ),

@@ -135,10 +135,8 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
             failures.append(_failure(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
         elif info is None:
             failures.append(
-                _failure(
-                    name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
-                )
-            )
+                _failure(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+            )  # as Kafka: no message
         elif info.topic_id in to_delete or info.topic_id in twice_id:
             to_delete.pop(info.topic_id, None)
             failures.append(

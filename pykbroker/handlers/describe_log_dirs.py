@@ -72,7 +72,11 @@ def _topics(logs, wanted) -> list:
             partitions.append(
                 PartitionResult(partition_index=partition, partition_size=size, offset_lag=lag, is_future_key=False)
             )
-    return [TopicResult(name=topic, partitions=partitions) for topic, partitions in by_topic.items()]
+    return [
+        TopicResult(name=topic, partitions=partitions)
+        for topic, partitions in by_topic.items()
+        if partitions or wanted is None  # asked for some partitions: the other topics are left out, as Kafka
+    ]
 
 
 def _space(path: str) -> tuple[int, int]:

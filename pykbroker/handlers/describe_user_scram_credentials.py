@@ -65,9 +65,10 @@ async def handle(request, ctx: RequestContext):
 
 
 def _refused(request, error: ErrorCode):
-    """Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse`."""
-    results = [Result(error_code=error, error_message=error.message) for _ in request.users or []]
-    return Response(error_code=error, error_message=error.message, results=results)
+    """Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse` (no message: Kafka's ApiError
+    leaves out the error's default message)."""
+    results = [Result(error_code=error, error_message=None) for _ in request.users or []]
+    return Response(error_code=error, error_message=None, results=results)
 
 
 def _result(user: str, configs: dict[str, str], *, explicit: bool):

@@ -270,7 +270,12 @@ def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list
 
 
 # Kafka answers these before it reads any log, with an empty (not null) aborted transactions list
-_UNKNOWN_PARTITION = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_ID)
+# partitions Kafka answers before reading them: their aborted transactions are [], not null
+_REFUSED_BEFORE_READING = (
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+    ErrorCode.UNKNOWN_TOPIC_ID,
+    ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+)
 
 
 def _partition_response(
@@ -298,7 +303,7 @@ def _aborted_transactions(result: PartitionFetchResult, isolation: int) -> list 
     """read_committed: the aborted transactions the read overlapped (empty when none or on an
     error); read_uncommitted: null, except for partitions Kafka refuses before reading."""
     if isolation != READ_COMMITTED:
-        return [] if result.error_code in _UNKNOWN_PARTITION else None
+        return [] if result.error_code in _REFUSED_BEFORE_READING else None
     return [
         Response.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
         for txn in result.aborted_transactions or []

@@ -29,7 +29,11 @@ async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if not authorize(ctx, READ, GROUP, request.group_id):
         return Response(
-            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, generation_id=-1, protocol_name="", leader="", member_id=""
+            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            generation_id=-1,
+            protocol_name=None if version >= 7 else "",  # no protocol: null where the field is nullable (v7+)
+            leader="",
+            member_id="",
         )
     instance_id = request.group_instance_id if version >= 5 else None
     join = JoinRequest(

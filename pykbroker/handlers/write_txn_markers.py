@@ -21,7 +21,7 @@ from ..common.txn_marker import TxnMarker
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER_ACTION, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
@@ -29,11 +29,13 @@ MIN_VERSION = 0
 MAX_VERSION = 1
 
 Response = messages.response(API_KEY).cls
+ALTER_CLUSTER = check(API_KEY, "alter")
+CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
     markers = [_marker(m) for m in request.markers]
-    if not authorize_cluster(ctx, CLUSTER_ACTION):
+    if not _authorized(ctx):
         denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
         return Response(markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers])
     answers = await ctx.services.txn_markers.write_txn_markers(markers) if markers else []
@@ -41,6 +43,12 @@ async def handle(request, ctx: RequestContext):
     for marker, errors in zip(markers, answers):
         by_producer.setdefault(marker.producer_id, {}).update(errors)
     return Response(markers=[_marker_result(pid, errors) for pid, errors in by_producer.items()])
+
+
+def _authorized(ctx: RequestContext) -> bool:
+    """Kafka 3.9: ALTER on the cluster (an administrator aborting a transaction, KIP-664), or else
+    CLUSTER_ACTION (a transaction coordinator)."""
+    return ALTER_CLUSTER.allows(ctx, log_if_denied=False) or CLUSTER_ACTION_ON_CLUSTER.allows(ctx)
 
 
 def _marker(m) -> TxnMarker:

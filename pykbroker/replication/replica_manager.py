@@ -728,7 +728,7 @@ class ReplicaManager:
             self._record_follower_fetches(requested, replica_id)
         for tp, _ in requested:
             self.topic_stats.record_fetch_request(tp[0])
-        results = self._read_all(requested, max_bytes, for_follower, read_committed)
+        results = self._read_all(requested, max_bytes, replica_id, read_committed)
         total = sum(r.records_size for r in results.values())
         has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
         if not (max_wait_ms <= 0 or total >= min_bytes or has_error or (not requested and session_wait is None)):
@@ -745,7 +745,7 @@ class ReplicaManager:
                 if for_follower:
                     self._record_follower_fetches(changed, replica_id)
                 requested = [*requested, *changed]
-            results = self._read_all(requested, max_bytes, for_follower, read_committed)
+            results = self._read_all(requested, max_bytes, replica_id, read_committed)
         for tp, result in results.items():
             if result.records_size:
                 self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
@@ -773,13 +773,13 @@ class ReplicaManager:
                 self._complete_delayed(tp)
 
     def _read_all(
-        self, requested, max_bytes: int, for_follower: bool, read_committed: bool = False
+        self, requested, max_bytes: int, replica_id: int, read_committed: bool = False
     ) -> dict[TopicPartition, PartitionFetchResult]:
         results = {}
         remaining = max_bytes
         for tp, request in requested:
             result = self._read_one(
-                tp, request, remaining, for_follower, min_one_message=remaining == max_bytes, committed=read_committed
+                tp, request, remaining, replica_id, min_one_message=remaining == max_bytes, committed=read_committed
             )
             remaining = max(0, remaining - result.records_size)
             results[tp] = result
@@ -790,14 +790,17 @@ class ReplicaManager:
         tp: TopicPartition,
         request: PartitionFetchRequest,
         remaining: int,
-        for_follower: bool,
+        replica_id: int,
         min_one_message: bool,
         committed: bool = False,
     ) -> PartitionFetchResult:
+        for_follower = replica_id >= 0
         try:
             partition = self.leader_partition(*tp)
             partition.check_leader_epoch(request.current_leader_epoch)
             if for_follower:
+                if replica_id not in partition.followers:  # as Kafka's followerReplicaOrThrow
+                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"Replica {replica_id} is not a replica of {tp}")
                 diverging = partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch)
                 if diverging is not None:
                     return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))

@@ -621,7 +621,7 @@ def _rolled_back(error: Exception) -> bool:
 
 def _election_message(code: ErrorCode, topic: str, partition: int) -> str | None:
     if code == ErrorCode.ELECTION_NOT_NEEDED:
-        return "Leader election not needed for topic partition"
+        return "Leader election not needed for topic partition."
     if code == ErrorCode.PREFERRED_LEADER_NOT_AVAILABLE:
         return (
             f"Failed to elect leader for partition {topic}-{partition} under strategy "
