@@ -21,7 +21,7 @@ from ..common.txn_marker import TxnMarker
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER_ACTION, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
@@ -29,12 +29,13 @@ MIN_VERSION = 0
 MAX_VERSION = 1
 
 Response = messages.response(API_KEY).cls
+CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
     markers = [_marker(m) for m in request.markers]
-    if not authorize_cluster(ctx, CLUSTER_ACTION):
-        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if not CLUSTER_ACTION_ON_CLUSTER.allows(ctx):
+        denied = CLUSTER_ACTION_ON_CLUSTER.denied
         return Response(markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers])
     answers = await ctx.services.txn_markers.write_txn_markers(markers) if markers else []
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
