@@ -1,5 +1,5 @@
 """What CreateAcls, DescribeAcls and DeleteAcls share: reading their bindings and filters as
-Kafka's request classes do, and their authorization.
+Kafka's request classes do (each asks its own check of the authorization table).
 
 Kafka parses these requests strictly: a field holding the UNKNOWN code (0) of a resource type,
 pattern type, operation or permission type, or a version 0 request naming a pattern type other
@@ -22,8 +22,7 @@ from ..security.acl import (
     ResourcePatternFilter,
     ResourceType,
 )
-from .auth import authorize_cluster
-from .context import CloseConnection, RequestContext
+from .context import CloseConnection
 
 NO_AUTHORIZER = "No Authorizer is configured."
 
@@ -79,8 +78,3 @@ def filter_of(entry, version: int) -> AclBindingFilter:
             _enum(AclPermissionType, entry.permission_type),
         ),
     )
-
-
-def may_administer(ctx: RequestContext, operation: AclOperation) -> bool:
-    """ALTER (create, delete) or DESCRIBE on the cluster, as Kafka's AclApis asks."""
-    return authorize_cluster(ctx, operation)

@@ -9,7 +9,7 @@ Errors as AddPartitionsToTxn's; PRODUCER_FENCED is answered as INVALID_PRODUCER_
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, TRANSACTIONAL_ID, WRITE, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
@@ -17,13 +17,15 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+READ_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
-        return Response(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
+        return Response(error_code=WRITE_TRANSACTIONAL_ID.denied)
+    if not READ_GROUP.allows(ctx, request.group_id):
+        return Response(error_code=READ_GROUP.denied)
     error = await ctx.services.txn_coordinator.add_offsets(
         request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
     )

@@ -21,7 +21,7 @@ from ..cluster.model import INTERNAL_TOPICS
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER_ACTION, TOPIC, TRANSACTIONAL_ID, WRITE, authorize, authorize_cluster, filter_authorized
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
@@ -29,13 +29,16 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+CLUSTER_ACTION_FOR_BROKER = check(API_KEY, "broker")
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+WRITE_TOPIC = check(API_KEY, "topic")
 
 TopicPartition = tuple[str, int]
 
 
 async def handle(request, ctx: RequestContext):
-    if ctx.api_version >= 4 and not authorize_cluster(ctx, CLUSTER_ACTION):  # brokers verifying
-        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results_by_transaction=[])
+    if ctx.api_version >= 4 and not CLUSTER_ACTION_FOR_BROKER.allows(ctx):  # brokers verifying
+        return Response(error_code=CLUSTER_ACTION_FOR_BROKER.denied, results_by_transaction=[])
     if ctx.api_version < 4:
         topics = request.v3_and_below_topics
         errors = await _add(
@@ -67,17 +70,17 @@ async def _add(
     verify_only: bool,
     partitions: list[TopicPartition],
 ) -> dict[TopicPartition, ErrorCode]:
-    if ctx.api_version < 4 and not authorize(ctx, WRITE, TRANSACTIONAL_ID, transactional_id):
-        return dict.fromkeys(partitions, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if ctx.api_version < 4 and not WRITE_TRANSACTIONAL_ID.allows(ctx, transactional_id):
+        return dict.fromkeys(partitions, WRITE_TRANSACTIONAL_ID.denied)
     metadata = ctx.services.metadata
     if ctx.api_version < 4:  # clients: WRITE on each topic; internal topics never (as Kafka)
-        writable = filter_authorized(ctx, WRITE, TOPIC, (t for t, _ in partitions if t not in INTERNAL_TOPICS))
+        writable = WRITE_TOPIC.allowed(ctx, (t for t, _ in partitions if t not in INTERNAL_TOPICS))
     else:
         writable = {t for t, _ in partitions}
     failed = {}
     for tp in partitions:
         if tp[0] not in writable:
-            failed[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+            failed[tp] = WRITE_TOPIC.denied
         elif not _exists(metadata, tp):
             failed[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
     if failed:

@@ -25,8 +25,9 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from . import fault_configs
-from .auth import ALTER_CONFIGS
+from .authorization import check
 from .config_admin import (
+    ConfigChecks,
     ConfigResourceType,
     alter_each_resource,
     check_config_entries,
@@ -47,6 +48,9 @@ MAX_VERSION = 2
 
 Response = messages.response(API_KEY).cls
 Result = Response.AlterConfigsResourceResponse
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), group=check(API_KEY, "group"), cluster=check(API_KEY, "cluster")
+)
 
 NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
@@ -59,7 +63,7 @@ async def handle(request, ctx: RequestContext):
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     if resource.resource_type != ConfigResourceType.BROKER_LOGGER:  # refused below whoever asks
-        denied = config_authorization_error(ctx, ALTER_CONFIGS, resource)
+        denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
         if denied is not None:
             raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: True)

@@ -1,8 +1,14 @@
-"""What handlers ask the authorizer, one small call per resource as Kafka's `AuthHelper` does.
+"""The questions put to the authorizer, one small call per resource as Kafka's `AuthHelper` does.
 
-    if not authorize(ctx, READ, GROUP, group_id):
-        return error(ErrorCode.GROUP_AUTHORIZATION_FAILED)
-    allowed = filter_authorized(ctx, WRITE, TOPIC, names)
+Handlers do not call these questions themselves: they ask the checks of their API's entry in the
+authorization table (`authorization.py`), which name the operation, resource type and denial code
+and call here:
+
+    READ_GROUP = check(API_KEY, "group")
+    if not READ_GROUP.allows(ctx, group_id):
+        return error(READ_GROUP.denied)
+
+The `*_authorized_operations` bit fields (`authorized_operations`) are asked here directly.
 
 Without an authorizer (`authorizer.class.name` empty) everything is allowed and authorized
 operations report every operation the resource type supports, as Kafka does.

@@ -12,7 +12,9 @@ Owns:
 * the incremental operations SET, DELETE, APPEND and SUBTRACT (`apply_operations`);
 * the checks every alter request makes of its resources before anything else
   (`duplicated_resources`, `check_config_entries`, `parse_node_id`), and their answer for each
-  resource (`resource_result`).
+  resource (`resource_result`);
+* the authorization of a config resource (`config_authorization_error`) through the checks of
+  the handler's entry in the authorization table (`ConfigChecks`).
 
 All checks raise KafkaError with Kafka's code and message.
 """
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
 from typing import Any
@@ -31,10 +34,10 @@ from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, val
 from ..config.broker import is_listener_config, listener_base_name
 from ..config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
 from ..protocol.errors import ErrorCode, KafkaError
-from ..security.acl import AclOperation
 from ..security.password_encoder import PasswordEncoder, PasswordEncoderError
 from ..security.sasl.config import SaslConfigError
-from .auth import CLUSTER, CLUSTER_NAME, GROUP, TOPIC, authorize
+from .auth import CLUSTER, CLUSTER_NAME
+from .authorization import Check
 from .context import RequestContext
 from .services import BrokerServices
 
@@ -441,21 +444,32 @@ def store_broker_configs(services: BrokerServices, node_id: int | None, configs:
     services.metadata.set_broker_configs(node_id, persistent)
 
 
-_CONFIG_RESOURCE_DENIALS = {
-    ConfigResourceType.TOPIC: (TOPIC, ErrorCode.TOPIC_AUTHORIZATION_FAILED),
-    ConfigResourceType.GROUP: (GROUP, ErrorCode.GROUP_AUTHORIZATION_FAILED),
-    ConfigResourceType.BROKER: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-    ConfigResourceType.BROKER_LOGGER: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-    ConfigResourceType.CLIENT_METRICS: (CLUSTER, ErrorCode.CLUSTER_AUTHORIZATION_FAILED),
-}
+_ON_THE_CLUSTER = {ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER, ConfigResourceType.CLIENT_METRICS}
 
 
-def config_authorization_error(ctx: RequestContext, operation: AclOperation, resource) -> ErrorCode | None:
-    """Kafka's check of a config resource: DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, the group,
-    or the cluster (brokers, loggers, client metrics); the error to answer, or None."""
-    denial = _CONFIG_RESOURCE_DENIALS.get(resource.resource_type)
-    if denial is None:
+@dataclass(frozen=True)
+class ConfigChecks:
+    """A config API's checks from the authorization table, one per kind of config resource:
+    DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, the group, or the cluster (brokers, loggers,
+    client metrics)."""
+
+    topic: Check
+    group: Check
+    cluster: Check
+
+    def of(self, resource_type: int) -> Check | None:
+        """The check of a config resource type; None for a type Kafka does not authorize."""
+        if resource_type == ConfigResourceType.TOPIC:
+            return self.topic
+        if resource_type == ConfigResourceType.GROUP:
+            return self.group
+        return self.cluster if resource_type in _ON_THE_CLUSTER else None
+
+
+def config_authorization_error(ctx: RequestContext, checks: ConfigChecks, resource) -> ErrorCode | None:
+    """Kafka's check of a config resource (`checks.of` its type); the error to answer, or None."""
+    check = checks.of(resource.resource_type)
+    if check is None:
         return None
-    resource_type, error = denial
-    name = CLUSTER_NAME if resource_type == CLUSTER else resource.resource_name
-    return None if authorize(ctx, operation, resource_type, name) else error
+    name = CLUSTER_NAME if check.resource_type == CLUSTER else resource.resource_name
+    return None if check.allows(ctx, name) else check.denied

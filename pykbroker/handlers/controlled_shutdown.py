@@ -12,8 +12,7 @@ single replica are never listed, since their leadership cannot move.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import CLUSTER_ACTION, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.CONTROLLED_SHUTDOWN
@@ -21,11 +20,12 @@ MIN_VERSION = 0
 MAX_VERSION = 3
 
 Response = messages.response(API_KEY).cls
+CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize_cluster(ctx, CLUSTER_ACTION):
-        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, remaining_partitions=[])
+    if not CLUSTER_ACTION_ON_CLUSTER.allows(ctx):
+        return Response(error_code=CLUSTER_ACTION_ON_CLUSTER.denied, remaining_partitions=[])
     broker_epoch = request.broker_epoch if ctx.api_version >= 2 else -1
     error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id, broker_epoch)
     return Response(

@@ -14,7 +14,8 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from .acl_requests import NO_AUTHORIZER, binding_of, may_administer
+from .acl_requests import NO_AUTHORIZER, binding_of
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.CREATE_ACLS
@@ -22,12 +23,13 @@ MIN_VERSION = 0
 MAX_VERSION = 3
 
 Response = messages.response(API_KEY).cls
+ALTER_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
     bindings = [binding_of(creation, ctx.api_version) for creation in request.creations]
-    if not may_administer(ctx, AclOperation.ALTER):
-        return _uniform(len(bindings), ErrorCode.CLUSTER_AUTHORIZATION_FAILED, None)
+    if not ALTER_CLUSTER.allows(ctx):
+        return _uniform(len(bindings), ALTER_CLUSTER.denied, None)
     authorizer = ctx.services.authorizer
     if authorizer is None:
         return _uniform(len(bindings), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)

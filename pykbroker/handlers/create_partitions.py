@@ -22,7 +22,7 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import ALTER, TOPIC, authorize
+from .authorization import check
 from .context import RequestContext
 from .controller_rules import check_manual_assignment, deadline_passed, duplicated, place_replicas, registered_brokers
 
@@ -31,6 +31,7 @@ MIN_VERSION = 0
 MAX_VERSION = 3
 
 Response = messages.response(API_KEY).cls
+ALTER_TOPIC = check(API_KEY, "topic")
 Result = Response.CreatePartitionsTopicResult
 
 
@@ -51,10 +52,10 @@ async def handle(request, ctx: RequestContext):
 
 
 def _grow(topic, validate_only: bool, ctx: RequestContext):
-    if not authorize(ctx, ALTER, TOPIC, topic.name):
+    if not ALTER_TOPIC.allows(ctx, topic.name):
         return Result(
             name=topic.name,
-            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            error_code=ALTER_TOPIC.denied,
             error_message="The topic authorization is failed.",
         )
     try:

@@ -31,7 +31,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import CREATE, DESCRIBE_CONFIGS, TOPIC, authorize, authorize_cluster, filter_authorized
+from .authorization import check
 from .config_admin import check_topic_overrides, effective_broker_config
 from .context import RequestContext
 from .controller_rules import (
@@ -50,6 +50,9 @@ MAX_VERSION = 7
 
 Response = messages.response(API_KEY).cls
 Result = Response.CreatableTopicResult
+CREATE_ON_CLUSTER = check(API_KEY, "cluster")
+CREATE_TOPIC = check(API_KEY, "topic")
+DESCRIBE_TOPIC_CONFIGS = check(API_KEY, "configs")
 
 
 async def handle(request, ctx: RequestContext):
@@ -59,9 +62,9 @@ async def handle(request, ctx: RequestContext):
     if accepted and deadline_passed(request.timeout_ms):
         return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.services.metadata.topics())
-    creatable = set(names) if authorize_cluster(ctx, CREATE, log_if_denied=False) else None
+    creatable = set(names) if CREATE_ON_CLUSTER.allows(ctx, log_if_denied=False) else None
     if creatable is None:
-        creatable = filter_authorized(ctx, CREATE, TOPIC, names)
+        creatable = CREATE_TOPIC.allowed(ctx, names)
     created = [
         _authorized_result(topic.name, creatable, ctx) or _create(topic, existing, request.validate_only, ctx)
         for topic in accepted
@@ -88,9 +91,9 @@ def _authorized_result(name: str, creatable: set[str], ctx: RequestContext):
     """The result of a topic the caller may not create; None when it may."""
     if name in creatable:
         return None
-    result = _failure(name, KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED, "Authorization failed."))
-    if not authorize(ctx, DESCRIBE_CONFIGS, TOPIC, name, log_if_denied=False):
-        result.topic_config_error_code = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+    result = _failure(name, KafkaError(CREATE_TOPIC.denied, "Authorization failed."))
+    if not DESCRIBE_TOPIC_CONFIGS.allows(ctx, name, log_if_denied=False):
+        result.topic_config_error_code = DESCRIBE_TOPIC_CONFIGS.denied
     return result
 
 
@@ -190,13 +193,13 @@ def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
 def _success(
     name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]], overrides: dict[str, str], ctx: RequestContext
 ):
-    if not authorize(ctx, DESCRIBE_CONFIGS, TOPIC, name, log_if_denied=False):
+    if not DESCRIBE_TOPIC_CONFIGS.allows(ctx, name, log_if_denied=False):
         return Result(
             name=name,
             topic_id=topic_id,
             error_code=ErrorCode.NONE,
             error_message=None,
-            topic_config_error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+            topic_config_error_code=DESCRIBE_TOPIC_CONFIGS.denied,
         )
     return Result(
         name=name,

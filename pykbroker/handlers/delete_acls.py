@@ -9,8 +9,8 @@ before the answer.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from ..security.acl import AclOperation
-from .acl_requests import NO_AUTHORIZER, filter_of, may_administer
+from .acl_requests import NO_AUTHORIZER, filter_of
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DELETE_ACLS
@@ -18,12 +18,13 @@ MIN_VERSION = 0
 MAX_VERSION = 3
 
 Response = messages.response(API_KEY).cls
+ALTER_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
     filters = [filter_of(f, ctx.api_version) for f in request.filters]
-    if not may_administer(ctx, AclOperation.ALTER):
-        error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if not ALTER_CLUSTER.allows(ctx):
+        error = ALTER_CLUSTER.denied
         return _uniform(len(filters), error, error.message)
     authorizer = ctx.services.authorizer
     if authorizer is None:

@@ -7,8 +7,7 @@ groups the caller may not DELETE come last with GROUP_AUTHORIZATION_FAILED.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import DELETE, GROUP, filter_authorized
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DELETE_GROUPS
@@ -16,12 +15,13 @@ MIN_VERSION = 0
 MAX_VERSION = 2
 
 Response = messages.response(API_KEY).cls
+DELETE_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
     group_ids = list(dict.fromkeys(request.groups_names))
-    allowed = filter_authorized(ctx, DELETE, GROUP, group_ids)
+    allowed = DELETE_GROUP.allowed(ctx, group_ids)
     errors = ctx.services.group_coordinator.handle_delete_groups([g for g in group_ids if g in allowed])
-    errors.update({g: ErrorCode.GROUP_AUTHORIZATION_FAILED for g in group_ids if g not in allowed})
+    errors.update({g: DELETE_GROUP.denied for g in group_ids if g not in allowed})
     order = [g for g in group_ids if g in allowed] + [g for g in group_ids if g not in allowed]
     return Response(results=[Response.DeletableGroupResult(group_id=g, error_code=errors[g]) for g in order])

@@ -19,7 +19,7 @@ from ..config import topic_config_values
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import DELETE, TOPIC, authorize
+from .authorization import check
 from .config_admin import effective_broker_config
 from .context import RequestContext
 
@@ -28,6 +28,7 @@ MIN_VERSION = 0
 MAX_VERSION = 2
 
 Response = messages.response(API_KEY).cls
+DELETE_TOPIC = check(API_KEY, "topic")
 TopicResult = Response.DeleteRecordsTopicResult
 PartitionResult = Response.DeleteRecordsPartitionResult
 
@@ -56,8 +57,8 @@ def _delete(topic: str, partition, ctx: RequestContext):
 
 
 def _delete_before(topic: str, index: int, offset: int, ctx: RequestContext) -> int:
-    if not authorize(ctx, DELETE, TOPIC, topic):
-        raise KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if not DELETE_TOPIC.allows(ctx, topic):
+        raise KafkaError(DELETE_TOPIC.denied)
     info = ctx.services.metadata.topic(topic)
     if info is None or index not in info.partitions:
         raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)

@@ -25,7 +25,7 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
-from .auth import DELETE, DESCRIBE, TOPIC, authorize
+from .authorization import check
 from .context import RequestContext
 from .controller_rules import deadline_passed, duplicated
 
@@ -35,6 +35,8 @@ MAX_VERSION = 6
 
 Response = messages.response(API_KEY).cls
 Result = Response.DeletableTopicResult
+DESCRIBE_TOPIC = check(API_KEY, "describe")
+DELETE_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
@@ -123,16 +125,16 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
         info = store.topic_by_id(topic_id)
         if info is None:
             failures.append(_failure(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message))
-        elif not authorize(ctx, DESCRIBE, TOPIC, info.name):
-            failures.append(_failure(None, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
-        elif not authorize(ctx, DELETE, TOPIC, info.name):
-            failures.append(_failure(info.name, topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
+        elif not DESCRIBE_TOPIC.allows(ctx, info.name):
+            failures.append(_failure(None, topic_id, DESCRIBE_TOPIC.denied, None))
+        elif not DELETE_TOPIC.allows(ctx, info.name):
+            failures.append(_failure(info.name, topic_id, DELETE_TOPIC.denied, None))
         else:
             to_delete[topic_id] = info.name
     for name in names:
         info = store.topic(name)
-        if not authorize(ctx, DELETE, TOPIC, name):
-            failures.append(_failure(name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED, None))
+        if not DELETE_TOPIC.allows(ctx, name):
+            failures.append(_failure(name, ZERO_UUID, DELETE_TOPIC.denied, None))
         elif info is None:
             failures.append(
                 _failure(name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)

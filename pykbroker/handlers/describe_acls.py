@@ -9,8 +9,8 @@ applies to the name (the literal name, the literal wildcard `*`, and prefixes of
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from ..security.acl import AclOperation
-from .acl_requests import filter_of, may_administer
+from .acl_requests import filter_of
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_ACLS
@@ -18,12 +18,13 @@ MIN_VERSION = 0
 MAX_VERSION = 3
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
     binding_filter = filter_of(request, ctx.api_version)
-    if not may_administer(ctx, AclOperation.DESCRIBE):
-        error = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if not DESCRIBE_CLUSTER.allows(ctx):
+        error = DESCRIBE_CLUSTER.denied
         return Response(error_code=error, error_message=error.message, resources=[])
     authorizer = ctx.services.authorizer
     if authorizer is None:

@@ -12,7 +12,8 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER, CLUSTER_NAME, DESCRIBE, authorize_cluster, authorized_operations
+from .auth import CLUSTER, CLUSTER_NAME, authorized_operations
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
@@ -20,6 +21,7 @@ MIN_VERSION = 0
 MAX_VERSION = 1
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 BROKER_ENDPOINT = 1
@@ -46,7 +48,7 @@ async def handle(request, ctx: RequestContext):
 
 def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
     """Kafka answers 0 to a caller without DESCRIBE on the cluster (the request itself is allowed)."""
-    if requested and not authorize_cluster(ctx, DESCRIBE):
+    if requested and not DESCRIBE_CLUSTER.allows(ctx):
         return 0
     return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
 

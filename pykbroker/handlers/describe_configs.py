@@ -34,9 +34,15 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from . import fault_configs
-from .auth import DESCRIBE_CONFIGS
+from .authorization import check
 from .broker_loggers import logger_levels
-from .config_admin import ConfigResourceType, config_authorization_error, effective_broker_config, parse_int32
+from .config_admin import (
+    ConfigChecks,
+    ConfigResourceType,
+    config_authorization_error,
+    effective_broker_config,
+    parse_int32,
+)
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
@@ -47,6 +53,9 @@ Response = messages.response(API_KEY).cls
 Result = Response.DescribeConfigsResult
 Entry = Response.DescribeConfigsResourceResult
 Synonym = Response.DescribeConfigsSynonym
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), group=check(API_KEY, "group"), cluster=check(API_KEY, "cluster")
+)
 
 DESCRIBABLE = {
     ConfigResourceType.TOPIC,
@@ -76,7 +85,7 @@ async def handle(request, ctx: RequestContext):
     )
     allowed, denied = [], []
     for resource in request.resources:
-        error = config_authorization_error(ctx, DESCRIBE_CONFIGS, resource)
+        error = config_authorization_error(ctx, CONFIG_CHECKS, resource)
         if error is None:
             allowed.append(_describe(resource, options, ctx))
         else:

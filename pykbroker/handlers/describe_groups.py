@@ -10,7 +10,8 @@ Groups the caller may not DESCRIBE come last, with GROUP_AUTHORIZATION_FAILED (a
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import DESCRIBE, GROUP, authorize, authorized_operations
+from .auth import GROUP, authorized_operations
+from .authorization import check
 from .context import RequestContext
 from .services import GroupService
 
@@ -19,18 +20,19 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
     include_operations = ctx.api_version >= 3 and request.include_authorized_operations
     coordinator = ctx.services.group_coordinator
-    allowed = [group_id for group_id in request.groups if authorize(ctx, DESCRIBE, GROUP, group_id)]
+    allowed = [group_id for group_id in request.groups if DESCRIBE_GROUP.allows(ctx, group_id)]
     denied = [group_id for group_id in request.groups if group_id not in allowed]
     return Response(
         groups=[_describe(ctx, coordinator, group_id, include_operations) for group_id in allowed]
         + [
             Response.DescribedGroup(
-                error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+                error_code=DESCRIBE_GROUP.denied,
                 group_id=g,
                 group_state="",
                 protocol_type="",

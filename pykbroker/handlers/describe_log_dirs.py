@@ -17,7 +17,7 @@ import os
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import DESCRIBE, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
@@ -25,6 +25,7 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 DirResult = Response.DescribeLogDirsResult
 TopicResult = Response.DescribeLogDirsTopic
 PartitionResult = Response.DescribeLogDirsPartition
@@ -33,8 +34,8 @@ LONG_MAX = 2**63 - 1
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize_cluster(ctx, DESCRIBE):
-        return Response(error_code=ErrorCode.CLUSTER_AUTHORIZATION_FAILED, results=[])
+    if not DESCRIBE_CLUSTER.allows(ctx):
+        return Response(error_code=DESCRIBE_CLUSTER.denied, results=[])
     wanted = _wanted_partitions(request.topics)
     return Response(
         error_code=ErrorCode.NONE,

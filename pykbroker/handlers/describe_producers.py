@@ -17,7 +17,7 @@ from ..cluster.model import validate_topic_name
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import READ, TOPIC, authorize
+from .authorization import check
 from .context import RequestContext
 from .services import ReplicaService
 
@@ -26,6 +26,7 @@ MIN_VERSION = 0
 MAX_VERSION = 0
 
 Response = messages.response(API_KEY).cls
+READ_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
@@ -45,8 +46,8 @@ async def handle(request, ctx: RequestContext):
 
 
 def _topic_error(name: str, ctx: RequestContext) -> KafkaError | None:
-    if not authorize(ctx, READ, TOPIC, name):
-        return KafkaError(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+    if not READ_TOPIC.allows(ctx, name):
+        return KafkaError(READ_TOPIC.denied)
     try:
         validate_topic_name(name)
     except KafkaError as exc:

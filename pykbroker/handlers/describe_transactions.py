@@ -10,8 +10,7 @@ with the other fields at their defaults, as Kafka answers.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import DESCRIBE, TOPIC, TRANSACTIONAL_ID, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
@@ -19,16 +18,18 @@ MIN_VERSION = 0
 MAX_VERSION = 0
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+DESCRIBE_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
     coordinator = ctx.services.txn_coordinator
     states = []
     for transactional_id in request.transactional_ids:
-        if not authorize(ctx, DESCRIBE, TRANSACTIONAL_ID, transactional_id):
+        if not DESCRIBE_TRANSACTIONAL_ID.allows(ctx, transactional_id):
             states.append(
                 Response.TransactionState(
-                    error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, transactional_id=transactional_id
+                    error_code=DESCRIBE_TRANSACTIONAL_ID.denied, transactional_id=transactional_id
                 )
             )
             continue
@@ -45,7 +46,7 @@ async def handle(request, ctx: RequestContext):
                 topics=[
                     Response.TopicData(topic=t, partitions=p)
                     for t, p in described.topics.items()
-                    if authorize(ctx, DESCRIBE, TOPIC, t)  # only the topics the caller may describe
+                    if DESCRIBE_TOPIC.allows(ctx, t)  # only the topics the caller may describe
                 ],
             )
         )

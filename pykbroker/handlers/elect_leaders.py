@@ -21,7 +21,7 @@ from ..common.topic_partition import TopicPartition
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import ALTER, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.ELECT_LEADERS
@@ -29,6 +29,7 @@ MIN_VERSION = 0
 MAX_VERSION = 2
 
 Response = messages.response(API_KEY).cls
+ALTER_CLUSTER = check(API_KEY, "cluster")
 PREFERRED, UNCLEAN = 0, 1
 
 
@@ -40,8 +41,8 @@ async def handle(request, ctx: RequestContext):
         else [(entry.topic, partition) for entry in request.topic_partitions for partition in entry.partitions]
     )
     results: dict[TopicPartition, tuple[ErrorCode, str | None]]
-    if not authorize_cluster(ctx, ALTER):
-        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    if not ALTER_CLUSTER.allows(ctx):
+        denied = ALTER_CLUSTER.denied
         results = dict.fromkeys(asked or [], (denied, None))
         return Response(throttle_time_ms=0, error_code=denied, replica_election_results=_by_topic(results))
     if election_type not in (PREFERRED, UNCLEAN):

@@ -12,7 +12,7 @@ COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_REQUEST (empty 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import TRANSACTIONAL_ID, WRITE, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.END_TXN
@@ -20,11 +20,12 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
-        return Response(error_code=ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+    if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
+        return Response(error_code=WRITE_TRANSACTIONAL_ID.denied)
     error, _producer_id, _epoch = await ctx.services.txn_coordinator.end_txn(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed
     )

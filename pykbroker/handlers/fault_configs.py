@@ -15,8 +15,10 @@ outside the process (not a handler itself).
   a single broker INVALID_REQUEST (it needs a cluster).
 
 Neither key is kept in the metadata store: faults last until removed or the broker stops. Both
-need what every broker config change needs: ALTER_CONFIGS on the cluster (DESCRIBE_CONFIGS to
-describe) when an authorizer is configured. `validate_only` checks without changing anything.
+need what every broker config change needs when an authorizer is configured: the "cluster" check
+of the serving API's entry in the authorization table (ALTER_CONFIGS on the cluster for
+IncrementalAlterConfigs, DESCRIBE_CONFIGS for DescribeConfigs), which those handlers ask of the
+broker resource before calling here. `validate_only` checks without changing anything.
 """
 
 from __future__ import annotations

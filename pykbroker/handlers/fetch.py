@@ -44,7 +44,7 @@ from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition, session_wait_key
 from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-from .auth import CLUSTER_ACTION, READ, TOPIC, authorize_cluster, filter_authorized
+from .authorization import Check, check
 from .context import RequestContext
 from .services import BrokerServices, ReplicaService
 
@@ -53,6 +53,8 @@ MIN_VERSION = 0
 MAX_VERSION = 17
 
 Response = messages.response(API_KEY).cls
+CLUSTER_ACTION_FOR_FOLLOWER = check(API_KEY, "follower")
+READ_TOPIC = check(API_KEY, "topic")
 READ_COMMITTED = 1
 ZSTD_MIN_VERSION = 10  # the first Fetch version whose consumers read zstd batches
 
@@ -96,7 +98,7 @@ async def handle(request, ctx: RequestContext):
             await anyio.sleep(request.max_wait_ms / 1000)  # nothing arrives: the long poll runs out
     results.update(injected)
     results.update(
-        (key, PartitionFetchResult(error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED, records=b"")) for key in denied
+        (key, PartitionFetchResult(error_code=_check_of(replica_id >= 0).denied, records=b"")) for key in denied
     )
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, services.replica_manager)
@@ -160,13 +162,18 @@ def _session_wait(ctx: RequestContext, session, to_read: list, denied: list, *, 
     return SessionWait(session_wait_key(session_id), peek, take)
 
 
+def _check_of(is_follower: bool) -> Check:
+    """The check a fetch is authorized by: a follower's is on the cluster, a consumer's on each topic."""
+    return CLUSTER_ACTION_FOR_FOLLOWER if is_follower else READ_TOPIC
+
+
 def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> tuple[list, list]:
     """(partitions to read, keys denied): followers need CLUSTER_ACTION on the cluster, consumers
-    READ on each topic; Kafka answers the others TOPIC_AUTHORIZATION_FAILED."""
+    READ on each topic; Kafka answers the others with the check's denial code (TOPIC_AUTHORIZATION_FAILED)."""
     if is_follower:
-        allowed = authorize_cluster(ctx, CLUSTER_ACTION)
+        allowed = CLUSTER_ACTION_FOR_FOLLOWER.allows(ctx)
         return (partitions, []) if allowed else ([], [key for key, _ in partitions])
-    readable = filter_authorized(ctx, READ, TOPIC, (key.topic_partition[0] for key, _ in partitions))
+    readable = READ_TOPIC.allowed(ctx, (key.topic_partition[0] for key, _ in partitions))
     return (
         [(key, p) for key, p in partitions if key.topic_partition[0] in readable],
         [key for key, _ in partitions if key.topic_partition[0] not in readable],

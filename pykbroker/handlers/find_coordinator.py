@@ -21,7 +21,7 @@ from ..coordinator.transaction import txn_topic
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import DESCRIBE, GROUP, TRANSACTIONAL_ID, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.FIND_COORDINATOR
@@ -29,6 +29,8 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_GROUP = check(API_KEY, "group")
+DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
@@ -60,10 +62,10 @@ def _batched_entry(ctx: RequestContext, key_type: int, key: str):
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
     services = ctx.services
-    if key_type == GROUP_KEY_TYPE and not authorize(ctx, DESCRIBE, GROUP, key):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED, NO_NODE
-    if key_type == TRANSACTION_KEY_TYPE and not authorize(ctx, DESCRIBE, TRANSACTIONAL_ID, key):
-        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, NO_NODE
+    if key_type == GROUP_KEY_TYPE and not DESCRIBE_GROUP.allows(ctx, key):
+        return DESCRIBE_GROUP.denied, NO_NODE
+    if key_type == TRANSACTION_KEY_TYPE and not DESCRIBE_TRANSACTIONAL_ID.allows(ctx, key):
+        return DESCRIBE_TRANSACTIONAL_ID.denied, NO_NODE
     if key_type == GROUP_KEY_TYPE:
         info = offsets_topic.ensure_created(services.metadata, services.topic_creator, services.config)
         partition = services.group_coordinator.partition_for(key)

@@ -7,8 +7,7 @@ v3+: static membership (group_instance_id).
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.HEARTBEAT
@@ -16,11 +15,12 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+READ_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not READ_GROUP.allows(ctx, request.group_id):
+        return Response(error_code=READ_GROUP.denied)
     error = ctx.services.group_coordinator.handle_heartbeat(
         request.group_id,
         request.member_id,

@@ -28,8 +28,9 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from . import broker_loggers, fault_configs
-from .auth import ALTER_CONFIGS
+from .authorization import check
 from .config_admin import (
+    ConfigChecks,
     ConfigResourceType,
     OpType,
     alter_each_resource,
@@ -57,6 +58,9 @@ MAX_VERSION = 1
 
 Response = messages.response(API_KEY).cls
 Result = Response.AlterConfigsResourceResponse
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), group=check(API_KEY, "group"), cluster=check(API_KEY, "cluster")
+)
 
 NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
 
@@ -80,7 +84,7 @@ async def _move_leaderships(request, ctx: RequestContext) -> dict[int, KafkaErro
         if resource.resource_type != ConfigResourceType.BROKER or not asked:
             continue
         try:
-            if config_authorization_error(ctx, ALTER_CONFIGS, resource) is not None:
+            if config_authorization_error(ctx, CONFIG_CHECKS, resource) is not None:
                 continue  # refused below, as every alteration of the resource
             fault_configs.check_resource_name(resource.resource_name, ctx)
             moves = fault_configs.leader_moves([(e.name, e.config_operation, e.value) for e in asked])
@@ -93,7 +97,7 @@ async def _move_leaderships(request, ctx: RequestContext) -> dict[int, KafkaErro
 
 
 def _alter(resource, *, validate_only: bool, ctx: RequestContext, moved: dict[int, KafkaError | None]) -> None:
-    denied = config_authorization_error(ctx, ALTER_CONFIGS, resource)
+    denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
     if denied is not None:
         raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: entry.config_operation != OpType.DELETE)

@@ -19,15 +19,7 @@ A producer id without an epoch (or the reverse) is INVALID_REQUEST, as in Kafka.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import (
-    IDEMPOTENT_WRITE,
-    TOPIC,
-    TRANSACTIONAL_ID,
-    WRITE,
-    authorize,
-    authorize_by_resource_type,
-    authorize_cluster,
-)
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
@@ -38,6 +30,9 @@ NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
 Response = messages.response(API_KEY).cls
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+IDEMPOTENT_WRITE_ON_CLUSTER = check(API_KEY, "idempotent")
+WRITE_ANY_TOPIC = check(API_KEY, "any_topic")
 
 
 async def handle(request, ctx: RequestContext):
@@ -66,12 +61,12 @@ def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
     """Kafka 3.9: WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or
     WRITE on at least one topic (KIP-679)."""
     if request.transactional_id is not None:
-        if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
-            return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
+        if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
+            return WRITE_TRANSACTIONAL_ID.denied
         return None
-    if authorize_cluster(ctx, IDEMPOTENT_WRITE, log_if_denied=False) or authorize_by_resource_type(ctx, WRITE, TOPIC):
+    if IDEMPOTENT_WRITE_ON_CLUSTER.allows(ctx, log_if_denied=False) or WRITE_ANY_TOPIC.allows_any(ctx):
         return None
-    return ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+    return WRITE_ANY_TOPIC.denied
 
 
 def _error(error: ErrorCode):

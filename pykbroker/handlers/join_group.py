@@ -14,8 +14,7 @@ join phase completes (see `coordinator/group/rebalance.py`).
 from ..coordinator.group import JoinRequest
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.JOIN_GROUP
@@ -23,13 +22,14 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 Response = messages.response(API_KEY).cls
+READ_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    if not authorize(ctx, READ, GROUP, request.group_id):
+    if not READ_GROUP.allows(ctx, request.group_id):
         return Response(
-            error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED,
+            error_code=READ_GROUP.denied,
             generation_id=-1,
             protocol_name=None if version >= 7 else "",  # no protocol: null where the field is nullable (v7+)
             leader="",

@@ -10,7 +10,7 @@ from ..coordinator.group.model import MemberIdentity
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
@@ -18,12 +18,13 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+READ_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not READ_GROUP.allows(ctx, request.group_id):
+        return Response(error_code=READ_GROUP.denied)
     if version >= 3:
         leaving = [
             MemberIdentity(m.member_id, m.group_instance_id, m.reason if version >= 5 else None)

@@ -9,7 +9,7 @@ may DESCRIBE are listed (as Kafka).
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .auth import DESCRIBE, GROUP, authorize, authorize_cluster
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_GROUPS
@@ -17,6 +17,8 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
+DESCRIBE_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
@@ -24,8 +26,8 @@ async def handle(request, ctx: RequestContext):
     error, groups = ctx.services.group_coordinator.handle_list_groups(
         request.states_filter if version >= 4 else None, request.types_filter if version >= 5 else None
     )
-    if not authorize_cluster(ctx, DESCRIBE, log_if_denied=False):
-        groups = [g for g in groups if authorize(ctx, DESCRIBE, GROUP, g.group_id, log_if_denied=False)]
+    if not DESCRIBE_CLUSTER.allows(ctx, log_if_denied=False):
+        groups = [g for g in groups if DESCRIBE_GROUP.allows(ctx, g.group_id, log_if_denied=False)]
     return Response(
         error_code=error,
         groups=[

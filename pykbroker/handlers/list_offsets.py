@@ -24,7 +24,7 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import DESCRIBE, TOPIC, filter_authorized
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
@@ -32,6 +32,7 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_TOPIC = check(API_KEY, "topic")
 LATEST = -1
 MAX_TIMESTAMP = -3
 # the negative timestamps with a meaning, and the first version that knows each
@@ -43,10 +44,10 @@ async def handle(request, ctx: RequestContext):
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
     topics, denied = [], []
-    describable = filter_authorized(ctx, DESCRIBE, TOPIC, (t.name for t in request.topics))
+    describable = DESCRIBE_TOPIC.allowed(ctx, (t.name for t in request.topics))
     for topic in request.topics:
         if topic.name not in describable:  # Kafka answers these last
-            errors = [_error(p.partition_index, ErrorCode.TOPIC_AUTHORIZATION_FAILED) for p in topic.partitions]
+            errors = [_error(p.partition_index, DESCRIBE_TOPIC.denied) for p in topic.partitions]
             denied.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=errors))
             continue
         partitions = []

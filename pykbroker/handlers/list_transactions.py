@@ -10,7 +10,7 @@ COORDINATOR_NOT_AVAILABLE before the coordinator started.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .auth import DESCRIBE, TRANSACTIONAL_ID, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
@@ -18,6 +18,7 @@ MIN_VERSION = 0
 MAX_VERSION = 1
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
 
 async def handle(request, ctx: RequestContext):
@@ -33,6 +34,6 @@ async def handle(request, ctx: RequestContext):
                 transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state
             )
             for t in listing.transactions
-            if authorize(ctx, DESCRIBE, TRANSACTIONAL_ID, t.transactional_id)
+            if DESCRIBE_TRANSACTIONAL_ID.allows(ctx, t.transactional_id)
         ],
     )

@@ -33,7 +33,8 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID, EncodedStructs
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import CLUSTER, CLUSTER_NAME, CREATE, DESCRIBE, TOPIC, authorize, authorize_cluster, authorized_operations
+from .auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
+from .authorization import check
 from .context import RequestContext
 from .controller_rules import check_new_topic_name
 
@@ -43,6 +44,10 @@ MAX_VERSION = 12
 
 RESPONSE = messages.response(API_KEY)
 Response = RESPONSE.cls
+DESCRIBE_TOPIC = check(API_KEY, "topic")
+CREATE_ON_CLUSTER = check(API_KEY, "create_any")
+CREATE_TOPIC = check(API_KEY, "create")
+DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
@@ -77,7 +82,7 @@ def _wants_all_topics(request, version: int) -> bool:
 
 
 def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
-    if requested and not authorize_cluster(ctx, DESCRIBE):
+    if requested and not DESCRIBE_CLUSTER.allows(ctx):
         return 0
     return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
 
@@ -88,14 +93,14 @@ def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: li
     store = ctx.services.metadata
     if _wants_all_topics(request, ctx.api_version):
         topics = sorted(store.topics().values(), key=lambda t: t.name)
-        yield from [t for t in topics if authorize(ctx, DESCRIBE, TOPIC, t.name, log_if_denied=False)]
+        yield from [t for t in topics if DESCRIBE_TOPIC.allows(ctx, t.name, log_if_denied=False)]
         return
     if ctx.api_version >= 12:
         topic_ids = [t.topic_id for t in request.topics if t.topic_id != ZERO_UUID]
         if topic_ids:
             for entry in _lookup_by_ids(store, topic_ids):
-                if isinstance(entry, TopicInfo) and not authorize(ctx, DESCRIBE, TOPIC, entry.name):
-                    denied.append((None, entry.topic_id, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                if isinstance(entry, TopicInfo) and not DESCRIBE_TOPIC.allows(ctx, entry.name):
+                    denied.append((None, entry.topic_id, DESCRIBE_TOPIC.denied))
                 else:
                     yield entry
             return
@@ -105,19 +110,19 @@ def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: li
         if wanted.name is None:
             yield _lookup_by_id(store, wanted.topic_id)
             continue
-        if not authorize(ctx, DESCRIBE, TOPIC, wanted.name):
-            denied.append((wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+        if not DESCRIBE_TOPIC.allows(ctx, wanted.name):
+            denied.append((wanted.name, ZERO_UUID, DESCRIBE_TOPIC.denied))
             continue
         info = store.topic(wanted.name)
         if info is not None:
             yield info
         elif allow_auto_create and ctx.services.topic_creator.auto_create_enabled:
             if may_create_any is None:
-                may_create_any = authorize_cluster(ctx, CREATE, log_if_denied=False)
-            if may_create_any or authorize(ctx, CREATE, TOPIC, wanted.name):
+                may_create_any = CREATE_ON_CLUSTER.allows(ctx, log_if_denied=False)
+            if may_create_any or CREATE_TOPIC.allows(ctx, wanted.name):
                 yield _auto_create(ctx, wanted.name, created)
             else:
-                denied.append((wanted.name, ZERO_UUID, ErrorCode.TOPIC_AUTHORIZATION_FAILED))
+                denied.append((wanted.name, ZERO_UUID, CREATE_TOPIC.denied))
         else:
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 

@@ -16,8 +16,7 @@ from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, authorize
+from .authorization import check
 from .context import RequestContext
 from .offset_requests import refuse_all, response_topics, split_known_partitions
 
@@ -26,14 +25,16 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 Response = messages.response(API_KEY).cls
+READ_GROUP = check(API_KEY, "group")
+READ_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        errors, known = refuse_all(request.topics, ErrorCode.GROUP_AUTHORIZATION_FAILED)
+    if not READ_GROUP.allows(ctx, request.group_id):
+        errors, known = refuse_all(request.topics, READ_GROUP.denied)
     else:
-        errors, known = split_known_partitions(request.topics, ctx)
+        errors, known = split_known_partitions(request.topics, ctx, READ_TOPIC)
     offsets = _offsets(request, known, version, now_ms())
     if offsets:
         errors.update(

@@ -10,7 +10,7 @@ partitions.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import DELETE, GROUP, authorize
+from .authorization import check
 from .context import RequestContext
 from .offset_requests import response_topics, split_known_partitions
 
@@ -19,12 +19,14 @@ MIN_VERSION = 0
 MAX_VERSION = 0
 
 Response = messages.response(API_KEY).cls
+DELETE_GROUP = check(API_KEY, "group")
+READ_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
-    if not authorize(ctx, DELETE, GROUP, request.group_id):
-        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, topics=[])
-    errors, known = split_known_partitions(request.topics, ctx)  # READ on each topic
+    if not DELETE_GROUP.allows(ctx, request.group_id):
+        return Response(error_code=DELETE_GROUP.denied, topics=[])
+    errors, known = split_known_partitions(request.topics, ctx, READ_TOPIC)
     group_error, results = ctx.services.group_coordinator.handle_delete_offsets(
         request.group_id, [tp for tp, _ in known]
     )

@@ -21,7 +21,7 @@ from ..coordinator.group.manager import FetchedOffset
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import DESCRIBE, GROUP, TOPIC, authorize, filter_authorized
+from .authorization import check
 from .context import RequestContext
 from .services import GroupService
 
@@ -30,6 +30,8 @@ MIN_VERSION = 0
 MAX_VERSION = 9
 
 Response = messages.response(API_KEY).cls
+DESCRIBE_GROUP = check(API_KEY, "group")
+DESCRIBE_TOPIC = check(API_KEY, "topic")
 INVALID_OFFSET = -1
 
 
@@ -83,20 +85,20 @@ def _requested(topics) -> list[tuple[str, int]] | None:
 
 
 def _fetch(ctx: RequestContext, coordinator: GroupService, group_id: str, topics, require_stable: bool):
-    if not authorize(ctx, DESCRIBE, GROUP, group_id):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED, {}
+    if not DESCRIBE_GROUP.allows(ctx, group_id):
+        return DESCRIBE_GROUP.denied, {}
     requested = _requested(topics)
     if requested is None:
         error, fetched = coordinator.handle_fetch_offsets(group_id, None, require_stable)
-        describable = {t for t, _ in fetched if authorize(ctx, DESCRIBE, TOPIC, t, log_if_denied=False)}
+        describable = {t for t, _ in fetched if DESCRIBE_TOPIC.allows(ctx, t, log_if_denied=False)}
         return error, {tp: offset for tp, offset in sorted(fetched.items()) if tp[0] in describable}
-    describable = filter_authorized(ctx, DESCRIBE, TOPIC, (t for t, _ in requested))
+    describable = DESCRIBE_TOPIC.allowed(ctx, (t for t, _ in requested))
     error, fetched = coordinator.handle_fetch_offsets(
         group_id, [tp for tp in requested if tp[0] in describable], require_stable
     )
     for tp in requested:
         if tp[0] not in describable:
-            fetched[tp] = FetchedOffset(error=ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+            fetched[tp] = FetchedOffset(error=DESCRIBE_TOPIC.denied)
     return error, fetched
 
 

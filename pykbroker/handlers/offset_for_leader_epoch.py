@@ -14,7 +14,7 @@ from the leader's; consumers use it (v3+) to check their position after a leader
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import CLUSTER_ACTION, DESCRIBE, TOPIC, authorize_cluster, filter_authorized
+from .authorization import check
 from .context import RequestContext
 from .services import ReplicaService
 
@@ -23,6 +23,8 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+CLUSTER_ACTION_FOR_FOLLOWER = check(API_KEY, "follower")
+DESCRIBE_TOPIC = check(API_KEY, "topic")
 DEBUGGING_REPLICA_ID = -2
 
 
@@ -30,10 +32,10 @@ async def handle(request, ctx: RequestContext):
     replica_id = request.replica_id if ctx.api_version >= 3 else DEBUGGING_REPLICA_ID
     leader_only = replica_id != DEBUGGING_REPLICA_ID
     replica_manager = ctx.services.replica_manager
-    if authorize_cluster(ctx, CLUSTER_ACTION, log_if_denied=False):
+    if CLUSTER_ACTION_FOR_FOLLOWER.allows(ctx, log_if_denied=False):
         describable = {topic.topic for topic in request.topics}
     else:  # KIP-320: consumers ask too, with DESCRIBE on the topic
-        describable = filter_authorized(ctx, DESCRIBE, TOPIC, (topic.topic for topic in request.topics))
+        describable = DESCRIBE_TOPIC.allowed(ctx, (topic.topic for topic in request.topics))
     topics, denied = [], []
     for topic in request.topics:
         if topic.topic not in describable:  # Kafka answers these last
@@ -42,7 +44,7 @@ async def handle(request, ctx: RequestContext):
                     topic=topic.topic,
                     partitions=[
                         Response.EpochEndOffset(
-                            error_code=ErrorCode.TOPIC_AUTHORIZATION_FAILED,
+                            error_code=DESCRIBE_TOPIC.denied,
                             partition=p.partition,
                             leader_epoch=-1,
                             end_offset=-1,

@@ -1,9 +1,10 @@
 """What the requests on a group's offsets share, used by OffsetCommit, TxnOffsetCommit and
 OffsetDelete (not a handler itself):
 
-* `split_known_partitions`: partitions of topics the caller may not READ get
-  TOPIC_AUTHORIZATION_FAILED, of unknown topics or beyond a topic's partitions
-  UNKNOWN_TOPIC_OR_PARTITION, the others go to the group coordinator;
+* `split_known_partitions`: partitions of topics the caller may not read (the handler's "topic"
+  check of the authorization table: READ, TOPIC_AUTHORIZATION_FAILED) get the check's denial
+  code, of unknown topics or beyond a topic's partitions UNKNOWN_TOPIC_OR_PARTITION, the others
+  go to the group coordinator;
 * `refuse_all`: every requested partition with one error (a refused group);
 * `response_topics`: the response's topics, one per requested topic name, with each requested
   partition's error.
@@ -15,24 +16,24 @@ from typing import Any
 
 from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
-from .auth import READ, TOPIC, filter_authorized
+from .authorization import Check
 from .context import RequestContext
 
 
 def split_known_partitions(
-    request_topics, ctx: RequestContext
+    request_topics, ctx: RequestContext, read_topic: Check
 ) -> tuple[dict[TopicPartition, ErrorCode], list[tuple[TopicPartition, Any]]]:
     """({tp: error} for unreadable or unknown partitions, [(tp, requested partition)] for the
-    others, in request order). Kafka checks READ on each topic before its existence."""
+    others, in request order). Kafka checks `read_topic` on each topic before its existence."""
     errors: dict[TopicPartition, ErrorCode] = {}
     known: list[tuple[TopicPartition, Any]] = []
-    readable = filter_authorized(ctx, READ, TOPIC, (topic.name for topic in request_topics))
+    readable = read_topic.allowed(ctx, (topic.name for topic in request_topics))
     for topic in request_topics:
         info = ctx.services.metadata.topic(topic.name)
         for p in topic.partitions:
             tp = (topic.name, p.partition_index)
             if topic.name not in readable:
-                errors[tp] = ErrorCode.TOPIC_AUTHORIZATION_FAILED
+                errors[tp] = read_topic.denied
             elif info is None or p.partition_index not in info.partitions:
                 errors[tp] = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
             else:

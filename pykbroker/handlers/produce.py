@@ -39,7 +39,7 @@ from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
-from .auth import TOPIC, TRANSACTIONAL_ID, WRITE, authorize, filter_authorized
+from .authorization import check
 from .context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
@@ -47,15 +47,17 @@ MIN_VERSION = 0
 MAX_VERSION = 11
 
 Response = messages.response(API_KEY).cls
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+WRITE_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
     if ctx.api_version >= 3 and _has_transactional_batches(request) and not _may_write_transactionally(request, ctx):
-        return _uniform_response(request, ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED)
+        return _uniform_response(request, WRITE_TRANSACTIONAL_ID.denied)
     acks = request.acks
     if acks not in (-1, 0, 1):
         return _uniform_response(request, ErrorCode.INVALID_REQUIRED_ACKS)
-    writable = filter_authorized(ctx, WRITE, TOPIC, (t.name for t in request.topic_data))
+    writable = WRITE_TOPIC.allowed(ctx, (t.name for t in request.topic_data))
     entries, early_results = _collect_partitions(request, ctx.api_version, writable)
     results = await ctx.services.replica_manager.handle_produce_append(
         entries,
@@ -99,7 +101,7 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
 def _may_write_transactionally(request, ctx: RequestContext) -> bool:
     """Transactional batches need the request's transactional id, and WRITE on it."""
     transactional_id = request.transactional_id
-    return transactional_id is not None and authorize(ctx, WRITE, TRANSACTIONAL_ID, transactional_id)
+    return transactional_id is not None and WRITE_TRANSACTIONAL_ID.allows(ctx, transactional_id)
 
 
 def _collect_partitions(request, version: int, writable: set[str]):
@@ -109,7 +111,7 @@ def _collect_partitions(request, version: int, writable: set[str]):
         for part in topic.partition_data:
             tp = (topic.name, part.index)
             if topic.name not in writable:
-                rejected[tp] = ProduceResult(ErrorCode.TOPIC_AUTHORIZATION_FAILED)
+                rejected[tp] = ProduceResult(WRITE_TOPIC.denied)
                 continue
             try:
                 _refuse_internal_topic(topic.name)

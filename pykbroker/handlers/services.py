@@ -284,7 +284,8 @@ class TxnVerifierService(Protocol):
 
 
 class Authorizer(Protocol):
-    """Kafka's authorizer as KafkaApis uses it (handlers call it through `handlers/auth.py`)."""
+    """Kafka's authorizer as KafkaApis uses it (handlers ask it through the checks of
+    `handlers/authorization.py`, which call `handlers/auth.py`)."""
 
     def authorize(
         self,

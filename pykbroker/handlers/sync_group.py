@@ -11,7 +11,7 @@ leader's has been stored (see `coordinator/group/rebalance.py`).
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, authorize
+from .authorization import check
 from .context import RequestContext
 
 API_KEY = ApiKey.SYNC_GROUP
@@ -19,14 +19,15 @@ MIN_VERSION = 0
 MAX_VERSION = 5
 
 Response = messages.response(API_KEY).cls
+READ_GROUP = check(API_KEY, "group")
 
 
 async def handle(request, ctx: RequestContext):
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
         return Response(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        return Response(error_code=ErrorCode.GROUP_AUTHORIZATION_FAILED, assignment=b"")
+    if not READ_GROUP.allows(ctx, request.group_id):
+        return Response(error_code=READ_GROUP.denied, assignment=b"")
     result = await ctx.services.group_coordinator.sync_group(
         request.group_id,
         request.generation_id,

@@ -24,7 +24,7 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, READ, TRANSACTIONAL_ID, WRITE, authorize
+from .authorization import check
 from .context import RequestContext
 from .offset_requests import refuse_all, response_topics, split_known_partitions
 
@@ -33,6 +33,9 @@ MIN_VERSION = 0
 MAX_VERSION = 4
 
 Response = messages.response(API_KEY).cls
+WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+READ_GROUP = check(API_KEY, "group")
+READ_TOPIC = check(API_KEY, "topic")
 
 
 async def handle(request, ctx: RequestContext):
@@ -41,7 +44,7 @@ async def handle(request, ctx: RequestContext):
     if denied is not None:
         errors, known = refuse_all(request.topics, denied)
     else:
-        errors, known = split_known_partitions(request.topics, ctx)
+        errors, known = split_known_partitions(request.topics, ctx, READ_TOPIC)
     offsets = _offsets(known, version, now_ms())
     if offsets:
         errors.update(
@@ -72,10 +75,10 @@ async def handle(request, ctx: RequestContext):
 
 def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
     """Kafka: WRITE on the transactional id, then READ on the group."""
-    if not authorize(ctx, WRITE, TRANSACTIONAL_ID, request.transactional_id):
-        return ErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED
-    if not authorize(ctx, READ, GROUP, request.group_id):
-        return ErrorCode.GROUP_AUTHORIZATION_FAILED
+    if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
+        return WRITE_TRANSACTIONAL_ID.denied
+    if not READ_GROUP.allows(ctx, request.group_id):
+        return READ_GROUP.denied
     return None
 
 

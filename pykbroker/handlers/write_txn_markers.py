@@ -36,7 +36,7 @@ CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 async def handle(request, ctx: RequestContext):
     markers = [_marker(m) for m in request.markers]
     if not _authorized(ctx):
-        denied = ErrorCode.CLUSTER_AUTHORIZATION_FAILED
+        denied = CLUSTER_ACTION_ON_CLUSTER.denied
         return Response(markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers])
     answers = await ctx.services.txn_markers.write_txn_markers(markers) if markers else []
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
