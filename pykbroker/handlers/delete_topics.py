@@ -8,7 +8,8 @@ Kafka 3.9's controller does:
 * a non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller_rules);
 * an entry with neither or both of name and id, a name or id given twice, or a name that maps to
   an id given too, fails with INVALID_REQUEST and its reason;
-* an unknown name fails with UNKNOWN_TOPIC_OR_PARTITION, an unknown id with UNKNOWN_TOPIC_ID.
+* an unknown name fails with UNKNOWN_TOPIC_OR_PARTITION, an unknown id with UNKNOWN_TOPIC_ID (no
+  message, as Kafka).
 
 Internal topics are deleted like any other, as Kafka does. Every result carries the topic's id
 (v6); errors carry a message from v5. Whole-request failures carry none.
@@ -124,7 +125,7 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
     for topic_id in ids:
         info = store.topic_by_id(topic_id)
         if info is None:
-            failures.append(_failure(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, ErrorCode.UNKNOWN_TOPIC_ID.message))
+            failures.append(_failure(None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID, None))
         elif not DESCRIBE_TOPIC.allows(ctx, info.name):
             failures.append(_failure(None, topic_id, DESCRIBE_TOPIC.denied, None))
         elif not DELETE_TOPIC.allows(ctx, info.name):

@@ -320,8 +320,8 @@ def test_a_user_without_acls_can_neither_set_nor_read_anyones_scram_credentials(
         described = alice.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram("admin", "bob"))
 
         assert [(r.user, r.error_code, r.error_message) for r in altered.results] == [
-            ("admin", CLUSTER_DENIED, "Cluster authorization failed.")]
-        assert (described.error_code, described.error_message) == (CLUSTER_DENIED, "Cluster authorization failed.")
+            ("admin", CLUSTER_DENIED, None)]  # no message: Kafka's ApiError leaves out the default one
+        assert (described.error_code, described.error_message) == (CLUSTER_DENIED, None)
         assert [(r.user, r.error_code, r.credential_infos) for r in described.results] == [
             ("", CLUSTER_DENIED, []), ("", CLUSTER_DENIED, [])]
         assert admin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram()) == before
