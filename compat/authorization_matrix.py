@@ -44,6 +44,7 @@ from .security_setup import PLAIN_USERS, SUPER_USER
 USER = "matrix"
 PRINCIPAL = f"User:{USER}"
 TOPIC, ABSENT, GROUP, TXN = "mx-topic", "mx-absent", "mx-group", "mx-txn"
+DOOMED = "mx-doomed"  # deleted by id by the first caller allowed to
 CLUSTER_NAME = "kafka-cluster"
 NAMES = {ResourceType.TOPIC: TOPIC, ResourceType.GROUP: GROUP, ResourceType.TRANSACTIONAL_ID: TXN,
          ResourceType.CLUSTER: CLUSTER_NAME}
@@ -147,10 +148,18 @@ TOPIC_CONFIG, BROKER_CONFIG, BROKER_LOGGER_CONFIG, GROUP_CONFIG = 2, 4, 8, 32
 TOPIC_ONLY = {ResourceType.TOPIC: TOPIC}
 
 
-def cells(broker_id: int) -> list[Cell]:
-    """The matrix's requests, in the order they are sent (`broker_id`: the broker's node id, for
-    broker configs)."""
-    node = str(broker_id)
+@dataclass(frozen=True)
+class Setup:
+    """What the requests name on one broker: its node id (broker configs) and the id of the topic
+    that a DeleteTopics by id may delete."""
+
+    node_id: int
+    doomed_topic_id: uuid.UUID
+
+
+def cells(setup: Setup) -> list[Cell]:
+    """The matrix's requests, in the order they are sent."""
+    node = str(setup.node_id)
     return [
         Cell("produce", ApiKey.PRODUCE, 9, ("topic",), lambda: _produce(False)),
         Cell("produce transactional", ApiKey.PRODUCE, 9, ("transactional_id", "topic"), lambda: _produce(True)),
@@ -165,6 +174,9 @@ def cells(broker_id: int) -> list[Cell]:
              lambda: _metadata([TOPIC], cluster_ops=True)),
         Cell("metadata auto-creation", ApiKey.METADATA, 12, ("topic", "create"),
              lambda: _metadata(["mx-auto"], auto_create=True), {ResourceType.TOPIC: "mx-auto"}, "mx-auto"),
+        Cell("metadata auto-creation with create on the cluster", ApiKey.METADATA, 12, ("topic", "create_any"),
+             lambda: _metadata(["mx-auto-any"], auto_create=True), {ResourceType.TOPIC: "mx-auto-any"},
+             "mx-auto-any"),
         Cell("controlled shutdown", ApiKey.CONTROLLED_SHUTDOWN, 3, ("cluster",),
              lambda: {"broker_id": 9999, "broker_epoch": -1}),
         Cell("offset commit", ApiKey.OFFSET_COMMIT, 8, ("group", "topic"), _offset_commit),
@@ -206,6 +218,9 @@ def cells(broker_id: int) -> list[Cell]:
         Cell("delete topics", ApiKey.DELETE_TOPICS, 6, ("topic",), lambda: {
             "topics": [{"name": ABSENT, "topic_id": uuid.UUID(int=0)}], "timeout_ms": 10000},
              {ResourceType.TOPIC: ABSENT}),
+        Cell("delete topics by id", ApiKey.DELETE_TOPICS, 6, ("describe",), lambda: {
+            "topics": [{"name": None, "topic_id": setup.doomed_topic_id}], "timeout_ms": 10000},
+             {ResourceType.TOPIC: DOOMED}),
         Cell("delete records", ApiKey.DELETE_RECORDS, 2, ("topic",), lambda: {
             "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "offset": 0}]}],
             "timeout_ms": 10000}),
@@ -256,13 +271,15 @@ def cells(broker_id: int) -> list[Cell]:
         Cell("describe broker loggers", ApiKey.DESCRIBE_CONFIGS, 4, ("cluster",), lambda: {
             "resources": [_config_resource(BROKER_LOGGER_CONFIG, node, ["kafka.nonexistent.logger"])],
             "include_synonyms": False, "include_documentation": False}),
-        Cell("describe group configs", ApiKey.DESCRIBE_CONFIGS, 4, ("group",), lambda: {
+        Cell("describe group configs", ApiKey.DESCRIBE_CONFIGS, 4, (), lambda: {
             "resources": [_config_resource(GROUP_CONFIG, GROUP, None)],
             "include_synonyms": False, "include_documentation": False}),
         Cell("alter topic configs", ApiKey.ALTER_CONFIGS, 2, ("topic",),
              lambda: _alter_config(TOPIC_CONFIG, TOPIC, "retention.ms", "3600000")),
         Cell("alter broker configs", ApiKey.ALTER_CONFIGS, 2, ("cluster",),
              lambda: _alter_config(BROKER_CONFIG, node, "log.cleaner.threads", "2")),
+        Cell("alter group configs", ApiKey.ALTER_CONFIGS, 2, (),
+             lambda: _alter_config(GROUP_CONFIG, GROUP, "consumer.session.timeout.ms", "45000")),
         Cell("describe log dirs", ApiKey.DESCRIBE_LOG_DIRS, 4, ("cluster",), lambda: {
             "topics": [{"topic": TOPIC, "partitions": [0]}]}),
         Cell("create partitions", ApiKey.CREATE_PARTITIONS, 3, ("topic",), lambda: {
@@ -276,6 +293,8 @@ def cells(broker_id: int) -> list[Cell]:
              lambda: _incremental_config(TOPIC_CONFIG, TOPIC, "retention.ms", "3600000")),
         Cell("incremental alter broker configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, ("cluster",),
              lambda: _incremental_config(BROKER_CONFIG, node, "log.cleaner.threads", "2")),
+        Cell("incremental alter group configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, (),
+             lambda: _incremental_config(GROUP_CONFIG, GROUP, "consumer.session.timeout.ms", "45000")),
         Cell("offset delete", ApiKey.OFFSET_DELETE, 0, ("group", "topic"), lambda: {
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
@@ -449,19 +468,22 @@ def _request(api_key: ApiKey, data: dict):
 
 # -- the run ----------------------------------------------------------------------------------
 
-def prepare(bootstrap: str) -> int:
-    """The matrix's topic (one partition), the coordinators ready; the broker's node id."""
+def prepare(bootstrap: str) -> Setup:
+    """The matrix's topics (one partition each), the coordinators ready."""
     with _admin(bootstrap) as admin:
         created = admin.request(ApiKey.CREATE_TOPICS, 7, _request(ApiKey.CREATE_TOPICS, {
-            "topics": [{"name": TOPIC, "num_partitions": 1, "replication_factor": 1, "assignments": [],
-                        "configs": []}], "timeout_ms": 30000, "validate_only": False}))
-        assert created.topics[0].error_code in (0, 36), created  # TOPIC_ALREADY_EXISTS: a second run
-        metadata = admin.request(ApiKey.METADATA, 12, _request(ApiKey.METADATA, _metadata([TOPIC])))
-        node_id = metadata.brokers[0].node_id
+            "topics": [{"name": name, "num_partitions": 1, "replication_factor": 1, "assignments": [],
+                        "configs": []} for name in (TOPIC, DOOMED)], "timeout_ms": 30000, "validate_only": False}))
+        assert all(t.error_code == 0 for t in created.topics), created
     for key_type, key in ((0, GROUP), (1, TXN)):
         wait_until(lambda: _coordinator_ready(bootstrap, key_type, key), f"the coordinator of {key}",
                    timeout=WAIT_SECONDS)
-    return node_id
+    wait_until(lambda: _absent_or_ready(bootstrap, DOOMED) and _absent_or_ready(bootstrap, TOPIC), "the topics",
+               timeout=WAIT_SECONDS)
+    with _admin(bootstrap) as admin:
+        metadata = admin.request(ApiKey.METADATA, 12, _request(ApiKey.METADATA, _metadata([TOPIC, DOOMED])))
+    ids = {t.name: t.topic_id for t in metadata.topics}
+    return Setup(node_id=metadata.brokers[0].node_id, doomed_topic_id=ids[DOOMED])
 
 
 def _coordinator_ready(bootstrap: str, key_type: int, key: str) -> bool:
@@ -475,9 +497,8 @@ def run(broker) -> dict:
     """{cell label: {mode: normalised answer}} from one secured broker (SecurePykBroker or
     SecureKafkaBroker), each cell sent by every caller in MODES order."""
     bootstrap = broker.bootstrap_of("PLAIN")
-    node_id = prepare(bootstrap)
     results: dict[str, dict] = {}
-    for cell in cells(node_id):
+    for cell in cells(prepare(bootstrap)):
         results[cell.label] = dict(_answers(bootstrap, cell))
     set_acls(bootstrap, [])
     return results
@@ -499,3 +520,53 @@ def _absent_or_ready(bootstrap: str, topic: str) -> bool:
     unknown = answer.error_code == 3
     ready = answer.error_code == 0 and all(p.error_code == 0 and p.leader_id >= 0 for p in answer.partitions)
     return unknown or ready
+
+
+# -- the table of results -----------------------------------------------------------------------
+
+DENIALS = {29: "denied: topic", 30: "denied: group", 31: "denied: cluster", 53: "denied: transactional id"}
+
+
+def outcome(answer) -> str:
+    """An answer in a few words: "ok", "closed", or the error codes it carries (denials first)."""
+    if answer == CLOSED:
+        return "closed"
+    codes = sorted(_error_codes(answer, set()), key=lambda code: (code not in DENIALS, code))
+    return ", ".join(DENIALS.get(code) or _error_name(code) for code in codes) or "ok"
+
+
+def _error_codes(value, found: set[int]) -> set[int]:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if key == "error_code" and isinstance(item, int) and item != 0:
+                found.add(item)
+            else:
+                _error_codes(item, found)
+    elif isinstance(value, list):
+        for item in value:
+            _error_codes(item, found)
+    return found
+
+
+def _error_name(code: int) -> str:
+    from pykbroker.protocol.errors import ErrorCode
+
+    try:
+        return ErrorCode(code).name
+    except ValueError:
+        return f"error {code}"
+
+
+def markdown(ours: dict, theirs: dict) -> str:
+    """The matrix as a Markdown table: pykbroker's outcome per request and caller, and Kafka's where
+    it differs."""
+    lines = [f"| request | {' | '.join(MODES)} |", "|---|" + "---|" * len(MODES)]
+    by_label = {cell.label: cell for cell in cells(Setup(0, uuid.UUID(int=0)))}
+    for label, answers in ours.items():
+        cell = by_label[label]
+        shown = []
+        for mode in MODES:
+            mine, kafkas = outcome(answers[mode]), outcome(theirs.get(label, {}).get(mode))
+            shown.append(mine if mine == kafkas else f"{mine} (Kafka: {kafkas})")
+        lines.append(f"| {cell.api_key.name} v{cell.version}: {label} | {' | '.join(shown)} |")
+    return "\n".join(lines)

@@ -127,3 +127,22 @@ def report(found: list[Difference], accepted: list[Accepted] = ACCEPTED) -> str:
     lines = [f"NOT ACCEPTED  {d}" for d in found if accepted_reason(d, accepted) is None]
     lines += [f"accepted      {d}" for d in found if accepted_reason(d, accepted) is not None]
     return "\n".join(lines)
+
+
+# -- the authorization matrix (compat/authorization_matrix.py) ---------------------------------
+
+KAFKA_REQUEST_DUMP = ("Kafka's message for a refused ACL request quotes its own request object "
+                      "(`Request Request(processor=1, connectionId=..., session=..., buffer=null) is not "
+                      "authorized.`); pykbroker gives the error's default message (DescribeAcls, "
+                      "DeleteAcls) or none (CreateAcls): the same error code, nothing revealed")
+AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answers the Metadata request "
+                        "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
+                        "learns the topic (clients retry either way)")
+
+MATRIX_ACCEPTED: list[Accepted] = [
+    *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
+      for request, field in (("create acls", "results"), ("describe acls", "error_message"),
+                             ("delete acls", "filter_results"))
+      for caller in ("none", "deny")),
+    Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+]

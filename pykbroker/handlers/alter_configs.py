@@ -48,11 +48,10 @@ MAX_VERSION = 2
 
 Response = messages.response(API_KEY).cls
 Result = Response.AlterConfigsResourceResponse
-CONFIG_CHECKS = ConfigChecks(
-    topic=check(API_KEY, "topic"), group=check(API_KEY, "group"), cluster=check(API_KEY, "cluster")
-)
+CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
-NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS, ConfigResourceType.GROUP}
+# group configs (KIP-848) are a KRaft feature: Kafka 3.9 in ZooKeeper mode knows no such type
+NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
 
 
 async def handle(request, ctx: RequestContext):

@@ -102,7 +102,10 @@ def _api(api_key: ApiKey, *checks: Check, needs_none: str = "", notes: str = "")
 REQ, RES, FILTER, WITHHOLD = OnDenial.REFUSE_REQUEST, OnDenial.REFUSE_RESOURCE, OnDenial.FILTER, OnDenial.WITHHOLD
 NONE = ErrorCode.NONE
 _FOLLOWER = "only for a replica's request (replica id >= 0)"
-_CONFIG_NOTE = "config resources: topics by name, brokers, broker loggers and client metrics on the cluster"
+_CONFIG_NOTE = (
+    "config resources: topics by name, brokers, broker loggers and client metrics on the cluster; group "
+    "configs are refused with INVALID_REQUEST before any check (a KRaft feature)"
+)
 
 TABLE: dict[ApiKey, ApiAuthorization] = {
     a.api_key: a
@@ -205,14 +208,12 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
         _api(
             ApiKey.DESCRIBE_CONFIGS,
             Check("topic", DESCRIBE_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("group", DESCRIBE_CONFIGS, GROUP, GROUP_DENIED, RES),
             Check("cluster", DESCRIBE_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
             notes=_CONFIG_NOTE,
         ),
         _api(
             ApiKey.ALTER_CONFIGS,
             Check("topic", ALTER_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("group", ALTER_CONFIGS, GROUP, GROUP_DENIED, RES),
             Check("cluster", ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
             notes=_CONFIG_NOTE,
         ),
@@ -224,7 +225,6 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
         _api(
             ApiKey.INCREMENTAL_ALTER_CONFIGS,
             Check("topic", ALTER_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("group", ALTER_CONFIGS, GROUP, GROUP_DENIED, RES),
             Check("cluster", ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
             notes=_CONFIG_NOTE,
         ),

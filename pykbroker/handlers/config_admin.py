@@ -450,19 +450,17 @@ _ON_THE_CLUSTER = {ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER, 
 @dataclass(frozen=True)
 class ConfigChecks:
     """A config API's checks from the authorization table, one per kind of config resource:
-    DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, the group, or the cluster (brokers, loggers,
-    client metrics)."""
+    DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, or on the cluster (brokers, loggers, client
+    metrics). Group configs are not authorized: Kafka 3.9 in ZooKeeper mode refuses the type with
+    INVALID_REQUEST before asking."""
 
     topic: Check
-    group: Check
     cluster: Check
 
     def of(self, resource_type: int) -> Check | None:
         """The check of a config resource type; None for a type Kafka does not authorize."""
         if resource_type == ConfigResourceType.TOPIC:
             return self.topic
-        if resource_type == ConfigResourceType.GROUP:
-            return self.group
         return self.cluster if resource_type in _ON_THE_CLUSTER else None
 
 

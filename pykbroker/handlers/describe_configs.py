@@ -53,9 +53,7 @@ Response = messages.response(API_KEY).cls
 Result = Response.DescribeConfigsResult
 Entry = Response.DescribeConfigsResourceResult
 Synonym = Response.DescribeConfigsSynonym
-CONFIG_CHECKS = ConfigChecks(
-    topic=check(API_KEY, "topic"), group=check(API_KEY, "group"), cluster=check(API_KEY, "cluster")
-)
+CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 DESCRIBABLE = {
     ConfigResourceType.TOPIC,

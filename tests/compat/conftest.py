@@ -5,9 +5,12 @@ suite found is printed at the end of the run (`pytest_terminal_summary`): the ta
 pykbroker and a Kafka column, and every difference on the wire."""
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
 import pytest
 
-from compat import differences, realkafka, side_by_side, wire_probes
+from compat import authorization_matrix, differences, realkafka, side_by_side, wire_probes
 from compat.pykbroker_targets import PykBroker, PykCluster
 from compat.security_scenarios import security_rows as run_security_rows
 from compat.security_setup import SecureKafkaBroker, SecurePykBroker
@@ -78,3 +81,23 @@ def wire_differences(pykbroker, kafka):
     REPORT[f"compat: {len(found)} differences on the wire from Kafka 3.9.0"] = (
         differences.report(found))
     return found
+
+
+@dataclass(frozen=True)
+class MatrixRun:
+    """The authorization matrix's answers from both brokers and their differences."""
+
+    pykbroker: dict
+    kafka: dict
+    found: list
+
+
+@pytest.fixture(scope="session")
+def authorization_matrix_run(secure_pykbroker, secure_kafka):
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ours, theirs = pool.map(authorization_matrix.run, (secure_pykbroker, secure_kafka))
+    found = differences.differences(ours, theirs)
+    REPORT["compat: the authorization matrix on pykbroker and on Kafka 3.9.0"] = (
+        f"{authorization_matrix.markdown(ours, theirs)}\n\n"
+        f"{differences.report(found, differences.MATRIX_ACCEPTED)}".rstrip())
+    return MatrixRun(ours, theirs, found)
