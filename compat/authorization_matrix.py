@@ -134,6 +134,16 @@ def _markers() -> dict:
                          "coordinator_epoch": 0, "topics": [{"name": ABSENT, "partition_indexes": [0]}]}]}
 
 
+def _alter_config_cells(label: str, api_key: ApiKey, version: int, body, node: str) -> list[Cell]:
+    """A config change (validate only) of a topic, a broker and a group; `body(type, name, key, value)`."""
+    changes = (("topic", ("topic",), TOPIC_CONFIG, TOPIC, "retention.ms", "3600000"),
+               ("broker", ("cluster",), BROKER_CONFIG, node, "log.cleaner.threads", "2"),
+               ("group", (), GROUP_CONFIG, GROUP, "consumer.session.timeout.ms", "45000"))
+    return [Cell(f"{label} {kind} configs", api_key, version, roles,
+                 lambda kind_=kind_code, name_=name, key_=key, value_=value: body(kind_, name_, key_, value_))
+            for kind, roles, kind_code, name, key, value in changes]
+
+
 def _txn(**fields) -> dict:
     return {"transactional_id": TXN, "producer_id": BOGUS_PRODUCER_ID, "producer_epoch": 0, **fields}
 
@@ -274,12 +284,7 @@ def cells(setup: Setup) -> list[Cell]:
         Cell("describe group configs", ApiKey.DESCRIBE_CONFIGS, 4, (), lambda: {
             "resources": [_config_resource(GROUP_CONFIG, GROUP, None)],
             "include_synonyms": False, "include_documentation": False}),
-        Cell("alter topic configs", ApiKey.ALTER_CONFIGS, 2, ("topic",),
-             lambda: _alter_config(TOPIC_CONFIG, TOPIC, "retention.ms", "3600000")),
-        Cell("alter broker configs", ApiKey.ALTER_CONFIGS, 2, ("cluster",),
-             lambda: _alter_config(BROKER_CONFIG, node, "log.cleaner.threads", "2")),
-        Cell("alter group configs", ApiKey.ALTER_CONFIGS, 2, (),
-             lambda: _alter_config(GROUP_CONFIG, GROUP, "consumer.session.timeout.ms", "45000")),
+        *_alter_config_cells("alter", ApiKey.ALTER_CONFIGS, 2, _alter_config, node),
         Cell("describe log dirs", ApiKey.DESCRIBE_LOG_DIRS, 4, ("cluster",), lambda: {
             "topics": [{"topic": TOPIC, "partitions": [0]}]}),
         Cell("create partitions", ApiKey.CREATE_PARTITIONS, 3, ("topic",), lambda: {
@@ -289,12 +294,7 @@ def cells(setup: Setup) -> list[Cell]:
              {ResourceType.GROUP: "mx-gone"}),
         Cell("elect leaders", ApiKey.ELECT_LEADERS, 2, ("cluster",), lambda: {
             "election_type": 0, "timeout_ms": 10000, "topic_partitions": [{"topic": TOPIC, "partitions": [0]}]}),
-        Cell("incremental alter topic configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, ("topic",),
-             lambda: _incremental_config(TOPIC_CONFIG, TOPIC, "retention.ms", "3600000")),
-        Cell("incremental alter broker configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, ("cluster",),
-             lambda: _incremental_config(BROKER_CONFIG, node, "log.cleaner.threads", "2")),
-        Cell("incremental alter group configs", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, (),
-             lambda: _incremental_config(GROUP_CONFIG, GROUP, "consumer.session.timeout.ms", "45000")),
+        *_alter_config_cells("incremental alter", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, _incremental_config, node),
         Cell("offset delete", ApiKey.OFFSET_DELETE, 0, ("group", "topic"), lambda: {
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),

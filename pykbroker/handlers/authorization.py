@@ -107,6 +107,17 @@ _CONFIG_NOTE = (
     "configs are refused with INVALID_REQUEST before any check (a KRaft feature)"
 )
 
+
+def _config_api(api_key: ApiKey, operation: AclOperation) -> ApiAuthorization:
+    """A config API: the operation on the topic, or on the cluster for the other config resources."""
+    return _api(
+        api_key,
+        Check("topic", operation, TOPIC, TOPIC_DENIED, RES),
+        Check("cluster", operation, CLUSTER, CLUSTER_DENIED, RES),
+        notes=_CONFIG_NOTE,
+    )
+
+
 TABLE: dict[ApiKey, ApiAuthorization] = {
     a.api_key: a
     for a in (
@@ -205,29 +216,14 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
         _api(ApiKey.DESCRIBE_ACLS, Check("cluster", DESCRIBE, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.CREATE_ACLS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.DELETE_ACLS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
-        _api(
-            ApiKey.DESCRIBE_CONFIGS,
-            Check("topic", DESCRIBE_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("cluster", DESCRIBE_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
-            notes=_CONFIG_NOTE,
-        ),
-        _api(
-            ApiKey.ALTER_CONFIGS,
-            Check("topic", ALTER_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("cluster", ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
-            notes=_CONFIG_NOTE,
-        ),
+        _config_api(ApiKey.DESCRIBE_CONFIGS, DESCRIBE_CONFIGS),
+        _config_api(ApiKey.ALTER_CONFIGS, ALTER_CONFIGS),
         _api(ApiKey.DESCRIBE_LOG_DIRS, Check("cluster", DESCRIBE, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.SASL_AUTHENTICATE, needs_none="part of authentication"),
         _api(ApiKey.CREATE_PARTITIONS, Check("topic", ALTER, TOPIC, TOPIC_DENIED, RES)),
         _api(ApiKey.DELETE_GROUPS, Check("group", DELETE, GROUP, GROUP_DENIED, RES)),
         _api(ApiKey.ELECT_LEADERS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
-        _api(
-            ApiKey.INCREMENTAL_ALTER_CONFIGS,
-            Check("topic", ALTER_CONFIGS, TOPIC, TOPIC_DENIED, RES),
-            Check("cluster", ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, RES),
-            notes=_CONFIG_NOTE,
-        ),
+        _config_api(ApiKey.INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS),
         _api(
             ApiKey.OFFSET_DELETE,
             Check("group", DELETE, GROUP, GROUP_DENIED, REQ),
