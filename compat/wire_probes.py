@@ -188,6 +188,34 @@ def list_offsets(client):
     return answers
 
 
+def config_resource_types(client):
+    """AlterConfigs and IncrementalAlterConfigs of the resource types neither alters (broker
+    loggers through AlterConfigs, client metrics, groups, an unknown type), validate only; the
+    messages are compared too."""
+    def alter(kind: int):
+        return client.request(ApiKey.ALTER_CONFIGS, 2, build(messages.request(ApiKey.ALTER_CONFIGS), {
+            "resources": [{"resource_type": kind, "resource_name": "0", "configs": [
+                {"name": "some.config", "value": "1"}]}], "validate_only": True})).responses[0]
+
+    def incremental(kind: int):
+        return client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, build(
+            messages.request(ApiKey.INCREMENTAL_ALTER_CONFIGS), {
+                "resources": [{"resource_type": kind, "resource_name": "0", "configs": [
+                    {"name": "some.config", "config_operation": 0, "value": "1"}]}],
+                "validate_only": True})).responses[0]
+
+    answers = {}
+    for kind in (8, 16, 32, 99):
+        answers[f"alter type {kind}"] = _code_and_message(alter(kind))
+        if kind != 8:  # broker loggers are altered incrementally
+            answers[f"incremental type {kind}"] = _code_and_message(incremental(kind))
+    return answers
+
+
+def _code_and_message(result) -> list:
+    return [result.error_code, result.error_message]
+
+
 def topic_errors(client):
     def create(name: str, partitions: int = 1, replication: int = 1, configs=(), **extra):
         return ask(client, ApiKey.CREATE_TOPICS, 7, timeout_ms=10000, validate_only=True,
@@ -311,6 +339,7 @@ def retried(request, error_of=lambda answer: answer["error_code"]):
 
 PROBES = {"api-versions": api_versions, "metadata": metadata,
           "describe-configs": describe_configs, "list-offsets": list_offsets,
+          "config-resource-types": config_resource_types,
           "topic-errors": topic_errors, "record-errors": record_errors,
           "group-errors": group_errors}
 

@@ -124,13 +124,13 @@ def test_kafka_python_describes_the_log_dir_and_its_partitions(broker):
     assert all(p["offset_lag"] == 0 and p["is_future_key"] is False for p in topic["partitions"])
 
 
-def test_only_the_asked_partitions_are_described_but_every_topic_is_listed(broker):
+def test_only_the_asked_partitions_are_described_and_other_topics_are_left_out(broker):
+    """As Kafka 3.9.0 answers (checked on it: v1 and v4 list only the topic asked for)."""
     create_topic(broker, "asked-for", partitions=2)
     create_topic(broker, "not-asked-for")
     [log_dir] = describe_log_dirs(broker, {"asked-for": [1]}).results
     topics = {t.name: [p.partition_index for p in t.partitions] for t in log_dir.topics}
-    assert topics["asked-for"] == [1]
-    assert topics["not-asked-for"] == []
+    assert topics == {"asked-for": [1]}
 
 
 @pytest.mark.parametrize("version", range(0, 5))

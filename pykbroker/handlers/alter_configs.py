@@ -27,6 +27,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from . import fault_configs
 from .authorization import check
 from .config_admin import (
+    NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
     alter_each_resource,
@@ -35,8 +36,8 @@ from .config_admin import (
     check_topic_name_for_configs,
     check_topic_overrides,
     config_authorization_error,
+    not_altered_here,
     parse_node_id,
-    resource_type_name,
     store_broker_configs,
     topic_missing,
 )
@@ -49,9 +50,6 @@ MAX_VERSION = 2
 Response = messages.response(API_KEY).cls
 Result = Response.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
-
-# group configs (KIP-848) are a KRaft feature: Kafka 3.9 in ZooKeeper mode knows no such type
-NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
 
 
 async def handle(request, ctx: RequestContext):
@@ -73,9 +71,7 @@ def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type in NOT_ALTERED_HERE:
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type_name(resource.resource_type)}."
-        )
+        raise not_altered_here(resource.resource_type)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {resource.resource_type}")
 

@@ -444,6 +444,19 @@ def store_broker_configs(services: BrokerServices, node_id: int | None, configs:
     services.metadata.set_broker_configs(node_id, persistent)
 
 
+# Config resources Kafka 3.9 (ZooKeeper mode) knows but does not alter. Group configs (KIP-848) are
+# a KRaft feature: it knows no such type ("Unknown resource type 32").
+NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
+
+
+def not_altered_here(resource_type: int) -> KafkaError:
+    """Kafka 3.9's refusal of a resource type it knows but does not alter."""
+    name = resource_type_name(resource_type)
+    return KafkaError(
+        ErrorCode.INVALID_REQUEST, f"AlterConfigs is only supported for topics and brokers, but resource type is {name}"
+    )
+
+
 _ON_THE_CLUSTER = {ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER, ConfigResourceType.CLIENT_METRICS}
 
 

@@ -30,6 +30,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 from . import broker_loggers, fault_configs
 from .authorization import check
 from .config_admin import (
+    NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
     OpType,
@@ -42,9 +43,9 @@ from .config_admin import (
     check_topic_name_for_configs,
     check_topic_overrides,
     config_authorization_error,
+    not_altered_here,
     parse_int32,
     parse_node_id,
-    resource_type_name,
     store_broker_configs,
     stored_broker_configs,
     topic_list_default,
@@ -60,8 +61,6 @@ Response = messages.response(API_KEY).cls
 Result = Response.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
-# group configs (KIP-848) are a KRaft feature: Kafka 3.9 in ZooKeeper mode knows no such type
-NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
 
 Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
@@ -116,7 +115,7 @@ def _alter(resource, *, validate_only: bool, ctx: RequestContext, moved: dict[in
     elif kind == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, operations, validate_only, ctx)
     elif kind in NOT_ALTERED_HERE:
-        raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unexpected resource type {resource_type_name(kind)}.")
+        raise not_altered_here(kind)
     else:
         raise KafkaError(ErrorCode.INVALID_REQUEST, f"Unknown resource type {kind}")
 

@@ -114,10 +114,10 @@ def test_deleting_a_topic_goes_through_admin_delete_topics(cluster):
     cluster.wait_for_leaders("doomed", 2)
     client.delete_topics(["doomed"])
     client.close()
-    cluster.wait_until(lambda: not cluster.zk.exists("/brokers/topics/doomed"),
-                       what="the topic znode to go")
-    assert not cluster.zk.exists("/admin/delete_topics/doomed")
-    assert not cluster.zk.exists("/config/topics/doomed")
+    # the controller removes the topic, then its configs, then the request, one znode after another
+    cluster.wait_until(lambda: not any(cluster.zk.exists(path) for path in (
+        "/brokers/topics/doomed", "/config/topics/doomed", "/admin/delete_topics/doomed")),
+        what="the topic's, its configs' and the request's znodes to go")
     cluster.wait_until(lambda: all(cluster.metadata(b, ["doomed"]).topics[0].error_code
                                    == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION for b in (1, 2, 3)),
                        what="every broker to forget it")
