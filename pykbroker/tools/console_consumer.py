@@ -30,7 +30,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
 
 from .client_config import ToolError, read_properties, run_tool, translate_java_properties
-from .console_group import GroupRefusal, Position
+from .console_group import ConsoleGroup, Position
 from .tool_support import QUIET, add_output_argument, decode_text, parse_key_value_args, print_json, usage_error
 
 DEFAULT_FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
@@ -326,7 +326,7 @@ class Stop(Exception):
 
 
 def consume(
-    args: argparse.Namespace, consumer: Consumer, formatter: MessageFormatter, tally: Tally, refusal: GroupRefusal
+    args: argparse.Namespace, consumer: Consumer, formatter: MessageFormatter, tally: Tally, group: ConsoleGroup
 ) -> None:
     """Poll and print until --max-messages, --timeout-ms, a refused group (when Kafka's tool would
     have asked for it) or a signal."""
@@ -335,7 +335,7 @@ def consume(
     while args.max_messages is None or args.max_messages < 0 or tally.count < args.max_messages:
         wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
         message = consumer.poll(wait)
-        if refusal.ends_consuming():
+        if group.ends_consuming(consumer):
             break
         if message is None:
             if deadline is not None and time.monotonic() >= deadline:
@@ -344,7 +344,7 @@ def consume(
             continue
         error = message.error()
         if error is not None:
-            if not refusal.note(error):
+            if not group.note(error):
                 report_consumer_error(error)
             continue
         tally.add(message)
@@ -401,25 +401,27 @@ def run(args: argparse.Namespace, properties: dict[str, str]) -> int:
             formatter_properties[f"{role}.deserializer"] = class_name
     formatter_properties.update(parse_key_value_args(args.property))
     formatter = MessageFormatter.configure(formatter_properties)
+    group = ConsoleGroup.of(properties, assigned=args.partition is not None)
+    config = librdkafka_config(args.bootstrap_server, properties)
+    if group.commits_itself():
+        config["enable.auto.commit"] = False
     try:
-        consumer = Consumer(librdkafka_config(args.bootstrap_server, properties))
+        consumer = Consumer(config)
     except KafkaException as error:
         raise ToolError(f"Invalid consumer configuration: {error}") from None
     tally = Tally()
-    refusal = GroupRefusal.of(properties, assigned=args.partition is not None)
     status = 0
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         subscribe(consumer, args)
-        consume(args, consumer, formatter, tally, refusal)
+        consume(args, consumer, formatter, tally, group)
     except KeyboardInterrupt:
         status = 128 + signal.SIGINT  # what the JVM exits with after its shutdown hooks
     except Stop:
         status = 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
-        if refusal.fails_on_close():
-            refusal.report_close(positions(consumer, tally, start_offset(args)))
+        group.close(consumer, lambda: positions(consumer, tally, start_offset(args)))
         consumer.close()
         if args.output == "json":
             print_json({"records": tally.records, "processed": tally.count})

@@ -1,5 +1,6 @@
-"""When the console consumer's group is refused: what Kafka 3.9's kafka-console-consumer.sh (whose
-Java consumer talks to a group coordinator only when it needs one) prints, and when.
+"""The console consumer's group as Kafka 3.9's kafka-console-consumer.sh uses it (its Java consumer
+talks to a group coordinator only when it needs one): when a refused group is reported, and the
+auto-commit of a consumer that only assigns itself a partition.
 
 librdkafka looks up the coordinator of its `group.id` as soon as the consumer starts, whether it
 subscribes or only assigns partitions, and reports a refused lookup (GROUP_AUTHORIZATION_FAILED)
@@ -10,26 +11,30 @@ at once. Kafka's Java consumer, as its console consumer uses it:
   GroupAuthorizationException: Not authorized to access group: G`, then the count, status 0;
 - assigned (`--partition`, a random group, `enable.auto.commit=false`): it sends no group request
   at all, so nothing is reported and the records are printed;
-- assigned with `enable.auto.commit=true`: the records are printed until the first auto-commit
-  (`auto.commit.interval.ms` after the start, 5 s by default) fails as above, and closing fails
-  its last auto-commit: `WARN [Consumer clientId=C, groupId=G] Synchronous auto-commit of offsets
-  {t-0=OffsetAndMetadata{offset=3, leaderEpoch=0, metadata=''}} failed: Not authorized to access
-  group: G`.
+- assigned with `enable.auto.commit=true`: it commits every `auto.commit.interval.ms` (5 s by
+  default) and when it closes. Refused, the first of those commits ends the consumer as above,
+  and the one at close warns: `WARN [Consumer clientId=C, groupId=G] Synchronous auto-commit of
+  offsets {t-0=OffsetAndMetadata{offset=3, leaderEpoch=0, metadata=''}} failed: Not authorized
+  to access group: G`.
 
-    refusal = GroupRefusal.of(properties, assigned=args.partition is not None)
-    refusal.note(error)              # a consumer error: True if it was the group's refusal
-    refusal.ends_consuming()         # True once Kafka's tool would stop (the ERROR line printed)
-    if refusal.fails_on_close():
-        refusal.report_close(positions)  # the failed auto-commit's WARN line
+An assigned consumer therefore runs librdkafka without its auto-commit (whose last commit, never
+answered by a refused coordinator, would hold up the close for most of a minute) and commits as
+Java's consumer does:
+
+    group = ConsoleGroup.of(properties, assigned=args.partition is not None)
+    group.note(error)                # a consumer error: True if it was the group's refusal
+    group.ends_consuming(consumer)   # each poll: commits when due; True once Kafka's tool would stop
+    group.close(consumer, positions) # before closing: the last auto-commit, or its refusal's WARN
 """
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from confluent_kafka import KafkaError
+from confluent_kafka import Consumer, KafkaError, KafkaException
 
 DEFAULT_AUTO_COMMIT_INTERVAL_MS = 5000  # the Java consumer's auto.commit.interval.ms
 TERMINATING = "ERROR Error processing message, terminating consumer process:  "
@@ -53,8 +58,9 @@ class Position:
 
 
 @dataclass
-class GroupRefusal:
-    """Tracks a refused group coordinator lookup and reports it as Kafka's console consumer would."""
+class ConsoleGroup:
+    """The console consumer's group: a refused coordinator lookup, reported as Kafka's console
+    consumer would report it, and an assigned consumer's auto-commits."""
 
     group: str
     client_id: str
@@ -62,11 +68,12 @@ class GroupRefusal:
     auto_commit: bool
     commit_interval_s: float
     started: float = field(default_factory=time.monotonic)
+    last_commit: float = field(default_factory=time.monotonic)
     refused: bool = False
     ended: bool = False
 
     @classmethod
-    def of(cls, properties: dict[str, str], *, assigned: bool) -> GroupRefusal:
+    def of(cls, properties: dict[str, str], *, assigned: bool) -> ConsoleGroup:
         """From the consumer's Java properties (the Java consumer's defaults where unset)."""
         interval_ms = int(properties.get("auto.commit.interval.ms", DEFAULT_AUTO_COMMIT_INTERVAL_MS))
         return cls(
@@ -90,10 +97,20 @@ class GroupRefusal:
             return True
         return self.auto_commit and time.monotonic() - self.started >= self.commit_interval_s
 
-    def ends_consuming(self) -> bool:
-        """True once the refusal ends the consumption (the ERROR line is printed the first time)."""
-        if self.ended or not (self.refused and self.uses_group_now()):
-            return self.ended
+    def commits_itself(self) -> bool:
+        """An assigned consumer with auto-commit on: the tool commits, not librdkafka."""
+        return self.assigned and self.auto_commit
+
+    def ends_consuming(self, consumer: Consumer) -> bool:
+        """Called after each poll: commits when an auto-commit is due; True once the refusal ends
+        the consumption (the ERROR line is printed the first time)."""
+        if self.ended:
+            return True
+        if not self.refused:
+            self.commit_when_due(consumer)
+            return False
+        if not self.uses_group_now():
+            return False
         self.ended = True
         print(
             f"{TERMINATING}org.apache.kafka.common.errors.GroupAuthorizationException: {self.not_authorized()}",
@@ -101,13 +118,31 @@ class GroupRefusal:
         )
         return True
 
-    def fails_on_close(self) -> bool:
-        """Closing an assigned consumer commits its positions when auto-commit is on: refused."""
-        return self.refused and self.assigned and self.auto_commit
+    def commit_when_due(self, consumer: Consumer) -> None:
+        """The periodic auto-commit of an assigned consumer (what it consumed so far)."""
+        if not self.commits_itself() or time.monotonic() - self.last_commit < self.commit_interval_s:
+            return
+        self.last_commit = time.monotonic()
+        try:
+            consumer.commit(asynchronous=True)
+        except KafkaException:
+            pass  # nothing consumed yet (_NO_OFFSET): nothing to commit
 
-    def report_close(self, positions: list[Position]) -> None:
-        """The failed auto-commit of `positions` when the consumer closes (none: nothing to commit)."""
-        if not (self.fails_on_close() and positions):
+    def close(self, consumer: Consumer, positions: Callable[[], list[Position]]) -> None:
+        """Before the consumer closes: an assigned consumer's last auto-commit, or, refused, the
+        WARN line of its failure (none without a position to commit)."""
+        if not self.commits_itself():
+            return
+        if not self.refused:
+            try:
+                consumer.commit(asynchronous=False)
+            except KafkaException:
+                pass  # nothing consumed (_NO_OFFSET), or the coordinator not found yet
+            return
+        self.report_refused_commit(positions())
+
+    def report_refused_commit(self, positions: list[Position]) -> None:
+        if not positions:
             return
         offsets = ", ".join(position.java() for position in positions)
         print(
