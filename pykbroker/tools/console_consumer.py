@@ -10,7 +10,8 @@ print.value (each true/false), key.separator, line.separator, headers.separator,
 key.deserializer / value.deserializer / headers.deserializer (Kafka's String, ByteArray, Integer,
 Long, Short, Float, Double and UUID deserializers). Without `--group` the consumer joins a random
 group `console-consumer-NNNNN` and commits nothing, as Kafka's tool does; with `--partition` it only
-assigns the partition, and a group it may not use is no error (`console_group.py`).
+assigns the partition, and a group it may not use is no error (`console_group.py`: when a refused
+group is reported, and how an assigned consumer auto-commits).
 """
 
 from __future__ import annotations
@@ -435,10 +436,11 @@ def positions(consumer: Consumer, tally: Tally, start: int) -> list[Position]:
     found = []
     for partition in consumer.assignment():
         read = tally.positions.get((partition.topic, partition.partition))
-        offset = start if start >= 0 else watermark(consumer, partition, start)
         if read is not None:
             found.append(read)
-        elif offset is not None:
+            continue
+        offset = start if start >= 0 else watermark(consumer, partition, start)
+        if offset is not None:
             found.append(Position(partition.topic, partition.partition, offset))
     return found
 
