@@ -17,9 +17,9 @@ at once. Kafka's Java consumer, as its console consumer uses it:
   offsets {t-0=OffsetAndMetadata{offset=3, leaderEpoch=0, metadata=''}} failed: Not authorized
   to access group: G`.
 
-An assigned consumer therefore runs librdkafka without its auto-commit (whose last commit, never
-answered by a refused coordinator, would hold up the close for most of a minute) and commits as
-Java's consumer does:
+An assigned consumer with auto-commit on therefore runs librdkafka without its own (whose last
+commit, never answered by a refused coordinator, would hold up the close for most of a minute)
+and commits as Java's consumer does:
 
     group = ConsoleGroup.of(properties, assigned=args.partition is not None)
     group.note(error)                # a consumer error: True if it was the group's refusal
