@@ -9,7 +9,9 @@ Formatter properties: print.timestamp, print.partition, print.offset, print.head
 print.value (each true/false), key.separator, line.separator, headers.separator, null.literal,
 key.deserializer / value.deserializer / headers.deserializer (Kafka's String, ByteArray, Integer,
 Long, Short, Float, Double and UUID deserializers). Without `--group` the consumer joins a random
-group `console-consumer-NNNNN` and commits nothing, as Kafka's tool does.
+group `console-consumer-NNNNN` and commits nothing, as Kafka's tool does; with `--partition` it only
+assigns the partition, and a group it may not use is no error (`console_group.py`: when a refused
+group is reported, and how an assigned consumer auto-commits).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 from confluent_kafka import OFFSET_BEGINNING, OFFSET_END, Consumer, KafkaError, KafkaException, TopicPartition
 
 from .client_config import ToolError, read_properties, run_tool, translate_java_properties
+from .console_group import ConsoleGroup, Position
 from .tool_support import QUIET, add_output_argument, decode_text, parse_key_value_args, print_json, usage_error
 
 DEFAULT_FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
@@ -310,19 +313,31 @@ class Tally:
 
     count: int = 0
     records: list[dict] = field(default_factory=list)
+    positions: dict[tuple[str, int], Position] = field(default_factory=dict)
+
+    def add(self, message: Any) -> None:
+        """One more record consumed: the count, and the consumer's position after it."""
+        self.count += 1
+        topic, partition = message.topic(), message.partition()
+        self.positions[(topic, partition)] = Position(topic, partition, message.offset() + 1, message.leader_epoch())
 
 
 class Stop(Exception):
     """SIGTERM: stop consuming as Ctrl-C does (Kafka's shutdown hook: the count is still printed)."""
 
 
-def consume(args: argparse.Namespace, consumer: Consumer, formatter: MessageFormatter, tally: Tally) -> None:
-    """Poll and print until --max-messages, --timeout-ms or a signal."""
+def consume(
+    args: argparse.Namespace, consumer: Consumer, formatter: MessageFormatter, tally: Tally, group: ConsoleGroup
+) -> None:
+    """Poll and print until --max-messages, --timeout-ms, a refused group (when Kafka's tool would
+    have asked for it) or a signal."""
     deadline = None if args.timeout_ms is None or args.timeout_ms < 0 else time.monotonic() + args.timeout_ms / 1000
     out = sys.stdout.buffer
     while args.max_messages is None or args.max_messages < 0 or tally.count < args.max_messages:
         wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
         message = consumer.poll(wait)
+        if group.ends_consuming(consumer):
+            break
         if message is None:
             if deadline is not None and time.monotonic() >= deadline:
                 print(TIMEOUT_MESSAGE, file=sys.stderr)
@@ -330,9 +345,10 @@ def consume(args: argparse.Namespace, consumer: Consumer, formatter: MessageForm
             continue
         error = message.error()
         if error is not None:
-            report_consumer_error(error)
+            if not group.note(error):
+                report_consumer_error(error)
             continue
-        tally.count += 1
+        tally.add(message)
         if args.output == "json":
             tally.records.append(record_document(message))
         else:
@@ -345,21 +361,22 @@ def consume(args: argparse.Namespace, consumer: Consumer, formatter: MessageForm
 def report_consumer_error(error: KafkaError) -> None:
     if error.fatal():
         raise KafkaException(error)
-    if error.code() in (
-        KafkaError.TOPIC_AUTHORIZATION_FAILED,
-        KafkaError.GROUP_AUTHORIZATION_FAILED,
-        KafkaError._AUTHENTICATION,
-    ):
+    if error.code() in (KafkaError.TOPIC_AUTHORIZATION_FAILED, KafkaError._AUTHENTICATION):
         raise KafkaException(error)
     print(f"WARN {error.str()}", file=sys.stderr)
 
 
+def start_offset(args: argparse.Namespace) -> int:
+    """Where `--partition` starts: `--offset`, else the beginning with --from-beginning, else the end."""
+    offset = parse_offset(args.offset) if args.offset is not None else None
+    if offset is None:
+        offset = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
+    return offset
+
+
 def subscribe(consumer: Consumer, args: argparse.Namespace) -> None:
     if args.partition is not None:
-        offset = parse_offset(args.offset) if args.offset is not None else None
-        if offset is None:
-            offset = OFFSET_BEGINNING if args.from_beginning else OFFSET_END
-        consumer.assign([TopicPartition(args.topic, args.partition, offset)])
+        consumer.assign([TopicPartition(args.topic, args.partition, start_offset(args))])
     elif args.topic is not None:
         consumer.subscribe([args.topic])
     else:
@@ -385,8 +402,12 @@ def run(args: argparse.Namespace, properties: dict[str, str]) -> int:
             formatter_properties[f"{role}.deserializer"] = class_name
     formatter_properties.update(parse_key_value_args(args.property))
     formatter = MessageFormatter.configure(formatter_properties)
+    group = ConsoleGroup.of(properties, assigned=args.partition is not None)
+    config = librdkafka_config(args.bootstrap_server, properties)
+    if group.commits_itself():
+        config["enable.auto.commit"] = False
     try:
-        consumer = Consumer(librdkafka_config(args.bootstrap_server, properties))
+        consumer = Consumer(config)
     except KafkaException as error:
         raise ToolError(f"Invalid consumer configuration: {error}") from None
     tally = Tally()
@@ -394,18 +415,43 @@ def run(args: argparse.Namespace, properties: dict[str, str]) -> int:
     previous = signal.signal(signal.SIGTERM, _raise_stop)
     try:
         subscribe(consumer, args)
-        consume(args, consumer, formatter, tally)
+        consume(args, consumer, formatter, tally, group)
     except KeyboardInterrupt:
         status = 128 + signal.SIGINT  # what the JVM exits with after its shutdown hooks
     except Stop:
         status = 128 + signal.SIGTERM
     finally:
         signal.signal(signal.SIGTERM, previous)
+        group.close(consumer, lambda: positions(consumer, tally, start_offset(args)))
         consumer.close()
         if args.output == "json":
             print_json({"records": tally.records, "processed": tally.count})
         print(f"Processed a total of {tally.count} messages", file=sys.stderr)
     return status
+
+
+def positions(consumer: Consumer, tally: Tally, start: int) -> list[Position]:
+    """Where the consumer stands in each assigned partition: after its last record, or where it
+    started reading (`start`, no leader epoch known) if none was read; unknown positions left out."""
+    found = []
+    for partition in consumer.assignment():
+        read = tally.positions.get((partition.topic, partition.partition))
+        if read is not None:
+            found.append(read)
+            continue
+        offset = start if start >= 0 else watermark(consumer, partition, start)
+        if offset is not None:
+            found.append(Position(partition.topic, partition.partition, offset))
+    return found
+
+
+def watermark(consumer: Consumer, partition: TopicPartition, start: int) -> int | None:
+    """The partition's first offset (OFFSET_BEGINNING) or end offset (OFFSET_END); None if unknown."""
+    try:
+        low, high = consumer.get_watermark_offsets(partition, timeout=5)
+    except KafkaException:
+        return None
+    return low if start == OFFSET_BEGINNING else high
 
 
 def _raise_stop(signum: int, frame: object) -> None:

@@ -19,6 +19,7 @@ from pykbroker.testing import BrokerProcess
 DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
 DOC_ADDRESS = "127.0.0.1:9093"
+TIMEOUT_EXCEPTION = "org.apache.kafka.common.errors.TimeoutException"
 
 
 def section_blocks() -> list[tuple[str, str]]:
@@ -115,3 +116,15 @@ def test_bob_and_a_wrong_password_fail_as_the_doc_says(admin_done):
         if errors:
             break
     assert errors and errors[0].code() == KafkaError._AUTHENTICATION
+
+
+def test_bob_reads_a_partition_with_the_console_consumer_as_the_doc_says(admin_done):
+    """bob may use no group: `--partition` without `--group` prints partition 0's records, the
+    timeout's line and the count, exit status 0."""
+    directory, _, _ = admin_done
+    block = blocks_of(admin_done, "sh", "bob.properties")
+    block = block.replace("pykbroker console-consumer", f"{sys.executable} -m pykbroker console-consumer")
+    result = subprocess.run(["bash", "-e"], cwd=directory, input=block, capture_output=True, text=True, timeout=120)
+    records = len(result.stdout.splitlines())
+    timeout = "ERROR Error processing message, terminating consumer process:  " + TIMEOUT_EXCEPTION
+    assert (result.returncode, result.stderr) == (0, f"{timeout}\nProcessed a total of {records} messages\n")
