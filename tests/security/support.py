@@ -106,11 +106,16 @@ class WireAs(WireClient):
     def __init__(self, broker: PrincipalBroker, user: str | None = None, timeout: float = 10.0) -> None:
         super().__init__(broker.bootstrap_of("SASL_PLAINTEXT" if user else "PLAINTEXT"), timeout)
         if user:
-            handshake = self.request(ApiKey.SASL_HANDSHAKE, 1, request_of(ApiKey.SASL_HANDSHAKE, mechanism="PLAIN"))
-            assert handshake.error_code == 0, handshake
-            token = f"\0{user}\0{USERS[user]}".encode()
-            answer = self.request(ApiKey.SASL_AUTHENTICATE, 2, request_of(ApiKey.SASL_AUTHENTICATE, auth_bytes=token))
-            assert answer.error_code == 0, answer
+            log_in_plain(self, user, USERS[user])
+
+
+def log_in_plain(client: WireClient, user: str, password: str) -> None:
+    """Authenticate a raw wire client with SASL PLAIN (SaslHandshake v1, SaslAuthenticate v2)."""
+    handshake = client.request(ApiKey.SASL_HANDSHAKE, 1, request_of(ApiKey.SASL_HANDSHAKE, mechanism="PLAIN"))
+    assert handshake.error_code == 0, handshake
+    token = f"\0{user}\0{password}".encode()
+    answer = client.request(ApiKey.SASL_AUTHENTICATE, 2, request_of(ApiKey.SASL_AUTHENTICATE, auth_bytes=token))
+    assert answer.error_code == 0, answer
 
 
 def request_of(api_key: int, **fields):
