@@ -138,6 +138,12 @@ def is_unattributed_error(record: str) -> bool:
     return not ("client id" in first_line and any(name in first_line for name in MESSAGE_NAMES.values()))
 
 
+def resident_memory_kb(pid: int) -> int:
+    """VmRSS of a process, from /proc/<pid>/status."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE).group(1))
+
+
 class FuzzTarget:
     def __init__(self, broker: BrokerProcess) -> None:
         self.broker = broker
@@ -209,8 +215,7 @@ class FuzzTarget:
         return None
 
     def resident_memory_kb(self) -> int:
-        status = Path(f"/proc/{self.broker.process.pid}/status").read_text()
-        return int(re.search(r"^VmRSS:\s+(\d+) kB", status, re.MULTILINE).group(1))
+        return resident_memory_kb(self.broker.process.pid)
 
     def close(self) -> None:
         self.healthy.close()

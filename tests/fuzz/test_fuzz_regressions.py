@@ -1,0 +1,108 @@
+"""What the fuzzer found, as plain tests with the exact bytes.
+
+- A size prefix that lies (100 MB announced, nothing sent) made the broker allocate the whole
+  frame at once: a few such connections cost hundreds of MB. The frame buffer now grows with the
+  bytes that arrive.
+- An unexpected exception in a handler was logged without the request it belonged to. It is now
+  logged at ERROR with the API, version, correlation id and client id, and closes only that
+  connection.
+"""
+from __future__ import annotations
+
+import logging
+import socket
+import struct
+
+import anyio
+import pytest
+
+from pykbroker.handlers.registry import HandlerEntry
+from pykbroker.protocol import headers, messages
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.server.dispatcher import CloseConnection, Dispatcher
+from pykbroker.testing import BrokerProcess
+from tests.wire import WireClient
+
+from .target import resident_memory_kb
+
+HUNDRED_MB = 100 * 1024 * 1024
+Metadata = messages.request(ApiKey.METADATA)
+
+
+@pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    with BrokerProcess(tmp_path_factory.mktemp("regressions")) as running:
+        yield running
+
+
+def metadata_answers(broker: BrokerProcess) -> bool:
+    with WireClient(broker.bootstrap) as client:
+        return client.request(ApiKey.METADATA, 12, Metadata.cls(topics=[])).brokers != []
+
+
+def test_size_prefixes_that_lie_cost_no_memory(broker):
+    before_kb = resident_memory_kb(broker.process.pid)
+    liars = [socket.create_connection((broker.host, broker.port)) for _ in range(5)]
+    try:
+        for liar in liars:  # just under socket.request.max.bytes, then only an API key
+            liar.sendall(struct.pack(">i", HUNDRED_MB - 1) + b"\x00\x12")
+        for _ in range(3):  # the broker has read the prefixes by the time these are answered
+            assert metadata_answers(broker)
+        grown_kb = resident_memory_kb(broker.process.pid) - before_kb
+        assert grown_kb < 50 * 1024, f"five lying size prefixes cost {grown_kb} kB"
+    finally:
+        for liar in liars:
+            liar.close()
+
+
+def test_a_2_gb_size_prefix_closes_the_connection_and_allocates_nothing(broker):
+    before_kb = resident_memory_kb(broker.process.pid)
+    with WireClient(broker.bootstrap) as client:
+        client.send_raw(struct.pack(">i", 2**31 - 1))
+        assert client.is_closed_by_peer()
+    assert resident_memory_kb(broker.process.pid) - before_kb < 50 * 1024
+    assert "exceeds socket.request.max.bytes" in broker.log_text()
+    assert metadata_answers(broker)
+
+
+def test_a_large_frame_that_arrives_in_pieces_is_read_whole(broker):
+    """A 2 MB Metadata request sent in three parts: the growing buffer holds all of it."""
+    names = [f"absent-topic-{i:07d}" for i in range(100_000)]
+    body = Metadata.cls(topics=[Metadata.cls.MetadataRequestTopic(name=name) for name in names],
+                        allow_auto_topic_creation=False)
+    payload = headers.encode_request_header(ApiKey.METADATA, 12, 5, "pieces") + Metadata.encode_bytes(body, version=12)
+    frame = struct.pack(">i", len(payload)) + payload
+    assert len(frame) > 2 * 1024 * 1024
+    with WireClient(broker.bootstrap, timeout=60) as client:
+        third = len(frame) // 3
+        for start in (0, third, 2 * third):
+            client.send_raw(frame[start:start + third] if start < 2 * third else frame[start:])
+        correlation_id, response = client.receive(ApiKey.METADATA, 12)
+    assert correlation_id == 5
+    assert [topic.name for topic in response.topics] == names
+
+
+# -- an unexpected error in a handler -------------------------------------------------------
+
+
+async def broken_handler(request, ctx):
+    raise ZeroDivisionError("a bug in a handler")
+
+
+def test_an_unexpected_handler_error_is_logged_with_its_request_and_closes_the_connection(caplog):
+    entry = HandlerEntry(ApiKey.METADATA, 0, 12, broken_handler, Metadata, messages.response(ApiKey.METADATA))
+    dispatcher = Dispatcher({ApiKey.METADATA: entry}, services=None)
+    frame = bytearray(headers.encode_request_header(ApiKey.METADATA, 12, 42, "the-app")
+                      + Metadata.encode_bytes(Metadata.cls(topics=[]), version=12))
+
+    async def dispatch():
+        await dispatcher.dispatch(frame, "10.0.0.1", "PLAINTEXT")
+
+    with caplog.at_level(logging.ERROR), pytest.raises(CloseConnection):
+        anyio.run(dispatch)
+    [record] = [r for r in caplog.records if r.levelno == logging.ERROR]
+    assert record.exc_info is not None
+    assert record.getMessage() == (
+        "Unexpected error handling METADATA v12 request (correlation id 42, client id 'the-app') "
+        "from 10.0.0.1 on listener PLAINTEXT; closing the connection"
+    )
