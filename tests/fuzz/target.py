@@ -8,8 +8,8 @@
   answered, closed or left waiting (`Outcome`); an answer must carry the request's correlation
   id and decode as that API's response;
 - `check_health()`: the broker process is alive, a separate healthy connection still gets
-  ApiVersions and Metadata answers, and its log holds no traceback at ERROR that does not name
-  the request (API key and client id);
+  ApiVersions and Metadata answers, and its log holds no traceback at ERROR: neither one that
+  does not name its request (API key and client id) nor a handler's unexpected error (a bug);
 - `resident_memory()`: the broker's VmRSS, for the bound checked after a run.
 
 The first failure is kept (`first_failure`) so that a crash is reported with the frames that
@@ -27,12 +27,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pykbroker.protocol import headers, messages
-from pykbroker.protocol.api_keys import MESSAGE_NAMES, ApiKey
+from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.testing import BrokerProcess
 from tests.security.support import log_in_plain
 from tests.wire import WireClient
 
 ANSWER_WAIT_S = 2.0  # how long a fuzzed request may go unanswered before its connection is dropped
+STALL_WAIT_S = 0.1  # the same for a frame shorter than its size prefix (the broker waits for the rest)
 HEALTH_TIMEOUT_S = 30.0  # a healthy request unanswered this long means the broker hangs
 USER, PASSWORD = "alice", "alice-secret"  # a PLAIN user of tests/security/sasl_support.py
 
@@ -101,6 +102,10 @@ def check_answer(frame: bytes, answer: bytes) -> None:
         raise BrokerFailure(f"undecodable answer to {ApiKey(api_key).name} v{version}: {answer[:200]!r}") from exc
 
 
+def announces_more_than_it_holds(frame: bytes) -> bool:
+    return len(frame) < 4 or struct.unpack_from(">i", frame)[0] > len(frame) - 4
+
+
 def api_versions_request():
     return messages.request(ApiKey.API_VERSIONS).cls(client_software_name="fuzz", client_software_version="1.0")
 
@@ -120,9 +125,9 @@ class LogWatch:
         self.offset += len(complete)
         return complete.decode(errors="replace")
 
-    def unattributed_tracebacks(self) -> list[str]:
-        """ERROR records with a traceback that do not name the API key and the client id."""
-        return [record for record in log_records(self.new_text()) if is_unattributed_error(record)]
+    def new_tracebacks_at_error(self) -> list[str]:
+        """The ERROR records with a traceback written since the last call."""
+        return [record for record in log_records(self.new_text()) if is_error_with_traceback(record)]
 
 
 def log_records(text: str) -> list[str]:
@@ -130,12 +135,15 @@ def log_records(text: str) -> list[str]:
     return [text[a:b] for a, b in zip(starts, starts[1:] + [len(text)])]
 
 
-def is_unattributed_error(record: str) -> bool:
+def is_error_with_traceback(record: str) -> bool:
     match = RECORD_START.match(record)
-    if match is None or match.group(1) != "ERROR" or "Traceback (most recent call last)" not in record:
-        return False
+    return match is not None and match.group(1) == "ERROR" and "Traceback (most recent call last)" in record
+
+
+def names_its_request(record: str) -> bool:
+    """The record's message names an API (as ApiKey does) and a client id."""
     first_line = record.splitlines()[0]
-    return not ("client id" in first_line and any(name in first_line for name in MESSAGE_NAMES.values()))
+    return "client id" in first_line and any(key.name in first_line for key in ApiKey)
 
 
 def resident_memory_kb(pid: int) -> int:
@@ -179,7 +187,7 @@ class FuzzTarget:
             client.send_raw(frame)
         except OSError:
             return Outcome.CLOSED
-        client.sock.settimeout(ANSWER_WAIT_S)
+        client.sock.settimeout(STALL_WAIT_S if announces_more_than_it_holds(frame) else ANSWER_WAIT_S)
         try:
             answer = client.receive_frame()
         except (socket.timeout, ssl.SSLWantReadError):
@@ -209,9 +217,10 @@ class FuzzTarget:
             self.healthy.request(ApiKey.METADATA, 12, messages.request(ApiKey.METADATA).cls(topics=[]))
         except (OSError, EOFError) as exc:
             return f"a healthy connection got no answer: {exc!r}"
-        unattributed = self.log.unattributed_tracebacks()
-        if unattributed:
-            return "a traceback logged without the request's API key and client id:\n" + unattributed[0]
+        for record in self.log.new_tracebacks_at_error():
+            if not names_its_request(record):
+                return "a traceback logged without the request's API key and client id:\n" + record
+            return "a request failed with an unexpected error (a bug to fix):\n" + record
         return None
 
     def resident_memory_kb(self) -> int:

@@ -82,11 +82,22 @@ def request_frame_of(api_key: int, version: int, body) -> bytes:
     return struct.pack(">i", len(payload)) + payload
 
 
+AUTHENTICATION_APIS = (ApiKey.SASL_HANDSHAKE, ApiKey.SASL_AUTHENTICATE, ApiKey.API_VERSIONS)
+
+
+@st.composite
+def authentication_request(draw, target: FuzzTarget) -> bytes:
+    """A hostile request of one of the APIs a client may send before it is authenticated."""
+    api_key = draw(st.sampled_from(AUTHENTICATION_APIS))
+    version = draw(st.sampled_from(target.advertised[api_key]))
+    return draw(request_frame(api_key, version, correlation_id=draw(st.integers(0, 2**31 - 1))))
+
+
 @st.composite
 def before_authentication(draw, target: FuzzTarget) -> list[bytes]:
     """A hostile frame as the first of a connection, or after a valid SaslHandshake (where the
-    broker expects SaslAuthenticate)."""
-    frame = draw(hostile_request(target) | mutated_request(target))
+    broker expects SaslAuthenticate); half of them of the authentication APIs."""
+    frame = draw(authentication_request(target) | hostile_request(target) | mutated_request(target))
     return [sasl_handshake(), frame] if draw(st.booleans()) else [frame]
 
 
@@ -97,8 +108,9 @@ def exchange_and_check(target: FuzzTarget, channel: str, frames: list[bytes]) ->
     outcomes = target.exchange(channel, frames)
     for outcome in outcomes:
         event(outcome.value)
-    if outcomes and outcomes[-1] is Outcome.WAITING:
-        event(f"waiting: API key {struct.unpack_from('>h', frames[len(outcomes) - 1], 4)[0]}")
+    waiting = frames[len(outcomes) - 1] if outcomes and outcomes[-1] is Outcome.WAITING else b""
+    if len(waiting) >= 6:
+        event(f"waiting: API key {struct.unpack_from('>h', waiting, 4)[0]}")
     target.check_health(f"{channel}: {[frame[:300] for frame in frames]!r}")
 
 
@@ -119,15 +131,15 @@ def assert_memory_bounded(target: FuzzTarget) -> None:
 
 
 def test_hostile_requests_of_every_api_on_plaintext(target):
-    fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=300, share=0.3)
+    fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=500, share=0.3)
 
 
 def test_unserved_apis_and_versions_on_plaintext(target):
-    fuzz(target, "PLAINTEXT", unserved_request(target).map(lambda frame: [frame]), examples=60, share=0.05)
+    fuzz(target, "PLAINTEXT", unserved_request(target).map(lambda frame: [frame]), examples=100, share=0.05)
 
 
 def test_mutated_frames_on_plaintext(target):
-    fuzz(target, "PLAINTEXT", mutated_request(target).map(lambda frame: [frame]), examples=200, share=0.2)
+    fuzz(target, "PLAINTEXT", mutated_request(target).map(lambda frame: [frame]), examples=300, share=0.2)
 
 
 def test_hostile_requests_before_authentication_on_sasl_ssl(target):
@@ -136,4 +148,4 @@ def test_hostile_requests_before_authentication_on_sasl_ssl(target):
 
 def test_hostile_requests_after_authentication_on_sasl_ssl(target):
     frames = (hostile_request(target) | mutated_request(target)).map(lambda frame: [frame])
-    fuzz(target, "SASL_SSL authenticated", frames, examples=150, share=0.3)
+    fuzz(target, "SASL_SSL authenticated", frames, examples=250, share=0.3)
