@@ -3,6 +3,9 @@
 - A size prefix that lies (100 MB announced, nothing sent) made the broker allocate the whole
   frame at once: a few such connections cost hundreds of MB. The frame buffer now grows with the
   bytes that arrive.
+- CreateTopics with 2,147,483,647 partitions (and CreatePartitions to that count) placed replicas
+  for each of them on the event loop: the broker stopped answering anyone and grew past 4 GB.
+  More than 100,000 partitions at once is now INVALID_PARTITIONS.
 - An unexpected exception in a handler was logged without the request it belonged to. It is now
   logged at ERROR with the API, version, correlation id and client id, and closes only that
   connection.
@@ -80,6 +83,43 @@ def test_a_large_frame_that_arrives_in_pieces_is_read_whole(broker):
         correlation_id, response = client.receive(ApiKey.METADATA, 12)
     assert correlation_id == 5
     assert [topic.name for topic in response.topics] == names
+
+
+# -- absurd partition counts ----------------------------------------------------------------
+
+CreateTopics = messages.request(ApiKey.CREATE_TOPICS)
+CreatePartitions = messages.request(ApiKey.CREATE_PARTITIONS)
+INVALID_PARTITIONS = 37
+TWO_BILLION = 2**31 - 1
+
+
+def create_topic_request(name: str, partitions: int, replication_factor: int = 1, validate_only: bool = False):
+    topic = CreateTopics.cls.CreatableTopic(name=name, num_partitions=partitions, replication_factor=replication_factor)
+    return CreateTopics.cls(topics=[topic], timeout_ms=5000, validate_only=validate_only)
+
+
+@pytest.mark.parametrize("validate_only", [False, True])
+def test_creating_a_topic_of_two_billion_partitions_is_refused(broker, validate_only):
+    with WireClient(broker.bootstrap) as client:
+        response = client.request(ApiKey.CREATE_TOPICS, 7, create_topic_request("vast", TWO_BILLION, 1, validate_only))
+    [result] = response.topics
+    assert (result.error_code, result.error_message) == (
+        INVALID_PARTITIONS,
+        "Number of partitions (2147483647) exceeds the limit of 100000 partitions created at once.",
+    )
+    assert metadata_answers(broker)
+
+
+def test_growing_a_topic_to_two_billion_partitions_is_refused(broker):
+    with WireClient(broker.bootstrap) as client:
+        created = client.request(ApiKey.CREATE_TOPICS, 7, create_topic_request("growing", 1))
+        assert created.topics[0].error_code == 0
+        grow = CreatePartitions.cls.CreatePartitionsTopic(name="growing", count=TWO_BILLION, assignments=None)
+        response = client.request(ApiKey.CREATE_PARTITIONS, 3, CreatePartitions.cls(topics=[grow], timeout_ms=5000))
+    [result] = response.results
+    assert result.error_code == INVALID_PARTITIONS
+    assert "exceeds the limit of 100000 partitions" in result.error_message
+    assert metadata_answers(broker)
 
 
 # -- an unexpected error in a handler -------------------------------------------------------
