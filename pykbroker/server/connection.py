@@ -216,6 +216,8 @@ async def _authentication_step(
     except AuthenticationFailed as failure:
         await _fail(io, failure, peer, authentication)
         return False
+    except CloseConnection:  # a malformed ApiVersions request: logged by whoever catches it
+        raise
     except Exception:  # a bug in the authenticator costs this connection, and names the request
         log.exception(
             "Unexpected error authenticating %s; closing the connection", describe_request(frame, peer, listener_name)

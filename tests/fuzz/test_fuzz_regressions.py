@@ -6,6 +6,11 @@
 - CreateTopics with 2,147,483,647 partitions (and CreatePartitions to that count) placed replicas
   for each of them on the event loop: the broker stopped answering anyone and grew past 4 GB.
   More than 100,000 partitions at once is now INVALID_PARTITIONS.
+- Metadata v10 and v11 with a null topic name failed in the handler (the name is nullable in
+  the schema from v10, for v12's topic ids). Before v12 it is an invalid request, as in Kafka: the
+  connection closes with one WARN line.
+- A malformed ApiVersions request before SASL authentication was logged as an unexpected error
+  (with a traceback) once such errors were named; it closes its connection with one WARN line.
 - An unexpected exception in a handler was logged without the request it belonged to. It is now
   logged at ERROR with the API, version, correlation id and client id, and closes only that
   connection.
@@ -24,6 +29,7 @@ from pykbroker.protocol import headers, messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.server.dispatcher import CloseConnection, Dispatcher
 from pykbroker.testing import BrokerProcess
+from tests.security.sasl_support import sasl_broker
 from tests.wire import WireClient
 
 from .target import resident_memory_kb
@@ -120,6 +126,40 @@ def test_growing_a_topic_to_two_billion_partitions_is_refused(broker):
     assert result.error_code == INVALID_PARTITIONS
     assert "exceeds the limit of 100000 partitions" in result.error_message
     assert metadata_answers(broker)
+
+
+# -- requests that close their connection with one WARN line --------------------------------
+
+# Metadata v11, client id null, one topic whose compact name is null (0x00), zero topic id
+METADATA_V11_NULL_TOPIC_NAME = b'\x00\x00\x00"\x00\x03\x00\x0b\x00\x00\x00\x07\xff\xff\x00\x02' + bytes(22)
+# ApiVersions v3 whose compact client software name has length -1
+API_VERSIONS_V3_NULL_SOFTWARE_NAME = b"\x00\x00\x00\x10\x00\x12\x00\x03\x00\x00\x00\x00\xff\xff\x00\x00\x00\x01\x00\x01"
+
+
+def closes_with_one_warning(broker: BrokerProcess, bootstrap: str, frame: bytes, warning: str) -> None:
+    with WireClient(bootstrap) as client:
+        client.send_raw(frame)
+        assert client.is_closed_by_peer()
+    assert metadata_answers(broker)
+    lines = [line for line in broker.log_text().splitlines() if warning in line]
+    assert lines and all(" WARNING " in line for line in lines), lines
+    assert "Traceback" not in broker.log_text()
+
+
+def test_metadata_v11_with_a_null_topic_name_closes_the_connection(broker):
+    closes_with_one_warning(broker, broker.bootstrap, METADATA_V11_NULL_TOPIC_NAME,
+                            "Topic name can not be null for version 11")
+
+
+@pytest.fixture(scope="module")
+def sasl(tmp_path_factory):
+    with sasl_broker(tmp_path_factory.mktemp("sasl")) as running:
+        yield running
+
+
+def test_a_malformed_api_versions_before_sasl_authentication_closes_the_connection(sasl):
+    closes_with_one_warning(sasl, sasl.sasl_bootstrap, API_VERSIONS_V3_NULL_SOFTWARE_NAME,
+                            "malformed API_VERSIONS v3 request")
 
 
 # -- an unexpected error in a handler -------------------------------------------------------
