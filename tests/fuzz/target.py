@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import enum
 import re
-import socket
 import ssl
 import struct
 from collections.abc import Callable
@@ -190,7 +189,7 @@ class FuzzTarget:
         client.sock.settimeout(STALL_WAIT_S if announces_more_than_it_holds(frame) else ANSWER_WAIT_S)
         try:
             answer = client.receive_frame()
-        except (socket.timeout, ssl.SSLWantReadError):
+        except (TimeoutError, ssl.SSLWantReadError):
             return Outcome.WAITING
         except (EOFError, OSError, struct.error):
             return Outcome.CLOSED

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import event
 from hypothesis import strategies as st
 
-from pykbroker.protocol import messages
+from pykbroker.protocol import headers, messages
 from pykbroker.protocol.api_keys import MESSAGE_NAMES, ApiKey
 from tests.security.certs import Pki
 from tests.security.sasl_support import sasl_broker
@@ -74,8 +74,7 @@ def sasl_handshake() -> bytes:
 
 
 def request_frame_of(api_key: int, version: int, body) -> bytes:
-    from pykbroker.protocol import headers
-
+    """A well-formed request, encoded by the broker's own codec."""
     payload = headers.encode_request_header(api_key, version, 1, "fuzz") + messages.request(api_key).encode_bytes(
         body, version=version
     )
@@ -96,7 +95,7 @@ def authentication_request(draw, target: FuzzTarget) -> bytes:
 @st.composite
 def before_authentication(draw, target: FuzzTarget) -> list[bytes]:
     """A hostile frame as the first of a connection, or after a valid SaslHandshake (where the
-    broker expects SaslAuthenticate); half of them of the authentication APIs."""
+    broker expects SaslAuthenticate); a third of them of the authentication APIs."""
     frame = draw(authentication_request(target) | hostile_request(target) | mutated_request(target))
     return [sasl_handshake(), frame] if draw(st.booleans()) else [frame]
 
