@@ -85,15 +85,16 @@ def channels_of(broker) -> dict[str, Channel]:
     }
 
 
-def check_answer(frame: bytes, answer: bytes) -> None:
-    """An answer to `frame` carries its correlation id and decodes as the response of its API."""
+def check_answer(frame: bytes, answer: bytes, api_versions_served: range) -> None:
+    """An answer to `frame` carries its correlation id and decodes as the response of its API
+    (an ApiVersions request of a version not served is answered UNSUPPORTED_VERSION in v0)."""
     _, api_key, version, correlation_id = struct.unpack_from(">ihhi", frame)
     (answered_id,) = struct.unpack_from(">i", answer)
     if answered_id != correlation_id:
         raise BrokerFailure(f"answer with correlation id {answered_id} to request {correlation_id}")
     response = messages.response(api_key)
-    if api_key == ApiKey.API_VERSIONS and version not in response.versions:
-        version = 0  # UNSUPPORTED_VERSION, answered as v0
+    if api_key == ApiKey.API_VERSIONS and version not in api_versions_served:
+        version = 0
     try:
         _, pos = headers.decode_response_header(answer, api_key, version)
         response.decode(answer, pos, version=version)
@@ -193,7 +194,7 @@ class FuzzTarget:
             return Outcome.WAITING
         except (EOFError, OSError, struct.error):
             return Outcome.CLOSED
-        check_answer(frame, answer)
+        check_answer(frame, answer, self.advertised[ApiKey.API_VERSIONS])
         return Outcome.ANSWERED
 
     # -- the broker's health ---------------------------------------------------------------
