@@ -56,6 +56,7 @@ class _Writer:
         self.flexible = version in message.flexible_versions
         self.hostile = hostile
         self.malformed_rate = draw(st.sampled_from(MALFORMED_RATES)) if hostile else 0
+        self.huge_written = False
 
     def choose(self, choices: tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]) -> str:
         """A well-formed choice, rarely a huge one, at the request's rate a malformed one; when
@@ -66,7 +67,8 @@ class _Writer:
         dice = self.draw(st.integers(0, 99))
         if dice < self.malformed_rate:
             return self.draw(st.sampled_from(malformed))
-        if dice >= 100 - RARE_RATE:
+        if dice >= 100 - RARE_RATE and not self.huge_written:
+            self.huge_written = True  # one huge value per request: nested ones would multiply
             return self.draw(st.sampled_from(rare))
         return self.draw(st.sampled_from(well_formed))
 
@@ -118,7 +120,7 @@ class _Writer:
             return self.length(self.draw(st.integers(-(2**31), -2)), compact)
         if choice == "huge-valid":  # many elements, all there: a large but honest request
             element = self.element(f)
-            count = self.draw(st.sampled_from((1000, 100_000)))
+            count = min(self.draw(st.sampled_from((1000, 100_000))), HUGE_STRING // max(1, len(element)))
             return self.length(count, compact) + element * count
         count = self.draw(st.integers(0, 3))
         elements = b"".join(self.element(f) for _ in range(count))
