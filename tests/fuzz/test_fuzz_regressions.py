@@ -1,16 +1,18 @@
-"""What the fuzzer found, as plain tests with the exact bytes.
+"""What the fuzzer found, and what hand-made probes of its hostile values found beside it, as
+plain tests with the exact bytes or requests.
 
-- A size prefix that lies (100 MB announced, nothing sent) made the broker allocate the whole
-  frame at once: a few such connections cost hundreds of MB. The frame buffer now grows with the
+- (probe) A size prefix that lies (100 MB announced, nothing sent) made the broker allocate the
+  whole frame at once: five such connections cost 500 MB. The frame buffer now grows with the
   bytes that arrive.
-- CreateTopics with 2,147,483,647 partitions (and CreatePartitions to that count) placed replicas
-  for each of them on the event loop: the broker stopped answering anyone and grew past 4 GB.
-  More than 100,000 partitions at once is now INVALID_PARTITIONS.
-- Metadata v10 and v11 with a null topic name failed in the handler (the name is nullable in
-  the schema from v10, for v12's topic ids). Before v12 it is an invalid request, as in Kafka: the
-  connection closes with one WARN line.
-- A malformed ApiVersions request before SASL authentication was logged as an unexpected error
-  (with a traceback) once such errors were named; it closes its connection with one WARN line.
+- (probe) CreateTopics with 2,147,483,647 partitions (and CreatePartitions to that count) placed
+  replicas for each of them on the event loop: the broker stopped answering anyone and grew past
+  4 GB. More than 100,000 partitions at once is now INVALID_PARTITIONS.
+- (fuzzer) Metadata v10 and v11 with a null topic name failed in the handler (the name is
+  nullable in the schema from v10, for v12's topic ids). Before v12 it is an invalid request, as
+  in Kafka: the connection closes with one WARN line.
+- (fuzzer) A malformed ApiVersions request before SASL authentication was logged as an
+  unexpected error (with a traceback) once such errors were named; it closes its connection with
+  one WARN line.
 - An unexpected exception in a handler was logged without the request it belonged to. It is now
   logged at ERROR with the API, version, correlation id and client id, and closes only that
   connection.
