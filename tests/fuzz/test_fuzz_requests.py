@@ -130,7 +130,7 @@ def assert_memory_bounded(target: FuzzTarget) -> None:
 
 
 def test_hostile_requests_of_every_api_on_plaintext(target):
-    fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=500, share=0.3)
+    fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=650, share=0.3)
 
 
 def test_unserved_apis_and_versions_on_plaintext(target):
@@ -147,4 +147,4 @@ def test_hostile_requests_before_authentication_on_sasl_ssl(target):
 
 def test_hostile_requests_after_authentication_on_sasl_ssl(target):
     frames = (hostile_request(target) | mutated_request(target)).map(lambda frame: [frame])
-    fuzz(target, "SASL_SSL authenticated", frames, examples=250, share=0.3)
+    fuzz(target, "SASL_SSL authenticated", frames, examples=350, share=0.3)
