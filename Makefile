@@ -13,7 +13,9 @@ COMPAT_STAMP := $(VENV)/.compat-installed
 
 LINT_STAMP := $(VENV)/.lint-installed
 
-.PHONY: run test lint compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
+FUZZ_MINUTES ?= 10
+
+.PHONY: run test fuzz lint compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +44,11 @@ system-deps:
 
 test: $(TEST_STAMP) system-deps
 	$(PY) -m pytest -q -n 2 --dist loadscope
+
+# The request fuzzer of tests/fuzz for FUZZ_MINUTES minutes (the suite runs it for about one);
+# FUZZ_SEED picks other requests. `make fuzz FUZZ_MINUTES=30`
+fuzz: $(TEST_STAMP)
+	FUZZ_MINUTES=$(FUZZ_MINUTES) $(PY) -m pytest -q --timeout=0 tests/fuzz/test_fuzz_requests.py
 
 $(LINT_STAMP): pyproject.toml $(STAMP)
 	$(PY) -m pip install -q -e '.[lint]'

@@ -352,12 +352,12 @@ class Connection:
     """A fresh raw connection to the broker's SASL_PLAINTEXT listener, logged in or not."""
 
     def __init__(self, bootstrap: str, user: str | None) -> None:
-        from tests.security.support import log_in_with_plain
+        from tests.security.support import log_in_plain
         from tests.wire import WireClient
 
         self.client = WireClient(bootstrap, timeout=WAIT_SECONDS)
         if user is not None:
-            log_in_with_plain(self.client, user, PLAIN_USERS[user])
+            log_in_plain(self.client, user, PLAIN_USERS[user])
 
     def ask(self, cell: Cell):
         """The normalised answer, or CLOSED when the broker closes the connection instead."""

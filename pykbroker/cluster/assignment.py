@@ -12,6 +12,10 @@ has a `broker.rack`, the broker list alternates racks first and each partition's
 as many different racks as possible (Kafka's rack-aware assignment). Some brokers with a rack
 and others without is an error, as in Kafka.
 
+At most `MAX_PARTITIONS_PLACED` partitions are placed at once (`TooManyPartitionsError`,
+INVALID_PARTITIONS): a CreateTopics or CreatePartitions asking for two billion would otherwise
+build their replica lists until the broker runs out of memory, its event loop blocked meanwhile.
+
 `start_index` and `replica_shift` are random unless given (Kafka's fixedStartIndex); adding
 partitions continues from the first replica of partition 0, as Kafka does. `place_replicas`, the
 controller's placement for CreateTopics and CreatePartitions, starts at index 0, so partition p
@@ -41,6 +45,20 @@ class NotEnoughBrokersError(KafkaError):
             ErrorCode.INVALID_REPLICATION_FACTOR,
             f"The target replication factor of {replication_factor} cannot be reached "
             f"because only {registered} broker(s) are registered.",
+        )
+
+
+MAX_PARTITIONS_PLACED = 100_000
+
+
+class TooManyPartitionsError(KafkaError):
+    """More partitions asked for at once than `MAX_PARTITIONS_PLACED` (INVALID_PARTITIONS)."""
+
+    def __init__(self, num_partitions: int) -> None:
+        super().__init__(
+            ErrorCode.INVALID_PARTITIONS,
+            f"Number of partitions ({num_partitions}) exceeds the limit of {MAX_PARTITIONS_PLACED} partitions "
+            "created at once.",
         )
 
 
@@ -81,6 +99,8 @@ def assign_replicas(
     brokers = sorted(brokers)
     if num_partitions <= 0:
         raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
+    if num_partitions > MAX_PARTITIONS_PLACED:
+        raise TooManyPartitionsError(num_partitions)
     if replication_factor <= 0:
         raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
     if replication_factor > len(brokers):

@@ -10,6 +10,7 @@ the same order, with the same error codes and messages. In particular:
 * replica assignments given by the client must name registered brokers, once each, and agree
   with the replication factor of the topic's other partitions;
 * topic names that differ only in '.' versus '_' collide;
+* at most `assignment.MAX_PARTITIONS_PLACED` partitions are placed at once (INVALID_PARTITIONS);
 * placed replicas spread leaders round-robin over the registered brokers; when the brokers have
   racks (`broker.rack`), Kafka's rack-aware assignment puts each partition's replicas on as many
   racks as possible.
@@ -28,6 +29,7 @@ from ..protocol.errors import ErrorCode, KafkaError
 _Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 
 CLUSTER_METADATA_TOPIC = "__cluster_metadata"  # Kafka's own log; never a client's topic
+TooManyPartitionsError = assignment.TooManyPartitionsError  # more than the placer takes at once
 
 
 def deadline_passed(timeout_ms: int) -> bool:

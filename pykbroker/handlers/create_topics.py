@@ -36,6 +36,7 @@ from .config_admin import check_topic_overrides, effective_broker_config
 from .context import RequestContext
 from .controller_rules import (
     CLUSTER_METADATA_TOPIC,
+    TooManyPartitionsError,
     check_manual_assignment,
     check_new_topic_name,
     deadline_passed,
@@ -179,6 +180,8 @@ def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
     )
     try:
         placed = place_replicas(sorted(registered_brokers(ctx)), num_partitions, replication_factor)
+    except TooManyPartitionsError:
+        raise
     except KafkaError as exc:
         raise KafkaError(
             exc.code, f"Unable to replicate the partition {replication_factor} time(s): {exc.message}"

@@ -19,6 +19,10 @@ An existing topic's entry is encoded once per version and kept until the topic c
 store's `derived`), so that a request for every topic of a large cluster costs per topic only
 the lookups and the authorization, not the encoding of every partition again.
 
+Before v12 a topic is named by its name: a request with a null name or a topic id in those
+versions is invalid (Kafka's "Topic name can not be null for version 10") and closes the
+connection.
+
 Authorization as Kafka's KafkaApis: topics the caller may not DESCRIBE are left out of an
 all-topics answer and answered TOPIC_AUTHORIZATION_FAILED when named (without their id, so that
 their existence is not disclosed; by id, the id is returned); a missing topic is auto-created
@@ -35,7 +39,7 @@ from ..protocol.codegen import ZERO_UUID, EncodedStructs
 from ..protocol.errors import ErrorCode, KafkaError
 from .auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
 from .authorization import check
-from .context import RequestContext
+from .context import CloseConnection, RequestContext
 from .controller_rules import check_new_topic_name
 
 API_KEY = ApiKey.METADATA
@@ -51,6 +55,7 @@ DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
 async def handle(request, ctx: RequestContext):
+    _check_named_by_name(request, ctx.api_version)
     services = ctx.services
     store = services.metadata
     response = Response(
@@ -69,6 +74,17 @@ async def handle(request, ctx: RequestContext):
     if created:
         await store.wait_durable()
     return response
+
+
+def _check_named_by_name(request, version: int) -> None:
+    """Before v12 every requested topic has a name and no id (Kafka's InvalidRequestException)."""
+    if version >= 12 or not request.topics:
+        return
+    for topic in request.topics:
+        if topic.name is None:
+            raise CloseConnection(f"Topic name can not be null for version {version}")
+        if version >= 10 and topic.topic_id != ZERO_UUID:
+            raise CloseConnection(f"Topic IDs are not supported in requests for version {version}")
 
 
 def _broker_entry(b) -> object:

@@ -37,7 +37,7 @@ from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup
 from ..security.sasl.config import SaslListenerSettings
 from ..security.ssl_config import ServerSsl
 from ..security.ssl_principal import NoMatchingRule
-from .dispatcher import CloseConnection, Dispatcher
+from .dispatcher import CloseConnection, Dispatcher, describe_request
 from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 from .tls_io import TlsSocketIO
 
@@ -165,14 +165,14 @@ async def _serve_authenticated(
     )
     while True:
         if not auth.complete:
-            if not await _authenticate(io, auth, peer, authentication):
+            if not await _authenticate(io, auth, peer, listener_name, authentication):
                 return
             continue
         frame = await io.read_frame(max_request_size)
         if frame is None:
             return
         if _api_key(frame) == ApiKey.SASL_HANDSHAKE and auth.maybe_begin_reauthentication():
-            if not await _authentication_step(io, auth, frame, peer, authentication):
+            if not await _authentication_step(io, auth, frame, peer, listener_name, authentication):
                 return
             continue
         if auth.session_expired():
@@ -185,7 +185,7 @@ async def _serve_authenticated(
 
 
 async def _authenticate(
-    io: SocketIO, auth: SaslServerAuthenticator, peer: str, authentication: ListenerAuthentication
+    io: SocketIO, auth: SaslServerAuthenticator, peer: str, listener_name: str, authentication: ListenerAuthentication
 ) -> bool:
     """Read and process one authentication frame; False when the connection must close."""
     try:
@@ -200,16 +200,28 @@ async def _authenticate(
         return False
     if frame is None:
         return False
-    return await _authentication_step(io, auth, frame, peer, authentication)
+    return await _authentication_step(io, auth, frame, peer, listener_name, authentication)
 
 
 async def _authentication_step(
-    io: SocketIO, auth: SaslServerAuthenticator, frame: bytearray, peer: str, authentication: ListenerAuthentication
+    io: SocketIO,
+    auth: SaslServerAuthenticator,
+    frame: bytearray,
+    peer: str,
+    listener_name: str,
+    authentication: ListenerAuthentication,
 ) -> bool:
     try:
         pieces = await auth.handle(frame)
     except AuthenticationFailed as failure:
         await _fail(io, failure, peer, authentication)
+        return False
+    except CloseConnection:  # a malformed ApiVersions request: logged by whoever catches it
+        raise
+    except Exception:  # a bug in the authenticator costs this connection, and names the request
+        log.exception(
+            "Unexpected error authenticating %s; closing the connection", describe_request(frame, peer, listener_name)
+        )
         return False
     if pieces is not None:
         await io.send_pieces([size_prefix(pieces), *pieces])

@@ -5,6 +5,10 @@ ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVer
 serves (only those, as Kafka does), so that clients can fall back.
 
 Injected faults (`faults.FaultInjector`) that match a request are applied around its handler.
+
+An unexpected exception while a request is handled (a bug) is logged at ERROR with its traceback
+and the request it belongs to (API, version, correlation id, client id, peer, listener:
+`describe_request`), and closes that connection only.
 """
 
 from __future__ import annotations
@@ -80,18 +84,28 @@ class Dispatcher:
             principal=principal,
             security_protocol=security_protocol,
         )
-        injected = self.faults.for_request(prefix.api_key, header.client_id)
+        try:
+            pieces = await self._answer(entry, request, ctx, header.client_id)
+        except CloseConnection:
+            raise
+        except Exception as exc:
+            where = describe_request(frame, client_host, listener_name)
+            log.exception("Unexpected error handling %s; closing the connection", where)
+            raise CloseConnection(f"unexpected error handling {where}: {exc!r}") from exc
+        self._record(prefix.api_key, prefix.api_version, request, started_ms)
+        return pieces
+
+    async def _answer(self, entry: HandlerEntry, request, ctx: RequestContext, client_id: str | None) -> list | None:
+        """The handler's response, encoded with its header (None when no response is due)."""
+        injected = self.faults.for_request(ctx.api_key, client_id)
         if injected is None:
             response = await entry.handle(request, ctx)
         else:
             response = await injected.serve(entry.handle, request, ctx)
         if response is None:
-            self._record(prefix.api_key, prefix.api_version, request, started_ms)
             return None
-        body = entry.response_type.encode(response, version=prefix.api_version)
-        head = headers.encode_response_header(prefix.api_key, prefix.api_version, prefix.correlation_id)
-        self._record(prefix.api_key, prefix.api_version, request, started_ms)
-        return [head, *body]
+        body = entry.response_type.encode(response, version=ctx.api_version)
+        return [headers.encode_response_header(ctx.api_key, ctx.api_version, ctx.correlation_id), *body]
 
     def _record(self, api_key: int, api_version: int, request, started_ms: float) -> None:
         elapsed_ms = SYSTEM_CLOCK.monotonic_ms() - started_ms
@@ -119,6 +133,27 @@ class Dispatcher:
         )
         head = headers.encode_response_header(ApiKey.API_VERSIONS, 0, correlation_id)
         return [head, *response_type.encode(body, version=0)]
+
+
+def describe_request(frame, client_host: str, listener_name: str) -> str:
+    """What a log line says of the request in `frame`: "METADATA v12 request (correlation id 7,
+    client id 'app') from 10.0.0.1 on listener PLAINTEXT", as much of it as the frame holds."""
+    try:
+        prefix = headers.read_request_prefix(frame)
+    except DecodeError:
+        return f"an unreadable request from {client_host} on listener {listener_name}"
+    try:
+        name = ApiKey(prefix.api_key).name
+    except ValueError:
+        name = f"API key {prefix.api_key}"
+    try:
+        client_id = repr(headers.decode_request_header(frame, prefix.api_key, prefix.api_version)[0].client_id)
+    except (DecodeError, KeyError, ValueError):
+        client_id = "unreadable"
+    return (
+        f"{name} v{prefix.api_version} request (correlation id {prefix.correlation_id}, client id {client_id}) "
+        f"from {client_host} on listener {listener_name}"
+    )
 
 
 def _fetch_replica_id(request, version: int) -> int:

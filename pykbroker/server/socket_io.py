@@ -2,7 +2,9 @@
 
 The broker drives its sockets itself (rather than through stream transports) so that a response
 can be written as bytes followed by file regions handed to `os.sendfile`, and so that a large
-request frame is received straight into one buffer without intermediate copies.
+request frame is received straight into one buffer without intermediate copies. That buffer grows
+with the bytes that arrive (doubling, never to more than twice what was received), so that a size
+prefix that lies (100 MB announced, nothing sent) costs no memory.
 """
 
 from __future__ import annotations
@@ -82,11 +84,15 @@ class SocketIO:
         self._buffer += view[:count]
         return True
 
-    async def _receive_into(self, target: memoryview) -> None:
-        """Fill `target` completely from the socket."""
-        filled = 0
-        while filled < len(target):
-            count = await self._recv_into(target[filled:])
+    async def _receive_rest(self, frame: bytearray, size: int) -> None:
+        """Receive into `frame` (which holds what has arrived so far) until it holds `size`
+        bytes, growing it only as the bytes come."""
+        filled = len(frame)
+        while filled < size:
+            if filled == len(frame):
+                frame += bytes(min(size, max(2 * filled, _READ_CHUNK)) - filled)
+            with memoryview(frame) as whole, whole[filled:] as free:
+                count = await self._recv_into(free)
             if count == 0:
                 raise EOFError("connection closed in the middle of a request")
             filled += count
@@ -108,10 +114,9 @@ class SocketIO:
             frame = self._buffer[4 : 4 + size]
             del self._buffer[: 4 + size]
             return frame
-        frame = bytearray(size)
-        frame[:available] = self._buffer[4:]
+        frame = self._buffer[4:]
         self._buffer.clear()
-        await self._receive_into(memoryview(frame)[available:])
+        await self._receive_rest(frame, size)
         return frame
 
     async def send_all(self, data) -> None:

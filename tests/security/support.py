@@ -106,10 +106,10 @@ class WireAs(WireClient):
     def __init__(self, broker: PrincipalBroker, user: str | None = None, timeout: float = 10.0) -> None:
         super().__init__(broker.bootstrap_of("SASL_PLAINTEXT" if user else "PLAINTEXT"), timeout)
         if user:
-            log_in_with_plain(self, user, USERS[user])
+            log_in_plain(self, user, USERS[user])
 
 
-def log_in_with_plain(client: WireClient, user: str, password: str) -> None:
+def log_in_plain(client: WireClient, user: str, password: str) -> None:
     """SASL PLAIN on a raw connection: SaslHandshake v1, then SaslAuthenticate v2."""
     handshake = client.request(ApiKey.SASL_HANDSHAKE, 1, request_of(ApiKey.SASL_HANDSHAKE, mechanism="PLAIN"))
     assert handshake.error_code == 0, handshake

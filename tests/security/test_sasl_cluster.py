@@ -155,13 +155,13 @@ def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_o
     describing credentials is refused on every broker; nothing changes in ZooKeeper."""
     from tests.wire import WireClient
 
-    from .support import log_in_with_plain, request_of
+    from .support import log_in_plain, request_of
 
     brokers, zk = cluster
     running = {i: b for i, b in brokers.items() if b.is_running()}
     some_broker = next(iter(running.values()))
     with WireClient(some_broker.bootstrap_of("SASL_PLAINTEXT")) as admin:
-        log_in_with_plain(admin, "admin", "admin-secret")
+        log_in_plain(admin, "admin", "admin-secret")
         acl = request_of(ApiKey.CREATE_ACLS).AclCreation(
             resource_type=4, resource_name="kafka-cluster", resource_pattern_type=3, principal="User:operator",
             host="*", operation=8, permission_type=3)  # the cluster now has an ACL: no longer open to all
@@ -174,7 +174,7 @@ def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_o
     describe = request_of(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, users=None)
     for broker_id, broker in running.items():
         with WireClient(broker.bootstrap_of("SASL_PLAINTEXT")) as alice:
-            log_in_with_plain(alice, "alice", "alice-secret")
+            log_in_plain(alice, "alice", "alice-secret")
 
             def refused() -> bool:
                 return alice.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe).error_code == 31
