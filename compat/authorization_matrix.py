@@ -29,6 +29,7 @@ import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from pykbroker.handlers.authorization import TABLE, Check
@@ -299,6 +300,8 @@ def cells(setup: Setup) -> list[Cell]:
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
              lambda: {"users": [{"name": "mx-nobody"}]}),
+        Cell("describe every user's scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
+             lambda: {"users": None}),
         Cell("alter user scram credentials", ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, ("cluster",), lambda: {
             "deletions": [{"name": "mx-nobody", "mechanism": 1}], "upsertions": []}),
         Cell("describe cluster", ApiKey.DESCRIBE_CLUSTER, 1, ("cluster",), lambda: {
@@ -428,13 +431,11 @@ def ask(bootstrap: str, cell: Cell, mode: str):
         finally:
             connection.close()
 
-    def ready(answer) -> bool:
-        return not (isinstance(answer, dict) and answer.get("error_code") in wire_probes.COORDINATOR_NOT_READY)
+    return wire_probes.retried(once, error_of=_top_level_error)
 
-    answers = []
-    wait_until(lambda: ready(answers.append(once()) or answers[-1]), f"{cell.label}: a ready coordinator",
-               timeout=WAIT_SECONDS)
-    return answers[-1]
+
+def _top_level_error(answer):
+    return answer.get("error_code") if isinstance(answer, dict) else None
 
 
 def set_acls(admin_bootstrap: str, acls: list[Acl]) -> None:
@@ -451,15 +452,14 @@ def set_acls(admin_bootstrap: str, acls: list[Acl]) -> None:
             assert all(r.error_code == 0 for r in created.results), created
 
 
-class _admin:
-    def __init__(self, bootstrap: str) -> None:
-        self.connection = Connection(bootstrap, SUPER_USER)
-
-    def __enter__(self):
-        return self.connection.client
-
-    def __exit__(self, *exc) -> None:
-        self.connection.close()
+@contextmanager
+def _admin(bootstrap: str) -> Iterator:
+    """A raw client logged in as the super user."""
+    connection = Connection(bootstrap, SUPER_USER)
+    try:
+        yield connection.client
+    finally:
+        connection.close()
 
 
 def _request(api_key: ApiKey, data: dict):

@@ -5,7 +5,8 @@ Kafka 3.9's ZkAdminManager answers on any broker: with no users named (null or e
 that has a SCRAM credential, sorted by name; otherwise each named user once, in request order.
 The caller needs DESCRIBE on the cluster (Kafka's KafkaApis): otherwise the answer is
 CLUSTER_AUTHORIZATION_FAILED, at the top and once per user asked for (without the user's name, as
-Kafka's `getErrorResponse` answers), revealing nothing. Errors per user: RESOURCE_NOT_FOUND for an
+Kafka's `getErrorResponse` answers), revealing nothing; a refused request for every user (null)
+closes the connection, as on Kafka 3.9.0. Errors per user: RESOURCE_NOT_FOUND for an
 empty name ("Username must not be empty") or a user without credentials ("Attempt to describe a user
 credential that does not exist: <user>"), DUPLICATE_RESOURCE for a user named twice. Users are
 stored as Kafka stores them (the metadata store's user configs, by sanitized name).
@@ -21,7 +22,7 @@ from ..protocol.errors import ErrorCode
 from ..security.sanitizer import desanitize, sanitize
 from ..security.sasl.scram import MECHANISMS, ScramCredential
 from .authorization import check
-from .context import RequestContext
+from .context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
 MIN_VERSION = 0
@@ -66,7 +67,10 @@ async def handle(request, ctx: RequestContext):
 
 def _refused(request, error: ErrorCode):
     """Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse` (no message: Kafka's ApiError
-    leaves out the error's default message)."""
+    leaves out the error's default message). Asking for every user (null) is not answered: Kafka's
+    error response cannot be built for it, and Kafka 3.9.0 closes the connection."""
+    if request.users is None:
+        raise CloseConnection("a refused DescribeUserScramCredentials for every user (null users)")
     results = [Result(error_code=error, error_message=None) for _ in request.users or []]
     return Response(error_code=error, error_message=None, results=results)
 

@@ -3,8 +3,8 @@
 The broker drives its sockets itself (rather than through stream transports) so that a response
 can be written as bytes followed by file regions handed to `os.sendfile`, and so that a large
 request frame is received straight into one buffer without intermediate copies. That buffer grows
-with the bytes that arrive (doubling, never to more than twice what was received), so that a size
-prefix that lies (100 MB announced, nothing sent) costs no memory.
+with the bytes that arrive past 2 MiB (doubling, never to more than twice what was received), so
+that a size prefix that lies (100 MB announced, nothing sent) costs no more than that.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ import anyio
 
 _SIZE = struct.Struct(">i")
 _READ_CHUNK = 256 * 1024
+# A frame up to this size (every produce request under the default message.max.bytes) gets its whole
+# buffer at once; a larger one grows by doubling as its bytes arrive, so that a size prefix that lies
+# costs at most this much.
+_WHOLE_FRAME_UP_TO = 2 * 1024 * 1024
 
 
 def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
@@ -86,11 +90,11 @@ class SocketIO:
 
     async def _receive_rest(self, frame: bytearray, size: int) -> None:
         """Receive into `frame` (which holds what has arrived so far) until it holds `size`
-        bytes, growing it only as the bytes come."""
+        bytes: grown once to the whole frame up to _WHOLE_FRAME_UP_TO, past that as the bytes come."""
         filled = len(frame)
         while filled < size:
             if filled == len(frame):
-                frame += bytes(min(size, max(2 * filled, _READ_CHUNK)) - filled)
+                frame += bytes(min(size, max(2 * filled, _WHOLE_FRAME_UP_TO)) - filled)
             with memoryview(frame) as whole, whole[filled:] as free:
                 count = await self._recv_into(free)
             if count == 0:

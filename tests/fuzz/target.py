@@ -160,6 +160,7 @@ class FuzzTarget:
         self.healthy = WireClient(broker.bootstrap_of("PLAINTEXT"), timeout=HEALTH_TIMEOUT_S)
         self.first_failure: str | None = None
         self.advertised = self._advertised_versions()
+        self.answered_apis: set[int] = set()  # APIs whose hostile requests got an answer, not a closed connection
 
     def _advertised_versions(self) -> dict[int, range]:
         response = self.healthy.request(ApiKey.API_VERSIONS, 3, api_versions_request())
@@ -195,6 +196,7 @@ class FuzzTarget:
         except (EOFError, OSError, struct.error):
             return Outcome.CLOSED
         check_answer(frame, answer, self.advertised[ApiKey.API_VERSIONS])
+        self.answered_apis.add(struct.unpack_from(">h", frame, 4)[0])
         return Outcome.ANSWERED
 
     # -- the broker's health ---------------------------------------------------------------

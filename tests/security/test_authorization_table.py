@@ -64,7 +64,6 @@ def test_scram_credentials_need_alter_and_describe_on_the_cluster():
         (AclOperation.DESCRIBE, ResourceType.CLUSTER, "CLUSTER_AUTHORIZATION_FAILED")]
 
 
-
 HANDLERS_DIR = Path(registry.__file__).parent
 AUTH_CALLS = {"authorize", "authorize_cluster", "filter_authorized", "authorize_by_resource_type"}
 # the table itself (its checks call auth.py) and auth.py, which asks the authorizer

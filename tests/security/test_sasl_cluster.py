@@ -171,7 +171,8 @@ def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_o
     upsertion = request_of(ApiKey.ALTER_USER_SCRAM_CREDENTIALS).ScramCredentialUpsertion(
         name="admin", mechanism=2, iterations=8192, salt=b"salt", salted_password=b"stolen")
     alter = request_of(ApiKey.ALTER_USER_SCRAM_CREDENTIALS, deletions=[], upsertions=[upsertion])
-    describe = request_of(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, users=None)
+    describe = request_of(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, users=[
+        request_of(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS).UserName(name="admin")])
     for broker_id, broker in running.items():
         with WireClient(broker.bootstrap_of("SASL_PLAINTEXT")) as alice:
             log_in_plain(alice, "alice", "alice-secret")
