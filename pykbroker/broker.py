@@ -40,9 +40,9 @@ from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
-from .handlers.config_admin import decoded_broker_configs
-from .handlers.registry import build_registry, default_modules
-from .handlers.services import BrokerServices
+from .handlers.support.config_admin import decoded_broker_configs
+from .handlers.support.registry import build_registry, default_modules
+from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager

@@ -2,7 +2,7 @@
 import re
 from pathlib import Path
 
-from pykbroker.handlers.registry import build_registry, default_modules
+from pykbroker.handlers.support.registry import build_registry, default_modules
 
 COMPATIBILITY = Path(__file__).resolve().parents[1] / "docs" / "compatibility.md"
 

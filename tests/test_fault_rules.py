@@ -8,8 +8,8 @@ import random
 import anyio
 import pytest
 
-from pykbroker.handlers.context import CloseConnection, RequestContext
-from pykbroker.handlers.registry import build_registry, default_modules
+from pykbroker.handlers.support.context import CloseConnection, RequestContext
+from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode

@@ -9,8 +9,8 @@ Errors as AddPartitionsToTxn's; PRODUCER_FENCED is answered as INVALID_PRODUCER_
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 MIN_VERSION = 0

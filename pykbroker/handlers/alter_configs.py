@@ -24,9 +24,9 @@ from functools import partial
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .config_admin import (
+from .support import fault_configs
+from .support.authorization import check
+from .support.config_admin import (
     NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
@@ -41,7 +41,7 @@ from .config_admin import (
     store_broker_configs,
     topic_missing,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0

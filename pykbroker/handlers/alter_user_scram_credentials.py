@@ -26,8 +26,8 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..security.sanitizer import sanitize
 from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, ScramCredential
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 MIN_VERSION = 0

@@ -10,7 +10,7 @@ import re
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.API_VERSIONS
 MIN_VERSION = 0

@@ -12,8 +12,8 @@ single replica are never listed, since their leadership cannot move.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.CONTROLLED_SHUTDOWN
 MIN_VERSION = 0

@@ -14,9 +14,9 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from .acl_requests import NO_AUTHORIZER, binding_of
-from .authorization import check
-from .context import RequestContext
+from .support.acl_requests import NO_AUTHORIZER, binding_of
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.CREATE_ACLS
 MIN_VERSION = 0

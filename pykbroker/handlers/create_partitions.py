@@ -22,9 +22,15 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .controller_rules import check_manual_assignment, deadline_passed, duplicated, place_replicas, registered_brokers
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.controller_rules import (
+    check_manual_assignment,
+    deadline_passed,
+    duplicated,
+    place_replicas,
+    registered_brokers,
+)
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION = 0

@@ -31,10 +31,10 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .config_admin import check_topic_overrides, effective_broker_config
-from .context import RequestContext
-from .controller_rules import (
+from .support.authorization import check
+from .support.config_admin import check_topic_overrides, effective_broker_config
+from .support.context import RequestContext
+from .support.controller_rules import (
     CLUSTER_METADATA_TOPIC,
     TooManyPartitionsError,
     check_manual_assignment,

@@ -9,9 +9,9 @@ before the answer.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .acl_requests import NO_AUTHORIZER, filter_of
-from .authorization import check
-from .context import RequestContext
+from .support.acl_requests import NO_AUTHORIZER, filter_of
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DELETE_ACLS
 MIN_VERSION = 0

@@ -7,8 +7,8 @@ groups the caller may not DELETE come last with GROUP_AUTHORIZATION_FAILED.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DELETE_GROUPS
 MIN_VERSION = 0

@@ -19,9 +19,9 @@ from ..config import topic_config_values
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .config_admin import effective_broker_config
-from .context import RequestContext
+from .support.authorization import check
+from .support.config_admin import effective_broker_config
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DELETE_RECORDS
 MIN_VERSION = 0

@@ -26,9 +26,9 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .controller_rules import deadline_passed, duplicated
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.controller_rules import deadline_passed, duplicated
 
 API_KEY = ApiKey.DELETE_TOPICS
 MIN_VERSION = 0

@@ -12,9 +12,9 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER, CLUSTER_NAME, authorized_operations
-from .authorization import check
-from .context import RequestContext
+from .support.auth import CLUSTER, CLUSTER_NAME, authorized_operations
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 MIN_VERSION = 0

@@ -33,17 +33,17 @@ from ..config import (
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .broker_loggers import logger_levels
-from .config_admin import (
+from .support import fault_configs
+from .support.authorization import check
+from .support.broker_loggers import logger_levels
+from .support.config_admin import (
     ConfigChecks,
     ConfigResourceType,
     config_authorization_error,
     effective_broker_config,
     parse_int32,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION = 0

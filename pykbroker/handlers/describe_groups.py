@@ -10,10 +10,10 @@ Groups the caller may not DESCRIBE come last, with GROUP_AUTHORIZATION_FAILED (a
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, authorized_operations
-from .authorization import check
-from .context import RequestContext
-from .services import GroupService
+from .support.auth import GROUP, authorized_operations
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import GroupService
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 MIN_VERSION = 0

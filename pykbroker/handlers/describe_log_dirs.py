@@ -17,8 +17,8 @@ import os
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 MIN_VERSION = 0

@@ -17,9 +17,9 @@ from ..cluster.model import validate_topic_name
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .services import ReplicaService
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import ReplicaService
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
 MIN_VERSION = 0

@@ -10,8 +10,8 @@ with the other fields at their defaults, as Kafka answers.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 MIN_VERSION = 0

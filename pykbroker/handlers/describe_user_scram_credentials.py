@@ -21,8 +21,8 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..security.sanitizer import desanitize, sanitize
 from ..security.sasl.scram import MECHANISMS, ScramCredential
-from .authorization import check
-from .context import CloseConnection, RequestContext
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
 MIN_VERSION = 0

@@ -44,9 +44,9 @@ from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition, session_wait_key
 from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-from .authorization import Check, check
-from .context import RequestContext
-from .services import BrokerServices, ReplicaService
+from .support.authorization import Check, check
+from .support.context import RequestContext
+from .support.services import BrokerServices, ReplicaService
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0

@@ -21,8 +21,8 @@ from ..coordinator.transaction import txn_topic
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.FIND_COORDINATOR
 MIN_VERSION = 0

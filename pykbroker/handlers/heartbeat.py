@@ -7,8 +7,8 @@ v3+: static membership (group_instance_id).
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.HEARTBEAT
 MIN_VERSION = 0

@@ -27,9 +27,9 @@ from ..config import BROKER_CONFIGS
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import broker_loggers, fault_configs
-from .authorization import check
-from .config_admin import (
+from .support import broker_loggers, fault_configs
+from .support.authorization import check
+from .support.config_admin import (
     NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
@@ -51,7 +51,7 @@ from .config_admin import (
     topic_list_default,
     topic_missing,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION = 0

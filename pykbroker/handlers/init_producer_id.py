@@ -19,8 +19,8 @@ A producer id without an epoch (or the reverse) is INVALID_REQUEST, as in Kafka.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION = 0

@@ -14,8 +14,8 @@ join phase completes (see `coordinator/group/rebalance.py`).
 from ..coordinator.group import JoinRequest
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.JOIN_GROUP
 MIN_VERSION = 0

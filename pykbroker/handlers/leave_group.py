@@ -10,8 +10,8 @@ from ..coordinator.group.model import MemberIdentity
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
 MIN_VERSION = 0

@@ -9,8 +9,8 @@ may DESCRIBE are listed (as Kafka).
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LIST_GROUPS
 MIN_VERSION = 0

@@ -24,8 +24,8 @@ from collections import Counter
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION = 0

@@ -10,8 +10,8 @@ COORDINATOR_NOT_AVAILABLE before the coordinator started.
 
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 MIN_VERSION = 0

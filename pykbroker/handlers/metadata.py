@@ -37,10 +37,10 @@ from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID, EncodedStructs
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
-from .authorization import check
-from .context import CloseConnection, RequestContext
-from .controller_rules import check_new_topic_name
+from .support.auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
+from .support.controller_rules import check_new_topic_name
 
 API_KEY = ApiKey.METADATA
 MIN_VERSION = 0

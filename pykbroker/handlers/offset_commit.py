@@ -16,9 +16,9 @@ from ..common.time import now_ms
 from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
-from .offset_requests import refuse_all, response_topics, split_known_partitions
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION = 0

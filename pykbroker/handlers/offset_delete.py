@@ -10,9 +10,9 @@ partitions.
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .offset_requests import response_topics, split_known_partitions
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.offset_requests import response_topics, split_known_partitions
 
 API_KEY = ApiKey.OFFSET_DELETE
 MIN_VERSION = 0

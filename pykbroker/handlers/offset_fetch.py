@@ -21,9 +21,9 @@ from ..coordinator.group.manager import FetchedOffset
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .services import GroupService
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import GroupService
 
 API_KEY = ApiKey.OFFSET_FETCH
 MIN_VERSION = 0

@@ -14,9 +14,9 @@ from the leader's; consumers use it (v3+) to check their position after a leader
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .services import ReplicaService
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import ReplicaService
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 MIN_VERSION = 0

@@ -39,8 +39,8 @@ from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
-from .authorization import check
-from .context import CloseConnection, RequestContext
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
 MIN_VERSION = 0

@@ -12,7 +12,7 @@ from __future__ import annotations
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.SASL_HANDSHAKE
 MIN_VERSION = 0

@@ -11,8 +11,8 @@ leader's has been stored (see `coordinator/group/rebalance.py`).
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.SYNC_GROUP
 MIN_VERSION = 0

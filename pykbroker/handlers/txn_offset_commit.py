@@ -24,9 +24,9 @@ from ..coordinator.group.formats import OffsetAndMetadata
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .offset_requests import refuse_all, response_topics, split_known_partitions
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MIN_VERSION = 0

@@ -21,8 +21,8 @@ from ..common.txn_marker import TxnMarker
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
 MIN_VERSION = 0

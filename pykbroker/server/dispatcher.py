@@ -16,9 +16,9 @@ from __future__ import annotations
 import logging
 
 from ..common.time import SYSTEM_CLOCK
-from ..handlers.context import CloseConnection, RequestContext
-from ..handlers.registry import HandlerEntry
-from ..handlers.services import BrokerServices
+from ..handlers.support.context import CloseConnection, RequestContext
+from ..handlers.support.registry import HandlerEntry
+from ..handlers.support.services import BrokerServices
 from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError

@@ -36,7 +36,7 @@ from typing import Any
 
 import anyio
 
-from ..handlers.context import CloseConnection, PartitionFault, RequestContext
+from ..handlers.support.context import CloseConnection, PartitionFault, RequestContext
 from ..protocol import messages
 from ..protocol.api_keys import MESSAGE_NAMES, ApiKey
 from ..protocol.codegen import EncodedStructs

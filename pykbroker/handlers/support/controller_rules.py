@@ -22,9 +22,9 @@ from collections import Counter
 from collections.abc import Hashable, Iterable
 from typing import TypeVar
 
-from ..cluster import assignment
-from ..cluster.model import validate_topic_name
-from ..protocol.errors import ErrorCode, KafkaError
+from ...cluster import assignment
+from ...cluster.model import validate_topic_name
+from ...protocol.errors import ErrorCode, KafkaError
 
 _Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..common.topic_partition import TopicPartition
-from ..protocol.errors import ErrorCode
+from ...common.topic_partition import TopicPartition
+from ...protocol.errors import ErrorCode
 from .authorization import Check
 from .context import RequestContext
 

@@ -30,14 +30,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from ..cluster.model import BrokerInfo, TopicInfo
-    from ..cluster.store import MetadataStore
-    from ..common.txn_marker import TxnMarker
-    from ..config import BrokerConfig
-    from ..coordinator.group.formats import OffsetAndMetadata
-    from ..coordinator.group.join import JoinRequest
-    from ..coordinator.group.manager import FetchedOffset
-    from ..coordinator.group.model import (
+    from ...cluster.model import BrokerInfo, TopicInfo
+    from ...cluster.store import MetadataStore
+    from ...common.txn_marker import TxnMarker
+    from ...config import BrokerConfig
+    from ...coordinator.group.formats import OffsetAndMetadata
+    from ...coordinator.group.join import JoinRequest
+    from ...coordinator.group.manager import FetchedOffset
+    from ...coordinator.group.model import (
         GroupOverview,
         GroupSummary,
         JoinResult,
@@ -45,16 +45,16 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
-    from ..coordinator.transaction import DescribedTransaction, TransactionListing
-    from ..log.config import LogConfig
-    from ..log.producer_state import ProducerStateEntry
-    from ..log.results import TimestampAndOffset
-    from ..protocol.errors import ErrorCode
-    from ..replication.fetch_session import FetchSessionCache
-    from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-    from ..replication.replica_manager import ProduceResult
-    from ..security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
-    from ..security.principal import KafkaPrincipal
+    from ...coordinator.transaction import DescribedTransaction, TransactionListing
+    from ...log.config import LogConfig
+    from ...log.producer_state import ProducerStateEntry
+    from ...log.results import TimestampAndOffset
+    from ...protocol.errors import ErrorCode
+    from ...replication.fetch_session import FetchSessionCache
+    from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
+    from ...replication.replica_manager import ProduceResult
+    from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.principal import KafkaPrincipal
 
 TopicPartition = tuple[str, int]
 
@@ -285,7 +285,7 @@ class TxnVerifierService(Protocol):
 
 class Authorizer(Protocol):
     """Kafka's authorizer as KafkaApis uses it (handlers ask it through the checks of
-    `handlers/authorization.py`, which call `handlers/auth.py`)."""
+    `handlers/support/authorization.py`, which call `handlers/support/auth.py`)."""
 
     def authorize(
         self,

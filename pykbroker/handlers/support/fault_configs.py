@@ -26,9 +26,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
-from ..config import ConfigSource, ConfigType
-from ..config.describe import ConfigEntry
-from ..protocol.errors import ErrorCode, KafkaError
+from ...config import ConfigSource, ConfigType
+from ...config.describe import ConfigEntry
+from ...protocol.errors import ErrorCode, KafkaError
 from .config_admin import OpType, parse_node_id
 from .context import RequestContext
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..security.principal import ANONYMOUS, KafkaPrincipal
+from ...security.principal import ANONYMOUS, KafkaPrincipal
 from .services import BrokerServices
 
 

@@ -10,7 +10,7 @@ matches nothing.
 
 from __future__ import annotations
 
-from ..security.acl import (
+from ...security.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,

@@ -1,5 +1,7 @@
 """The table of request handlers: which module serves which API, in which versions.
 
+Every module of `pykbroker/handlers/` (outside this `support/` sub-room) serves one Kafka API and
+is named after it; `API_MODULES` lists them, in API key order, and nothing else is registered.
 A handler module declares `API_KEY`, `MIN_VERSION`, `MAX_VERSION` (the versions it fully handles;
 only these are advertised in ApiVersions) and `async def handle(request, ctx) -> response | None`.
 An API is served only when the authorization table (`authorization.py`) has its entry.
@@ -11,7 +13,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
 
-from ..protocol import messages
+from ...protocol import messages
 from .authorization import entry_of
 
 
@@ -46,15 +48,57 @@ def build_registry(modules: list[ModuleType]) -> dict[int, HandlerEntry]:
     return {int(module.API_KEY): entry_for(module) for module in modules}
 
 
-def default_modules() -> list[ModuleType]:
-    """Every handler module of this package: each module that declares an API_KEY."""
-    import importlib
-    import pkgutil
+# The API modules of `pykbroker/handlers/`, by API key.
+API_MODULES = (
+    "produce",  # 0
+    "fetch",  # 1
+    "list_offsets",  # 2
+    "metadata",  # 3
+    "controlled_shutdown",  # 7
+    "offset_commit",  # 8
+    "offset_fetch",  # 9
+    "find_coordinator",  # 10
+    "join_group",  # 11
+    "heartbeat",  # 12
+    "leave_group",  # 13
+    "sync_group",  # 14
+    "describe_groups",  # 15
+    "list_groups",  # 16
+    "sasl_handshake",  # 17
+    "api_versions",  # 18
+    "create_topics",  # 19
+    "delete_topics",  # 20
+    "delete_records",  # 21
+    "init_producer_id",  # 22
+    "offset_for_leader_epoch",  # 23
+    "add_partitions_to_txn",  # 24
+    "add_offsets_to_txn",  # 25
+    "end_txn",  # 26
+    "write_txn_markers",  # 27
+    "txn_offset_commit",  # 28
+    "describe_acls",  # 29
+    "create_acls",  # 30
+    "delete_acls",  # 31
+    "describe_configs",  # 32
+    "alter_configs",  # 33
+    "describe_log_dirs",  # 35
+    "sasl_authenticate",  # 36
+    "create_partitions",  # 37
+    "delete_groups",  # 42
+    "elect_leaders",  # 43
+    "incremental_alter_configs",  # 44
+    "offset_delete",  # 47
+    "describe_user_scram_credentials",  # 50
+    "alter_user_scram_credentials",  # 51
+    "describe_cluster",  # 60
+    "describe_producers",  # 61
+    "describe_transactions",  # 65
+    "list_transactions",  # 66
+)
 
-    package = importlib.import_module(__package__)
-    modules = []
-    for info in pkgutil.iter_modules(package.__path__):
-        module = importlib.import_module(f"{__package__}.{info.name}")
-        if hasattr(module, "API_KEY"):
-            modules.append(module)
-    return modules
+
+def default_modules() -> list[ModuleType]:
+    """The handler module of every API this broker serves (`API_MODULES`), imported."""
+    import importlib
+
+    return [importlib.import_module(f"pykbroker.handlers.{name}") for name in API_MODULES]
