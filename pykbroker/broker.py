@@ -1,19 +1,22 @@
-"""One broker wired together from its config: listeners, stores, services and the socket server.
+"""One broker wired together from its config: the one place that knows every room.
 
     broker = Broker(BrokerConfig.from_file(...))
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
-`shutdown()` may be called from any thread; `serving` (a threading.Event) is set once the
-broker serves, for whoever runs it on a thread of its own (`pykbroker.embedded`).
+`open()` checks what the broker cannot honour (unserved security protocols, SASL and TLS
+settings, an unknown authorizer: each stops it with one line), locks `log.dirs`, binds the
+listeners, and opens the services in order: the metadata store (embedded, or ZooKeeper with
+`zookeeper.connect`), the log manager (logs load in the background), the replica manager, the
+group and transaction coordinators on their internal topics, producer ids, the authorizer and the
+controller. `run()` serves: the socket server dispatching to the handlers of
+`handlers/support/registry.py`, which reach the services through `ctx.services` (the typed
+`BrokerServices` built by `services()`), plus the timer, the maintenance tasks and `/metrics`.
 
-Nothing imports this module except the CLI and the tests; services reach each other through the
-attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
-built by `services()`.
-
-Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
-it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),
-follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
-(`controlled.shutdown.enable`).
+In a cluster the broker also runs follower fetchers, registers once everything is open, and
+shuts down in a controlled way on SIGTERM (`controlled.shutdown.enable`). `shutdown()` may be
+called from any thread; `serving` (a threading.Event) is set once the broker serves, for whoever
+runs it on a thread of its own (the embedded broker of the test harness). Only the command line
+and the test harness import this module.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ clients know instead), CONCURRENT_TRANSACTIONS and INVALID_REQUEST for an empty 
 """
 
 from ..cluster.model import INTERNAL_TOPICS
+from ..common.topic_partition import TopicPartition
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -32,8 +33,6 @@ Response = messages.response(API_KEY).cls
 CLUSTER_ACTION_FOR_BROKER = check(API_KEY, "broker")
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 WRITE_TOPIC = check(API_KEY, "topic")
-
-TopicPartition = tuple[str, int]
 
 
 async def handle(request, ctx: RequestContext):

@@ -29,6 +29,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ...common.topic_partition import TopicPartition
+
 if TYPE_CHECKING:
     from ...cluster.model import BrokerInfo, TopicInfo
     from ...cluster.store import MetadataStore
@@ -55,8 +57,6 @@ if TYPE_CHECKING:
     from ...replication.replica_manager import ProduceResult
     from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
     from ...security.principal import KafkaPrincipal
-
-TopicPartition = tuple[str, int]
 
 
 class ReplicaService(Protocol):
