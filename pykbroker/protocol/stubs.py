@@ -26,7 +26,7 @@ from .schema import SCHEMA_DIR, FieldSpec, MessageSpec, StructSpec, Versions, lo
 
 STUB_PATH = Path(__file__).with_name("message_types.pyi")
 REGENERATE = "python -m pykbroker.protocol.stubs"
-MAX_LINE = 120
+MAX_LINE = 120  # a field's version comment goes above it where it would not fit beside it
 
 PRIMITIVE_PYTHON_TYPES = {
     "bool": "bool",
