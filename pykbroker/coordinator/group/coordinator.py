@@ -75,11 +75,12 @@ class GroupCoordinator:
         self.metadata = metadata
         self.manager = manager = GroupMetadataManager(offsets_log, runtime, offset_config, partition_count)
         self.rebalance = rebalance = Rebalance(manager, group_config, runtime)
-        self.joining = Joining(manager, group_config, rebalance)
-        self.members = MemberRequests(manager, rebalance)
+        heartbeats = rebalance.heartbeats
+        self.joining = Joining(manager, group_config, rebalance, heartbeats)
+        self.members = MemberRequests(manager, rebalance, heartbeats)
         self.transactions = transactions = OpenTransactions(manager)
         self.store = store = OffsetStore(manager, offsets_log, offset_config, transactions)
-        self.offsets = OffsetMetadataManager(manager, store, rebalance.heartbeats)
+        self.offsets = OffsetMetadataManager(manager, store, heartbeats)
         self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
         self.admin = GroupAdmin(manager, store)
         self.loader = GroupLoader(

@@ -26,6 +26,7 @@ from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .config import GroupConfig
 from .group import GroupMetadata
+from .heartbeats import Heartbeats
 from .manager import GroupMetadataManager
 from .member import JoinCallback, MemberMetadata, Protocols
 from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
@@ -54,11 +55,13 @@ class JoinRequest:
 
 
 class Joining:
-    def __init__(self, groups: GroupMetadataManager, config: GroupConfig, rebalance: Rebalance) -> None:
+    def __init__(
+        self, groups: GroupMetadataManager, config: GroupConfig, rebalance: Rebalance, heartbeats: Heartbeats
+    ) -> None:
         self.groups = groups
         self.config = config
         self.rebalance = rebalance
-        self.heartbeats = rebalance.heartbeats
+        self.heartbeats = heartbeats
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
         error = self.groups.validate_group_status(request.group_id, ApiKey.JOIN_GROUP)

@@ -51,12 +51,11 @@ class GroupLoader:
         self._loaded_partitions = self._loaded_records = 0  # since loading last went idle
 
     def schedule_load(self, partition: int) -> None:
-        groups = self.groups
-        if partition in groups.owned_partitions or partition in groups.loading_partitions:
+        if partition in self.groups.served_partitions():
             return
         token = object()
         self._load_tokens[partition] = token
-        groups.loading_partitions.add(partition)
+        self.groups.start_loading(partition)
         log.debug("Loading group metadata from __consumer_offsets-%d", partition)
         self.offsets_log.load(partition, lambda records: self._finish_load(partition, token, records))
 
@@ -65,8 +64,7 @@ class GroupLoader:
             return  # unloaded (resigned) while loading
         del self._load_tokens[partition]
         replayed = replay(records)
-        self.groups.loading_partitions.discard(partition)
-        self.groups.owned_partitions.add(partition)
+        self.groups.finish_loading(partition)
         for group_id in replayed.group_ids():
             if self.groups.partition_for(group_id) != partition:
                 continue
@@ -104,8 +102,7 @@ class GroupLoader:
         """Stop serving `partition` (loaded or loading): its groups are forgotten."""
         self._load_tokens.pop(partition, None)
         self.open_transactions.on_partition_unloaded(partition)
-        self.groups.loading_partitions.discard(partition)
-        self.groups.owned_partitions.discard(partition)
+        self.groups.stop_serving(partition)
         for group in self.groups.groups_of_partition(partition):
             self.groups.remove_group(group)
             self._on_group_unloaded(group)

@@ -73,6 +73,17 @@ class GroupMetadataManager:
         """The partitions this broker loads or has loaded."""
         return self.owned_partitions | self.loading_partitions
 
+    def start_loading(self, partition: int) -> None:
+        self.loading_partitions.add(partition)
+
+    def finish_loading(self, partition: int) -> None:
+        self.loading_partitions.discard(partition)
+        self.owned_partitions.add(partition)
+
+    def stop_serving(self, partition: int) -> None:
+        self.loading_partitions.discard(partition)
+        self.owned_partitions.discard(partition)
+
     def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None:
         """The error a request for `group_id` answers before anything else; None if none."""
         if group_id is None or (group_id == "" and api not in _EMPTY_GROUP_ID_ALLOWED):

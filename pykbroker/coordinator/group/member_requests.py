@@ -15,6 +15,7 @@ import logging
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .group import GroupMetadata
+from .heartbeats import Heartbeats
 from .manager import GroupMetadataManager
 from .member import SyncCallback, chain_callbacks
 from .model import UNKNOWN_MEMBER_ID, LeaveMemberResult, LeaveResult, MemberIdentity, SyncResult
@@ -25,10 +26,10 @@ log = logging.getLogger(__name__)
 
 
 class MemberRequests:
-    def __init__(self, groups: GroupMetadataManager, rebalance: Rebalance) -> None:
+    def __init__(self, groups: GroupMetadataManager, rebalance: Rebalance, heartbeats: Heartbeats) -> None:
         self.groups = groups
         self.rebalance = rebalance
-        self.heartbeats = rebalance.heartbeats
+        self.heartbeats = heartbeats
 
     def handle_sync_group(
         self,

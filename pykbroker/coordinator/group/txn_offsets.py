@@ -10,6 +10,8 @@ ABORT marker written to a partition completes the pending offsets of that produc
 of that partition only: on COMMIT they become the group's committed offsets, on ABORT they are
 dropped. A marker that arrives while its partition loads waits for the load (`loader.py`), and is
 applied then unless the load read it already.
+
+The checks and the write of a TxnOffsetCommit itself are `OffsetMetadataManager`'s (`offsets.py`).
 """
 
 from __future__ import annotations
