@@ -189,10 +189,6 @@ class GroupCoordinator:
         for partition in sorted(served - led):
             self.on_resignation(partition)
 
-    # -- the checks every group request starts with ----------------------------------------
-    def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None:
-        return self.manager.validate_group_status(group_id, api)
-
     # -- membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup ---------------------------
     async def join_group(self, request: JoinRequest) -> JoinResult:
         reply: Reply[JoinResult] = Reply()
@@ -303,9 +299,6 @@ class GroupCoordinator:
         self, group_id: str, partitions: list[TopicPartition]
     ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
         return self.offsets.handle_delete_offsets(group_id, partitions)
-
-    def expire_offsets(self) -> int:
-        return self.expiration.expire_offsets()
 
     def remove_offsets_of_topic(self, topic: str) -> int:
         return self.expiration.remove_offsets_of_topic(topic)
