@@ -15,9 +15,13 @@ setting to change (`../internal_topic.py`).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ...common.java_order import signed_string_hash
 from ..internal_topic import InternalTopic
+
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -28,7 +32,7 @@ def partition_for(group_id: str, partition_count: int) -> int:
     return (signed_string_hash(group_id) & 0x7FFFFFFF) % partition_count
 
 
-def topic_configs(config) -> dict[str, str]:
+def topic_configs(config: BrokerConfig) -> dict[str, str]:
     return {
         "cleanup.policy": "compact",
         "segment.bytes": str(config["offsets.topic.segment.bytes"]),
