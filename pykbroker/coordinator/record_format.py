@@ -16,7 +16,7 @@ import struct
 from collections.abc import Callable
 from typing import Any
 
-from ..protocol.codegen import GeneratedClass, build_classes, compile_version
+from ..protocol.codegen import build_classes, compile_version
 from ..protocol.schema import parse_message
 
 # (decoder, encoder, source, the codec functions of each struct), as `compile_version` gives them
@@ -29,7 +29,7 @@ class RecordFormat:
     def __init__(self, raw: dict[str, Any]) -> None:
         self.spec = parse_message(raw)
         self.classes = build_classes(self.spec)
-        self.cls: GeneratedClass = self.classes[self.spec.root.name]
+        self.cls: type[Any] = self.classes[self.spec.root.name]  # generated at run time: untyped
         self._codecs: dict[int, Codec] = {}
 
     def _codec(self, version: int) -> Codec:
