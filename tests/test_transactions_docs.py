@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from compat import java
-from pykbroker.testing import BrokerProcess
+from pykbroker import BrokerProcess
 
 from .docs_examples import DOCS, documented_files
 
