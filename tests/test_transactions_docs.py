@@ -20,6 +20,7 @@ EXAMPLE_CONFIG = DOCS.parent / "config" / "server.properties"
 DOCUMENTED_BOOTSTRAP = "127.0.0.1:9092"
 PYTHON_PROGRAMS = ("transactions_confluent_kafka.py", "transactions_kafka_python.py")
 JAVA_PROGRAM = "TransactionsExample.java"
+LOOP_PROGRAM = "consume_transform_produce.py"
 
 
 @pytest.fixture(scope="module")
@@ -35,7 +36,7 @@ def dev_broker(tmp_path):
 
 
 def test_the_page_opens_with_a_program_for_each_client(programs):
-    assert list(programs) == [*PYTHON_PROGRAMS, JAVA_PROGRAM]
+    assert list(programs) == [*PYTHON_PROGRAMS, JAVA_PROGRAM, LOOP_PROGRAM]
 
 
 def assert_reads_only_the_committed_records(output: str, broker: BrokerProcess) -> None:
@@ -45,14 +46,19 @@ def assert_reads_only_the_committed_records(output: str, broker: BrokerProcess) 
     assert "order-3" not in last_line
 
 
-@pytest.mark.parametrize("name", PYTHON_PROGRAMS)
-def test_the_python_program_reads_the_committed_transactions(programs, dev_broker, tmp_path, name):
+def run_python(programs: dict[str, str], name: str, broker: BrokerProcess, tmp_path: Path) -> str:
+    """The program's output, run against `broker`."""
     program = tmp_path / name
-    program.write_text(programs[name].replace(DOCUMENTED_BOOTSTRAP, dev_broker.bootstrap))
+    program.write_text(programs[name].replace(DOCUMENTED_BOOTSTRAP, broker.bootstrap))
     done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120,
                           stdin=subprocess.DEVNULL)
-    assert done.returncode == 0, done.stderr
-    assert_reads_only_the_committed_records(done.stdout, dev_broker)
+    assert done.returncode == 0, f"{done.stderr}\n--- broker log ---\n{broker.log_text()[-3000:]}"
+    return done.stdout
+
+
+@pytest.mark.parametrize("name", PYTHON_PROGRAMS)
+def test_the_python_program_reads_the_committed_transactions(programs, dev_broker, tmp_path, name):
+    assert_reads_only_the_committed_records(run_python(programs, name, dev_broker, tmp_path), dev_broker)
 
 
 def test_the_java_program_reads_the_committed_transactions(programs, dev_broker, tmp_path):
@@ -63,3 +69,8 @@ def test_the_java_program_reads_the_committed_transactions(programs, dev_broker,
     done = java.run_main(classes, Path(JAVA_PROGRAM).stem)
     assert done.returncode == 0, java.without_logging_noise(done.stderr)
     assert_reads_only_the_committed_records(done.stdout, dev_broker)
+
+
+def test_the_loop_commits_its_output_and_its_offsets_together(programs, dev_broker, tmp_path):
+    output = run_python(programs, LOOP_PROGRAM, dev_broker, tmp_path)
+    assert output.strip() == "checked 3 payments; the group resumes at offset 3"
