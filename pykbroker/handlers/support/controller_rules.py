@@ -25,6 +25,7 @@ from typing import TypeVar
 from ...cluster import assignment
 from ...cluster.model import validate_topic_name
 from ...protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 _Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 
@@ -129,5 +130,5 @@ class RegisteredBroker(int):
         return broker
 
 
-def registered_brokers(ctx) -> set[int]:
+def registered_brokers(ctx: RequestContext) -> set[int]:
     return {RegisteredBroker(broker.broker_id, broker.rack) for broker in ctx.services.metadata.brokers()}
