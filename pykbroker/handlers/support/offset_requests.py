@@ -28,22 +28,22 @@ class RequestedPartition(Protocol):
     def partition_index(self) -> int: ...
 
 
-_Partition = TypeVar("_Partition", bound=RequestedPartition, covariant=True)
-_Partition_in = TypeVar("_Partition_in", bound=RequestedPartition)
+_Partition_co = TypeVar("_Partition_co", bound=RequestedPartition, covariant=True)
+_Partition = TypeVar("_Partition", bound=RequestedPartition)
 _ResponsePartition = TypeVar("_ResponsePartition")
 _ResponsePartition_co = TypeVar("_ResponsePartition_co", covariant=True)
 _ResponseTopic_co = TypeVar("_ResponseTopic_co", covariant=True)
 _ResponseTopic = TypeVar("_ResponseTopic")
 
 
-class RequestedTopic(Protocol[_Partition]):
+class RequestedTopic(Protocol[_Partition_co]):
     """A topic of the request, with its requested partitions."""
 
     @property
     def name(self) -> str: ...
 
     @property
-    def partitions(self) -> Sequence[_Partition]: ...
+    def partitions(self) -> Sequence[_Partition_co]: ...
 
 
 class ResponsePartitionClass(Protocol[_ResponsePartition_co]):
@@ -58,16 +58,17 @@ class ResponseTopicClass(Protocol[_ResponsePartition, _ResponseTopic_co]):
     def __call__(self, *, name: str = ..., partitions: list[_ResponsePartition] = ...) -> _ResponseTopic_co: ...
 
 
-Split = tuple[dict[TopicPartition, ErrorCode], list[tuple[TopicPartition, _Partition_in]]]
+# ({tp: error} of the refused partitions, [(tp, requested partition)] of those the coordinator serves)
+Split = tuple[dict[TopicPartition, ErrorCode], list[tuple[TopicPartition, _Partition]]]
 
 
 def split_known_partitions(
-    request_topics: Sequence[RequestedTopic[_Partition_in]], ctx: RequestContext, read_topic: Check
-) -> Split[_Partition_in]:
+    request_topics: Sequence[RequestedTopic[_Partition]], ctx: RequestContext, read_topic: Check
+) -> Split[_Partition]:
     """({tp: error} for unreadable or unknown partitions, [(tp, requested partition)] for the
     others, in request order). Kafka checks `read_topic` on each topic before its existence."""
     errors: dict[TopicPartition, ErrorCode] = {}
-    known: list[tuple[TopicPartition, _Partition_in]] = []
+    known: list[tuple[TopicPartition, _Partition]] = []
     readable = read_topic.allowed(ctx, (topic.name for topic in request_topics))
     for topic in request_topics:
         info = ctx.services.metadata.topic(topic.name)
@@ -82,7 +83,7 @@ def split_known_partitions(
     return errors, known
 
 
-def refuse_all(request_topics: Sequence[RequestedTopic[_Partition_in]], error: ErrorCode) -> Split[_Partition_in]:
+def refuse_all(request_topics: Sequence[RequestedTopic[_Partition]], error: ErrorCode) -> Split[_Partition]:
     """As `split_known_partitions`, with every partition refused with `error` (a refused group)."""
     return {(topic.name, p.partition_index): error for topic in request_topics for p in topic.partitions}, []
 

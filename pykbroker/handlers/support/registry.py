@@ -3,7 +3,9 @@
 Every module of `pykbroker/handlers/` (outside this `support/` sub-room) serves one Kafka API and
 is named after it; `API_MODULES` lists them, in API key order, and nothing else is registered.
 A handler module declares `API_KEY`, `MIN_VERSION`, `MAX_VERSION` (the versions it fully handles;
-only these are advertised in ApiVersions) and `async def handle(request, ctx) -> response | None`.
+only these are advertised in ApiVersions) and `async def handle(request: XRequest, ctx: RequestContext)
+-> XResponse` (`XResponse | None` when no response may be due), with the message classes of
+`protocol/message_types`.
 An API is served only when the authorization table (`authorization.py`) has its entry.
 """
 
