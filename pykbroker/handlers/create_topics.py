@@ -24,6 +24,7 @@ partition count or replication factor, and `topic_config_error_code` TOPIC_AUTHO
 from __future__ import annotations
 
 import uuid
+from collections.abc import Set
 
 from ..cluster.model import new_topic_id
 from ..config import describe_topic_configs
@@ -143,7 +144,7 @@ def _replica_assignments(topic: CreatableTopic, ctx: RequestContext) -> dict[int
     return _placed_assignments(topic, ctx)
 
 
-def _manual_assignments(topic: CreatableTopic, registered: set[int]) -> dict[int, list[int]]:
+def _manual_assignments(topic: CreatableTopic, registered: Set[int]) -> dict[int, list[int]]:
     if topic.replication_factor != -1:
         raise KafkaError(
             ErrorCode.INVALID_REQUEST,
