@@ -3,7 +3,9 @@
 Every module of `pykbroker/handlers/` (outside this `support/` sub-room) serves one Kafka API and
 is named after it; `API_MODULES` lists them, in API key order, and nothing else is registered.
 A handler module declares `API_KEY`, `MIN_VERSION`, `MAX_VERSION` (the versions it fully handles;
-only these are advertised in ApiVersions) and `async def handle(request, ctx) -> response | None`.
+only these are advertised in ApiVersions) and `async def handle(request: XRequest, ctx: RequestContext)
+-> XResponse` (`XResponse | None` when no response may be due), with the message classes of
+`protocol/message_types`.
 An API is served only when the authorization table (`authorization.py`) has its entry.
 """
 
@@ -12,25 +14,35 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from types import ModuleType
+from typing import Any, Generic, TypeVar
 
 from ...protocol import messages
 from .authorization import entry_of
+from .context import RequestContext
+
+_Request = TypeVar("_Request")
+_Response = TypeVar("_Response")
+
+# A handler: the request (as its message class) and its context in, the response out (None: none is due).
+Handler = Callable[[_Request, RequestContext], Awaitable[_Response | None]]
 
 
 @dataclass(frozen=True)
-class HandlerEntry:
+class HandlerEntry(Generic[_Request, _Response]):
+    """One API's handler, with the versions it serves and the codecs of its messages."""
+
     api_key: int
     min_version: int
     max_version: int
-    handle: Callable[..., Awaitable[object]]
-    request_type: messages.MessageType
-    response_type: messages.MessageType
+    handle: Handler[_Request, _Response]
+    request_type: messages.MessageType[_Request]
+    response_type: messages.MessageType[_Response]
 
     def supports(self, version: int) -> bool:
         return self.min_version <= version <= self.max_version
 
 
-def entry_for(module: ModuleType) -> HandlerEntry:
+def entry_for(module: ModuleType) -> HandlerEntry[Any, Any]:
     entry_of(module.API_KEY)  # raises LookupError: no API is served before its ACLs are written down
     request_type = messages.request(module.API_KEY)
     response_type = messages.response(module.API_KEY)
@@ -44,7 +56,7 @@ def entry_for(module: ModuleType) -> HandlerEntry:
     )
 
 
-def build_registry(modules: list[ModuleType]) -> dict[int, HandlerEntry]:
+def build_registry(modules: list[ModuleType]) -> dict[int, HandlerEntry[Any, Any]]:
     return {int(module.API_KEY): entry_for(module) for module in modules}
 
 
