@@ -1,4 +1,4 @@
-"""The fault registry on its own (`server/faults.py`): what a rule accepts, which requests it
+"""The fault registry on its own (`server/faults/`): what a rule accepts, which requests it
 matches, how often it fires, and that every injectable error response encodes in every version."""
 
 from __future__ import annotations
