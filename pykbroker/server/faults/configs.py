@@ -100,9 +100,21 @@ class FaultConfigs:
         ours = [r for r in request.resources if _names_special_keys(r)]
         if not ours:
             return await handle(request, ctx)
+        answered = await self._answer_fault_keys(ours, request, ctx)
+        everything = request.resources
+        request.resources = [r for r in everything if id(r) not in answered]
+        response = await handle(request, ctx)
+        served = iter(response.responses)
+        response.responses = [answered[id(r)] if id(r) in answered else next(served) for r in everything]
+        return response
+
+    async def _answer_fault_keys(self, ours: list[Any], request: Any, ctx: RequestContext) -> dict[int, Any]:
+        """Apply the fault keys of the resources that name them, and take the keys out of them;
+        {id of a resource: its answer} for those the handler is not to get (failed, or with no
+        other key)."""
         twice = _named_twice(request.resources)
         moved = await _move_leaderships(ours, request.validate_only, ctx)
-        answered: dict[int, Any] = {}  # id of a resource: its answer
+        answered: dict[int, Any] = {}
         for resource in ours:
             others = [entry for entry in resource.configs if entry.name not in SPECIAL_KEYS]
             if _key(resource) in twice:
@@ -113,12 +125,7 @@ class FaultConfigs:
             if answer.error_code != ErrorCode.NONE or not others:
                 answered[id(resource)] = answer
             resource.configs = others
-        everything = request.resources
-        request.resources = [r for r in everything if id(r) not in answered]
-        response = await handle(request, ctx)
-        served = iter(response.responses)
-        response.responses = [answered[id(r)] if id(r) in answered else next(served) for r in everything]
-        return response
+        return answered
 
     def _alter(self, resource: Any, validate_only: bool, ctx: RequestContext, moved: dict[int, KafkaError]) -> None:
         """The fault keys' operations of one resource (the leadership moves were made first)."""
