@@ -138,7 +138,7 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
-        self.faults = FaultInjector()  # injected faults for client tests (server/faults.py)
+        self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -699,7 +699,6 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
-            faults=self.faults,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

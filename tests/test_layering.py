@@ -4,6 +4,8 @@
 - nothing below `handlers/` (storage, replication, cluster, coordinators, security) imports `handlers/`
   or `server/`;
 - `tools/` (the command-line tools, clients of a cluster) imports nothing else of pykbroker but `common/`;
+- `handlers/` imports nothing of `server/`, and no handler module speaks of injected faults: they
+  sit at the dispatcher's seam (`server/faults/`), around the handlers;
 - the package (and the compatibility suite, `compat/`) has no import cycles between modules.
 
 Imports are read with `ast`, so a lazy import inside a function counts as much as one at the top.
@@ -11,6 +13,7 @@ Imports are read with `ast`, so a lazy import inside a function counts as much a
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -102,6 +105,28 @@ def test_the_tools_are_clients_that_import_nothing_of_the_broker():
                        if room_of(module) != "tools" and any(room_of(t) == "tools" for t in targets))
     assert offending == []
     assert importers in ([], ["pykbroker.cli"])
+
+
+def test_the_handlers_import_nothing_of_the_server():
+    offending = sorted(f"{module} imports {target}"
+                       for module, targets in GRAPH.items() if room_of(module) == "handlers"
+                       for target in targets if room_of(target) == "server")
+    assert offending == []
+
+
+# "fault" as a word of its own, not inside "default"
+FAULT = re.compile(r"(?<!de)fault", re.IGNORECASE)
+
+
+def test_no_handler_module_speaks_of_faults():
+    """Injected faults stand around the handlers (`server/faults/`), never inside one."""
+    handler_files = sorted((PACKAGE_ROOT / "handlers").rglob("*.py"))
+    offending = [f"{path.relative_to(PACKAGE_ROOT)}:{number}: {line.strip()}"
+                 for path in handler_files
+                 for number, line in enumerate(path.read_text().splitlines(), 1) if FAULT.search(line)]
+    assert handler_files
+    assert offending == []
+    assert FAULT.search("from ..server.faults import FaultRule") and not FAULT.search("setdefault(Default)")
 
 
 @pytest.mark.parametrize("root", [PACKAGE_ROOT, COMPAT_ROOT], ids=lambda root: root.name)

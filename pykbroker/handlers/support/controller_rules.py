@@ -49,7 +49,7 @@ def duplicated(names: Iterable[_Name]) -> set[_Name]:
 
 def check_new_topic_name(name: str, existing: Iterable[str]) -> None:
     """Kafka's checks of a new topic's name: no collision on '.' versus '_' (reported in
-    preference to any other fault), and a legal name."""
+    preference to any other error), and a legal name."""
     colliding = colliding_topic(name, existing)
     if colliding is not None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {colliding}")

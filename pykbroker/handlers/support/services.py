@@ -17,7 +17,6 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
-| `faults` | `FaultAdmin` | `server.faults.FaultInjector` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
@@ -217,18 +216,6 @@ class ControllerService(Protocol):
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]: ...
 
 
-class FaultAdmin(Protocol):
-    """The broker's injected faults as the config requests manage them (server/faults.py)."""
-
-    def add_json(self, text: str, *, validate_only: bool = False) -> list[int]: ...
-
-    def remove(self, fault_id: int) -> bool: ...
-
-    def clear(self) -> None: ...
-
-    def describe(self) -> list[dict]: ...
-
-
 class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
 
@@ -341,7 +328,6 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
-    faults: FaultAdmin | None = None  # None: no fault injection (the config key is refused)
 
     @property
     def config(self) -> BrokerConfig:
