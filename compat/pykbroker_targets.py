@@ -12,7 +12,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess, ZooKeeperProcess
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.zookeeper import ZooKeeperProcess
 
 from .realkafka import CLUSTER_IDS, CLUSTER_SETTINGS, SINGLE_BROKER_SETTINGS
 

@@ -115,7 +115,7 @@ def run_suite(bootstrap: str, drivers: list[Driver] | None = None,
 
 @contextlib.contextmanager
 def pykbroker():
-    from pykbroker.testing import BrokerProcess
+    from pykbroker.testkit.process import BrokerProcess
 
     directory = tempfile.mkdtemp(prefix="compat-pykbroker-")
     try:

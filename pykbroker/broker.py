@@ -4,11 +4,11 @@
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
 `shutdown()` may be called from any thread; `serving` (a threading.Event) is set once the
-broker serves, for whoever runs it on a thread of its own (`pykbroker.embedded`).
+broker serves, for whoever runs it on a thread of its own (`pykbroker.testkit.embedded`).
 
-Nothing imports this module except the CLI and the tests; services reach each other through the
-attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
-built by `services()`.
+Nothing imports this module except the CLI, the test harness (`testkit/`) and the tests; services
+reach each other through the attributes set here, and handlers reach them through `ctx.services`,
+the typed `BrokerServices` built by `services()`.
 
 Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
 it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),

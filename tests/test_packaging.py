@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .docs_examples import documented_test_files
 
