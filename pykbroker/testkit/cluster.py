@@ -13,10 +13,11 @@ one is kept, so that the next start finds the same cluster):
 
 Every broker gets `cluster_settings(N)` (`settings.py`: the development profile with the
 replication of a cluster), then the caller's overrides, then what the cluster sets for each broker
-(`PER_BROKER_KEYS`). Broker N listens on `base_port + N - 1`, or on a free port with `base_port`
-0. `start()` returns once every broker answers Metadata listing all N; `stop()` stops the
-brokers in parallel with SIGTERM, each a controlled shutdown, the controller after the others so
-that their requests find it, then ZooKeeper.
+(`PER_BROKER_KEYS`). Broker N listens on `base_port + N - 1`, or with `base_port` 0 on a free
+port, which it keeps when it is started again (as a real broker restarts on its port).
+`start()` returns once every broker answers Metadata listing all N; `stop()` stops the brokers in
+parallel with SIGTERM, each a controlled shutdown, the controller after the others so that their
+requests find it, then ZooKeeper.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .process import BrokerProcess, directory_or_temporary
-from .settings import cluster_settings
+from .settings import FREE_PORT_LISTENER, cluster_settings
 from .zookeeper import ZooKeeperProcess
 
 PER_BROKER_KEYS = ("broker.id", "listeners", "advertised.listeners", "log.dirs", "zookeeper.connect")
@@ -101,7 +102,7 @@ class BrokerCluster:
         settings = {
             **self.overrides,
             "broker.id": str(broker_id),
-            "listeners": f"PLAINTEXT://127.0.0.1:{port}",
+            "listeners": f"PLAINTEXT://127.0.0.1:{port}" if port else FREE_PORT_LISTENER,
             "log.dirs": str(directory / "kafka-logs"),
             "zookeeper.connect": self.zookeeper.connect,
         }
@@ -110,6 +111,7 @@ class BrokerCluster:
             settings,
             broker_id=broker_id,
             start_timeout=self.start_timeout,
+            keep_port_on_restart=True,
             popen_options=self.popen_options,
         )
 

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .settings import single_broker_settings
+from .settings import FREE_PORT_LISTENER, single_broker_settings
 
 STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
@@ -56,7 +56,9 @@ class BrokerProcess:
         self.directory.mkdir(parents=True, exist_ok=True)
         self.command = command or [sys.executable, "-m", "pykbroker"]
         self.broker_id = broker_id
-        self.keep_port_on_restart = keep_port_on_restart and "listeners" not in (overrides or {})
+        # only the harness's own listener moves to a fixed port; the caller's listeners stay as given
+        given_listeners = (overrides or {}).get("listeners", FREE_PORT_LISTENER)
+        self.keep_port_on_restart = keep_port_on_restart and given_listeners == FREE_PORT_LISTENER
         self.overrides = single_broker_settings(overrides, broker_id=broker_id, log_dirs=self.directory / "kafka-logs")
         self.start_timeout = start_timeout
         self.popen_options = dict(popen_options or {})

@@ -37,7 +37,7 @@ def cluster_settings(brokers: int) -> dict[str, str]:
     replication_factor = min(3, brokers)
     min_isr = max(1, replication_factor - 1)
     return {
-        **DEV_PROFILE,
+        **{key: value for key, value in DEV_PROFILE.items() if key != "listeners"},  # each broker has its own
         "default.replication.factor": str(replication_factor),
         "min.insync.replicas": str(min_isr),
         "offsets.topic.replication.factor": str(replication_factor),
