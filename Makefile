@@ -1,4 +1,4 @@
-# `make run` starts one broker on 127.0.0.1:9092; `make test` runs the whole suite.
+# `make run` starts one broker on 127.0.0.1:9092 (`pykbroker --dev`); `make test` runs the whole suite.
 # Both set up everything they need on a fresh machine (.venv, Python packages, system packages).
 
 PYTHON ?= python3
@@ -28,7 +28,7 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 run: $(STAMP)
-	$(VENV)/bin/pykbroker config/server.properties
+	$(VENV)/bin/pykbroker --dev
 
 $(COMPAT_STAMP): pyproject.toml $(STAMP)
 	$(PY) -m pip install -q -e '.[compat]'

@@ -356,7 +356,7 @@ class Connection:
 
     def __init__(self, bootstrap: str, user: str | None) -> None:
         from tests.security.support import log_in_plain
-        from tests.wire import WireClient
+        from pykbroker.testkit.wire import WireClient
 
         self.client = WireClient(bootstrap, timeout=WAIT_SECONDS)
         if user is not None:

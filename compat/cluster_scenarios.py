@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import uuid
 
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 from .drivers import FAIL, Result, outcome
 from .scenarios import (WAIT_SECONDS, check_round_trip, create_topic, expect_equal,

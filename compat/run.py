@@ -50,7 +50,7 @@ PYKBROKER_OVERRIDES = SINGLE_BROKER_SETTINGS
 
 @contextlib.contextmanager
 def pykbroker():
-    from pykbroker.testing import BrokerProcess
+    from pykbroker.testkit.process import BrokerProcess
 
     directory = tempfile.mkdtemp(prefix="compat-pykbroker-")
     try:

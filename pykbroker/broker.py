@@ -15,8 +15,8 @@ controller. `run()` serves: the socket server dispatching to the handlers of
 In a cluster the broker also runs follower fetchers, registers once everything is open, and
 shuts down in a controlled way on SIGTERM (`controlled.shutdown.enable`). `shutdown()` may be
 called from any thread; `serving` (a threading.Event) is set once the broker serves, for whoever
-runs it on a thread of its own (the embedded broker of the test harness). Only the command line
-and the test harness import this module.
+runs it on a thread of its own (`pykbroker.testkit.embedded`). Only the command line and the test
+harness (`testkit/`) import this module.
 """
 
 from __future__ import annotations

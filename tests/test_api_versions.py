@@ -4,9 +4,9 @@ import pytest
 from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.testkit.wire import WireClient
 
 from .protocol.samples import sample
-from .wire import WireClient
 
 ApiVersions = messages.request(ApiKey.API_VERSIONS)
 ADVERTISED = [(key, version) for key, entry in sorted(build_registry(default_modules()).items())

@@ -22,9 +22,9 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from pykbroker.tools import faults as faults_tool
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 FAULT_KEY = "pykbroker.fault.injection"
 ListOffsets = messages.request(ApiKey.LIST_OFFSETS).cls

@@ -6,6 +6,8 @@
 - `tools/` (the command-line tools, clients of a cluster) imports nothing else of pykbroker but `common/`;
 - `handlers/` imports nothing of `server/`, and no handler module speaks of injected faults: they
   sit at the dispatcher's seam (`server/faults/`), around the handlers;
+- `testkit/` (the test harness) imports the broker, and nothing of the broker imports it: only the
+  package's `__init__` names its public classes, loaded lazily (`pykbroker.EmbeddedBroker`, ...);
 - the package (and the compatibility suite, `compat/`) has no import cycles between modules.
 
 Imports are read with `ast`, so a lazy import inside a function counts as much as one at the top.
@@ -129,6 +131,23 @@ def test_no_handler_module_speaks_of_faults():
     assert FAULT.search("from ..server.faults import FaultRule") and not FAULT.search("setdefault(Default)")
 
 
+def test_the_testkit_imports_the_broker_and_nothing_of_the_broker_imports_it():
+    """The harness stands outside the broker: it may use any room, no room (nor `broker.py`,
+    `cli.py`) uses it. `cli.py` runs `pykbroker cluster` by its module's name, as it runs the tools."""
+    importers = sorted(f"{module} imports {target}"
+                       for module, targets in GRAPH.items() if room_of(module) != "testkit"
+                       for target in targets if room_of(target) == "testkit")
+    assert importers in ([], ["pykbroker imports pykbroker.testkit.cluster",
+                              "pykbroker imports pykbroker.testkit.embedded",
+                              "pykbroker imports pykbroker.testkit.process"])
+
+
+def test_the_package_root_holds_only_the_brokers_wiring():
+    """Everything else lives in a room; the harness in `testkit/`."""
+    modules = sorted(path.name for path in PACKAGE_ROOT.glob("*.py"))
+    assert modules == ["__init__.py", "__main__.py", "broker.py", "cli.py", "maintenance.py", "shutdown.py"]
+
+
 @pytest.mark.parametrize("root", [PACKAGE_ROOT, COMPAT_ROOT], ids=lambda root: root.name)
 def test_there_are_no_import_cycles(root):
     """Package `__init__` modules are left out of the edges: importing `a.b` runs `a/__init__`,
@@ -184,4 +203,5 @@ def test_the_checks_see_the_imports_they_judge():
     assert any(room_of(target) == "records"
                for module, targets in GRAPH.items() if room_of(module) == "log" for target in targets)
     assert any(room_of(target) == "handlers" for target in GRAPH["pykbroker.broker"])
+    assert "pykbroker.broker" in GRAPH["pykbroker.testkit.embedded"]
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

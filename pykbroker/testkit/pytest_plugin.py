@@ -11,9 +11,10 @@ entry point wherever pykbroker is installed (`-p no:pykbroker` turns them off):
 - `kafka_topic`: a new topic for each test, named after it, with one partition unless the test
   is marked `@pytest.mark.kafka_topic(partitions=3, configs={...})`;
 - `kafka_cluster`: ZooKeeper and three brokers (`BrokerCluster`) for the session, skipped when
-  ZooKeeper is not installed;
-- `kafka_broker_overrides`: the session broker's server.properties keys; override the fixture
-  in a conftest.py to change them.
+  ZooKeeper is not installed, with `CLUSTER_OVERRIDES` (a lighter `__consumer_offsets`, a quicker
+  failover) over the cluster settings;
+- `kafka_broker_overrides`: the session broker's server.properties keys, over the development
+  profile (`pykbroker --dev`'s); override the fixture in a conftest.py to change them.
 
 Importing this module starts nothing and loads none of the broker's modules: a broker starts
 when a test first asks for one of these fixtures.
@@ -30,6 +31,7 @@ import pytest
 
 MODES = ("embedded", "process")
 TOPIC_MARKER = "kafka_topic"
+CLUSTER_OVERRIDES = {"offsets.topic.num.partitions": "3", "zookeeper.session.timeout.ms": "6000"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -52,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.fixture(scope="session")
 def kafka_broker_overrides() -> dict[str, str]:
-    """server.properties keys for the session broker (none: the single-broker defaults)."""
+    """server.properties keys for the session broker (none: the development profile)."""
     return {}
 
 
@@ -63,12 +65,11 @@ def kafka_broker(
     """One broker for the session, stopped at its end; its data under pytest's temporary directory."""
     directory = tmp_path_factory.mktemp("pykbroker")
     if request.config.getoption("pykbroker_mode") == "process":
-        from pykbroker.embedded import SINGLE_BROKER_DEFAULTS
-        from pykbroker.testing import BrokerProcess
+        from .process import BrokerProcess
 
-        running: Any = BrokerProcess(directory, {**SINGLE_BROKER_DEFAULTS, **kafka_broker_overrides})
+        running: Any = BrokerProcess(directory, kafka_broker_overrides)
     else:
-        from pykbroker.embedded import EmbeddedBroker
+        from .embedded import EmbeddedBroker
 
         running = EmbeddedBroker(kafka_broker_overrides, directory=directory)
     with running:
@@ -93,14 +94,15 @@ def kafka_topic(request: pytest.FixtureRequest, kafka_broker: Any) -> str:
 def kafka_cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """ZooKeeper and three brokers for the session (`bootstrap` lists all three, `brokers` maps
     id to BrokerProcess); skipped where ZooKeeper is not installed."""
-    from pykbroker.testing import BrokerCluster, zookeeper_available
+    from .cluster import BrokerCluster
+    from .zookeeper import zookeeper_available
 
     if not zookeeper_available():
         pytest.skip(
             "kafka_cluster needs java and ZooKeeper's jar (Debian's zookeeper package: "
             "/usr/share/java/zookeeper.jar, or the jars named by $ZOOKEEPER_CLASSPATH)"
         )
-    with BrokerCluster(tmp_path_factory.mktemp("pykbroker-cluster")) as cluster:
+    with BrokerCluster(tmp_path_factory.mktemp("pykbroker-cluster"), overrides=CLUSTER_OVERRIDES) as cluster:
         yield cluster
 
 

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .ports import free_port
+
 DEBIAN_JAR = "/usr/share/java/zookeeper.jar"
 USUAL_HOMES = (
     "/opt/homebrew/opt/zookeeper/libexec",
@@ -58,7 +60,7 @@ def find_java() -> str:
     return java
 
 
-def find_zookeeper(home: str | os.PathLike | None = None, classpath: str | None = None) -> str:
+def find_zookeeper(home: str | os.PathLike[str] | None = None, classpath: str | None = None) -> str:
     """The Java classpath that runs ZooKeeper's server, from what is named or else the usual places."""
     if classpath is not None:
         return checked_classpath(classpath, "ZooKeeper classpath")
@@ -101,18 +103,13 @@ def jar_directory(home: Path) -> Path | None:
 
 
 def zookeeper_available() -> bool:
+    """True when Java and ZooKeeper are found where `find_java` and `find_zookeeper` look."""
     try:
         find_java()
         find_zookeeper()
     except ZooKeeperNotFound:
         return False
     return True
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 class ZooKeeperProcess:
@@ -126,7 +123,7 @@ class ZooKeeperProcess:
 
     def __init__(
         self,
-        directory: str | os.PathLike,
+        directory: str | os.PathLike[str],
         *,
         classpath: str | None = None,
         port: int = 0,
@@ -141,7 +138,7 @@ class ZooKeeperProcess:
         self.start_timeout = start_timeout
         self.popen_options = dict(popen_options or {})
         self.port = port
-        self.process: subprocess.Popen | None = None
+        self.process: subprocess.Popen[bytes] | None = None
         self.log_path = self.directory / "zookeeper.log"
 
     def connect_string(self, chroot: str = "") -> str:
@@ -226,5 +223,5 @@ class ZooKeeperProcess:
     def __enter__(self) -> ZooKeeperProcess:
         return self.start()
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.stop()

@@ -4,10 +4,12 @@ applications that embed one.
     with EmbeddedBroker() as broker:                 # or: async with EmbeddedBroker() as broker:
         producer = KafkaProducer(bootstrap_servers=broker.bootstrap)
 
-It listens on a free 127.0.0.1 port and keeps its data in a temporary directory, removed when it
-stops, unless `directory` names one to keep. `start()` and `stop()` may be called from any thread;
-`async with` runs them on a worker thread, so that the caller's event loop never blocks. Faults
-are injected on the broker's loop (`inject_fault`, `remove_fault`, `clear_faults`).
+It runs the harness's single-broker settings (`settings.py`: the development profile of
+`pykbroker --dev`) under the caller's `overrides`, listens on a free 127.0.0.1 port and keeps its
+data in a temporary directory, removed when it stops, unless `directory` names one to keep.
+`start()` and `stop()` may be called from any thread; `async with` runs them on a worker thread,
+so that the caller's event loop never blocks. Faults are injected on the broker's loop
+(`inject_fault`, `remove_fault`, `clear_faults`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -27,21 +29,13 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
+from .settings import single_broker_settings
+
 if TYPE_CHECKING:
-    from .broker import Broker
-    from .server.socket_server import BoundListener
+    from ..broker import Broker
+    from ..server.socket_server import BoundListener
 
 _Result = TypeVar("_Result")
-
-# What a test broker needs on one node; Kafka's defaults are made for a cluster of three
-SINGLE_BROKER_DEFAULTS = {
-    "offsets.topic.replication.factor": "1",
-    "offsets.topic.num.partitions": "1",
-    "transaction.state.log.replication.factor": "1",
-    "transaction.state.log.min.isr": "1",
-    "transaction.state.log.num.partitions": "1",
-    "group.initial.rebalance.delay.ms": "0",  # as Kafka's config/server.properties sets it
-}
 
 
 class EmbeddedBroker:
@@ -49,21 +43,16 @@ class EmbeddedBroker:
 
     def __init__(
         self,
-        overrides: dict[str, str] | None = None,
+        overrides: Mapping[str, object] | None = None,
         *,
-        directory: str | os.PathLike | None = None,
+        directory: str | os.PathLike[str] | None = None,
         broker_id: int = 0,
         start_timeout: float = 30.0,
     ) -> None:
-        """`overrides` are server.properties keys over `SINGLE_BROKER_DEFAULTS` (a `listeners`
+        """`overrides` are server.properties keys over the single-broker settings (a `listeners`
         or `log.dirs` given here wins). `directory` keeps the data after `stop()`."""
         self.directory = None if directory is None else Path(directory)
-        self.overrides = {
-            "broker.id": str(broker_id),
-            "listeners": "PLAINTEXT://127.0.0.1:0",
-            **SINGLE_BROKER_DEFAULTS,
-            **{key: str(value) for key, value in (overrides or {}).items()},
-        }
+        self.overrides = single_broker_settings(overrides, broker_id=broker_id)
         self.start_timeout = start_timeout
         self._broker: Broker | None = None
         self._thread: threading.Thread | None = None
@@ -114,8 +103,8 @@ class EmbeddedBroker:
         on a new thread; returns once it serves."""
         if self.is_running():
             raise RuntimeError("the embedded broker is already running")
-        from .broker import Broker  # the broker's modules load only when one starts
-        from .config import BrokerConfig
+        from ..broker import Broker  # the broker's modules load only when one starts
+        from ..config import BrokerConfig
 
         settings = dict(self.overrides)
         data_directory = self._make_data_directory()
@@ -204,7 +193,7 @@ class EmbeddedBroker:
         await anyio.to_thread.run_sync(self.stop)
 
     # -- on the broker's loop -----------------------------------------------------------
-    def call(self, function: Callable[..., _Result], *args: Any) -> _Result:
+    def call(self, function: Callable[..., _Result], *args: object) -> _Result:
         """Run `function(*args)` on the broker's event loop and return its result: the one safe
         way to touch the Broker's services from another thread."""
         token = self._loop_token
@@ -238,6 +227,6 @@ class EmbeddedBroker:
         self, name: str, partitions: int = 1, replication_factor: int = 1, configs: dict[str, str] | None = None
     ) -> str:
         """Create a topic (CreateTopics, as a client would) and wait for its leaders."""
-        from .wire_admin import create_topic
+        from .wire import create_topic
 
         return create_topic(self.bootstrap, name, partitions, replication_factor, configs)
