@@ -29,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
-from anyio.abc import SocketListener
+from anyio.abc import SocketListener, TaskGroup
 
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
@@ -39,7 +39,7 @@ from .cluster.store import MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
-from .config import ConfigError, topic_config_values
+from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
@@ -51,7 +51,7 @@ from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
-from .replication.broker_client import BrokerConnection, InterBrokerSecurity
+from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
@@ -87,6 +87,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
     from .cluster.controller.controller import Controller
+    from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
 
 log = logging.getLogger(__name__)
@@ -106,7 +107,7 @@ def _opened(service: _Service | None) -> _Service:
 
 
 class Broker:
-    def __init__(self, config) -> None:
+    def __init__(self, config: BrokerConfig) -> None:
         self.static_config = config  # server.properties and --override
         self.config = config  # the effective config: static, then dynamic broker configs
         self.broker_id: int = config.broker_id
@@ -238,7 +239,7 @@ class Broker:
             return None
         return SaslClientCredentials(*inter_broker_credentials(self.config, name))
 
-    def inter_broker_connect(self):
+    def inter_broker_connect(self) -> Connect:
         """How this broker opens connections to the others: `BrokerConnection.open` with the
         inter-broker listener's security (TLS, then SASL), for the follower fetchers, controlled
         shutdown, the transaction marker sender and the KIP-890 verifier."""
@@ -377,7 +378,13 @@ class Broker:
         )
         log_manager.wait_until_loaded(_is_internal_partition)
 
-    def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
+    def _open_transaction_coordinator(
+        self,
+        metadata: MetadataStore,
+        topic_creator: TopicCreator,
+        replica_manager: ReplicaManager,
+        group_coordinator: GroupCoordinator,
+    ) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
         `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
         self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
@@ -545,7 +552,7 @@ class Broker:
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
-                tasks.start_soon(run_maintenance, self)
+                tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
@@ -565,7 +572,7 @@ class Broker:
         finally:
             self.close()
 
-    async def _serve_metrics(self, tasks) -> None:
+    async def _serve_metrics(self, tasks: TaskGroup) -> None:
         """`/metrics` and `/health` on `pykbroker.metrics.listener`, when it is set."""
         if self.metrics_socket is None:
             return
@@ -718,15 +725,17 @@ class Broker:
             return _opened(self.metadata).live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
 
-    def _registration(self):
+    def _registration(self) -> BrokerRegistration:
         """What this broker announces in ZooKeeper: its advertised endpoints and rack."""
-        from .cluster.zk_data import BrokerRegistration, Endpoint
+        from .cluster import zk_data
 
         endpoints = []
         for name, _, _ in self.config.advertised_listeners:
             advertised = self._advertised_self(name)
-            endpoints.append(Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name)))
-        return BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
+            endpoints.append(
+                zk_data.Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name))
+            )
+        return zk_data.BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
         advertised = self.config.advertised_listeners
