@@ -13,6 +13,8 @@ Owns:
 * the checks every alter request makes of its resources before anything else
   (`duplicated_resources`, `check_config_entries`, `parse_node_id`), and their answer for each
   resource (`resource_result`);
+* what those checks read of the requests, as Protocols over the message structs
+  (`ConfigResource`, `ConfigValue`, `AlterRequest`, `ResultClass`);
 * the authorization of a config resource (`config_authorization_error`) through the checks of
   the handler's entry in the authorization table (`ConfigChecks`).
 
@@ -88,6 +90,7 @@ class ConfigValue(Protocol):
 _Resource = TypeVar("_Resource", bound=ConfigResource)
 _Resource_co = TypeVar("_Resource_co", bound=ConfigResource, covariant=True)
 _Entry = TypeVar("_Entry", bound=ConfigValue)
+_Result = TypeVar("_Result")
 _Result_co = TypeVar("_Result_co", covariant=True)
 
 
@@ -164,8 +167,8 @@ def duplicated_resources(resources: Iterable[ConfigResource]) -> set[tuple[int, 
 
 
 def alter_each_resource(
-    request: AlterRequest[_Resource], result_class: ResultClass[_Result_co], alter: Callable[[_Resource], None]
-) -> list[_Result_co]:
+    request: AlterRequest[_Resource], result_class: ResultClass[_Result], alter: Callable[[_Resource], None]
+) -> list[_Result]:
     """The per-resource answers of an alter request: a resource named twice gets INVALID_REQUEST,
     every other one the outcome of `alter(resource)`."""
     twice = duplicated_resources(request.resources)
@@ -179,8 +182,8 @@ def alter_each_resource(
 
 
 def resource_result(
-    result_class: ResultClass[_Result_co], resource: ConfigResource, action: Callable[[], None]
-) -> _Result_co:
+    result_class: ResultClass[_Result], resource: ConfigResource, action: Callable[[], None]
+) -> _Result:
     """An alter request's answer for one resource: NONE if `action` succeeds, else its KafkaError."""
     try:
         action()
