@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.message_types import AlterConfigsRequest, AlterConfigsResponse
 from .support.authorization import check
 from .support.config_admin import (
     NOT_ALTERED_HERE,
@@ -43,24 +43,25 @@ API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
 MAX_VERSION = 2
 
-Response = messages.response(API_KEY).cls
-Result = Response.AlterConfigsResourceResponse
+AlterConfigsResource = AlterConfigsRequest.AlterConfigsResource
+Result = AlterConfigsResponse.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
     responses = alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
     await ctx.services.metadata.wait_durable()  # the new configs are on disk before they are acknowledged
-    return Response(responses=responses)
+    return AlterConfigsResponse(responses=responses)
 
 
-def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
+def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestContext) -> None:
     if resource.resource_type != ConfigResourceType.BROKER_LOGGER:  # refused below whoever asks
         denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
         if denied is not None:
             raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: True)
-    proposed = {entry.name: entry.value for entry in resource.configs}
+    # every value is given (the nulls were refused just above)
+    proposed = {entry.name: entry.value for entry in resource.configs if entry.value is not None}
     if resource.resource_type == ConfigResourceType.BROKER:
         _alter_broker(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type == ConfigResourceType.TOPIC:

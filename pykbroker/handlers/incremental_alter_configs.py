@@ -22,9 +22,9 @@ from __future__ import annotations
 from functools import partial
 
 from ..config import BROKER_CONFIGS
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.message_types import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
 from .support import broker_loggers
 from .support.authorization import check
 from .support.config_admin import (
@@ -55,22 +55,22 @@ API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
-Result = Response.AlterConfigsResourceResponse
+AlterConfigsResource = IncrementalAlterConfigsRequest.AlterConfigsResource
+Result = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 
 Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: IncrementalAlterConfigsRequest, ctx: RequestContext) -> IncrementalAlterConfigsResponse:
     alter = partial(_alter, validate_only=request.validate_only, ctx=ctx)
     responses = alter_each_resource(request, Result, alter)
     await ctx.services.metadata.wait_durable()  # the new configs are on disk before they are acknowledged
-    return Response(responses=responses)
+    return IncrementalAlterConfigsResponse(responses=responses)
 
 
-def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
+def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestContext) -> None:
     denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
     if denied is not None:
         raise KafkaError(denied, None)

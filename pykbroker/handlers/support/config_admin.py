@@ -13,6 +13,8 @@ Owns:
 * the checks every alter request makes of its resources before anything else
   (`duplicated_resources`, `check_config_entries`, `parse_node_id`), and their answer for each
   resource (`resource_result`);
+* what those checks read of the requests, as Protocols over the message structs
+  (`ConfigResource`, `ConfigValue`, `AlterRequest`, `ResultClass`);
 * the authorization of a config resource (`config_authorization_error`) through the checks of
   the handler's entry in the authorization table (`ConfigChecks`).
 
@@ -23,11 +25,11 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ...cluster.model import validate_topic_name
 from ...config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
@@ -40,6 +42,9 @@ from .auth import CLUSTER, CLUSTER_NAME
 from .authorization import Check
 from .context import RequestContext
 from .services import BrokerServices
+
+if TYPE_CHECKING:
+    from ...config import BrokerConfig
 
 logger = logging.getLogger(__name__)
 
@@ -62,6 +67,53 @@ class OpType(IntEnum):
     SUBTRACT = 3
 
 
+class ConfigResource(Protocol):
+    """A config resource as the config requests name it (type id and name)."""
+
+    @property
+    def resource_type(self) -> int: ...
+
+    @property
+    def resource_name(self) -> str: ...
+
+
+class ConfigValue(Protocol):
+    """A config entry of an alter request: its name and (nullable) value."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def value(self) -> str | None: ...
+
+
+_Resource = TypeVar("_Resource", bound=ConfigResource)
+_Resource_co = TypeVar("_Resource_co", bound=ConfigResource, covariant=True)
+_Entry = TypeVar("_Entry", bound=ConfigValue)
+_Result = TypeVar("_Result")
+_Result_co = TypeVar("_Result_co", covariant=True)
+
+
+class AlterRequest(Protocol[_Resource_co]):
+    """An AlterConfigs or IncrementalAlterConfigs request: the resources it alters."""
+
+    @property
+    def resources(self) -> Sequence[_Resource_co]: ...
+
+
+class ResultClass(Protocol[_Result_co]):
+    """An alter response's per-resource struct class (AlterConfigsResourceResponse)."""
+
+    def __call__(
+        self,
+        *,
+        error_code: int = ...,
+        error_message: str | None = ...,
+        resource_type: int = ...,
+        resource_name: str = ...,
+    ) -> _Result_co: ...
+
+
 def resource_type_name(type_id: int) -> str:
     try:
         return ConfigResourceType(type_id).name
@@ -73,7 +125,7 @@ def resource_type_name(type_id: int) -> str:
 # The broker's effective config
 
 
-def effective_broker_config(services: BrokerServices):
+def effective_broker_config(services: BrokerServices) -> BrokerConfig:
     """The broker's static config under the dynamic layers the metadata store holds."""
     return services.config.with_dynamic(
         stored_broker_configs(services, services.broker_id), stored_broker_configs(services, None)
@@ -105,7 +157,7 @@ def parse_node_id(name: str, broker_id: int) -> int:
 # Checks every alter request makes first (duplicates, nulls)
 
 
-def duplicated_resources(resources) -> set[tuple[int, str]]:
+def duplicated_resources(resources: Iterable[ConfigResource]) -> set[tuple[int, str]]:
     seen: set[tuple[int, str]] = set()
     twice: set[tuple[int, str]] = set()
     for resource in resources:
@@ -114,12 +166,14 @@ def duplicated_resources(resources) -> set[tuple[int, str]]:
     return twice
 
 
-def alter_each_resource(request, result_class, alter: Callable[[Any], None]) -> list:
+def alter_each_resource(
+    request: AlterRequest[_Resource], result_class: ResultClass[_Result], alter: Callable[[_Resource], None]
+) -> list[_Result]:
     """The per-resource answers of an alter request: a resource named twice gets INVALID_REQUEST,
     every other one the outcome of `alter(resource)`."""
     twice = duplicated_resources(request.resources)
 
-    def checked(resource) -> None:
+    def checked(resource: _Resource) -> None:
         if (resource.resource_type, resource.resource_name) in twice:
             raise KafkaError(ErrorCode.INVALID_REQUEST, "Each resource must appear at most once.")
         alter(resource)
@@ -127,7 +181,9 @@ def alter_each_resource(request, result_class, alter: Callable[[Any], None]) -> 
     return [resource_result(result_class, resource, partial(checked, resource)) for resource in request.resources]
 
 
-def resource_result(result_class, resource, action: Callable[[], None]):
+def resource_result(
+    result_class: ResultClass[_Result], resource: ConfigResource, action: Callable[[], None]
+) -> _Result:
     """An alter request's answer for one resource: NONE if `action` succeeds, else its KafkaError."""
     try:
         action()
@@ -146,7 +202,7 @@ def resource_result(result_class, resource, action: Callable[[], None]):
     )
 
 
-def check_config_entries(entries, value_required: Callable[[Any], bool]) -> None:
+def check_config_entries(entries: Sequence[_Entry], value_required: Callable[[_Entry], bool]) -> None:
     """No config named twice, and no null value where one is required."""
     names = [entry.name for entry in entries]
     if len(names) != len(set(names)):
@@ -171,7 +227,7 @@ def check_topic_name_for_configs(name: str) -> None:
     validate_topic_name(name)
 
 
-def check_topic_overrides(overrides: Mapping[str, str]) -> None:
+def check_topic_overrides(overrides: Mapping[str, str | None]) -> None:
     """A topic's complete set of overrides: no nulls, known names, valid and consistent values.
 
     ConfigError (INVALID_CONFIG) with Kafka's message. This broker has no remote log storage,
@@ -315,7 +371,7 @@ def _per_broker_only(key: str) -> bool:
     return key in PER_BROKER_ONLY or (base is not None and base not in CLUSTER_LEVEL_LISTENER_KEYS)
 
 
-def _check_listener_security(services: BrokerServices, current, new) -> None:
+def _check_listener_security(services: BrokerServices, current: BrokerConfig, new: BrokerConfig) -> None:
     """Kafka's validation of the listeners' reconfiguration: every TLS listener whose `ssl.*`
     settings (or store files) changed must get a usable context that keeps its certificate's
     names (SslFactory.validateReconfiguration), every SASL listener usable settings."""
@@ -353,7 +409,7 @@ def _parse_broker_value(key: str, value: str) -> None:
         raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
 
 
-def _config_with(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]):
+def _config_with(services: BrokerServices, node_id: int | None, proposed: Mapping[str, str]) -> BrokerConfig:
     per_broker = stored_broker_configs(services, services.broker_id) if node_id is None else proposed
     cluster_default = proposed if node_id is None else stored_broker_configs(services, None)
     try:
@@ -362,7 +418,7 @@ def _config_with(services: BrokerServices, node_id: int | None, proposed: Mappin
         raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
 
 
-def _check_thread_pools(current, proposed) -> None:
+def _check_thread_pools(current: BrokerConfig, proposed: BrokerConfig) -> None:
     for key in THREAD_POOLS:
         old, new = current[key], proposed[key]
         if new != old and (new < old // 2 or new > old * 2):
@@ -384,7 +440,7 @@ DYNAMIC_PASSWORD_KEYS = tuple(
 )
 
 
-def password_encoder(config, secret_key: str = "password.encoder.secret") -> PasswordEncoder | None:
+def password_encoder(config: BrokerConfig, secret_key: str = "password.encoder.secret") -> PasswordEncoder | None:
     """The encoder of `password.encoder.secret` (or the old secret), None without one."""
     secret = config[secret_key]
     if secret is None:
@@ -398,14 +454,14 @@ def password_encoder(config, secret_key: str = "password.encoder.secret") -> Pas
     )
 
 
-def decoded_broker_configs(config, stored: Mapping[str, str]) -> dict[str, str]:
+def decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> dict[str, str]:
     """A broker's dynamic configs as ZooKeeper keeps them, with the passwords decoded (with the
     old secret when the current one cannot); a password that cannot be decoded is left out,
     as Kafka drops it with an error in its log."""
     if not config.get("zookeeper.connect"):
         return dict(stored)  # the embedded store keeps them as they were given
     encoders = [e for e in (password_encoder(config), password_encoder(config, "password.encoder.old.secret")) if e]
-    decoded = {}
+    decoded: dict[str, str] = {}
     for name, value in stored.items():
         if not is_password_config(name):
             decoded[name] = value
@@ -477,7 +533,7 @@ class ConfigChecks:
         return self.cluster if resource_type in _ON_THE_CLUSTER else None
 
 
-def config_authorization_error(ctx: RequestContext, checks: ConfigChecks, resource) -> ErrorCode | None:
+def config_authorization_error(ctx: RequestContext, checks: ConfigChecks, resource: ConfigResource) -> ErrorCode | None:
     """Kafka's check of a config resource (`checks.of` its type); the error to answer, or None."""
     check = checks.of(resource.resource_type)
     if check is None:

@@ -147,7 +147,7 @@ class GroupService(Protocol):
         group_instance_id: str | None,
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
-    ) -> dict: ...
+    ) -> dict[TopicPartition, ErrorCode]: ...
 
     async def txn_commit_offsets(
         self,
