@@ -9,7 +9,7 @@ with a new session, and `on_new_session` callbacks run (on a helper thread) so t
 register again.
 
 While ZooKeeper cannot be reached, kazoo tries again and again and logs every try; its logger
-lets one line a second through (`RateLimitFilter`).
+lets about one line a second through (`KazooLogFilter`).
 """
 
 from __future__ import annotations
@@ -142,9 +142,11 @@ class ZkSession:
         return self.client
 
 
-class RateLimitFilter(logging.Filter):
-    """Lets through at most one record below ERROR per `interval_ms` (the rest are dropped), so
-    that a client retrying an unreachable ZooKeeper says so about once a second, not at every try."""
+class KazooLogFilter(logging.Filter):
+    """kazoo's own lines, as few as say what happens: errors always; its "Connecting to ..." before
+    every try never (the session says when it is connected); any other line at most once per
+    `interval_ms`, so that an unreachable ZooKeeper is reported about once a second, not at every
+    try of every address."""
 
     def __init__(self, interval_ms: float = 1000, clock: Clock = SYSTEM_CLOCK) -> None:
         super().__init__()
@@ -156,6 +158,8 @@ class RateLimitFilter(logging.Filter):
     def filter(self, record: logging.LogRecord) -> bool:
         if record.levelno >= logging.ERROR:
             return True
+        if str(record.msg).startswith("Connecting to"):
+            return False
         now = self.clock.monotonic_ms()
         with self._lock:
             if self._last_ms is not None and now - self._last_ms < self.interval_ms:
@@ -165,10 +169,10 @@ class RateLimitFilter(logging.Filter):
 
 
 def kazoo_logger() -> logging.Logger:
-    """kazoo's logger (the one its connection loop writes to), rate-limited once per process."""
+    """kazoo's logger (the one its connection loop writes to), filtered once per process."""
     logger = logging.getLogger(KAZOO_LOGGER)
-    if not any(isinstance(f, RateLimitFilter) for f in logger.filters):
-        logger.addFilter(RateLimitFilter())
+    if not any(isinstance(f, KazooLogFilter) for f in logger.filters):
+        logger.addFilter(KazooLogFilter())
     return logger
 
 
