@@ -55,7 +55,7 @@ class LoopBridge:
             self._loop = None
             self._pending = None
 
-    def post(self, fn: Callable[..., Any], *args) -> None:
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn(*args)` on the event loop soon; never blocks."""
         with self._lock:
             if self._pending is not None:

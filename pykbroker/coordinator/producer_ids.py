@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
@@ -42,8 +43,14 @@ class FileBlockStore:
         return start
 
 
+class BlockStore(Protocol):
+    def reserve_block(self, size: int) -> int:
+        """The first id of a newly reserved block of `size` ids (durable before it returns)."""
+        ...
+
+
 class ProducerIdManager:
-    def __init__(self, block_store, block_size: int = BLOCK_SIZE) -> None:
+    def __init__(self, block_store: BlockStore, block_size: int = BLOCK_SIZE) -> None:
         self.block_store = block_store
         self.block_size = block_size
         self._next = 0

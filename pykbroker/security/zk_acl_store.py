@@ -19,6 +19,7 @@ watches run on ZooKeeper's threads.
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
@@ -142,10 +143,10 @@ class ZkAclStore:
             existing = sorted(self.zk_client.get_acl_change_notifications(parent))
             self._last_seen[parent] = existing[-1] if existing else None  # load_all reads them all
             self.zk_client.watch_acl_change_notifications(
-                parent, lambda children, parent=parent: self._on_changes(parent, children, on_change)
+                parent, functools.partial(self._on_changes, parent, on_change=on_change)
             )
 
-    def _on_changes(self, parent: str, children: list[str], on_change: AclChangeListener) -> WatchResult:
+    def _on_changes(self, parent: str, children: list[str], *, on_change: AclChangeListener) -> WatchResult:
         if self._stopped:
             return False
         with self._lock:

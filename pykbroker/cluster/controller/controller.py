@@ -32,7 +32,7 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
@@ -44,6 +44,9 @@ from ..zk_data import LeaderAndIsr, TopicAssignment
 from . import election
 from .event_thread import EventThread
 
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 MAX_WRITE_ATTEMPTS = 5
@@ -51,7 +54,6 @@ BATCH_SIZE = 200  # partition states per ZooKeeper transaction (well under its 1
 RESYNC_DELAY_S = 1.0
 
 
-T = TypeVar("T")
 Decision = tuple[int, list[int]] | None  # the new (leader, isr), or None for no change
 Decide = Callable[[LeaderAndIsr | None], Decision]
 ElectionRule = Callable[[list[int], LeaderAndIsr | None, election.Live, Collection[int]], tuple[ErrorCode, Decision]]
@@ -60,7 +62,7 @@ __all__ = ["Controller", "ControllerMovedError"]
 
 
 class Controller:
-    def __init__(self, zk_client: KafkaZkClient, broker_id: int, config: Mapping[str, Any], bridge: LoopBridge) -> None:
+    def __init__(self, zk_client: KafkaZkClient, broker_id: int, config: BrokerConfig, bridge: LoopBridge) -> None:
         self.zk_client = zk_client
         self.broker_id = broker_id
         self.config = config
@@ -79,9 +81,13 @@ class Controller:
     # -- lifecycle (any thread) ---------------------------------------------------------
     def startup(self) -> None:
         self.events.start()
-        self.zk_client.on_session_lost(lambda: self.events.submit(self._resign))
-        self.zk_client.on_new_session(lambda: self.events.submit(self._elect))
+        self.zk_client.on_session_lost(lambda: self._submit(self._resign))
+        self.zk_client.on_new_session(lambda: self._submit(self._elect))
         self.zk_client.watch_controller(self._on_controller_znode)
+
+    def _submit(self, event: Callable[[], None]) -> None:
+        """Queue `event` on the event thread (from any thread), not waiting for it."""
+        self.events.submit(event)
 
     def shutdown(self) -> None:
         self._stopped = True
@@ -89,7 +95,7 @@ class Controller:
         self.events.stop()
 
     # -- config changes (event loop) ---------------------------------------------------
-    def reconfigure(self, config: Mapping[str, Any]) -> None:
+    def reconfigure(self, config: BrokerConfig) -> None:
         """The broker's dynamic configs changed. As Kafka's, enabling unclean leader election
         for the cluster makes the active controller elect leaders of offline partitions."""
         was_enabled = bool(self.config["unclean.leader.election.enable"])
@@ -312,11 +318,7 @@ class Controller:
                 replicas = self._replicas(name, p)
                 if replicas is None:
                     continue
-                self._update_state(
-                    name,
-                    p,
-                    lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone),
-                )
+                self._update_state(name, p, functools.partial(self._reconcile_one, name, replicas, gone=gone))
         finally:
             self._log_elections()
 
@@ -328,8 +330,8 @@ class Controller:
         self._elected.clear()
 
     def _reconcile_one(
-        self, name: str, replicas: list[int], state: LeaderAndIsr | None, gone: Collection[int]
-    ) -> tuple[int, list[int]] | None:
+        self, name: str, replicas: list[int], state: LeaderAndIsr | None, *, gone: Collection[int]
+    ) -> Decision:
         decision = election.reconcile(replicas, state, self._live, shutting_down=self._shutting_down, gone=gone)
         # Left without a leader: going offline now, or offline already (nothing to change for
         # a clean election, but a replica outside the ISR may have come back since).
@@ -521,13 +523,13 @@ class Controller:
             message = f"Broker {broker_id} is not a replica of {name}-{p}"
         return code, message
 
-    def _elect_one(self, rule, name: str, p: int) -> tuple[ErrorCode, str | None]:
+    def _elect_one(self, rule: ElectionRule, name: str, p: int) -> tuple[ErrorCode, str | None]:
         replicas = self._replicas(name, p)
         if replicas is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         outcome: list[ErrorCode] = []
 
-        def decide(state):
+        def decide(state: LeaderAndIsr | None) -> Decision:
             code, decision = rule(replicas, state, self._live, self._shutting_down)
             outcome[:] = [code]
             return decision
