@@ -36,6 +36,7 @@ from dataclasses import replace
 import anyio
 
 from ..common.time import now_ms
+from ..log.results import FileRegion
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
@@ -43,7 +44,7 @@ from ..protocol.errors import ErrorCode
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition, session_wait_key
-from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
+from ..replication.fetch_types import FetchedRecords, PartitionFetchRequest, PartitionFetchResult, SessionWait
 from .authorization import Check, check
 from .context import RequestContext
 from .services import BrokerServices, ReplicaService
@@ -317,9 +318,11 @@ def _aborted_transactions(result: PartitionFetchResult, isolation: int) -> list 
     ]
 
 
-def _records_for_version(regions: list, version: int):
+def _records_for_version(regions: FetchedRecords | None, version: int) -> FileRegion | bytes:
     if not regions:
         return b""
+    if not isinstance(regions, list):  # already what a response carries
+        return regions
     if version >= 4:
         return regions[0] if len(regions) == 1 else b"".join(r.read_bytes() for r in regions)
     data = b"".join(r.read_bytes() for r in regions)
