@@ -58,8 +58,6 @@ Decision = tuple[int, list[int]] | None  # the new (leader, isr), or None for no
 Decide = Callable[[LeaderAndIsr | None], Decision]
 ElectionRule = Callable[[list[int], LeaderAndIsr | None, election.Live, Collection[int]], tuple[ErrorCode, Decision]]
 
-__all__ = ["Controller", "ControllerMovedError"]
-
 
 class Controller:
     def __init__(self, zk_client: KafkaZkClient, broker_id: int, config: BrokerConfig, bridge: LoopBridge) -> None:
