@@ -1,19 +1,22 @@
-"""One broker wired together from its config: listeners, stores, services and the socket server.
+"""One broker wired together from its config: the one place that knows every room.
 
     broker = Broker(BrokerConfig.from_file(...))
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
-`shutdown()` may be called from any thread; `serving` (a threading.Event) is set once the
-broker serves, for whoever runs it on a thread of its own (`pykbroker.embedded`).
+`open()` checks what the broker cannot honour (unserved security protocols, SASL and TLS
+settings, an unknown authorizer: each stops it with one line), locks `log.dirs`, binds the
+listeners, and opens the services in order: the metadata store (embedded, or ZooKeeper with
+`zookeeper.connect`), the log manager (logs load in the background), the replica manager, the
+group and transaction coordinators on their internal topics, producer ids, the authorizer and the
+controller. `run()` serves: the socket server dispatching to the handlers of
+`handlers/support/registry.py`, which reach the services through `ctx.services` (the typed
+`BrokerServices` built by `services()`), plus the timer, the maintenance tasks and `/metrics`.
 
-Nothing imports this module except the CLI and the tests; services reach each other through the
-attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
-built by `services()`.
-
-Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
-it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),
-follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
-(`controlled.shutdown.enable`).
+In a cluster the broker also runs follower fetchers, registers once everything is open, and
+shuts down in a controlled way on SIGTERM (`controlled.shutdown.enable`). `shutdown()` may be
+called from any thread; `serving` (a threading.Event) is set once the broker serves, for whoever
+runs it on a thread of its own (the embedded broker of the test harness). Only the command line
+and the test harness import this module.
 """
 
 from __future__ import annotations
@@ -40,9 +43,9 @@ from .config import ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
-from .handlers.config_admin import decoded_broker_configs
-from .handlers.registry import build_registry, default_modules
-from .handlers.services import BrokerServices
+from .handlers.support.config_admin import decoded_broker_configs
+from .handlers.support.registry import build_registry, default_modules
+from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
@@ -135,7 +138,7 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
-        self.faults = FaultInjector()  # injected faults for client tests (server/faults.py)
+        self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -696,7 +699,6 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
-            faults=self.faults,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

@@ -9,7 +9,7 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 
-from pykbroker.handlers.auth import OPERATIONS_NOT_REQUESTED
+from pykbroker.handlers.support.auth import OPERATIONS_NOT_REQUESTED
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 

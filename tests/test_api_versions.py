@@ -1,7 +1,7 @@
 """ApiVersions: what the broker advertises, and how it answers versions it does not know."""
 import pytest
 
-from pykbroker.handlers.registry import build_registry, default_modules
+from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 

@@ -26,6 +26,12 @@ BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
 
 
+class BlockStore(Protocol):
+    def reserve_block(self, size: int) -> int:
+        """The first id of a new block of `size` ids, durably reserved (blocking)."""
+        ...
+
+
 class FileBlockStore:
     """Reserves producer id blocks by persisting the next free id in a file."""
 
@@ -41,12 +47,6 @@ class FileBlockStore:
             os.fsync(f.fileno())
         os.replace(tmp, self.path)
         return start
-
-
-class BlockStore(Protocol):
-    def reserve_block(self, size: int) -> int:
-        """The first id of a newly reserved block of `size` ids (durable before it returns)."""
-        ...
 
 
 class ProducerIdManager:

@@ -7,10 +7,7 @@ keys the request leaves out go back to their defaults.
   existing topic (UNKNOWN_TOPIC_OR_PARTITION); they are kept in the metadata store.
 * This broker (4, named by its id) or the cluster-wide default (the empty name): the keys must be
   dynamically updatable broker configs with valid values (INVALID_REQUEST with Kafka's message
-  otherwise); they become the dynamic broker configs kept in the metadata store. The fault keys
-  (`pykbroker.fault.injection`, `pykbroker.partition.leader.move`: fault_configs) are left out:
-  tools that send back every dynamic config they described (Kafka's kafka-configs.sh) neither
-  change nor trip on them; faults change through IncrementalAlterConfigs only.
+  otherwise); they become the dynamic broker configs kept in the metadata store.
 
 Before that, every resource is checked as Kafka's broker checks it: each resource at most once,
 no config named twice, no null value, and a resource type AlterConfigs handles (INVALID_REQUEST
@@ -24,9 +21,8 @@ from functools import partial
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .config_admin import (
+from .support.authorization import check
+from .support.config_admin import (
     NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
@@ -41,7 +37,7 @@ from .config_admin import (
     store_broker_configs,
     topic_missing,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
@@ -66,7 +62,6 @@ def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
     check_config_entries(resource.configs, value_required=lambda entry: True)
     proposed = {entry.name: entry.value for entry in resource.configs}
     if resource.resource_type == ConfigResourceType.BROKER:
-        proposed = {key: value for key, value in proposed.items() if key not in fault_configs.SPECIAL_KEYS}
         _alter_broker(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)

@@ -7,8 +7,7 @@ subscriptions (16; this broker keeps none, so they have no configs). Each entry 
 its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
 this project has none).
 
-`configuration_keys` null or empty asks for every config; `pykbroker.fault.injection` (this
-broker's injected faults, fault_configs) is described when named, or while faults are active.
+`configuration_keys` null or empty asks for every config.
 Failures are per resource, as in Kafka: an illegal topic name (INVALID_TOPIC_EXCEPTION), an
 unknown topic (UNKNOWN_TOPIC_OR_PARTITION), another broker's id or a name that is not a number
 (INVALID_REQUEST). A resource type Kafka does
@@ -33,17 +32,16 @@ from ..config import (
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .broker_loggers import logger_levels
-from .config_admin import (
+from .support.authorization import check
+from .support.broker_loggers import logger_levels
+from .support.config_admin import (
     ConfigChecks,
     ConfigResourceType,
     config_authorization_error,
     effective_broker_config,
     parse_int32,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION = 0
@@ -96,8 +94,6 @@ def _describe(resource, options: Options, ctx: RequestContext):
         entries = _entries(resource, options, ctx)
     except KafkaError as exc:
         return _failure(resource, exc)
-    if _names_this_broker(resource) and fault_configs.described(ctx, resource.configuration_keys):
-        entries.append(_entry(fault_configs.describe_entry(ctx), options, ""))
     wanted = resource.configuration_keys
     if wanted:
         entries = [entry for entry in entries if entry.name in wanted]
@@ -107,11 +103,6 @@ def _describe(resource, options: Options, ctx: RequestContext):
         resource_name=resource.resource_name,
         configs=entries,
     )
-
-
-def _names_this_broker(resource) -> bool:
-    """A broker resource named by an id (`_entries` refused any other broker's)."""
-    return resource.resource_type == ConfigResourceType.BROKER and bool(resource.resource_name)
 
 
 def _failure(resource, error: KafkaError):

@@ -24,16 +24,11 @@ that the first batch is always returned whole so that a consumer can make progre
   refresh their metadata first (KIP-951).
 - Authorization as Kafka: consumers need READ on each topic, followers CLUSTER_ACTION on the
   cluster; the partitions refused are answered TOPIC_AUTHORIZATION_FAILED without being read.
-- Injected faults (`ctx.partition_fault`, server/faults.py) hit consumers' fetches only: a
-  partition given an error is answered with it without being read (and the fetch does not wait),
-  a paused partition reports its offsets without records.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-
-import anyio
 
 from ..common.time import now_ms
 from ..log.results import FileRegion
@@ -45,9 +40,9 @@ from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import TopicIdPartition, session_wait_key
 from ..replication.fetch_types import FetchedRecords, PartitionFetchRequest, PartitionFetchResult, SessionWait
-from .authorization import Check, check
-from .context import RequestContext
-from .services import BrokerServices, ReplicaService
+from .support.authorization import Check, check
+from .support.context import RequestContext
+from .support.services import BrokerServices, ReplicaService
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0
@@ -78,26 +73,16 @@ async def handle(request, ctx: RequestContext):
     )
     to_read, denied = _authorized(ctx, session.partitions_to_read(), is_follower=replica_id >= 0)
     isolation = request.isolation_level if version >= 4 else 0
-    injected: dict = {}
-    paused: list = []
-    if ctx.partition_fault is not None and replica_id < 0:
-        to_read, paused, injected = _apply_injected_faults(ctx.partition_fault, to_read)
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
-        max_wait_ms=0 if injected else request.max_wait_ms,  # an error is answered at once, as Kafka does
+        max_wait_ms=request.max_wait_ms,
         min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
         isolation_level=isolation,
         session_wait=_session_wait(ctx, session, to_read, denied, is_follower=replica_id >= 0),
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
-    if paused:
-        session.read_again([key for key, _ in paused])  # what arrives meanwhile is read once resumed
-        results.update(await _read_paused(services.replica_manager, paused, isolation))
-        if not to_read and not injected and request.min_bytes > 0:
-            await anyio.sleep(request.max_wait_ms / 1000)  # nothing arrives: the long poll runs out
-    results.update(injected)
     results.update(
         (key, PartitionFetchResult(error_code=_check_of(replica_id >= 0).denied, records=b"")) for key in denied
     )
@@ -111,37 +96,6 @@ async def handle(request, ctx: RequestContext):
     if version >= 16:
         response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
-
-
-def _apply_injected_faults(partition_fault, to_read: list) -> tuple[list, list, dict]:
-    """(partitions to read, partitions paused, {key: result} of partitions given an error)
-    under the faults injected into this fetch."""
-    read, paused, failed = [], [], {}
-    for key, p in to_read:
-        fault = partition_fault(*key.topic_partition)
-        if fault is None:
-            read.append((key, p))
-        elif fault.error is not None:
-            failed[key] = PartitionFetchResult.for_error(fault.error)
-        else:
-            paused.append((key, p))
-    return read, paused, failed
-
-
-async def _read_paused(replica_manager: ReplicaService, paused: list, isolation: int) -> dict:
-    """Paused partitions' offsets as they are, without their records (nothing new to read)."""
-    read = await replica_manager.fetch_records(
-        [(key.topic_partition, p) for key, p in paused],
-        replica_id=-1,
-        max_wait_ms=0,
-        min_bytes=0,
-        max_bytes=0x7FFFFFFF,
-        isolation_level=isolation,
-    )
-    return {
-        key: replace(read[key.topic_partition], records=b"", records_size=0, aborted_transactions=None)
-        for key, _ in paused
-    }
 
 
 def _session_wait(ctx: RequestContext, session, to_read: list, denied: list, *, is_follower: bool):

@@ -26,7 +26,7 @@ import struct
 import anyio
 import pytest
 
-from pykbroker.handlers.registry import HandlerEntry
+from pykbroker.handlers.support.registry import HandlerEntry
 from pykbroker.protocol import headers, messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.server.dispatcher import CloseConnection, Dispatcher

@@ -8,10 +8,9 @@ through it, never each other and never the broker itself.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..security.principal import ANONYMOUS, KafkaPrincipal
+from ...security.principal import ANONYMOUS, KafkaPrincipal
 from .services import BrokerServices
 
 
@@ -19,15 +18,6 @@ class CloseConnection(Exception):
     """Raised (by the server or a handler) when a request cannot be answered: the connection is
     closed after one log line. A produce with acks=0 that failed uses it to make the client
     refresh its metadata, as Kafka does."""
-
-
-@dataclass(frozen=True)
-class PartitionFault:
-    """What an injected fault does to one partition of a request: answer it with `error`, or
-    (a consumer's fetch) return no records for it, as when nothing new arrived."""
-
-    error: int | None = None
-    paused: bool = False
 
 
 @dataclass
@@ -42,5 +32,3 @@ class RequestContext:
     request_size: int = 0
     principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as (TLS, SASL)
     security_protocol: str = "PLAINTEXT"  # of the listener the request came in on
-    # set while injected faults may hit the request: the fault of a (topic, partition), if any
-    partition_fault: Callable[[str, int], PartitionFault | None] | None = None

@@ -1,5 +1,7 @@
-"""The order in which Java's HashMap iterates its keys, so that tables come out in the row order of
-Kafka's own tools (which collect rows into HashMaps keyed by TopicPartition or group id).
+"""Java's hash codes and the order in which its HashMap and HashSet iterate, wherever pykbroker
+must answer in Kafka's order: the rows of Kafka's own tools (collected into HashMaps keyed by
+TopicPartition or group id), the SASL mechanisms of a SaslHandshake response (a HashSet), the
+partition of `__consumer_offsets` that coordinates a group (String.hashCode).
 
 A HashMap iterates bucket by bucket, and within a bucket in insertion order; a key's bucket is its
 hashCode, spread (`h ^ h >>> 16`), modulo the table's capacity: 16, doubled whenever the entries
@@ -24,6 +26,12 @@ def string_hash(text: str) -> int:
     return value
 
 
+def signed_string_hash(text: str) -> int:
+    """java.lang.String.hashCode as Java's signed 32-bit int."""
+    value = string_hash(text)
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
 def topic_partition_hash(key: tuple[str, int]) -> int:
     """org.apache.kafka.common.TopicPartition.hashCode."""
     topic, partition = key
@@ -36,6 +44,12 @@ def hash_map_order(keys: Iterable[Key], hash_code: Callable[[Key], int]) -> list
     capacity = 16
     while len(inserted) > capacity * 3 // 4:
         capacity *= 2
+    return _in_bucket_order(inserted, hash_code, capacity)
+
+
+def _in_bucket_order(inserted: list[Key], hash_code: Callable[[Key], int], capacity: int) -> list[Key]:
+    """`inserted` as a Java hash table of `capacity` buckets iterates them: bucket by bucket (the
+    hash spread as `h ^ h >>> 16`), in insertion order within a bucket."""
 
     def bucket(key: Key) -> int:
         code = hash_code(key)
@@ -48,3 +62,15 @@ def partitions_in_java_order(partitions: Iterable[tuple[str, int]]) -> list[tupl
     """Partitions sorted by number, then in a Java HashMap's order, as Kafka's describe rows come."""
     by_number = sorted(partitions, key=lambda partition: partition[1])
     return hash_map_order(by_number, topic_partition_hash)
+
+
+def hash_set_order(items: Iterable[str]) -> list[str]:
+    """The order Java's `new ArrayList<>(new HashSet<>(items))` gives: a HashSet made from a
+    collection starts with the capacity that holds it (`max(size / 0.75 + 1, 16)`, rounded up to a
+    power of two) and never grows while it is filled."""
+    unique = list(dict.fromkeys(items))
+    target = max(int(len(unique) / 0.75) + 1, 16)
+    capacity = 1
+    while capacity < target:
+        capacity *= 2
+    return _in_bucket_order(unique, string_hash, capacity)

@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
-from ..security.acl import CLUSTER_NAME, AclOperation, ResourceType
+from ...protocol.api_keys import ApiKey
+from ...protocol.errors import ErrorCode
+from ...security.acl import CLUSTER_NAME, AclOperation, ResourceType
 from . import auth
 from .context import RequestContext
 

@@ -10,7 +10,11 @@ matches nothing.
 
 from __future__ import annotations
 
-from ..security.acl import (
+from enum import IntEnum
+from typing import TypeVar
+
+from ...protocol.message_types import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
+from ...security.acl import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
@@ -26,12 +30,17 @@ from .context import CloseConnection
 
 NO_AUTHORIZER = "No Authorizer is configured."
 
+_Code = TypeVar("_Code", bound=IntEnum)  # one of the ACL enums, each with an UNKNOWN member (0)
 
-def _enum(enum, code: int):
+# The fields of an ACL filter: a DescribeAcls request, or a filter of a DeleteAcls request.
+AclFilterFields = DescribeAclsRequest | DeleteAclsRequest.DeleteAclsFilter
+
+
+def _enum(enum: type[_Code], code: int) -> _Code:
     try:
         return enum(code)
     except ValueError:
-        return enum.UNKNOWN
+        return enum["UNKNOWN"]
 
 
 def _refuse_unknown(what: str, codes: tuple[int, int, int, int]) -> None:
@@ -47,7 +56,7 @@ def pattern_type_of(code: int, version: int, *, any_reads_as_literal: bool) -> P
     return _enum(PatternType, code)
 
 
-def binding_of(creation, version: int) -> AclBinding:
+def binding_of(creation: CreateAclsRequest.AclCreation, version: int) -> AclBinding:
     codes = (creation.resource_type, creation.resource_pattern_type, creation.operation, creation.permission_type)
     pattern_type = pattern_type_of(creation.resource_pattern_type, version, any_reads_as_literal=False)
     _refuse_unknown("CreatableAcls", codes)
@@ -62,7 +71,7 @@ def binding_of(creation, version: int) -> AclBinding:
     )
 
 
-def filter_of(entry, version: int) -> AclBindingFilter:
+def filter_of(entry: AclFilterFields, version: int) -> AclBindingFilter:
     """A DescribeAcls request's or DeleteAcls filter's fields as an AclBindingFilter."""
     pattern_type = pattern_type_of(entry.pattern_type_filter, version, any_reads_as_literal=True)
     codes = (entry.resource_type_filter, pattern_type, entry.operation, entry.permission_type)

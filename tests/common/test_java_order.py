@@ -1,6 +1,6 @@
 """Rows come out in the order Kafka's tools print them: a Java HashMap's iteration order."""
 
-from pykbroker.tools.java_order import hash_map_order, partitions_in_java_order, string_hash
+from pykbroker.common.java_order import hash_map_order, hash_set_order, partitions_in_java_order, string_hash
 
 
 def test_string_hash_is_javas():
@@ -19,3 +19,9 @@ def test_a_hash_map_iterates_by_bucket_then_insertion():
 
 def test_partitions_of_one_topic_in_kafkas_describe_order():
     assert partitions_in_java_order([("t1", 0), ("t1", 1), ("t1", 2)]) == [("t1", 2), ("t1", 1), ("t1", 0)]
+
+
+def test_a_hash_set_made_from_a_collection_iterates_as_java_17():
+    # jshell: new ArrayList<>(new HashSet<>(List.of("SCRAM-SHA-256", "PLAIN", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER")))
+    mechanisms = ["SCRAM-SHA-256", "PLAIN", "SCRAM-SHA-512", "GSSAPI", "OAUTHBEARER"]
+    assert hash_set_order(mechanisms) == ["PLAIN", "SCRAM-SHA-512", "GSSAPI", "SCRAM-SHA-256", "OAUTHBEARER"]

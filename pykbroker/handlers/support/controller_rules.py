@@ -19,12 +19,13 @@ the same order, with the same error codes and messages. In particular:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Hashable, Iterable
+from collections.abc import Hashable, Iterable, Sequence, Set
 from typing import TypeVar
 
-from ..cluster import assignment
-from ..cluster.model import validate_topic_name
-from ..protocol.errors import ErrorCode, KafkaError
+from ...cluster import assignment
+from ...cluster.model import validate_topic_name
+from ...protocol.errors import ErrorCode, KafkaError
+from .context import RequestContext
 
 _Name = TypeVar("_Name", bound=Hashable)  # a topic name (None when not given) or a topic id
 
@@ -48,7 +49,7 @@ def duplicated(names: Iterable[_Name]) -> set[_Name]:
 
 def check_new_topic_name(name: str, existing: Iterable[str]) -> None:
     """Kafka's checks of a new topic's name: no collision on '.' versus '_' (reported in
-    preference to any other fault), and a legal name."""
+    preference to any other error), and a legal name."""
     colliding = colliding_topic(name, existing)
     if colliding is not None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {colliding}")
@@ -78,7 +79,7 @@ def unify_collision_chars(name: str) -> str:
 # Replica assignments
 
 
-def check_manual_assignment(replicas: list[int], registered: set[int], replication_factor: int | None) -> None:
+def check_manual_assignment(replicas: list[int], registered: Set[int], replication_factor: int | None) -> None:
     """A client-chosen replica list: not empty, registered brokers only, each once, and as many
     replicas as the other partitions (when `replication_factor` is known)."""
     if not replicas:
@@ -105,7 +106,7 @@ def _bad_assignment(message: str) -> KafkaError:
 
 
 def place_replicas(
-    broker_ids: list[int], num_partitions: int, replication_factor: int, first_partition: int = 0
+    brokers: Sequence[RegisteredBroker], num_partitions: int, replication_factor: int, first_partition: int = 0
 ) -> list[list[int]]:
     """Replica lists for new partitions (`cluster.assignment.place_replicas` over these brokers
     and their racks).
@@ -113,8 +114,8 @@ def place_replicas(
     KafkaError INVALID_REPLICATION_FACTOR, with the placer's message, when there are not enough
     brokers.
     """
-    brokers = [(int(b), getattr(b, "rack", None)) for b in broker_ids]
-    return assignment.place_replicas(brokers, num_partitions, replication_factor, first_partition)
+    ids_and_racks = [(int(broker), broker.rack) for broker in brokers]
+    return assignment.place_replicas(ids_and_racks, num_partitions, replication_factor, first_partition)
 
 
 class RegisteredBroker(int):
@@ -129,5 +130,5 @@ class RegisteredBroker(int):
         return broker
 
 
-def registered_brokers(ctx) -> set[int]:
+def registered_brokers(ctx: RequestContext) -> set[RegisteredBroker]:
     return {RegisteredBroker(broker.broker_id, broker.rack) for broker in ctx.services.metadata.brokers()}

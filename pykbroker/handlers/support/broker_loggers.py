@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 
-from ..protocol.errors import ErrorCode, KafkaError
+from ...protocol.errors import ErrorCode, KafkaError
 from .config_admin import OpType
 
 ROOT_LOGGER = "root"

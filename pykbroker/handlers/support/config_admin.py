@@ -29,13 +29,13 @@ from enum import IntEnum
 from functools import partial
 from typing import Any
 
-from ..cluster.model import validate_topic_name
-from ..config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
-from ..config.broker import is_listener_config, listener_base_name
-from ..config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
-from ..protocol.errors import ErrorCode, KafkaError
-from ..security.password_encoder import PasswordEncoder, PasswordEncoderError
-from ..security.sasl.config import SaslConfigError
+from ...cluster.model import validate_topic_name
+from ...config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
+from ...config.broker import is_listener_config, listener_base_name
+from ...config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
+from ...protocol.errors import ErrorCode, KafkaError
+from ...security.password_encoder import PasswordEncoder, PasswordEncoderError
+from ...security.sasl.config import SaslConfigError
 from .auth import CLUSTER, CLUSTER_NAME
 from .authorization import Check
 from .context import RequestContext

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..security.acl import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
+from ...security.acl import CLUSTER_NAME, SUPPORTED_OPERATIONS, AclOperation, ResourceType
 
 __all__ = ["CLUSTER_NAME"]
 from .context import RequestContext
@@ -44,7 +44,7 @@ TRANSACTIONAL_ID = ResourceType.TRANSACTIONAL_ID
 
 
 def authorize(
-    ctx: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str, *, log_if_denied=True
+    ctx: RequestContext, operation: AclOperation, resource_type: ResourceType, name: str, *, log_if_denied: bool = True
 ) -> bool:
     authorizer = ctx.services.authorizer
     if authorizer is None:
@@ -54,7 +54,7 @@ def authorize(
     )
 
 
-def authorize_cluster(ctx: RequestContext, operation: AclOperation, *, log_if_denied=True) -> bool:
+def authorize_cluster(ctx: RequestContext, operation: AclOperation, *, log_if_denied: bool = True) -> bool:
     return authorize(ctx, operation, CLUSTER, CLUSTER_NAME, log_if_denied=log_if_denied)
 
 

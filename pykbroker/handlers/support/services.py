@@ -17,7 +17,6 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
-| `faults` | `FaultAdmin` | `server.faults.FaultInjector` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
 each use since AlterConfigs may change it.
@@ -29,15 +28,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ...common.topic_partition import TopicPartition
+
 if TYPE_CHECKING:
-    from ..cluster.model import BrokerInfo, TopicInfo
-    from ..cluster.store import MetadataStore
-    from ..common.txn_marker import TxnMarker
-    from ..config import BrokerConfig
-    from ..coordinator.group.formats import OffsetAndMetadata
-    from ..coordinator.group.join import JoinRequest
-    from ..coordinator.group.manager import FetchedOffset
-    from ..coordinator.group.model import (
+    from ...cluster.model import BrokerInfo, TopicInfo
+    from ...cluster.store import MetadataStore
+    from ...common.txn_marker import TxnMarker
+    from ...config import BrokerConfig
+    from ...coordinator.group.formats import OffsetAndMetadata
+    from ...coordinator.group.join import JoinRequest
+    from ...coordinator.group.manager import FetchedOffset
+    from ...coordinator.group.model import (
         GroupOverview,
         GroupSummary,
         JoinResult,
@@ -45,18 +46,16 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
-    from ..coordinator.transaction import DescribedTransaction, TransactionListing
-    from ..log.config import LogConfig
-    from ..log.producer_state import ProducerStateEntry
-    from ..log.results import TimestampAndOffset
-    from ..protocol.errors import ErrorCode
-    from ..replication.fetch_session import FetchSessionCache
-    from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-    from ..replication.replica_manager import ProduceResult
-    from ..security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
-    from ..security.principal import KafkaPrincipal
-
-TopicPartition = tuple[str, int]
+    from ...coordinator.transaction import DescribedTransaction, TransactionListing
+    from ...log.config import LogConfig
+    from ...log.producer_state import ProducerStateEntry
+    from ...log.results import TimestampAndOffset
+    from ...protocol.errors import ErrorCode
+    from ...replication.fetch_session import FetchSessionCache
+    from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
+    from ...replication.replica_manager import ProduceResult
+    from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.principal import KafkaPrincipal
 
 
 class ReplicaService(Protocol):
@@ -217,18 +216,6 @@ class ControllerService(Protocol):
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]: ...
 
 
-class FaultAdmin(Protocol):
-    """The broker's injected faults as the config requests manage them (server/faults.py)."""
-
-    def add_json(self, text: str, *, validate_only: bool = False) -> list[int]: ...
-
-    def remove(self, fault_id: int) -> bool: ...
-
-    def clear(self) -> None: ...
-
-    def describe(self) -> list[dict]: ...
-
-
 class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
 
@@ -285,7 +272,7 @@ class TxnVerifierService(Protocol):
 
 class Authorizer(Protocol):
     """Kafka's authorizer as KafkaApis uses it (handlers ask it through the checks of
-    `handlers/authorization.py`, which call `handlers/auth.py`)."""
+    `handlers/support/authorization.py`, which call `handlers/support/auth.py`)."""
 
     def authorize(
         self,
@@ -341,7 +328,6 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
-    faults: FaultAdmin | None = None  # None: no fault injection (the config key is refused)
 
     @property
     def config(self) -> BrokerConfig:
