@@ -31,6 +31,7 @@ from .admin_support import (
     wait,
 )
 from .client_config import ToolError, add_common_arguments, read_properties, run_tool
+from .java_order import hash_map_order, string_hash
 
 ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -245,8 +246,8 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
 
 
 def _all_names(admin: Any, entity_type: str) -> list[str]:
-    if entity_type == "topics":
-        return sorted(list_topic_names(admin))
+    if entity_type == "topics":  # in the order of the HashSet Kafka's tool lists them in
+        return hash_map_order(sorted(list_topic_names(admin)), string_hash)
     return [str(node.id) for node in wait(admin.describe_cluster()).nodes] + [""]
 
 

@@ -578,6 +578,7 @@ def report_delete_offsets(
     }
     if top_error is None:
         print(f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}")
+        outcome.errors += any(error is not None for error in results.values())  # an unknown topic's row
     else:
         outcome.error(messages.get(top_error, f"Encounter some unknown error: {top_error}"))
 

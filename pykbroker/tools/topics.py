@@ -30,6 +30,7 @@ from .admin_support import (
     wait,
 )
 from .client_config import ToolError, add_common_arguments, run_tool
+from .java_order import hash_map_order, string_hash
 
 ACTIONS = ("create", "list", "describe", "alter", "delete")
 REPORT_FLAGS = (
@@ -184,7 +185,7 @@ def topic_error(error: BaseException) -> ToolError:
 
 def ensure_found(topics: list[str], requested: str | None, if_exists: bool) -> None:
     if requested and not if_exists and not topics:
-        raise ToolError(f"Topic '{requested}' does not exist as expected")
+        raise ToolError(f"{TOPIC_ERROR_PREFIX}Topic '{requested}' does not exist as expected")
 
 
 # --- create, list, alter, delete -----------------------------------------------------------------
@@ -336,11 +337,11 @@ def _topics_to_describe(admin: Any, args: argparse.Namespace) -> list[str]:
             description = wait(admin.describe_topics(TopicCollection([topic]))[topic])
             by_id[str(kafka_uuid(description.topic_id))] = topic
         if args.topic_id not in by_id and not args.if_exists:
-            raise ToolError(f"TopicId '{args.topic_id}' does not exist as expected")
+            raise ToolError(f"{TOPIC_ERROR_PREFIX}TopicId '{args.topic_id}' does not exist as expected")
         return [by_id[args.topic_id]] if args.topic_id in by_id else []
     topics = matching_topics(list_topic_names(admin), args.topic, args.exclude_internal)
     ensure_found(topics, args.topic, args.if_exists)
-    return topics
+    return hash_map_order(topics, string_hash)  # Kafka's tool describes the topics of a HashMap
 
 
 def _describe_one(args: argparse.Namespace, description: Any, configs: dict, live_brokers: set[int]) -> dict | None:

@@ -336,7 +336,10 @@ def test_deleting_an_active_group_fails_with_status_1(broker, capsys):
         running.close()
     assert status == 1
     assert err == "Error: Deletion of some consumer groups failed:\n"
-    assert out.startswith("* Group 'keeper' could not be deleted due to: NON_EMPTY_GROUP")
+    assert out.startswith(
+        "* Group 'keeper' could not be deleted due to: java.util.concurrent.ExecutionException: "
+        "org.apache.kafka.common.errors.GroupNotEmptyException: The group is not empty."
+    )
 
 
 def test_json_output_is_one_document(broker, stopped_group, capsys):
