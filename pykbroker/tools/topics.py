@@ -339,13 +339,25 @@ def _topics_to_describe(admin: Any, args: argparse.Namespace) -> list[str]:
         if args.topic_id not in by_id and not args.if_exists:
             raise ToolError(f"{TOPIC_ERROR_PREFIX}TopicId '{args.topic_id}' does not exist as expected")
         return [by_id[args.topic_id]] if args.topic_id in by_id else []
-    topics = matching_topics(list_topic_names(admin), args.topic, args.exclude_internal)
+    all_topics = list_topic_names(admin)
+    topics = matching_topics(all_topics, args.topic, args.exclude_internal)
     ensure_found(topics, args.topic, args.if_exists)
-    return hash_map_order(topics, string_hash)  # Kafka's tool describes the topics of a HashMap
+    return describe_order(all_topics, topics)
+
+
+def describe_order(all_topics: list[str], chosen: list[str]) -> list[str]:
+    """The order of Kafka 3.9.0's --describe, as measured against it: the chosen topics in the
+    buckets of a first hash table of 16 holding every topic name, then as the HashMap of their
+    descriptions (`new HashMap<>(n)`) iterates them."""
+    wanted = set(chosen)
+    listed = [topic for topic in hash_map_order(sorted(all_topics), string_hash, growing=False) if topic in wanted]
+    return hash_map_order(listed, string_hash, sized=True)
 
 
 def _describe_one(args: argparse.Namespace, description: Any, configs: dict, live_brokers: set[int]) -> dict | None:
-    overrides = {name: entry.value for name, entry in configs.items() if not entry.is_default}
+    # in the order of the HashMap Kafka's client keeps a resource's config entries in
+    names = hash_map_order(sorted(name for name, entry in configs.items() if not entry.is_default), string_hash)
+    overrides = {name: configs[name].value for name in names}
     min_isr = int(configs["min.insync.replicas"].value) if "min.insync.replicas" in configs else 1
     partitions = [
         PartitionState(
