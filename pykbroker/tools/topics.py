@@ -355,8 +355,8 @@ def describe_order(all_topics: list[str], chosen: list[str]) -> list[str]:
 
 
 def _describe_one(args: argparse.Namespace, description: Any, configs: dict, live_brokers: set[int]) -> dict | None:
-    # in the order of the HashMap Kafka's client keeps a resource's config entries in
-    names = hash_map_order(sorted(name for name, entry in configs.items() if not entry.is_default), string_hash)
+    # in the order of the HashMap Kafka's client keeps all of a resource's config entries in
+    names = [name for name in hash_map_order(sorted(configs), string_hash) if not configs[name].is_default]
     overrides = {name: configs[name].value for name in names}
     min_isr = int(configs["min.insync.replicas"].value) if "min.insync.replicas" in configs else 1
     partitions = [
