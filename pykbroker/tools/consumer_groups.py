@@ -396,7 +396,7 @@ def describe_members(description: GroupDescription, args: argparse.Namespace, ou
 def format_members(group: str, members: list, verbose: bool) -> str:
     with_instance_id = any(member.group_instance_id for member in members)
     widths = {
-        "group": max([15] + [len(group)]),
+        "group": max([15] + [len(group) for _ in members]),  # Kafka measures the members' rows only
         "consumer": max([15] + [len(member.consumer_id) for member in members]),
         "instance": max([17] + [len(member.group_instance_id or "") for member in members]),
         "host": max([15] + [len(member.host) for member in members]),

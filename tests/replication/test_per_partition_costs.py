@@ -54,7 +54,9 @@ def test_the_summary_counts_partitions_whose_logs_still_load():
     )
     only_loading = RoleChanges()
     only_loading.still_loading("audit", 0)
-    assert only_loading.summary() == "Leading 0 and following 0 partition(s) of 0 topic(s); 1 more partition(s) of 1 topic(s) still loading"
+    assert only_loading.summary() == (
+        "Leading 0 and following 0 partition(s) of 0 topic(s); 1 more partition(s) of 1 topic(s) still loading"
+    )
 
 
 def test_a_restart_logs_one_summary_line_for_all_topics(tmp_path, caplog):

@@ -35,7 +35,9 @@ def test_a_mistyped_tool_name_is_an_error_naming_the_closest_tool():
 
 
 def test_a_first_argument_that_is_a_file_or_far_from_every_tool_is_a_config_file(tmp_path, capsys):
-    assert cli.mistyped_tool_message("consumer-group") == "unknown tool 'consumer-group'; did you mean 'consumer-groups'?"
+    assert cli.mistyped_tool_message("consumer-group") == (
+        "unknown tool 'consumer-group'; did you mean 'consumer-groups'?"
+    )
     assert cli.mistyped_tool_message("server.properties") is None
     assert cli.mistyped_tool_message("nothing-like-a-tool") is None
     (tmp_path / "topic").write_text("")

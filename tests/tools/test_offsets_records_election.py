@@ -42,12 +42,18 @@ def test_get_offsets_takes_topic_partition_patterns(broker, pykbroker, filled):
     mixed = pykbroker(
         "get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions", f"{filled}:1", "--topic", filled
     )
-    assert (mixed.status, mixed.err) == (1, "Error occurred: --topic-partitions cannot be used with --topic or --partitions\n")
+    assert (mixed.status, mixed.err) == (
+        1,
+        "Error occurred: --topic-partitions cannot be used with --topic or --partitions\n",
+    )
 
 
 def test_get_offsets_without_a_match_is_an_error(broker, pykbroker):
     missing = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", "nothing-matches-this")
-    assert (missing.status, missing.err) == (1, "Error occurred: Could not match any topic-partitions with the specified filters\n")
+    assert (missing.status, missing.err) == (
+        1,
+        "Error occurred: Could not match any topic-partitions with the specified filters\n",
+    )
 
 
 def test_delete_records_reports_low_watermarks_then_earliest_offsets_move(broker, pykbroker, tmp_path):

@@ -78,7 +78,10 @@ def test_alter_adds_partitions_and_delete_removes_the_topic(broker, pykbroker):
 def test_describing_a_missing_topic_is_an_error_unless_if_exists(broker, pykbroker):
     common = ("topics", "--bootstrap-server", broker.bootstrap, "--describe", "--topic", "no-such-topic")
     missing = pykbroker(*common)
-    assert (missing.status, missing.err) == (1, "Error while executing topic command : Topic 'no-such-topic' does not exist as expected\n")
+    assert (missing.status, missing.err) == (
+        1,
+        "Error while executing topic command : Topic 'no-such-topic' does not exist as expected\n",
+    )
     assert (pykbroker(*common, "--if-exists").status, pykbroker(*common, "--if-exists").out) == (0, "")
 
 
