@@ -542,10 +542,11 @@ def format_reset_plans(plans: dict[str, dict[tuple[str, int], int]]) -> str:
 def export_csv(plans: dict[str, dict[tuple[str, int], int]], single_group: bool) -> str:
     """Kafka's --export: `topic,partition,offset` for one group, `group,topic,partition,offset` otherwise."""
     lines = []
-    for group, plan in plans.items():
-        for (topic, partition), offset in sorted(plan.items()):
+    for group in hash_map_order(plans, string_hash):  # the rows of Kafka's HashMaps, as the table's
+        plan = plans[group]
+        for topic, partition in hash_map_order(sorted(plan), topic_partition_hash):
             prefix = "" if single_group else f"{group},"
-            lines.append(f"{prefix}{topic},{partition},{offset}\n")
+            lines.append(f"{prefix}{topic},{partition},{plan[(topic, partition)]}\n")
     return "".join(lines)
 
 

@@ -90,6 +90,11 @@ ACCEPTED_DIFFERENCES = {
     "librdkafka refuses these offset specs; the tool says so in one line (exit 1)",
     "tools-not-shipped": "kafka-acls, kafka-log-dirs, kafka-transactions, kafka-features, kafka-metadata-quorum "
     "and kafka-reassign-partitions have no pykbroker subcommand (partition reassignment and quotas come later)",
+    "broker-default-alter": "configs --alter --entity-type brokers --entity-default: librdkafka cannot name the "
+    "cluster-wide broker resource, so pykbroker's tool refuses in one line and asks for --entity-name (not run "
+    "here: Kafka's side would change the broker's defaults under the other cases)",
+    "one-synonym-per-name": "configs --describe of a broker whose key is set both for it and as the cluster "
+    "default: librdkafka keeps one synonym per name, so DYNAMIC_DEFAULT_BROKER_CONFIG is left out of synonyms={}",
     "lenient-formatter-name": "console-consumer also takes the bare name DefaultMessageFormatter, which Kafka's "
     "tool cannot load as a class",
 }
@@ -211,6 +216,21 @@ CASES = [
         (*B, "--reset-offsets", "--group", "{G}", "--topic", "{T}", "--to-earliest", "--dry-run"),
         accepted=("glued-rows",),
     ),
+    Case("consumer-groups", (*B, "--reset-offsets", "--group", "{G}", "--all-topics", "--shift-by", "-1", "--export")),
+    Case(
+        "consumer-groups",
+        (
+            *B,
+            "--reset-offsets",
+            "--group",
+            "{G}",
+            "--all-topics",
+            "--to-datetime",
+            "2020-01-01T00:00:00.000",
+            "--dry-run",
+        ),
+        accepted=("glued-rows",),
+    ),  # fmt: skip
     Case(
         "consumer-groups",
         (*B, "--delete", "--group", "nosuch"),
@@ -466,7 +486,14 @@ def test_each_tool_prints_what_kafkas_tool_prints(case, scene, kafka_run):
 
 def test_every_accepted_difference_is_explained_by_a_case_or_a_feature_not_served():
     used = {key for case in CASES for key in case.accepted}
-    not_run = {"delete-records-unknown-topic", "hash-bucket-order", "tools-not-shipped", "lenient-formatter-name"}
+    not_run = {
+        "delete-records-unknown-topic",
+        "hash-bucket-order",
+        "tools-not-shipped",
+        "lenient-formatter-name",
+        "broker-default-alter",
+        "one-synonym-per-name",
+    }
     assert set(ACCEPTED_DIFFERENCES) == used | not_run
 
 
