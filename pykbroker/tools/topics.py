@@ -179,13 +179,13 @@ def parse_topic_configs(pairs: list[str]) -> dict[str, str]:
 
 
 def topic_error(error: BaseException) -> ToolError:
-    """Kafka's line for a failed request: "Error while executing topic command : <message>"."""
-    return ToolError(f"{TOPIC_ERROR_PREFIX}{error_message(error)}")
+    """A failed request: its message (`run_tool` puts Kafka's "Error while executing topic command : " first)."""
+    return ToolError(error_message(error))
 
 
 def ensure_found(topics: list[str], requested: str | None, if_exists: bool) -> None:
     if requested and not if_exists and not topics:
-        raise ToolError(f"{TOPIC_ERROR_PREFIX}Topic '{requested}' does not exist as expected")
+        raise ToolError(f"Topic '{requested}' does not exist as expected")
 
 
 # --- create, list, alter, delete -----------------------------------------------------------------
@@ -337,7 +337,7 @@ def _topics_to_describe(admin: Any, args: argparse.Namespace) -> list[str]:
             description = wait(admin.describe_topics(TopicCollection([topic]))[topic])
             by_id[str(kafka_uuid(description.topic_id))] = topic
         if args.topic_id not in by_id and not args.if_exists:
-            raise ToolError(f"{TOPIC_ERROR_PREFIX}TopicId '{args.topic_id}' does not exist as expected")
+            raise ToolError(f"TopicId '{args.topic_id}' does not exist as expected")
         return [by_id[args.topic_id]] if args.topic_id in by_id else []
     all_topics = list_topic_names(admin)
     topics = matching_topics(all_topics, args.topic, args.exclude_internal)
@@ -444,7 +444,8 @@ def main(argv: list[str]) -> int:
             print_json(document)
         return 0
 
-    return run_tool(body, "topics", error_prefix=TOPIC_ERROR_PREFIX)
+    # every failure is Kafka's one line "Error while executing topic command : <message>"
+    return run_tool(body, "topics", error_prefix=TOPIC_ERROR_PREFIX, tool_error_prefix=TOPIC_ERROR_PREFIX)
 
 
 if __name__ == "__main__":

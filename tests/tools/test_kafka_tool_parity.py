@@ -147,6 +147,11 @@ CASES = [
     Case("topics", (*B, "--create", "--topic", "{new}", "--replication-factor", "3"), accepted=("errors-on-stderr",)),
     Case("topics", (*B, "--create", "--topic", "{new}", "--config", "nosuch.key=1"), accepted=("errors-on-stderr",)),
     Case("topics", (*B, "--alter", "--topic", "{T}", "--partitions", "1"), accepted=("errors-on-stderr",)),
+    Case("topics", (*B, "--create", "--topic", "{new}", "--partitions", "0"), accepted=("errors-on-stderr",)),
+    Case("topics", (*B, "--create", "--topic", "{new}", "--config", "abc"), accepted=("errors-on-stderr",)),
+    Case(
+        "topics", (*B, "--create", "--topic", "{new}", "--replica-assignment", "0,0:1"), accepted=("errors-on-stderr",)
+    ),
     Case("topics", (*B, "--describe", "--topic", "nosuch"), accepted=("errors-on-stderr", "optional-in-message")),
     Case("topics", (*B, "--describe", "--topic-id", "AAAAAAAAAAAAAAAAAAAAAB"), accepted=("unknown-topic-id",)),
     Case("topics", (*B, "--delete", "--topic", "nosuch", "--if-exists")),
