@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import anyio.to_thread
@@ -23,8 +24,17 @@ from kazoo.handlers.threading import KazooTimeoutError
 from ..cluster import zk_data
 from ..protocol.errors import ErrorCode, KafkaError
 
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
 BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
+
+
+class BlockStore(Protocol):
+    def reserve_block(self, size: int) -> int:
+        """The first id of a new block of `size` ids, durably reserved (blocking)."""
+        ...
 
 
 class FileBlockStore:
@@ -45,7 +55,7 @@ class FileBlockStore:
 
 
 class ProducerIdManager:
-    def __init__(self, block_store, block_size: int = BLOCK_SIZE) -> None:
+    def __init__(self, block_store: BlockStore, block_size: int = BLOCK_SIZE) -> None:
         self.block_store = block_store
         self.block_size = block_size
         self._next = 0
@@ -78,7 +88,7 @@ class ZkBlockStore:
 
     MAX_ATTEMPTS = 10
 
-    def __init__(self, client, broker_id: int, timeout_s: float) -> None:
+    def __init__(self, client: KazooClient, broker_id: int, timeout_s: float) -> None:
         self.client = client
         self.broker_id = broker_id
         self.timeout_s = timeout_s

@@ -20,6 +20,7 @@ import re
 import sys
 from typing import Any
 
+from ..common.java_order import hash_map_order, string_hash
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -31,7 +32,6 @@ from .admin_support import (
     wait,
 )
 from .client_config import ToolError, add_common_arguments, read_properties, run_tool
-from .java_order import hash_map_order, string_hash
 
 ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from ..common.java_order import hash_map_order, topic_partition_hash
 from .admin_support import add_output_argument, admin_client, error_name, java_style_error, print_json, wait
 from .client_config import ToolError, add_common_arguments, run_tool
-from .java_order import hash_map_order, topic_partition_hash
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka.admin import OffsetSpec
 
+from ..common.java_order import hash_map_order, topic_partition_hash
 from .client_config import ToolError
-from .java_order import hash_map_order, topic_partition_hash
 from .tool_support import Partition
 
 if TYPE_CHECKING:

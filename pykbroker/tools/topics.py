@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..common.java_order import hash_map_order, string_hash
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -30,7 +31,6 @@ from .admin_support import (
     wait,
 )
 from .client_config import ToolError, add_common_arguments, run_tool
-from .java_order import hash_map_order, string_hash
 
 ACTIONS = ("create", "list", "describe", "alter", "delete")
 REPORT_FLAGS = (

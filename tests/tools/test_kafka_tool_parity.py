@@ -454,7 +454,7 @@ def topic_blocks(out: str) -> dict[str, str]:
 
 def same_rows_in_kafkas_buckets(ours: str, theirs: str) -> bool:
     """The same blocks; in the same order but for topics that share a bucket of the final HashMap."""
-    from pykbroker.tools.java_order import string_hash
+    from pykbroker.common.java_order import string_hash
 
     our_blocks, their_blocks = topic_blocks(ours), topic_blocks(theirs)
     if our_blocks != their_blocks:
