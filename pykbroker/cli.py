@@ -35,6 +35,15 @@ LOG_LEVELS = {
     "WARNING": logging.WARNING,
     "ERROR": logging.ERROR,
 }
+# What log4j calls Python's levels in a log line
+LOG4J_LEVEL_NAMES = {
+    logging.CRITICAL: "FATAL",
+    logging.ERROR: "ERROR",
+    logging.WARNING: "WARN",
+    logging.INFO: "INFO",
+    logging.DEBUG: "DEBUG",
+    TRACE: "TRACE",
+}
 
 
 # The tools: a first argument -> the module whose `main(argv) -> int` runs it (pykbroker/tools/)
@@ -121,6 +130,18 @@ def run_tool(name: str, argv: list[str]) -> int:
     return int(module.main(argv))
 
 
+def mistyped_tool_message(first: str) -> str | None:
+    """'unknown tool ...; did you mean ...?' when `first` is no file (nor a path) but close to a tool's name."""
+    import difflib
+    import os
+
+    looks_like_a_path = "/" in first or "." in first or os.sep in first
+    if first.startswith("-") or looks_like_a_path or os.path.exists(first):
+        return None
+    close = difflib.get_close_matches(first, list(TOOLS), n=1)
+    return f"unknown tool {first!r}; did you mean {close[0]!r}?" if close else None
+
+
 def parse_overrides(pairs: list[str]) -> dict[str, str]:
     overrides = {}
     for pair in pairs:
@@ -157,13 +178,28 @@ def read_properties(path: str | None) -> dict[str, str]:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
 
+class Log4jLevelFormatter(logging.Formatter):
+    """Kafka's log line, `[time] LEVEL message (logger)`, with log4j's level names (WARN, not WARNING)."""
+
+    def formatMessage(self, record: logging.LogRecord) -> str:  # noqa: N802 (logging's name)
+        log4j_record = logging.makeLogRecord(record.__dict__)
+        log4j_record.levelname = log4j_level_name(record.levelno)
+        return super().formatMessage(log4j_record)
+
+
+def log4j_level_name(level: int) -> str:
+    """The log4j level at or below `level` (a level between two counts as the lower one)."""
+    for value, name in sorted(LOG4J_LEVEL_NAMES.items(), reverse=True):
+        if level >= value:
+            return name
+    return "TRACE"
+
+
 def configure_logging(level: str) -> None:
     logging.addLevelName(TRACE, "TRACE")
-    logging.basicConfig(
-        level=LOG_LEVELS[level],
-        format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
-        stream=sys.stderr,
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(Log4jLevelFormatter("[%(asctime)s] %(levelname)s %(message)s (%(name)s)"))
+    logging.basicConfig(level=LOG_LEVELS[level], handlers=[handler])
 
 
 def log_dev_profile(config: BrokerConfig) -> None:
@@ -189,6 +225,10 @@ def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments and arguments[0] in TOOLS:
         return run_tool(arguments[0], arguments[1:])
+    mistyped = mistyped_tool_message(arguments[0]) if arguments else None
+    if mistyped is not None:
+        print(f"pykbroker: error: {mistyped}", file=sys.stderr)
+        return 2
     args = parse_args(arguments)
     if args.print_config:
         sys.stdout.write(example_server_properties())

@@ -209,12 +209,24 @@ def test_log_level_takes_kafkas_level_names(level):
     assert parse_args(["--log-level", level]).log_level in LOG_LEVELS
 
 
+@pytest.mark.parametrize("level, name", [(logging.CRITICAL, "FATAL"), (logging.ERROR, "ERROR"),
+                                         (logging.WARNING, "WARN"), (logging.INFO, "INFO"),
+                                         (logging.DEBUG, "DEBUG"), (5, "TRACE")])
+def test_log_lines_name_their_level_as_log4j_does(level, name):
+    from pykbroker.cli import Log4jLevelFormatter
+    record = logging.LogRecord("kafka.test", level, __file__, 1, "hello %s", ("there",), None)
+    line = Log4jLevelFormatter("%(levelname)s %(message)s (%(name)s)").format(record)
+    assert line == f"{name} hello there (kafka.test)"
+    assert record.levelname == logging.getLevelName(level)  # other handlers still see Python's name
+
+
 def test_an_unknown_key_is_warned_once_with_the_closest_known_key(tmp_path):
     with BrokerProcess(tmp_path / "broker", {"num.partition": "3"}) as broker:
         log = broker.log_text()
     warnings = [line for line in log.splitlines() if "num.partition'" in line]
     assert len(warnings) == 1
     assert "did you mean 'num.partitions'?" in warnings[0]
+    assert "] WARN " in warnings[0]  # log4j's name, as in Kafka's log lines
 
 
 def test_the_start_line_says_where_data_lives(tmp_path):
@@ -270,7 +282,7 @@ def test_without_a_file_groups_need_three_brokers_and_the_log_says_which_setting
         wait_until(lambda: "Could not create __consumer_offsets" in broker.log_text(),
                    "the broker to explain why groups do not work")
         log = broker.log_text()
-    warnings = [line for line in log.splitlines() if "WARNING" in line and "__consumer_offsets" in line]
+    warnings = [line for line in log.splitlines() if " WARN " in line and "__consumer_offsets" in line]
     assert len(warnings) == 1
     assert "Set offsets.topic.replication.factor (now 3)" in warnings[0]
     assert "offsets.topic.replication.factor=1 for a single broker" in warnings[0]

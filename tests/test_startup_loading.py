@@ -6,6 +6,7 @@ sees a non-retriable error or loses a record.
 The broker runs in this process with a "slow loader": `LogManager._load_log` replaced by one
 that holds one partition's load until the test releases it. No test here measures time.
 """
+import logging
 import threading
 
 import pytest
@@ -138,3 +139,25 @@ def test_a_partition_still_loading_answers_retriable_errors_while_loaded_ones_ar
         "client errors": [],
         "held records": [b"a", b"b", b"c", b"e"],
     }
+
+
+def test_the_start_up_summary_counts_the_partitions_still_loading(tmp_path, monkeypatch, caplog):
+    first = new_broker(tmp_path)
+    first.topic_creator.create("held", 3, 1)
+    first.topic_creator.create("ready", 2, 1)
+    first.close()
+
+    hold = HeldLoad()
+    monkeypatch.setattr(LogManager, "_load_log", lambda manager, item, **kw: hold(manager, item, **kw))
+    with caplog.at_level(logging.INFO, logger="pykbroker.replication"):
+        second = new_broker(tmp_path)
+    try:
+        [summary] = [r.getMessage() for r in caplog.records if r.getMessage().startswith("Leading ")]
+        led = int(summary.split()[1])
+        loading = int(summary.split("; ")[1].split()[0]) if "still loading" in summary else 0
+        assert loading >= 1, summary  # held-0 is held: never dropped from the summary
+        assert led + loading == 5, summary
+        assert summary.endswith("topic(s) still loading")
+    finally:
+        hold.released.set()
+        second.close()

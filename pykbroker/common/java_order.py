@@ -4,8 +4,8 @@ TopicPartition or group id), the SASL mechanisms of a SaslHandshake response (a 
 partition of `__consumer_offsets` that coordinates a group (String.hashCode).
 
 A HashMap iterates bucket by bucket, and within a bucket in insertion order; a key's bucket is its
-hashCode, spread (`h ^ h >>> 16`), modulo the table's capacity: 16, doubled whenever the entries
-pass three quarters of it.
+hashCode, spread (`h ^ h >>> 16`), modulo the table's capacity: 16 (or, for `new HashMap<>(n)`, the
+power of two at or above n), doubled whenever the entries pass three quarters of it.
 """
 
 from __future__ import annotations
@@ -38,11 +38,19 @@ def topic_partition_hash(key: tuple[str, int]) -> int:
     return (31 * ((31 + partition) & MASK) + string_hash(topic)) & MASK
 
 
-def hash_map_order(keys: Iterable[Key], hash_code: Callable[[Key], int]) -> list[Key]:
-    """`keys` (in insertion order) as a Java HashMap holding them iterates them."""
+def hash_map_order(
+    keys: Iterable[Key], hash_code: Callable[[Key], int], *, sized: bool = False, growing: bool = True
+) -> list[Key]:
+    """`keys` (in insertion order) as a Java HashMap holding them iterates them: `new HashMap<>()`,
+    or with `sized` `new HashMap<>(len(keys))`; without `growing`, in the buckets of the first
+    table (16), whatever the number of keys."""
     inserted = list(dict.fromkeys(keys))
     capacity = 16
-    while len(inserted) > capacity * 3 // 4:
+    if sized:
+        capacity = 1
+        while capacity < len(inserted):
+            capacity *= 2
+    while growing and len(inserted) > capacity * 3 // 4:
         capacity *= 2
     return _in_bucket_order(inserted, hash_code, capacity)
 

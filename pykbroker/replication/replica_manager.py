@@ -310,6 +310,7 @@ class ReplicaManager:
                 continue
             partition = self.partitions.get((name, index))
             if partition is None and self.log_manager.is_loading(name, index):
+                changes.still_loading(name, index)
                 continue  # taken up by `log_loaded`, with the state the store has then
             if partition is None:
                 partition = self._open_partition(name, index, info.topic_id, config)

@@ -8,7 +8,8 @@ broker lead or follow many partitions at once; `RoleChanges` collects them and l
 
 Internal topics (`__consumer_offsets`, `__transaction_state`) are logged at DEBUG: their fifty
 partitions would otherwise fill a start-up's log. At start-up the broker logs one summary line
-for all topics (`log_summary`).
+for all topics (`log_summary`), counting the partitions whose logs are still loading (their roles
+are taken as each log comes in).
 """
 
 from __future__ import annotations
@@ -23,9 +24,14 @@ class RoleChanges:
     def __init__(self) -> None:
         # topic -> {description of the role (leader epoch, leader): [partition indexes]}
         self._roles: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(list))
+        self._loading: dict[str, list[int]] = defaultdict(list)  # topic -> partitions whose log still loads
 
     def __bool__(self) -> bool:
         return bool(self._roles)
+
+    def still_loading(self, topic: str, index: int) -> None:
+        """A partition hosted here whose log is not loaded yet: its role comes once it is."""
+        self._loading[topic].append(index)
 
     def lead(self, topic: str, index: int, leader_epoch: int) -> None:
         self._roles[topic][f"leading partitions %s at leader epoch {leader_epoch}"].append(index)
@@ -41,17 +47,26 @@ class RoleChanges:
         for level, message in self.lines():
             logger.log(level, message)
         self._roles.clear()
+        self._loading.clear()
 
     def log_summary(self, logger: logging.Logger) -> None:
         """One line for everything collected (start-up): how many partitions of how many topics
-        this broker leads and follows; the per-topic lines at DEBUG."""
-        led = sum(len(p) for roles in self._roles.values() for role, p in roles.items() if role.startswith("leading"))
-        followed = sum(len(p) for roles in self._roles.values() for p in roles.values()) - led
-        if self._roles:
-            logger.info("Leading %d and following %d partition(s) of %d topic(s)", led, followed, len(self._roles))
+        this broker leads and follows, and how many more still load; the per-topic lines at DEBUG."""
+        if self._roles or self._loading:
+            logger.info(self.summary())
         for _, message in self.lines():
             logger.debug(message)
         self._roles.clear()
+        self._loading.clear()
+
+    def summary(self) -> str:
+        led = sum(len(p) for roles in self._roles.values() for role, p in roles.items() if role.startswith("leading"))
+        followed = sum(len(p) for roles in self._roles.values() for p in roles.values()) - led
+        line = f"Leading {led} and following {followed} partition(s) of {len(self._roles)} topic(s)"
+        loading = sum(len(indexes) for indexes in self._loading.values())
+        if loading:
+            line += f"; {loading} more partition(s) of {len(self._loading)} topic(s) still loading"
+        return line
 
 
 def _describe(roles: dict[str, list[int]]) -> str:

@@ -31,6 +31,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .kafka_errors import kafka_message
+
 # Keys spelled and meant the same in Kafka's Java client and in librdkafka
 SAME_KEYS = (
     "security.protocol",
@@ -253,16 +255,23 @@ def _unescape(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: replacements.get(m.group(1), m.group(1)), text)
 
 
-def run_tool(body: Callable[[], int], tool_name: str = "pykbroker", *, error_prefix: str = "Error: ") -> int:
-    """Run a tool's body: a `ToolError` becomes its line on stderr, a client's `KafkaException` the
-    line `error_prefix` + its message, both exit status 1; Ctrl-C exits with 130, a closed stdout
+def run_tool(
+    body: Callable[[], int],
+    tool_name: str = "pykbroker",
+    *,
+    error_prefix: str = "Error: ",
+    tool_error_prefix: str = "",
+) -> int:
+    """Run a tool's body: a `ToolError` becomes its line on stderr (after `tool_error_prefix`, as
+    some of Kafka's tools print their own failures), a client's `KafkaException` the line
+    `error_prefix` + its message, both exit status 1; Ctrl-C exits with 130, a closed stdout
     with 1. `tool_name` names the tool (kept for callers that pass it)."""
     from confluent_kafka import KafkaException
 
     try:
         return body()
     except ToolError as error:
-        print(str(error), file=sys.stderr)
+        print(f"{tool_error_prefix}{error}", file=sys.stderr)
         return 1
     except KafkaException as error:
         print(f"{error_prefix}{describe_kafka_exception(error)}", file=sys.stderr)
@@ -275,8 +284,9 @@ def run_tool(body: Callable[[], int], tool_name: str = "pykbroker", *, error_pre
 
 
 def describe_kafka_exception(error: BaseException) -> str:
-    """The message of a confluent-kafka exception (its KafkaError's string, not the repr)."""
+    """The message of a confluent-kafka exception as Kafka's client words it: the broker's message,
+    or Kafka's default one for the error code (not librdkafka's "Broker: ..." description)."""
     args = getattr(error, "args", ())
     if args and hasattr(args[0], "str"):
-        return str(args[0].str())
+        return kafka_message(args[0])
     return str(error)

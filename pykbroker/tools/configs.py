@@ -20,6 +20,7 @@ import re
 import sys
 from typing import Any
 
+from ..common.java_order import hash_map_order, string_hash
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -245,8 +246,8 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
 
 
 def _all_names(admin: Any, entity_type: str) -> list[str]:
-    if entity_type == "topics":
-        return sorted(list_topic_names(admin))
+    if entity_type == "topics":  # in the order of the HashSet Kafka's tool lists them in
+        return hash_map_order(sorted(list_topic_names(admin)), string_hash)
     return [str(node.id) for node in wait(admin.describe_cluster()).nodes] + [""]
 
 

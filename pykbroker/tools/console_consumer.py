@@ -35,7 +35,13 @@ from .console_group import ConsoleGroup, Position
 from .tool_support import QUIET, add_output_argument, decode_text, parse_key_value_args, print_json, usage_error
 
 DEFAULT_FORMATTER = "org.apache.kafka.tools.consumer.DefaultMessageFormatter"
-FORMATTERS = (DEFAULT_FORMATTER, "kafka.tools.DefaultMessageFormatter", "DefaultMessageFormatter")
+NO_OP_FORMATTER = "org.apache.kafka.tools.consumer.NoOpMessageFormatter"
+# Kafka 3.9's old names of its formatters, still accepted with a warning
+DEPRECATED_FORMATTERS = {
+    "kafka.tools.DefaultMessageFormatter": DEFAULT_FORMATTER,
+    "kafka.tools.NoOpMessageFormatter": NO_OP_FORMATTER,
+}
+FORMATTERS = (DEFAULT_FORMATTER, NO_OP_FORMATTER, *DEPRECATED_FORMATTERS, "DefaultMessageFormatter")
 TIMEOUT_MESSAGE = (
     "ERROR Error processing message, terminating consumer process:  org.apache.kafka.common.errors.TimeoutException"
 )
@@ -141,7 +147,9 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             "Valid values are 'earliest', 'latest', or a non-negative long.",
         )
     if args.formatter not in FORMATTERS:
-        usage_error(parser, f"--formatter {args.formatter}: only Kafka's DefaultMessageFormatter is supported")
+        usage_error(
+            parser, f"--formatter {args.formatter}: only Kafka's DefaultMessageFormatter and NoOpMessageFormatter"
+        )
 
 
 def parse_offset(text: str) -> int | None:
@@ -322,6 +330,13 @@ class Tally:
         self.positions[(topic, partition)] = Position(topic, partition, message.offset() + 1, message.leader_epoch())
 
 
+class NoOpMessageFormatter(MessageFormatter):
+    """Kafka's NoOpMessageFormatter: records are consumed (and counted), nothing is printed."""
+
+    def format(self, message: Any) -> bytes:
+        return b""
+
+
 class Stop(Exception):
     """SIGTERM: stop consuming as Ctrl-C does (Kafka's shutdown hook: the count is still printed)."""
 
@@ -395,13 +410,27 @@ def main(argv: list[str]) -> int:
     return run_tool(lambda: run(args, properties), "console-consumer")
 
 
+def message_formatter(name: str, properties: dict[str, str]) -> MessageFormatter:
+    """The formatter `--formatter` names, with Kafka's warning for a deprecated name."""
+    if name in DEPRECATED_FORMATTERS:
+        print(
+            f"WARNING: {name} is deprecated and will be removed in the next major release. "
+            f"Please use {DEPRECATED_FORMATTERS[name]} instead",
+            file=sys.stderr,
+        )
+        name = DEPRECATED_FORMATTERS[name]
+    if name == NO_OP_FORMATTER:
+        return NoOpMessageFormatter()
+    return MessageFormatter.configure(properties)
+
+
 def run(args: argparse.Namespace, properties: dict[str, str]) -> int:
     formatter_properties = read_properties(args.formatter_config) if args.formatter_config else {}
     for role, class_name in (("key", args.key_deserializer), ("value", args.value_deserializer)):
         if class_name:
             formatter_properties[f"{role}.deserializer"] = class_name
     formatter_properties.update(parse_key_value_args(args.property))
-    formatter = MessageFormatter.configure(formatter_properties)
+    formatter = message_formatter(args.formatter, formatter_properties)
     group = ConsoleGroup.of(properties, assigned=args.partition is not None)
     config = librdkafka_config(args.bootstrap_server, properties)
     if group.commits_itself():

@@ -128,6 +128,18 @@ def java_producer_properties(args: argparse.Namespace) -> dict[str, str]:
     return properties
 
 
+COMPRESSION_TYPES = ("none", "gzip", "snappy", "lz4", "zstd")
+
+
+def check_compression_type(value: str) -> None:
+    """Kafka's ConfigException for a codec its producer does not know (before any connection)."""
+    if value.strip().lower() not in COMPRESSION_TYPES:
+        raise ToolError(
+            f"Invalid value {value} for configuration compression.type: "
+            f"String must be one of: {', '.join(COMPRESSION_TYPES)}"
+        )
+
+
 def librdkafka_config(bootstrap_server: str, properties: dict[str, str]) -> dict:
     config: dict = {"bootstrap.servers": bootstrap_server, "partitioner": "murmur2_random", **QUIET}
     security = {}
@@ -311,7 +323,9 @@ def produce(args: argparse.Namespace, bootstrap: str) -> int:
     reader_properties = read_properties(args.reader_config) if args.reader_config else {}
     reader_properties.update(parse_key_value_args(args.property))
     reader = LineReader.configure(reader_properties)
-    config = librdkafka_config(bootstrap, java_producer_properties(args))
+    properties = java_producer_properties(args)
+    check_compression_type(properties["compression.type"])
+    config = librdkafka_config(bootstrap, properties)
     try:
         producer = Producer(config)
     except KafkaException as error:

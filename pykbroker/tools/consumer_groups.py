@@ -396,7 +396,7 @@ def describe_members(description: GroupDescription, args: argparse.Namespace, ou
 def format_members(group: str, members: list, verbose: bool) -> str:
     with_instance_id = any(member.group_instance_id for member in members)
     widths = {
-        "group": max([15] + [len(group)]),
+        "group": max([15] + [len(group) for _ in members]),  # Kafka measures the members' rows only
         "consumer": max([15] + [len(member.consumer_id) for member in members]),
         "instance": max([17] + [len(member.group_instance_id or "") for member in members]),
         "host": max([15] + [len(member.host) for member in members]),
@@ -542,10 +542,11 @@ def format_reset_plans(plans: dict[str, dict[tuple[str, int], int]]) -> str:
 def export_csv(plans: dict[str, dict[tuple[str, int], int]], single_group: bool) -> str:
     """Kafka's --export: `topic,partition,offset` for one group, `group,topic,partition,offset` otherwise."""
     lines = []
-    for group, plan in plans.items():
-        for (topic, partition), offset in sorted(plan.items()):
+    for group in hash_map_order(plans, string_hash):  # the rows of Kafka's HashMaps, as the table's
+        plan = plans[group]
+        for topic, partition in hash_map_order(sorted(plan), topic_partition_hash):
             prefix = "" if single_group else f"{group},"
-            lines.append(f"{prefix}{topic},{partition},{offset}\n")
+            lines.append(f"{prefix}{topic},{partition},{plan[(topic, partition)]}\n")
     return "".join(lines)
 
 
@@ -578,6 +579,7 @@ def report_delete_offsets(
     }
     if top_error is None:
         print(f"Request succeed for deleting offsets with topic {', '.join(topics)} group {group}")
+        outcome.errors += any(error is not None for error in results.values())  # an unknown topic's row
     else:
         outcome.error(messages.get(top_error, f"Encounter some unknown error: {top_error}"))
 

@@ -5,7 +5,8 @@
 with offsets.json as Kafka reads it:
     {"partitions": [{"topic": "foo", "partition": 1, "offset": 1}], "version": 1}
 (an offset of -1 deletes up to the high watermark). The output is Kafka's: a line per partition
-with its new low watermark or its error.
+with its new low watermark or its error. The exit status is 1 when a partition failed (Kafka's tool
+exits 0 then: a script could not tell), as for a file that cannot be read or parsed.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .admin_support import add_output_argument, admin_client, java_style_error, print_json, wait
+from ..common.java_order import hash_map_order, topic_partition_hash
+from .admin_support import add_output_argument, admin_client, error_name, java_style_error, print_json, wait
 from .client_config import ToolError, add_common_arguments, run_tool
 
 
@@ -61,6 +63,14 @@ def parse_offsets(text: str) -> list[tuple[str, int, int]]:
     return entries
 
 
+# librdkafka's error for a partition without a leader it knows of; Kafka's client would retry until
+# its timeout, then fail with a TimeoutException: the unknown partition is said at once instead
+NO_LEADER = "_NOENT"
+UNKNOWN_PARTITION = (
+    "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition."
+)
+
+
 def delete_records(admin: Any, entries: list[tuple[str, int, int]], text_output: bool) -> list[dict]:
     from confluent_kafka import TopicPartition
 
@@ -71,13 +81,14 @@ def delete_records(admin: Any, entries: list[tuple[str, int, int]], text_output:
         print("Records delete operation completed:")
     results = []
     by_key = {(key.topic, key.partition): future for key, future in futures.items()}
-    for topic, partition, _ in entries:
+    # in the order of the HashMap of futures Kafka's admin client returns
+    for topic, partition in hash_map_order([(t, p) for t, p, _ in entries], topic_partition_hash):
         try:
             low_watermark = wait(by_key[(topic, partition)]).low_watermark
         except ToolError:
             raise
         except Exception as error:
-            message = java_style_error(error)
+            message = UNKNOWN_PARTITION if error_name(error) == NO_LEADER else java_style_error(error)
             results.append({"topic": topic, "partition": partition, "error": message})
             if text_output:
                 print(f"partition: {topic}-{partition}\terror: {message}")
@@ -94,12 +105,12 @@ def main(argv: list[str]) -> int:
     def body() -> int:
         try:
             text = Path(args.offset_json_file).read_text(encoding="utf-8")
-        except OSError as error:
-            raise ToolError(f"cannot read {args.offset_json_file}: {error.strerror or error}") from None
+        except OSError:
+            raise ToolError(f"Unable to read file {args.offset_json_file}") from None
         results = delete_records(admin_client(args), parse_offsets(text), args.output == "text")
         if args.output == "json":
             print_json({"partitions": results})
-        return 0
+        return 1 if any("error" in result for result in results) else 0
 
     return run_tool(body, "delete-records")
 

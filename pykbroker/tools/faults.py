@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 
@@ -69,10 +70,7 @@ def _run(args: argparse.Namespace) -> int:
         _print(args, faults, _fault_table(faults))
     elif args.add is not None:
         added = [_add(admin, broker, args.add) for broker in brokers]
-        lines = [
-            f"Added fault {entry['id']} on broker {entry['broker']}: {json.dumps(entry['rule'])}" for entry in added
-        ]
-        _print(args, added, "\n".join(lines))
+        _print(args, added, "\n".join(_added_text(entry) for entry in added))
     elif args.remove is not None:
         removed = [b for b in brokers if any(f["id"] == args.remove for f in _faults(admin, b))]
         if not removed:
@@ -95,7 +93,7 @@ def _removed_text(fault_id: int, brokers: list[int]) -> str:
     return f"Removed fault {fault_id} on broker(s) {', '.join(map(str, brokers))}."
 
 
-def _print(args: argparse.Namespace, document, text: str) -> None:
+def _print(args: argparse.Namespace, document: Any, text: str) -> None:
     if args.output == "json":
         print(json.dumps(document))
     elif text:
@@ -103,19 +101,19 @@ def _print(args: argparse.Namespace, document, text: str) -> None:
     sys.stdout.flush()
 
 
-def _broker_ids(admin) -> list[int]:
+def _broker_ids(admin: Any) -> list[int]:
     cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result()
     return sorted(node.id for node in cluster.nodes)
 
 
-def _controller_id(admin) -> int:
+def _controller_id(admin: Any) -> int:
     cluster = admin.describe_cluster(request_timeout=TIMEOUT_S).result()
     if cluster.controller is None:
         raise ToolError("The cluster has no active controller")
     return int(cluster.controller.id)
 
 
-def _faults(admin, broker: int) -> list[dict]:
+def _faults(admin: Any, broker: int) -> list[dict]:
     from confluent_kafka.admin import ConfigResource, ResourceType
 
     resource = ConfigResource(ResourceType.BROKER, str(broker))
@@ -124,7 +122,7 @@ def _faults(admin, broker: int) -> list[dict]:
     return json.loads(entry.value) if entry is not None and entry.value else []
 
 
-def _alter(admin, broker: int, key: str, value: str | None, operation: str) -> None:
+def _alter(admin: Any, broker: int, key: str, value: str | None, operation: str) -> None:
     from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
 
     entry = ConfigEntry(key, value, incremental_operation=getattr(AlterConfigOpType, operation))
@@ -132,7 +130,7 @@ def _alter(admin, broker: int, key: str, value: str | None, operation: str) -> N
     admin.incremental_alter_configs([resource], request_timeout=TIMEOUT_S)[resource].result()
 
 
-def _add(admin, broker: int, rule: str) -> dict:
+def _add(admin: Any, broker: int, rule: str) -> dict:
     try:
         values = json.loads(rule)
     except json.JSONDecodeError as error:
@@ -147,7 +145,7 @@ def _add(admin, broker: int, rule: str) -> dict:
     return {"broker": broker, "id": new[-1]["id"], "rule": new[-1]["rule"]}
 
 
-def _move_leader(admin, topic: str, partition: int, leader: int) -> dict:
+def _move_leader(admin: Any, topic: str, partition: int, leader: int) -> dict:
     move = {"topic": topic, "partition": partition, "leader": leader}
     _alter(admin, _controller_id(admin), LEADER_MOVE, json.dumps(move), "SET")
     return move

@@ -175,7 +175,7 @@ def main(argv: list[str]) -> int:
                 print(f"{topic}:{partition}:{offset}")
         return 0
 
-    return run_tool(body, "get-offsets")
+    return run_tool(body, "get-offsets", tool_error_prefix="Error occurred: ")
 
 
 if __name__ == "__main__":

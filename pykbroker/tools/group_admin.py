@@ -24,6 +24,7 @@ from confluent_kafka.admin import AdminClient, OffsetSpec
 from ..common.java_order import hash_map_order, partitions_in_java_order, string_hash
 from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
+from .kafka_errors import kafka_exception_class, kafka_message
 from .tool_support import QUIET, Partition
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)
@@ -128,8 +129,17 @@ class OffsetRow:
 
 def kafka_error_text(error: BaseException | KafkaError) -> str:
     if isinstance(error, KafkaError):
-        return str(error.str())
+        return kafka_message(error)
     return describe_kafka_exception(error)
+
+
+def java_exception(error: KafkaException) -> str:
+    """A client error as the Java client's exception prints: "org.apache.kafka.common.errors.<Class>: <message>"."""
+    kafka_error = error.args[0] if error.args and isinstance(error.args[0], KafkaError) else None
+    if kafka_error is None:
+        return str(error)
+    exception = kafka_exception_class(int(kafka_error.code())) or str(kafka_error.name())
+    return f"org.apache.kafka.common.errors.{exception}: {kafka_error_text(kafka_error)}"
 
 
 def error_name(error: BaseException) -> str:
@@ -137,6 +147,11 @@ def error_name(error: BaseException) -> str:
     if args and isinstance(args[0], KafkaError):
         return str(args[0].name())
     return type(error).__name__
+
+
+UNKNOWN_TOPIC = (
+    "org.apache.kafka.common.errors.UnknownTopicOrPartitionException: This server does not host this topic-partition."
+)
 
 
 class GroupAdmin:
@@ -251,7 +266,7 @@ class GroupAdmin:
                 self._wait(future)
                 results[group_id] = None
             except KafkaException as error:
-                results[group_id] = f"{error_name(error)}: {kafka_error_text(error)}"
+                results[group_id] = f"java.util.concurrent.ExecutionException: {java_exception(error)}"
         return results
 
     def delete_offsets(self, group_id: str, topic_args: list[str]) -> tuple[str | None, dict[Partition, str | None]]:
@@ -260,8 +275,28 @@ class GroupAdmin:
         with_partitions = [arg for arg in topic_args if ":" in arg]
         whole_topics = [arg for arg in topic_args if ":" not in arg]
         partitions = [p for arg in with_partitions for p in topic_partitions_arg(arg)]
-        partitions += self.partitions_of(whole_topics)
-        return offset_delete.delete_offsets(self.config, group_id, sorted(set(partitions)), self.timeout_s)
+        known, unknown = self.partitions_of_known(whole_topics)
+        partitions += known
+        # as Kafka's tool: an unknown topic is a row of its own ("Not Provided"), the others are deleted
+        results: dict[Partition, str | None] = {(topic, -1): UNKNOWN_TOPIC for topic in unknown}
+        if not partitions:
+            return None, results
+        top_error, deleted = offset_delete.delete_offsets(
+            self.config, group_id, sorted(set(partitions)), self.timeout_s
+        )
+        return top_error, {**deleted, **results}
+
+    def partitions_of_known(self, topics: list[str]) -> tuple[list[Partition], list[str]]:
+        """The partitions of the topics that exist, and the topics that do not."""
+        metadata = self.client.list_topics(timeout=self.timeout_s)
+        partitions, unknown = [], []
+        for topic in topics:
+            found = metadata.topics.get(topic)
+            if found is None or found.error is not None:
+                unknown.append(topic)
+            else:
+                partitions += [(topic, partition) for partition in sorted(found.partitions)]
+        return partitions, unknown
 
 
 def to_group_description(description: Any) -> GroupDescription:

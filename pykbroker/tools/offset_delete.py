@@ -13,6 +13,7 @@ import struct
 from confluent_kafka import KafkaError
 
 from .client_config import ToolError
+from .kafka_errors import java_exception_text, kafka_error_name
 from .tool_support import Partition
 
 FIND_COORDINATOR, OFFSET_DELETE = 10, 47
@@ -39,11 +40,13 @@ def split_host_port(address: str) -> tuple[str, int]:
 
 
 def error_text(code: int) -> str:
-    return str(KafkaError(code).str()).removeprefix("Broker: ")
+    """A partition's error as Kafka's tool prints it: the Java exception and Kafka's message."""
+    fallback = KafkaError(code)
+    return java_exception_text(code, str(fallback.name()), str(fallback.str()))
 
 
 def error_name(code: int) -> str:
-    return str(KafkaError(code).name())
+    return kafka_error_name(code, str(KafkaError(code).name()))
 
 
 def string(value: str) -> bytes:

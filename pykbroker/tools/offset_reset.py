@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from confluent_kafka.admin import OffsetSpec
 
+from ..common.java_order import hash_map_order, topic_partition_hash
 from .client_config import ToolError
 from .tool_support import Partition
 
@@ -157,7 +158,7 @@ def offsets_for_time(admin: GroupAdmin, partitions: list[Partition], timestamp_m
     found = admin.log_offsets(partitions, OffsetSpec.for_timestamp(timestamp_ms))
     result = {partition: offset for partition, offset in found.items() if offset is not None and offset >= 0}
     empty = [partition for partition in partitions if partition not in result]
-    for topic, partition in empty:
+    for topic, partition in hash_map_order(empty, topic_partition_hash):  # Kafka's HashMap of results
         print(f"\nWarn: Partition {partition} from topic {topic} is empty. Falling back to latest known offset.")
     result.update(required(admin.log_end_offsets(empty), "Error getting offset by timestamp of topic partition"))
     return result

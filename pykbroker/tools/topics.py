@@ -18,6 +18,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from ..common.java_order import hash_map_order, string_hash
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -178,8 +179,8 @@ def parse_topic_configs(pairs: list[str]) -> dict[str, str]:
 
 
 def topic_error(error: BaseException) -> ToolError:
-    """Kafka's line for a failed request: "Error while executing topic command : <message>"."""
-    return ToolError(f"{TOPIC_ERROR_PREFIX}{error_message(error)}")
+    """A failed request: its message (`run_tool` puts Kafka's "Error while executing topic command : " first)."""
+    return ToolError(error_message(error))
 
 
 def ensure_found(topics: list[str], requested: str | None, if_exists: bool) -> None:
@@ -338,13 +339,25 @@ def _topics_to_describe(admin: Any, args: argparse.Namespace) -> list[str]:
         if args.topic_id not in by_id and not args.if_exists:
             raise ToolError(f"TopicId '{args.topic_id}' does not exist as expected")
         return [by_id[args.topic_id]] if args.topic_id in by_id else []
-    topics = matching_topics(list_topic_names(admin), args.topic, args.exclude_internal)
+    all_topics = list_topic_names(admin)
+    topics = matching_topics(all_topics, args.topic, args.exclude_internal)
     ensure_found(topics, args.topic, args.if_exists)
-    return topics
+    return describe_order(all_topics, topics)
+
+
+def describe_order(all_topics: list[str], chosen: list[str]) -> list[str]:
+    """The order of Kafka 3.9.0's --describe, as measured against it: the chosen topics in the
+    buckets of a first hash table of 16 holding every topic name, then as the HashMap of their
+    descriptions (`new HashMap<>(n)`) iterates them."""
+    wanted = set(chosen)
+    listed = [topic for topic in hash_map_order(sorted(all_topics), string_hash, growing=False) if topic in wanted]
+    return hash_map_order(listed, string_hash, sized=True)
 
 
 def _describe_one(args: argparse.Namespace, description: Any, configs: dict, live_brokers: set[int]) -> dict | None:
-    overrides = {name: entry.value for name, entry in configs.items() if not entry.is_default}
+    # in the order of the HashMap Kafka's client keeps all of a resource's config entries in
+    names = [name for name in hash_map_order(sorted(configs), string_hash) if not configs[name].is_default]
+    overrides = {name: configs[name].value for name in names}
     min_isr = int(configs["min.insync.replicas"].value) if "min.insync.replicas" in configs else 1
     partitions = [
         PartitionState(
@@ -431,7 +444,8 @@ def main(argv: list[str]) -> int:
             print_json(document)
         return 0
 
-    return run_tool(body, "topics", error_prefix=TOPIC_ERROR_PREFIX)
+    # every failure is Kafka's one line "Error while executing topic command : <message>"
+    return run_tool(body, "topics", error_prefix=TOPIC_ERROR_PREFIX, tool_error_prefix=TOPIC_ERROR_PREFIX)
 
 
 if __name__ == "__main__":

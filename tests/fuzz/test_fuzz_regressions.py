@@ -144,7 +144,7 @@ def closes_with_one_warning(broker: BrokerProcess, bootstrap: str, frame: bytes,
         assert client.is_closed_by_peer()
     assert metadata_answers(broker)
     lines = [line for line in broker.log_text().splitlines() if warning in line]
-    assert lines and all(" WARNING " in line for line in lines), lines
+    assert lines and all(" WARN " in line for line in lines), lines
     assert "Traceback" not in broker.log_text()
 
 

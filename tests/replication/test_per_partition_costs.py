@@ -42,6 +42,23 @@ def test_role_changes_name_each_role_once_per_topic():
     assert partition_ranges([9, 8, 7, 1]) == "1,7-9"
 
 
+def test_the_summary_counts_partitions_whose_logs_still_load():
+    changes = RoleChanges()
+    changes.lead("orders", 0, 3)
+    changes.follow("orders", 1, 2, 3)
+    for index in (2, 3, 4):
+        changes.still_loading("orders", index)
+    changes.still_loading("audit", 0)
+    assert changes.summary() == (
+        "Leading 1 and following 1 partition(s) of 1 topic(s); 4 more partition(s) of 2 topic(s) still loading"
+    )
+    only_loading = RoleChanges()
+    only_loading.still_loading("audit", 0)
+    assert only_loading.summary() == (
+        "Leading 0 and following 0 partition(s) of 0 topic(s); 1 more partition(s) of 1 topic(s) still loading"
+    )
+
+
 def test_a_restart_logs_one_summary_line_for_all_topics(tmp_path, caplog):
     manager = replica_manager(tmp_path)
     for n in range(5):

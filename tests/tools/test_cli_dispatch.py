@@ -23,6 +23,27 @@ def test_a_tool_runs_as_a_subcommand_and_its_usage_errors_exit_2():
     assert "--bootstrap-server" in run.stderr
 
 
+def test_a_mistyped_tool_name_is_an_error_naming_the_closest_tool():
+    run = subprocess.run(
+        [sys.executable, "-m", "pykbroker", "topic", "--bootstrap-server", "127.0.0.1:1", "--list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2
+    assert run.stderr == "pykbroker: error: unknown tool 'topic'; did you mean 'topics'?\n"
+
+
+def test_a_first_argument_that_is_a_file_or_far_from_every_tool_is_a_config_file(tmp_path, capsys):
+    assert cli.mistyped_tool_message("consumer-group") == (
+        "unknown tool 'consumer-group'; did you mean 'consumer-groups'?"
+    )
+    assert cli.mistyped_tool_message("server.properties") is None
+    assert cli.mistyped_tool_message("nothing-like-a-tool") is None
+    (tmp_path / "topic").write_text("")
+    assert cli.mistyped_tool_message(str(tmp_path / "topic")) is None
+
+
 def test_an_unreachable_cluster_is_exit_status_1_with_one_line(tmp_path):
     import socket
 

@@ -42,12 +42,18 @@ def test_get_offsets_takes_topic_partition_patterns(broker, pykbroker, filled):
     mixed = pykbroker(
         "get-offsets", "--bootstrap-server", broker.bootstrap, "--topic-partitions", f"{filled}:1", "--topic", filled
     )
-    assert (mixed.status, mixed.err) == (1, "--topic-partitions cannot be used with --topic or --partitions\n")
+    assert (mixed.status, mixed.err) == (
+        1,
+        "Error occurred: --topic-partitions cannot be used with --topic or --partitions\n",
+    )
 
 
 def test_get_offsets_without_a_match_is_an_error(broker, pykbroker):
     missing = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", "nothing-matches-this")
-    assert (missing.status, missing.err) == (1, "Could not match any topic-partitions with the specified filters\n")
+    assert (missing.status, missing.err) == (
+        1,
+        "Error occurred: Could not match any topic-partitions with the specified filters\n",
+    )
 
 
 def test_delete_records_reports_low_watermarks_then_earliest_offsets_move(broker, pykbroker, tmp_path):
@@ -73,14 +79,32 @@ def test_delete_records_reports_low_watermarks_then_earliest_offsets_move(broker
     )
 
     deleted = pykbroker("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", str(offsets))
-    assert deleted.out.splitlines() == [
-        "Executing records delete operation",
-        "Records delete operation completed:",
+    lines = deleted.out.splitlines()
+    assert lines[:2] == ["Executing records delete operation", "Records delete operation completed:"]
+    assert sorted(lines[2:]) == [  # in the order of Kafka's HashMap, which the topic's name decides
         f"partition: {topic}-0\tlow_watermark: 3",
         f"partition: {topic}-1\tlow_watermark: 4",
     ]
     earliest = pykbroker("get-offsets", "--bootstrap-server", broker.bootstrap, "--topic", topic, "--time", "earliest")
     assert earliest.out.splitlines() == [f"{topic}:0:3", f"{topic}:1:4"]
+
+
+def test_delete_records_exits_1_when_a_partition_fails(broker, pykbroker, tmp_path):
+    """Kafka 3.9.0's tool prints the same lines and exits 0; here a script can tell (exit status 1)."""
+    topic = fresh("beyond")
+    pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--create", "--topic", topic, "--partitions", "2")
+    offsets = tmp_path / "beyond.json"
+    partitions = [{"topic": topic, "partition": 0, "offset": 0}, {"topic": topic, "partition": 1, "offset": 5}]
+    offsets.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    deleted = pykbroker("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", str(offsets))
+    assert deleted.status == 1
+    assert sorted(deleted.out.splitlines()[2:]) == [
+        f"partition: {topic}-0\tlow_watermark: 0",
+        f"partition: {topic}-1\terror: org.apache.kafka.common.errors.OffsetOutOfRangeException: "
+        "The requested offset is not within the range of offsets maintained by the server.",
+    ]
+    missing = pykbroker("delete-records", "--bootstrap-server", broker.bootstrap, "--offset-json-file", "nope.json")
+    assert (missing.status, missing.err) == (1, "Unable to read file nope.json\n")
 
 
 def test_delete_records_refuses_duplicate_partitions(broker, pykbroker, tmp_path):

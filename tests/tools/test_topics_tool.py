@@ -78,7 +78,10 @@ def test_alter_adds_partitions_and_delete_removes_the_topic(broker, pykbroker):
 def test_describing_a_missing_topic_is_an_error_unless_if_exists(broker, pykbroker):
     common = ("topics", "--bootstrap-server", broker.bootstrap, "--describe", "--topic", "no-such-topic")
     missing = pykbroker(*common)
-    assert (missing.status, missing.err) == (1, "Topic 'no-such-topic' does not exist as expected\n")
+    assert (missing.status, missing.err) == (
+        1,
+        "Error while executing topic command : Topic 'no-such-topic' does not exist as expected\n",
+    )
     assert (pykbroker(*common, "--if-exists").status, pykbroker(*common, "--if-exists").out) == (0, "")
 
 
@@ -125,3 +128,32 @@ def test_usage_errors_exit_with_status_2(broker, pykbroker):
     assert pykbroker("topics", "--list").status == 2  # no --bootstrap-server
     no_partitions = pykbroker("topics", "--bootstrap-server", broker.bootstrap, "--alter", "--topic", "t")
     assert no_partitions.status == 2
+
+
+# What Kafka 3.9.0's TopicCommand printed for `--describe --topic PATTERN` on a cluster of these
+# topics (measured against it): the order of its rows.
+MEASURED_CLUSTER = (
+    "__consumer_offsets cc dr nosuchtopic2 nosuchtopic3 pk1 pk2 ra.k t1 t2 xa xb xc xd xe xf xg xh xi xj xk xl xm"
+).split()
+MEASURED_DESCRIBE_ORDERS = [
+    "dr t2",
+    "xa t1 dr t2",
+    "xa dr t2",
+    "xa xb t1 dr t2",
+    "t1 xe",
+    "t1 xe dr",
+    "cc xm t1 xe pk2 pk1",
+    "xa xb xc xd t1 xe dr t2",
+    "xa xb xc xd xe xf xg xh xi xj xk xl xm",
+    "cc nosuchtopic2 xa xb xc xd xe dr nosuchtopic3 xf xg xh xi xj xk xl xm pk2 pk1 ra.k t1 __consumer_offsets t2",
+]
+
+
+def test_topics_are_described_in_the_order_kafkas_topic_command_printed():
+    from pykbroker.tools.topics import describe_order
+
+    for measured in MEASURED_DESCRIBE_ORDERS:
+        chosen = measured.split()
+        assert describe_order(MEASURED_CLUSTER, sorted(chosen)) == chosen
+    three = ["__consumer_offsets", "parity-6b1d3ad8", "parity-data-3d5cd30b"]
+    assert describe_order(three, three) == ["parity-data-3d5cd30b", "__consumer_offsets", "parity-6b1d3ad8"]
