@@ -27,7 +27,7 @@ from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .results import RecoveryStats
 from .scan import StoredBatch
 from .segment import Segment
-from .segments import SegmentList
+from .segments import LogSegments
 from .txn_index import AbortedTxn
 
 SegmentFactory = Callable[..., Segment]
@@ -35,7 +35,7 @@ SegmentFactory = Callable[..., Segment]
 
 @dataclass
 class LoadedLog:
-    segments: SegmentList
+    segments: LogSegments
     log_start_offset: int
     recovery_point: int
     log_end_offset: int
@@ -95,7 +95,7 @@ class LogLoader:
             self.rebuild_epoch_cache(segments)
         self.epoch_cache.truncate_from_end(log_end_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
-        return LoadedLog(SegmentList(segments), log_start_offset, recovery_point, log_end_offset, recovery)
+        return LoadedLog(LogSegments(segments), log_start_offset, recovery_point, log_end_offset, recovery)
 
     # -- leftovers ------------------------------------------------------------------------
 
@@ -177,7 +177,7 @@ class LogLoader:
             segments = [self.segment_factory(log_start_offset, create=True)]
         log_end_offset = segments[-1].read_next_offset()
         rebuild_producer_state(
-            self.producers, self.snapshots, SegmentList(segments), log_start_offset, log_end_offset, self.now_ms
+            self.producers, self.snapshots, LogSegments(segments), log_start_offset, log_end_offset, self.now_ms
         )
         return segments, log_end_offset
 
@@ -187,11 +187,11 @@ class LogLoader:
         """Recover every segment from the one holding the recovery point (counted in `stats`)."""
         if not segments:
             segments = [self.segment_factory(log_start_offset, create=True)]
-        first = max(SegmentList(segments).floor_index(recovery_point), 0)
+        first = max(LogSegments(segments).floor_index(recovery_point), 0)
         rebuild_producer_state(
             self.producers,
             self.snapshots,
-            SegmentList(segments),
+            LogSegments(segments),
             log_start_offset,
             segments[first].base_offset,
             self.now_ms,

@@ -14,7 +14,7 @@ from pykbroker.records.errors import InvalidRecordError
 from .producer_snapshot import SnapshotFiles
 from .producer_state import EndTxnMarker, ProducerStateManager
 from .segment import Segment
-from .segments import SegmentList
+from .segments import LogSegments
 
 
 def is_marker_candidate(header: BatchHeader) -> bool:
@@ -46,7 +46,7 @@ def replay_segment(producers: ProducerStateManager, segment: Segment, start: int
             on_completed(segment, completed)
 
 
-def replay(producers: ProducerStateManager, segments: SegmentList, start: int, end: int) -> None:
+def replay(producers: ProducerStateManager, segments: LogSegments, start: int, end: int) -> None:
     """Bring `producers` from offset `start` to `end`."""
     if start < end:
         for segment in segments.overlapping(start, end):
@@ -57,7 +57,7 @@ def replay(producers: ProducerStateManager, segments: SegmentList, start: int, e
 def rebuild_producer_state(
     producers: ProducerStateManager,
     snapshots: SnapshotFiles,
-    segments: SegmentList,
+    segments: LogSegments,
     log_start_offset: int,
     end_offset: int,
     now_ms: int,
