@@ -12,7 +12,6 @@ of a block is handed out before the block is durably reserved.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import anyio
@@ -21,6 +20,7 @@ from kazoo.exceptions import BadVersionError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 
 from ..cluster import zk_data
+from ..common.files import write_atomically
 from ..protocol.errors import ErrorCode, KafkaError
 
 BLOCK_SIZE = 1000
@@ -35,12 +35,7 @@ class FileBlockStore:
 
     def reserve_block(self, size: int) -> int:
         start = int(self.path.read_text()) if self.path.exists() else 0
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(str(start + size))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        write_atomically(self.path, str(start + size))
         return start
 
 

@@ -181,7 +181,14 @@ def group_segments_by_size(
 
 
 def fits(
-    group, remaining, log_size, index_size, time_index_size, max_size, max_index_size, first_uncleanable_offset
+    group: list[Segment],
+    remaining: list[Segment],
+    log_size: int,
+    index_size: int,
+    time_index_size: int,
+    max_size: int,
+    max_index_size: int,
+    first_uncleanable_offset: int,
 ) -> bool:
     candidate = remaining[0]
     last_offset = remaining[1].base_offset - 1 if len(remaining) > 1 else first_uncleanable_offset - 1

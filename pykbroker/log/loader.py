@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..records.batch import BatchHeader
 from . import files
 from .epoch_cache import LeaderEpochCache
 from .producer_snapshot import SnapshotFiles
@@ -211,10 +212,10 @@ class LogLoader:
         self.snapshots.delete_where(lambda offset: offset > log_end_offset)
         return segments, log_end_offset
 
-    def recovery_observer(self, segment: Segment) -> Callable:
+    def recovery_observer(self, segment: Segment) -> Callable[[BatchHeader, StoredBatch], None]:
         """What each recovered batch updates: epoch cache, producer state, aborted txn index."""
 
-        def on_batch(header, batch: StoredBatch) -> None:
+        def on_batch(header: BatchHeader, batch: StoredBatch) -> None:
             epoch = header.partition_leader_epoch
             latest = self.epoch_cache.latest_epoch
             if epoch >= 0 and (latest is None or epoch > latest):

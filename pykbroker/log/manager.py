@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..common.files import write_atomically
 from ..common.time import now_ms as wall_clock_ms
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
@@ -556,4 +557,4 @@ def compaction_overdue(log: Log, now: int) -> bool:
 def write_clean_shutdown_marker(log_dir: str, broker_epoch: int = -1) -> None:
     """`.kafka_cleanshutdown` with Kafka's JSON content."""
     payload = json.dumps({"version": "0", "broker_epoch": str(broker_epoch)}).encode("utf-8")
-    files.write_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), payload, fsync=True)
+    write_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), payload, fsync=True)
