@@ -5,7 +5,7 @@ One pass, as Kafka's cleaner does it:
    last offset (`OffsetMap`, bounded: when full the pass stops there);
 2. rewrite the segments up to the end of the map, in groups of at most segment.bytes, into
    `<base>.log.cleaned` files, keeping a record if no later record has its key;
-3. the log swaps each cleaned group in atomically (see `Log.replace_segments`); a group
+3. the log swaps each cleaned group in atomically (see `LocalLog.replace_segments`); a group
    that kept nothing leaves no segment behind (but the log's first segment stays, empty).
 
 What is kept, and how (Kafka's rules): offsets never change (a rewritten batch keeps its
