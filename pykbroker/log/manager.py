@@ -54,7 +54,7 @@ class LogLoadingError(LogError):
 
 logger = logging.getLogger(__name__)
 
-ConfigProvider = Callable[[str], "LogConfig | Mapping | None"]
+ConfigProvider = Callable[[str], "LogConfig | Mapping[str, Any] | None"]
 
 
 class LogManager:
@@ -63,7 +63,7 @@ class LogManager:
     def __init__(
         self,
         log_dirs: Iterable[str],
-        default_config: LogConfig | Mapping | None = None,
+        default_config: LogConfig | Mapping[str, Any] | None = None,
         *,
         fsync_before_ack: bool = False,
         topic_configs: ConfigProvider | None = None,
@@ -285,7 +285,7 @@ class LogManager:
     def get(self, topic: str, partition: int) -> Log | None:
         return self._logs.get((topic, partition))
 
-    def get_or_create(self, topic: str, partition: int, config: LogConfig | Mapping | None = None) -> Log:
+    def get_or_create(self, topic: str, partition: int, config: LogConfig | Mapping[str, Any] | None = None) -> Log:
         """The partition's log, created in the least loaded log directory if it does not exist.
 
         A given `config` (Kafka-named overrides of the default, or a LogConfig) is applied
@@ -321,7 +321,7 @@ class LogManager:
     def log_dir_of(self, topic: str, partition: int) -> str | None:
         return self._dir_of.get((topic, partition))
 
-    def update_topic_config(self, topic: str, config: LogConfig | Mapping) -> None:
+    def update_topic_config(self, topic: str, config: LogConfig | Mapping[str, Any]) -> None:
         """AlterConfigs: apply `config` to every partition of `topic` this broker holds."""
         for (log_topic, _), log in list(self._logs.items()):
             if log_topic == topic:
