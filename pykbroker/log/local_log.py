@@ -8,9 +8,9 @@ in, and fsyncs. It knows nothing of producers, leader epochs or the high waterma
 partition-level `Log` (Kafka's UnifiedLog) holds those and drives this class.
 
 Locking: the `lock` is the partition log's, shared with `Log`. Methods documented "lock held"
-are called by `Log` with it held; `flush_segments`, `sync_below` and `replace_segments` take
-it themselves, only briefly, and fsync outside it. Reads take no lock: they work on the
-immutable `LogSegments` current when they start.
+are called with it held; `sync_below` and `replace_segments` take it themselves, only
+briefly, and fsync outside it; `flush_segments` and `fsync_dir` need no lock. Reads take no
+lock: they work on the immutable `LogSegments` current when they start.
 """
 
 from __future__ import annotations
