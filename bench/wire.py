@@ -1,103 +1,55 @@
-"""Raw Kafka requests over a plain socket, independent of the code of the broker under test.
+"""What the benchmarks ask a broker over the wire, through `pykbroker.testkit.wire.WireClient`
+(the project's codec, which speaks to pykbroker, Kafka and tansu alike).
 
-Only what the benchmarks need: is Metadata answered yet (startup time), which APIs does the
-broker advertise in ApiVersions (so throughput phases it cannot serve are skipped with a reason),
-and, for the scale benchmark, every topic's partitions, leaders and ISR sizes from Metadata v1.
+Is Metadata answered yet (startup time), which APIs does the broker advertise in ApiVersions (so
+throughput phases it cannot serve are skipped with a reason), and, for the scale benchmark, every
+topic's partitions, leaders and ISR sizes from Metadata v1, on one connection that can also time
+round trips.
 """
 from __future__ import annotations
 
-import socket
 import struct
 import time
 from dataclasses import dataclass, field
+from typing import Any
 
-METADATA = 3
-API_VERSIONS = 18
-PRODUCE = 0
-FETCH = 1
-_CORRELATION_ID = 7
+from pykbroker.protocol import messages
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.testkit.wire import WireClient, decode_response
 
-
-def _request(api_key: int, version: int, body: bytes) -> bytes:
-    client_id = b"bench"
-    header = struct.pack(">hhih", api_key, version, _CORRELATION_ID, len(client_id)) + client_id
-    payload = header + body
-    return struct.pack(">i", len(payload)) + payload
-
-
-def _read_exactly(sock: socket.socket, size: int) -> bytes:
-    chunks, remaining = [], size
-    while remaining:
-        chunk = sock.recv(remaining)
-        if not chunk:
-            raise EOFError("connection closed by the broker")
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)
+METADATA = int(ApiKey.METADATA)
+API_VERSIONS = int(ApiKey.API_VERSIONS)
+PRODUCE = int(ApiKey.PRODUCE)
+FETCH = int(ApiKey.FETCH)
+METADATA_VERSION = 1
+FAILURES = (OSError, EOFError, struct.error, UnicodeDecodeError, ValueError)
 
 
-def exchange(bootstrap: str, frame: bytes, timeout: float) -> bytes:
-    """Send one request frame, return the response frame (after its size, from the correlation id)."""
-    host, port = bootstrap.rsplit(":", 1)
-    with socket.create_connection((host, int(port)), timeout=timeout) as sock:
-        sock.settimeout(timeout)
-        sock.sendall(frame)
-        size = struct.unpack(">i", _read_exactly(sock, 4))[0]
-        return _read_exactly(sock, size)
+def all_topics_metadata() -> Any:
+    """A Metadata v1 request body for every topic."""
+    return messages.request(ApiKey.METADATA).cls(topics=None)
 
 
 def metadata_answered(bootstrap: str, timeout: float = 0.5) -> bool:
-    """True when the broker answers a Metadata v1 request for all topics."""
-    frame = _request(METADATA, 1, struct.pack(">i", -1))
+    """True when the broker answers a Metadata v1 request for all topics (its response is not decoded)."""
     try:
-        response = exchange(bootstrap, frame, timeout)
-    except (OSError, EOFError, struct.error):
+        with WireClient(bootstrap, timeout, client_id="bench") as client:
+            correlation_id = client.send(METADATA, METADATA_VERSION, all_topics_metadata())
+            return struct.unpack(">i", client.receive_frame()[:4])[0] == correlation_id
+    except FAILURES:
         return False
-    return struct.unpack(">i", response[:4])[0] == _CORRELATION_ID
 
 
 def advertised_apis(bootstrap: str, timeout: float = 5.0) -> dict[int, tuple[int, int]]:
     """{api key: (min version, max version)} from an ApiVersions v0 response."""
-    response = exchange(bootstrap, _request(API_VERSIONS, 0, b""), timeout)
-    _, error_code, count = struct.unpack(">ihi", response[:10])
-    if error_code:
-        raise RuntimeError(f"ApiVersions answered error {error_code}")
-    apis = {}
-    for index in range(count):
-        key, low, high = struct.unpack(">hhh", response[10 + 6 * index:16 + 6 * index])
-        apis[key] = (low, high)
-    return apis
+    with WireClient(bootstrap, timeout, client_id="bench") as client:
+        response = client.request(API_VERSIONS, 0, messages.request(ApiKey.API_VERSIONS).cls())
+    if response.error_code:
+        raise RuntimeError(f"ApiVersions answered error {response.error_code}")
+    return {api.api_key: (api.min_version, api.max_version) for api in response.api_keys}
 
 
-# -- Metadata v1 responses, parsed: partitions, leaders and in-sync replicas of every topic ------
-
-class _Reader:
-    def __init__(self, data: bytes) -> None:
-        self.data, self.at = data, 0
-
-    def take(self, layout: str):
-        values = struct.unpack_from(layout, self.data, self.at)
-        self.at += struct.calcsize(layout)
-        return values
-
-    def int16(self) -> int:
-        return self.take(">h")[0]
-
-    def int32(self) -> int:
-        return self.take(">i")[0]
-
-    def string(self) -> str | None:
-        size = self.int16()
-        if size < 0:
-            return None
-        text = self.data[self.at:self.at + size].decode()
-        self.at += size
-        return text
-
-    def int32_array(self) -> list[int]:
-        count = self.int32()
-        return list(self.take(f">{max(count, 0)}i")) if count > 0 else []
-
+# -- Metadata v1 responses: partitions, leaders and in-sync replicas of every topic -------------
 
 @dataclass(frozen=True)
 class PartitionState:
@@ -128,52 +80,40 @@ class ClusterView:
         return True
 
 
-def _parse_metadata_v1(response: bytes) -> ClusterView:
-    reader, view = _Reader(response), ClusterView()
-    reader.int32()  # correlation id
-    for _ in range(reader.int32()):
-        view.brokers.append(reader.int32())
-        reader.string(), reader.int32(), reader.string()  # host, port, rack
-    reader.int32()  # controller id
-    for _ in range(reader.int32()):
-        error_code, name = reader.int16(), reader.string()
-        reader.take(">b")  # is_internal
-        view.topic_errors[name] = error_code
-        parts = view.topics.setdefault(name, {})
-        for _ in range(reader.int32()):
-            part_error, index, leader = reader.take(">hii")
-            replicas, isr = reader.int32_array(), reader.int32_array()
-            parts[index] = PartitionState(part_error, leader, len(replicas), len(isr))
+def view_of(response: Any) -> ClusterView:
+    view = ClusterView(brokers=[broker.node_id for broker in response.brokers])
+    for topic in response.topics:
+        view.topic_errors[topic.name] = topic.error_code
+        view.topics[topic.name] = {
+            part.partition_index: PartitionState(part.error_code, part.leader_id, len(part.replica_nodes),
+                                                 len(part.isr_nodes))
+            for part in topic.partitions
+        }
     return view
 
 
 class MetadataConnection:
     """One connection that asks for all topics' Metadata (v1) as often as needed.
 
-    `round_trip()` times a request from sending to the last byte of its response, not parsing.
+    `round_trip()` times a request from sending to the last byte of its response, not decoding.
     """
 
     def __init__(self, bootstrap: str, timeout: float = 10.0) -> None:
-        host, port = bootstrap.split(",")[0].rsplit(":", 1)
-        self.sock = socket.create_connection((host, int(port)), timeout=timeout)
-        self.sock.settimeout(timeout)
-        self.frame = _request(METADATA, 1, struct.pack(">i", -1))
-
-    def _exchange(self) -> bytes:
-        self.sock.sendall(self.frame)
-        size = struct.unpack(">i", _read_exactly(self.sock, 4))[0]
-        return _read_exactly(self.sock, size)
+        self.client = WireClient(bootstrap, timeout, client_id="bench")
+        self.body = all_topics_metadata()
 
     def round_trip(self) -> tuple[float, bytes]:
         begin = time.perf_counter()
-        response = self._exchange()
+        self.client.send(METADATA, METADATA_VERSION, self.body)
+        response = self.client.receive_frame()
         return time.perf_counter() - begin, response
 
     def view(self) -> ClusterView:
-        return _parse_metadata_v1(self._exchange())
+        _, response = self.round_trip()
+        return view_of(decode_response(response, METADATA, METADATA_VERSION, exact=False)[1])
 
     def close(self) -> None:
-        self.sock.close()
+        self.client.close()
 
     def __enter__(self) -> MetadataConnection:
         return self
@@ -187,5 +127,5 @@ def cluster_view(bootstrap: str, timeout: float = 10.0) -> ClusterView | None:
     try:
         with MetadataConnection(bootstrap, timeout) as connection:
             return connection.view()
-    except (OSError, EOFError, struct.error, UnicodeDecodeError):
+    except FAILURES:
         return None

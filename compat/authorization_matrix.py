@@ -3,7 +3,7 @@ pykbroker and to Kafka 3.9.0 secured alike (`compat/security_setup.py`: SASL lis
 authorizer, `User:admin` the super user), and the answers compared.
 
 A cell is one request of one API in one version; it names the checks of pykbroker's authorization
-table (`pykbroker/handlers/authorization.py`) it exercises. Each cell is sent once per caller:
+table (`pykbroker/handlers/support/authorization.py`) it exercises. Each cell is sent once per caller:
 
     none        User:matrix, with no ACL at all
     exact       User:matrix with exactly the cell's checks as literal ALLOW ACLs on the names used
@@ -32,7 +32,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from pykbroker.handlers.authorization import TABLE, Check
+from pykbroker.handlers.support.authorization import TABLE, Check
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records.records import build_batch
@@ -356,7 +356,7 @@ class Connection:
 
     def __init__(self, bootstrap: str, user: str | None) -> None:
         from tests.security.support import log_in_plain
-        from tests.wire import WireClient
+        from pykbroker.testkit.wire import WireClient
 
         self.client = WireClient(bootstrap, timeout=WAIT_SECONDS)
         if user is not None:

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import uuid
 
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 from .drivers import FAIL, Result, outcome
-from .scenarios import (WAIT_SECONDS, check_round_trip, create_topic, expect, expect_equal,
+from .scenarios import (WAIT_SECONDS, check_round_trip, create_topic, expect_equal,
                         keyed)
 
 CLIENT = "confluent-kafka"

@@ -10,9 +10,9 @@ a directory of the caller's and always stopped when the block ends.
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from pykbroker.testing import BrokerProcess, ZooKeeperProcess
+from pykbroker.testkit.cluster import BrokerCluster
+from pykbroker.testkit.process import BrokerProcess
 
 from .realkafka import CLUSTER_IDS, CLUSTER_SETTINGS, SINGLE_BROKER_SETTINGS
 
@@ -28,7 +28,7 @@ class PykBroker(BrokerProcess):
         super().__init__(directory, SINGLE_BROKER_SETTINGS)
 
 
-class PykCluster:
+class PykCluster(BrokerCluster):
     """A ZooKeeper and pykbrokers 1, 2, 3 with the Kafka cluster's settings; a killed broker
     restarts on its port and its data."""
 
@@ -36,26 +36,12 @@ class PykCluster:
     ids = CLUSTER_IDS
 
     def __init__(self, directory: str | os.PathLike) -> None:
-        self.directory = Path(directory)
-        self.zookeeper = ZooKeeperProcess(self.directory / "zookeeper")
-        self.brokers: dict[int, BrokerProcess] = {}
+        super().__init__(directory, size=len(CLUSTER_IDS), overrides=CLUSTER_SETTINGS)
 
     @property
     def bootstrap(self) -> str:
+        """Every broker, a killed one included (as a client's configured bootstrap list)."""
         return ",".join(b.bootstrap for b in self.brokers.values())
-
-    def start(self) -> "PykCluster":
-        try:
-            self.zookeeper.start()
-            settings = {**CLUSTER_SETTINGS, "zookeeper.connect": self.zookeeper.connect}
-            for broker_id in self.ids:
-                self.brokers[broker_id] = BrokerProcess(
-                    self.directory / f"broker-{broker_id}", settings, broker_id=broker_id,
-                    keep_port_on_restart=True).start()
-        except BaseException:
-            self.stop()
-            raise
-        return self
 
     def kill(self, broker_id: int) -> None:
         """kill -9 the broker."""
@@ -64,14 +50,3 @@ class PykCluster:
     def restart(self, broker_id: int) -> None:
         """Start a killed broker again on its port and data; returns when it listens."""
         self.brokers[broker_id].start()
-
-    def stop(self) -> None:
-        for broker in self.brokers.values():
-            broker.stop()
-        self.zookeeper.stop()
-
-    def __enter__(self) -> "PykCluster":
-        return self.start()
-
-    def __exit__(self, *exc) -> None:
-        self.stop()

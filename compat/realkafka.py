@@ -1,6 +1,8 @@
-"""Apache Kafka 3.9.0 itself, from `<repo>/../shared/realkafka`, for the compatibility suite: one
-broker (`kafka.sh`) or three (`cluster.sh`), on free loopback ports, with their run directories
-under a directory of the caller's, always stopped when the block ends.
+"""Apache Kafka 3.9.0 itself, from `<repo>/../shared/realkafka` (or the directory `REALKAFKA_ROOT`
+names, as for the scripts themselves and `bench/scale_brokers.py`), for the compatibility suite:
+one broker (`kafka.sh`, which takes Kafka's jars from `$KAFKA_HOME/libs` when `KAFKA_HOME` is
+set) or three (`cluster.sh`), on free loopback ports, with their run directories under a
+directory of the caller's, always stopped when the block ends.
 
     with KafkaBroker(tmp_dir) as kafka:           # ZooKeeper and broker 0
         run_suite(kafka.bootstrap)
@@ -18,7 +20,8 @@ import socket
 import subprocess
 from pathlib import Path
 
-REALKAFKA = Path(__file__).resolve().parents[1].parent / "shared" / "realkafka"
+BESIDE_THE_CHECKOUT = Path(__file__).resolve().parents[1].parent / "shared" / "realkafka"
+REALKAFKA = Path(os.environ.get("REALKAFKA_ROOT") or BESIDE_THE_CHECKOUT)
 KAFKA_VERSION = "3.9.0"
 LABEL = f"Kafka {KAFKA_VERSION}"
 
@@ -64,7 +67,7 @@ HEAPS = {"KAFKA_HEAP_OPTS": "-Xmx512M -Xms256M", "ZK_HEAP_OPTS": "-Xmx128M",
 def unavailable() -> str | None:
     """Why Kafka cannot run here, or None."""
     if not (REALKAFKA / "kafka.sh").exists():
-        return f"no Apache Kafka beside the checkout ({REALKAFKA} is missing)"
+        return f"no Apache Kafka beside the checkout ({REALKAFKA} is missing; REALKAFKA_ROOT names another)"
     if not Path("/usr/share/java/zookeeper.jar").exists():
         return "Debian's zookeeper package is not installed (make system-deps)"
     try:

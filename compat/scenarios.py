@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 WAIT_SECONDS = 30  # the longest one step of a scenario waits for the broker
 T0 = 1_700_000_000_000  # record timestamps of the offsets-by-timestamp scenario

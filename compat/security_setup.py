@@ -21,7 +21,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .certs import Issued, Pki
 from .realkafka import SINGLE_BROKER_SETTINGS, KafkaBroker, free_port_block

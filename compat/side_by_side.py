@@ -16,7 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from .cluster_scenarios import CLIENT, run_cluster_suite
 from .drivers import FAIL, PASS, Result
 from .realkafka import LABEL as KAFKA
-from .run import Table, run_suite
+from .suite import Table, run_suite
 
 PYKBROKER = "pykbroker"
 

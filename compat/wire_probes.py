@@ -364,7 +364,7 @@ def prepare(bootstrap: str) -> None:
 
 def wait_for_group_coordinator(bootstrap: str) -> None:
     """Until a group coordinator answers, which creates __consumer_offsets."""
-    from tests.wire import WireClient
+    from pykbroker.testkit.wire import WireClient
 
     def found():
         with WireClient(bootstrap) as client:
@@ -377,7 +377,7 @@ def wait_for_group_coordinator(bootstrap: str) -> None:
 
 def answers(bootstrap: str) -> dict:
     """{probe: {request: normalised answer}} from the broker at `bootstrap` (one broker)."""
-    from tests.wire import WireClient
+    from pykbroker.testkit.wire import WireClient
 
     prepare(bootstrap)
     with WireClient(bootstrap) as client:

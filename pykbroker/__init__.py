@@ -2,9 +2,10 @@
 
 For tests and applications that run a broker of their own (`docs/testing.md`):
 
-    from pykbroker import EmbeddedBroker, BrokerProcess
+    from pykbroker import EmbeddedBroker, BrokerProcess, BrokerCluster
 
-Both load on first use, so that `import pykbroker` (the command, the pytest plugin) stays cheap.
+They live in `pykbroker.testkit` and load on first use, so that `import pykbroker` (the command,
+the pytest plugin) stays cheap.
 """
 
 from __future__ import annotations
@@ -15,10 +16,15 @@ __version__ = "0.1.0"
 __all__ = ["BrokerCluster", "BrokerProcess", "EmbeddedBroker", "__version__"]
 
 if TYPE_CHECKING:
-    from .embedded import EmbeddedBroker
-    from .testing import BrokerCluster, BrokerProcess
+    from .testkit.cluster import BrokerCluster
+    from .testkit.embedded import EmbeddedBroker
+    from .testkit.process import BrokerProcess
 
-_LAZY = {"EmbeddedBroker": "embedded", "BrokerProcess": "testing", "BrokerCluster": "testing"}
+_LAZY = {
+    "EmbeddedBroker": "testkit.embedded",
+    "BrokerProcess": "testkit.process",
+    "BrokerCluster": "testkit.cluster",
+}
 
 
 def __getattr__(name: str) -> Any:

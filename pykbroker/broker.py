@@ -1,19 +1,22 @@
-"""One broker wired together from its config: listeners, stores, services and the socket server.
+"""One broker wired together from its config: the one place that knows every room.
 
     broker = Broker(BrokerConfig.from_file(...))
     anyio.run(broker.run)           # serves until SIGINT/SIGTERM or broker.shutdown()
 
-`shutdown()` may be called from any thread; `serving` (a threading.Event) is set once the
-broker serves, for whoever runs it on a thread of its own (`pykbroker.embedded`).
+`open()` checks what the broker cannot honour (unserved security protocols, SASL and TLS
+settings, an unknown authorizer: each stops it with one line), locks `log.dirs`, binds the
+listeners, and opens the services in order: the metadata store (embedded, or ZooKeeper with
+`zookeeper.connect`), the log manager (logs load in the background), the replica manager, the
+group and transaction coordinators on their internal topics, producer ids, the authorizer and the
+controller. `run()` serves: the socket server dispatching to the handlers of
+`handlers/support/registry.py`, which reach the services through `ctx.services` (the typed
+`BrokerServices` built by `services()`), plus the timer, the maintenance tasks and `/metrics`.
 
-Nothing imports this module except the CLI and the tests; services reach each other through the
-attributes set here, and handlers reach them through `ctx.services`, the typed `BrokerServices`
-built by `services()`.
-
-Without `zookeeper.connect` the broker is a single node with the embedded metadata store. With
-it, the broker joins a cluster: the ZooKeeper store, a controller (active on one broker),
-follower fetchers, registration once everything is open, and a controlled shutdown on SIGTERM
-(`controlled.shutdown.enable`).
+In a cluster the broker also runs follower fetchers, registers once everything is open, and
+shuts down in a controlled way on SIGTERM (`controlled.shutdown.enable`). `shutdown()` may be
+called from any thread; `serving` (a threading.Event) is set once the broker serves, for whoever
+runs it on a thread of its own (`pykbroker.testkit.embedded`). Only the command line and the test
+harness (`testkit/`) import this module.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
 import anyio
-from anyio.abc import SocketListener
+from anyio.abc import SocketListener, TaskGroup
 
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
@@ -36,19 +39,19 @@ from .cluster.store import MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
-from .config import ConfigError, topic_config_values
+from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
-from .handlers.config_admin import decoded_broker_configs
-from .handlers.registry import build_registry, default_modules
-from .handlers.services import BrokerServices
+from .handlers.support.config_admin import decoded_broker_configs
+from .handlers.support.registry import build_registry, default_modules
+from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
-from .replication.broker_client import BrokerConnection, InterBrokerSecurity
+from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.replica_manager import ReplicaManager
@@ -84,6 +87,7 @@ if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
     from .cluster.controller.controller import Controller
+    from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
 
 log = logging.getLogger(__name__)
@@ -103,7 +107,7 @@ def _opened(service: _Service | None) -> _Service:
 
 
 class Broker:
-    def __init__(self, config) -> None:
+    def __init__(self, config: BrokerConfig) -> None:
         self.static_config = config  # server.properties and --override
         self.config = config  # the effective config: static, then dynamic broker configs
         self.broker_id: int = config.broker_id
@@ -135,7 +139,7 @@ class Broker:
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
-        self.faults = FaultInjector()  # injected faults for client tests (server/faults.py)
+        self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -235,7 +239,7 @@ class Broker:
             return None
         return SaslClientCredentials(*inter_broker_credentials(self.config, name))
 
-    def inter_broker_connect(self):
+    def inter_broker_connect(self) -> Connect:
         """How this broker opens connections to the others: `BrokerConnection.open` with the
         inter-broker listener's security (TLS, then SASL), for the follower fetchers, controlled
         shutdown, the transaction marker sender and the KIP-890 verifier."""
@@ -374,7 +378,13 @@ class Broker:
         )
         log_manager.wait_until_loaded(_is_internal_partition)
 
-    def _open_transaction_coordinator(self, metadata, topic_creator, replica_manager, group_coordinator) -> None:
+    def _open_transaction_coordinator(
+        self,
+        metadata: MetadataStore,
+        topic_creator: TopicCreator,
+        replica_manager: ReplicaManager,
+        group_coordinator: GroupCoordinator,
+    ) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
         `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
         self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
@@ -542,7 +552,7 @@ class Broker:
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
                 tasks.start_soon(server.serve)
-                tasks.start_soon(run_maintenance, self)
+                tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
@@ -562,7 +572,7 @@ class Broker:
         finally:
             self.close()
 
-    async def _serve_metrics(self, tasks) -> None:
+    async def _serve_metrics(self, tasks: TaskGroup) -> None:
         """`/metrics` and `/health` on `pykbroker.metrics.listener`, when it is set."""
         if self.metrics_socket is None:
             return
@@ -696,7 +706,6 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
-            faults=self.faults,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:
@@ -716,15 +725,17 @@ class Broker:
             return _opened(self.metadata).live_brokers(listener_name)
         return [self._advertised_self(listener_name)]
 
-    def _registration(self):
+    def _registration(self) -> BrokerRegistration:
         """What this broker announces in ZooKeeper: its advertised endpoints and rack."""
-        from .cluster.zk_data import BrokerRegistration, Endpoint
+        from .cluster import zk_data
 
         endpoints = []
         for name, _, _ in self.config.advertised_listeners:
             advertised = self._advertised_self(name)
-            endpoints.append(Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name)))
-        return BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
+            endpoints.append(
+                zk_data.Endpoint(name, advertised.host, advertised.port, self.config.security_protocol_of(name))
+            )
+        return zk_data.BrokerRegistration(self.broker_id, tuple(endpoints), self.config.get("broker.rack"))
 
     def _advertised_self(self, listener_name: str | None = None) -> BrokerInfo:
         advertised = self.config.advertised_listeners

@@ -1,12 +1,16 @@
 """The `pykbroker` command: start a broker from a server.properties file and overrides, or run one
 of Kafka's command-line tools.
 
-    pykbroker [server.properties] [--override key=value ...] [--log-level INFO]
+    pykbroker [server.properties] [--dev] [--dir DIR] [--override key=value ...] [--log-level INFO]
+    pykbroker --print-config                             (Kafka's example server.properties for one node)
     pykbroker TOOL --bootstrap-server HOST:PORT ...      (TOOL: one of TOOLS, e.g. `topics`)
 
-Like Kafka's `kafka-server-start.sh`: the file is optional here (defaults apply), and every
-`--override` wins over the file. Exit status: 2 for a usage or configuration error, 1 when the
-broker cannot start (a port in use, ZooKeeper unreachable), each with one line on stderr.
+Like Kafka's `kafka-server-start.sh`: the file is optional here (Kafka's defaults apply), and
+every `--override` wins over the file. `--dev` starts from the development profile
+(`config/dev_profile.py`: the settings of Kafka's example file for one node, on 127.0.0.1:9092,
+data in ./pykbroker-data), under the file; `--dir` names the data directory (`log.dirs`) over the
+file. Exit status: 2 for a usage or configuration error, 1 when the broker cannot start (a port
+in use, ZooKeeper unreachable), each with one line on stderr.
 """
 
 from __future__ import annotations
@@ -14,11 +18,13 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from pathlib import Path
 
 import anyio
 
 from . import __version__
-from .config import BrokerConfig, ConfigError
+from .config import BrokerConfig, ConfigError, load_properties
+from .config.dev_profile import DEV_DATA_DIRECTORY, DEV_PROFILE, example_server_properties
 
 TRACE = 5  # below DEBUG, for Kafka's TRACE
 LOG_LEVELS = {
@@ -42,7 +48,7 @@ TOOLS = {
     "console-producer": "pykbroker.tools.console_producer",
     "console-consumer": "pykbroker.tools.console_consumer",
     "faults": "pykbroker.tools.faults",
-    "cluster": "pykbroker.cluster_launcher",  # ZooKeeper and N brokers on this machine
+    "cluster": "pykbroker.testkit.cluster_command",  # ZooKeeper and N brokers on this machine
 }
 TOOL_SUMMARIES = {
     "topics": "create, list, describe, alter and delete topics (kafka-topics.sh)",
@@ -70,6 +76,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("config", nargs="?", help="a server.properties file")
+    parser.add_argument(
+        "--dev",
+        action="store_true",
+        help="one development broker: Kafka's example settings for a single node (internal topics with "
+        f"one replica, no initial rebalance delay) on 127.0.0.1:9092, data in ./{DEV_DATA_DIRECTORY}; "
+        "the file and --override win over them",
+    )
+    parser.add_argument("--dir", metavar="DIR", help="the data directory (log.dirs), over the file's")
+    parser.add_argument(
+        "--print-config",
+        action="store_true",
+        help="print Kafka's example server.properties for one node (the settings of --dev) and exit",
+    )
     parser.add_argument(
         "--override",
         action="append",
@@ -113,13 +132,29 @@ def parse_overrides(pairs: list[str]) -> dict[str, str]:
 
 
 def load_config(args: argparse.Namespace) -> BrokerConfig:
+    """The profile (with `--dev`), under the file, under `--dir`, under the overrides."""
     overrides = parse_overrides(args.override)
-    if args.config is None:
-        return BrokerConfig(overrides)
+    if args.dir is not None:
+        overrides = {"log.dirs": args.dir, **overrides}
+    from_file = read_properties(args.config)
+    properties = dev_settings() if args.dev else {}
+    if "log.dir" in from_file or "log.dir" in overrides:
+        properties.pop("log.dirs", None)  # a log.dirs of the profile would win over the user's log.dir
+    return BrokerConfig({**properties, **from_file}, overrides)
+
+
+def dev_settings() -> dict[str, str]:
+    """`DEV_PROFILE` with its data directory, made absolute so that the start line names it."""
+    return {**DEV_PROFILE, "log.dirs": str(Path(DEV_DATA_DIRECTORY).resolve())}
+
+
+def read_properties(path: str | None) -> dict[str, str]:
+    if path is None:
+        return {}
     try:
-        return BrokerConfig.from_file(args.config, overrides)
+        return load_properties(path)
     except OSError as error:
-        raise UsageError(f"cannot read {args.config}: {error.strerror or error}") from None
+        raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
 
 
 def configure_logging(level: str) -> None:
@@ -128,6 +163,13 @@ def configure_logging(level: str) -> None:
         level=LOG_LEVELS[level],
         format="[%(asctime)s] %(levelname)s %(message)s (%(name)s)",
         stream=sys.stderr,
+    )
+
+
+def log_dev_profile(config: BrokerConfig) -> None:
+    logging.getLogger("pykbroker").info(
+        "Development profile (Kafka's example server.properties for one node): data in %s",
+        ", ".join(str(Path(directory).resolve()) for directory in config.log_dirs),
     )
 
 
@@ -148,6 +190,9 @@ def main(argv: list[str] | None = None) -> int:
     if arguments and arguments[0] in TOOLS:
         return run_tool(arguments[0], arguments[1:])
     args = parse_args(arguments)
+    if args.print_config:
+        sys.stdout.write(example_server_properties())
+        return 0
     configure_logging(args.log_level)
     raise_open_file_limit()
     from .broker import Broker  # after logging is set up, so import-time logs are formatted
@@ -155,6 +200,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         config = load_config(args)
         config.warn_unknown_keys()
+        if args.dev:
+            log_dev_profile(config)
         broker = Broker(config)
         broker.open()
     except UsageError as exc:

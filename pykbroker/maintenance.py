@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import anyio
 import anyio.from_thread
 import anyio.to_thread
 
 from .common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from .config import BrokerConfig
+    from .log.manager import LogManager
+    from .replication.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +57,7 @@ class CheckpointIfChanged:
         return True
 
 
-def retention_job(log_manager) -> Callable[[], list[TopicPartition]]:
+def retention_job(log_manager: LogManager) -> Callable[[], list[TopicPartition]]:
     """Retention (`LogManager.run_retention`); returns the partitions whose log start offset it
     moved, which the broker tells fetch sessions about."""
 
@@ -66,7 +72,7 @@ def retention_job(log_manager) -> Callable[[], list[TopicPartition]]:
     return run
 
 
-def checkpoint_jobs(log_manager) -> dict[str, CheckpointIfChanged]:
+def checkpoint_jobs(log_manager: LogManager) -> dict[str, CheckpointIfChanged]:
     """The offset checkpoints of `log_manager`'s logs, each written only when it changed."""
 
     def offsets_of(attribute: str) -> Callable[[], Offsets]:
@@ -85,12 +91,15 @@ def checkpoint_jobs(log_manager) -> dict[str, CheckpointIfChanged]:
     }
 
 
-async def run_maintenance(broker) -> None:
-    config = broker.config
-    log_manager = broker.log_manager
+async def run_maintenance(config: BrokerConfig, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
+    """The periodic jobs of a serving broker, each on a worker thread, until cancelled."""
     checkpoints = checkpoint_jobs(log_manager)
     jobs: list[tuple[str, int, Callable[[], object]]] = [
-        ("retention", config["log.retention.check.interval.ms"], _then_on_loop(retention_job(log_manager), broker)),
+        (
+            "retention",
+            config["log.retention.check.interval.ms"],
+            _then_on_loop(retention_job(log_manager), replica_manager),
+        ),
         ("flush", config["log.flush.scheduler.interval.ms"], log_manager.run_flush),
         (
             "high watermark checkpoint",
@@ -116,14 +125,16 @@ async def run_maintenance(broker) -> None:
                 tasks.start_soon(_every, name, interval_ms, job)
 
 
-def _then_on_loop(retention: Callable[[], list[TopicPartition]], broker) -> Callable[[], object]:
+def _then_on_loop(
+    retention: Callable[[], list[TopicPartition]], replica_manager: ReplicaManager
+) -> Callable[[], object]:
     """Retention on the worker thread, then its moved log start offsets told to the replica
     manager on the event loop."""
 
     def run() -> None:
         moved = retention()
         if moved:
-            anyio.from_thread.run_sync(broker.replica_manager.log_start_offsets_moved, moved)
+            anyio.from_thread.run_sync(replica_manager.log_start_offsets_moved, moved)
 
     return run
 

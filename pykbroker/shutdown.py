@@ -14,6 +14,7 @@ keeps it out of the ISRs).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 import anyio
 
@@ -22,6 +23,9 @@ from .protocol.api_keys import ApiKey
 from .protocol.errors import ErrorCode
 from .replication.broker_client import BrokerConnectionError
 
+if TYPE_CHECKING:
+    from .broker import Broker
+
 log = logging.getLogger(__name__)
 
 VERSION = 3
@@ -29,7 +33,7 @@ REQUEST_TIMEOUT_S = 10.0
 Request = messages.request(ApiKey.CONTROLLED_SHUTDOWN).cls
 
 
-async def controlled_shutdown(broker) -> bool:
+async def controlled_shutdown(broker: Broker) -> bool:
     """True once the controller moved every leadership that could move."""
     config = broker.config
     attempts = max(1, int(config["controlled.shutdown.max.retries"]))
@@ -37,6 +41,7 @@ async def controlled_shutdown(broker) -> bool:
     log.info("Starting controlled shutdown")
     # As the replicas Kafka's controller stops: no fetching from leaders, which would take this
     # broker back into the ISRs the controller takes it out of.
+    assert broker.replica_manager is not None, "a broker shuts down in a controlled way only once it serves"
     broker.replica_manager.stop_replication()
     for attempt in range(1, attempts + 1):
         try:
@@ -55,8 +60,9 @@ async def controlled_shutdown(broker) -> bool:
     return False
 
 
-async def _ask_controller(broker) -> tuple[ErrorCode | None, list]:
+async def _ask_controller(broker: Broker) -> tuple[ErrorCode | None, list]:
     store = broker.metadata
+    assert store is not None
     endpoint = store.broker_endpoint(store.controller_id, broker.inter_broker_listener)
     if endpoint is None:
         return None, []

@@ -15,9 +15,9 @@ from kafka import TopicPartition as KafkaTopicPartition
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records.records import iter_batches
-from pykbroker.testing import BrokerProcess, wait_until  # noqa: F401 - tests import it from here
-
-from .wire import WireClient
+from pykbroker.testkit.process import BrokerProcess  # noqa: F401 - tests import it from here
+from pykbroker.testkit.waiting import wait_until  # noqa: F401 - tests import it from here
+from pykbroker.testkit.wire import WireClient
 
 Produce = messages.request(ApiKey.PRODUCE).cls
 Fetch = messages.request(ApiKey.FETCH).cls

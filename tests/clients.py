@@ -24,8 +24,7 @@ from types import SimpleNamespace
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records import batch as record_batch
-
-from .wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 Headers = tuple[tuple[str, "bytes | None"], ...]
 WAIT_SECONDS = 20  # how long a driver waits for records before giving up

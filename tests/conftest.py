@@ -1,7 +1,7 @@
 """Shared fixtures: brokers run as separate processes on free loopback ports, always stopped."""
 import pytest
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 
 @pytest.fixture(scope="module")

@@ -9,11 +9,10 @@ import pytest
 from confluent_kafka.admin import AdminClient
 from kafka import KafkaAdminClient, KafkaProducer, TopicPartition
 
-from pykbroker.handlers.auth import OPERATIONS_NOT_REQUESTED
+from pykbroker.handlers.support.auth import OPERATIONS_NOT_REQUESTED
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-
-from .wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 DescribeCluster = messages.request(ApiKey.DESCRIBE_CLUSTER).cls
 DescribeLogDirs = messages.request(ApiKey.DESCRIBE_LOG_DIRS).cls

@@ -13,9 +13,8 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess
-
-from .wire import WireClient
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 TOPIC, BROKER, BROKER_LOGGER, CLIENT_METRICS, GROUP = 2, 4, 8, 16, 32
 SET, DELETE, APPEND, SUBTRACT = 0, 1, 2, 3

@@ -12,9 +12,8 @@ from kafka import KafkaAdminClient
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess
-
-from .wire import WireClient
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 ZERO_UUID = uuid.UUID(int=0)
 CreateTopics = messages.request(ApiKey.CREATE_TOPICS).cls

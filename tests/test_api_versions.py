@@ -1,12 +1,12 @@
 """ApiVersions: what the broker advertises, and how it answers versions it does not know."""
 import pytest
 
-from pykbroker.handlers.registry import build_registry, default_modules
+from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.testkit.wire import WireClient
 
 from .protocol.samples import sample
-from .wire import WireClient
 
 ApiVersions = messages.request(ApiKey.API_VERSIONS)
 ADVERTISED = [(key, version) for key, entry in sorted(build_registry(default_modules()).items())

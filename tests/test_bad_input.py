@@ -7,8 +7,7 @@ import pytest
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-
-from .wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 Metadata = messages.request(ApiKey.METADATA)
 
@@ -56,7 +55,7 @@ def test_a_stalled_half_frame_does_not_block_other_clients(broker):
 
 
 def test_requests_above_socket_request_max_bytes_are_refused(tmp_path):
-    from pykbroker.testing import BrokerProcess
+    from pykbroker.testkit.process import BrokerProcess
 
     with BrokerProcess(tmp_path, {"socket.request.max.bytes": "1000"}) as small:
         send_and_expect_close(small, struct.pack(">i", 1001) + b"\x00" * 1001)

@@ -16,9 +16,8 @@ from pykbroker.log.files import parse_partition_dir
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.testing import BrokerProcess
-
-from .wire import WireClient
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 pytestmark = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="counts descriptors in /proc")
 

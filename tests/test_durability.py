@@ -12,14 +12,14 @@ from kafka import KafkaProducer
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 from .client_helpers import (
     OUT_OF_ORDER_SEQUENCE_NUMBER, ListOffsets, alter_topic_configs, as_tuples, create_topic, init_producer_id, kafka_python_read,
     log_end_offset, partition_dir, produce_all, produce_batch, producer, read_partition,
     restart_on_same_port, segment_bases, topic_configs,
 )
-from .wire import WireClient
 
 
 # -- a clean stop and start ---------------------------------------------------------------------

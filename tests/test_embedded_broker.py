@@ -21,7 +21,7 @@ import pykbroker
 from pykbroker import BrokerProcess, EmbeddedBroker
 from pykbroker.broker import Broker
 from pykbroker.config import BrokerConfig
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 
 def round_trip(bootstrap: str, topic: str, value: bytes) -> bytes:

@@ -28,10 +28,11 @@ from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.codegen import ZERO_UUID
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records import compression
-from pykbroker.testing import BrokerProcess, wait_until
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
 
 from .clients import create_topic, stored_batches
-from .wire import WireClient
 
 Metadata = messages.request(ApiKey.METADATA).cls
 Fetch = messages.request(ApiKey.FETCH).cls

@@ -22,9 +22,9 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from pykbroker.tools import faults as faults_tool
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 FAULT_KEY = "pykbroker.fault.injection"
 ListOffsets = messages.request(ApiKey.LIST_OFFSETS).cls
@@ -484,3 +484,36 @@ def test_alter_configs_sending_back_the_described_faults_leaves_them_alone(broke
     with WireClient(broker.bootstrap) as client:
         assert client.request(ApiKey.ALTER_CONFIGS, 2, body).responses[0].error_code == ErrorCode.NONE
     assert [fault["id"] for fault in faults(admin)] == [fault_id]
+
+
+def test_a_resource_naming_faults_and_broker_configs_alters_both(broker, admin, topic):
+    """The fault key is answered beside the IncrementalAlterConfigs handler; the resource's other
+    keys are still the handler's."""
+    rule = json.dumps({"api": "ListOffsets", "topic": topic, "error": "LEADER_NOT_AVAILABLE"})
+    entries = [
+        IncrementalAlterConfigs.AlterableConfig(name=FAULT_KEY, config_operation=2, value=rule),
+        IncrementalAlterConfigs.AlterableConfig(name="log.cleaner.threads", config_operation=0, value="2"),
+    ]
+    resource = IncrementalAlterConfigs.AlterConfigsResource(resource_type=4, resource_name="0", configs=entries)
+    body = IncrementalAlterConfigs(resources=[resource], validate_only=False)
+    try:
+        with WireClient(broker.bootstrap) as client:
+            assert client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, body).responses[0].error_code == 0
+        assert [fault["rule"]["api"] for fault in faults(admin)] == ["ListOffsets"]
+        described = ConfigResource(ResourceType.BROKER, "0")
+        assert admin.describe_configs([described])[described].result()["log.cleaner.threads"].value == "2"
+    finally:
+        alter(admin, "DELETE", None, key="log.cleaner.threads")
+
+
+def test_a_resource_named_twice_is_refused_with_its_faults(broker, admin, topic):
+    append = IncrementalAlterConfigs.AlterableConfig(name=FAULT_KEY, config_operation=2, value='{"api": 0, "error": 6}')
+    twice = [
+        IncrementalAlterConfigs.AlterConfigsResource(resource_type=4, resource_name="0", configs=[append]),
+        IncrementalAlterConfigs.AlterConfigsResource(resource_type=4, resource_name="0", configs=[]),
+    ]
+    body = IncrementalAlterConfigs(resources=twice, validate_only=False)
+    with WireClient(broker.bootstrap) as client:
+        responses = client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, body).responses
+    assert [r.error_code for r in responses] == [ErrorCode.INVALID_REQUEST] * 2
+    assert faults(admin) == []

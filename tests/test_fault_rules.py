@@ -1,19 +1,27 @@
-"""The fault registry on its own (`server/faults.py`): what a rule accepts, which requests it
+"""The fault registry on its own (`server/faults/`): what a rule accepts, which requests it
 matches, how often it fires, and that every injectable error response encodes in every version."""
 
 from __future__ import annotations
 
 import random
+from types import SimpleNamespace
 
 import anyio
 import pytest
 
-from pykbroker.handlers.context import CloseConnection, RequestContext
-from pykbroker.handlers.registry import build_registry, default_modules
+from pykbroker.handlers.support.context import CloseConnection, RequestContext
+from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.server.faults import PARTITIONED_APIS, FaultInjector, FaultRule, can_carry_error, error_response
+from pykbroker.server.faults import (
+    PARTITIONED_APIS,
+    FaultInjector,
+    FaultInterceptor,
+    FaultRule,
+    can_carry_error,
+    error_response,
+)
 
 REGISTRY = build_registry(default_modules())
 # the APIs whose injected error is the response's own (not its partitions' or topics')
@@ -202,3 +210,75 @@ def test_a_metadata_error_hits_the_matching_topics_only():
     answers = {t.name: (t.error_code, len(t.partitions)) for t in response.topics}
     assert answers == {"a": (ErrorCode.LEADER_NOT_AVAILABLE, 0), "b": (ErrorCode.NONE, 1)}
     assert injector.list() == []
+
+
+# -- the config keys, answered beside the config handlers ------------------------------------------
+
+
+def intercepted(api_key: int, request, handler):
+    """The answer to a config request passed through a FaultInterceptor; the handler answers
+    `handler(request)`."""
+
+    async def handle(_request, _ctx):
+        return handler(_request)
+
+    async def run():
+        ctx = RequestContext(
+            api_key, 1, 7, "client", "127.0.0.1", "PLAINTEXT", services=SimpleNamespace(broker_id=0, authorizer=None)
+        )  # type: ignore[arg-type]
+        return await interceptor.serve(handle, request, ctx)
+
+    interceptor = FaultInterceptor(FaultInjector())
+    return interceptor, anyio.run(run)
+
+
+def test_the_incremental_alter_configs_handler_gets_no_fault_key_and_answers_in_order():
+    Request = messages.request(ApiKey.INCREMENTAL_ALTER_CONFIGS).cls
+    Response = messages.response(ApiKey.INCREMENTAL_ALTER_CONFIGS).cls
+    append = Request.AlterableConfig(
+        name="pykbroker.fault.injection", config_operation=2, value='{"api": 0, "error": 6}'
+    )
+    threads = Request.AlterableConfig(name="log.cleaner.threads", config_operation=0, value="2")
+    resources = [
+        Request.AlterConfigsResource(resource_type=2, resource_name="t", configs=[threads]),
+        Request.AlterConfigsResource(resource_type=4, resource_name="0", configs=[append]),
+        Request.AlterConfigsResource(resource_type=4, resource_name="", configs=[threads]),
+    ]
+    seen = []
+
+    def handler(request):
+        seen.extend((r.resource_name, [c.name for c in r.configs]) for r in request.resources)
+        answer = Response.AlterConfigsResourceResponse
+        return Response(
+            responses=[
+                answer(resource_type=r.resource_type, resource_name=r.resource_name, error_code=0)
+                for r in request.resources
+            ]
+        )
+
+    interceptor, response = intercepted(
+        ApiKey.INCREMENTAL_ALTER_CONFIGS, Request(resources=resources, validate_only=False), handler
+    )
+
+    assert seen == [("t", ["log.cleaner.threads"]), ("", ["log.cleaner.threads"])]
+    assert [(r.resource_name, r.error_code) for r in response.responses] == [("t", 0), ("0", 0), ("", 0)]
+    assert [rule.to_dict() for _, rule in interceptor.injector.list()] == [
+        {"api": "Produce", "error": "NOT_LEADER_OR_FOLLOWER"}
+    ]
+
+
+def test_the_alter_configs_handler_gets_no_fault_key():
+    Request = messages.request(ApiKey.ALTER_CONFIGS).cls
+    entries = [
+        Request.AlterableConfig(name="pykbroker.fault.injection", value="[]"),
+        Request.AlterableConfig(name="log.cleaner.threads", value="1"),
+    ]
+    request = Request(resources=[Request.AlterConfigsResource(resource_type=4, resource_name="0", configs=entries)])
+    seen = []
+
+    def handler(request):
+        seen.extend(c.name for r in request.resources for c in r.configs)
+        return "answered"
+
+    assert intercepted(ApiKey.ALTER_CONFIGS, request, handler)[1] == "answered"
+    assert seen == ["log.cleaner.threads"]

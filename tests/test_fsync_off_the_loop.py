@@ -18,8 +18,7 @@ from pykbroker.config import BrokerConfig
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records.records import build_batch
-
-from .wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 Produce = messages.request(ApiKey.PRODUCE).cls
 Metadata = messages.request(ApiKey.METADATA).cls

@@ -9,11 +9,11 @@ import pytest
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
+from pykbroker.testkit.wire import WireClient
 
 from .clients import create_topic
 from .coordinator.fakes import subscription
 from .coordinator.live import group_broker
-from .wire import WireClient
 
 
 def request_cls(api: ApiKey):

@@ -20,7 +20,7 @@ import pytest
 
 from compat import java
 from pykbroker.records import compression
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .clients import stored_batches
 

@@ -8,7 +8,7 @@ from compat.wire_probes import ask
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 TOPIC = "parity"
 

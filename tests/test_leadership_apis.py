@@ -6,7 +6,7 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 ControlledShutdown = messages.request(ApiKey.CONTROLLED_SHUTDOWN).cls
 ElectLeaders = messages.request(ApiKey.ELECT_LEADERS).cls

@@ -8,7 +8,7 @@ import pytest
 from pykbroker.log import LogManager
 from pykbroker.log import checkpoint as checkpoint_module
 from pykbroker.maintenance import checkpoint_jobs
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .log.helpers import Clock, kv_batch
 

@@ -9,8 +9,7 @@ from kafka import KafkaAdminClient
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-
-from .wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 Metadata = messages.request(ApiKey.METADATA)
 

@@ -17,10 +17,10 @@ from prometheus_client.parser import text_string_to_metric_families
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 from .client_helpers import create_topic, fetch, produce_batch
-from .wire import WireClient
 
 Metadata = messages.request(ApiKey.METADATA).cls
 _SERVED = re.compile(r"Metrics and health served on (http://[\d.]+:\d+)")

@@ -1,7 +1,7 @@
 """pykbroker installs like any Python package and runs from anywhere.
 
 The sdist and the wheel carry the protocol schemas (copied from the top-level `protocol/` at
-build time); a broker installed with `pip install <checkout>` into a fresh virtual environment
+build time) and Kafka's example server.properties (`pykbroker --print-config`); a broker installed with `pip install <checkout>` into a fresh virtual environment
 outside the checkout serves real clients, and its pytest plugin serves a test file that has no
 setup code of its own (docs/testing.md's kafka-python example) with only pytest and the client
 beside it.
@@ -16,11 +16,12 @@ from pathlib import Path
 import pytest
 from kafka import KafkaConsumer, KafkaProducer, TopicPartition
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .docs_examples import documented_test_files
 
 CHECKOUT = Path(__file__).resolve().parents[1]
+EXAMPLE_CONFIG = CHECKOUT / "config" / "server.properties"
 SCHEMA_COUNT = len(list((CHECKOUT / "protocol" / "messages").glob("*.json")))
 
 
@@ -66,6 +67,19 @@ def test_the_wheel_built_from_the_sdist_carries_the_protocol_schemas(built):
         schemas = [name for name in archive.namelist()
                    if name.startswith("pykbroker/protocol/schemas/") and name.endswith(".json")]
     assert len(schemas) == SCHEMA_COUNT
+
+
+def test_the_wheel_built_from_the_sdist_carries_the_example_server_properties(built):
+    _, wheel = built
+    with zipfile.ZipFile(wheel) as archive:
+        shipped = archive.read("pykbroker/config/server.properties").decode()
+    assert shipped == EXAMPLE_CONFIG.read_text()
+
+
+def test_the_installed_command_prints_the_example_server_properties(installed_venv, tmp_path):
+    printed = subprocess.run([installed_venv / "bin" / "pykbroker", "--print-config"], cwd=tmp_path,
+                             check=True, capture_output=True, text=True).stdout
+    assert printed == EXAMPLE_CONFIG.read_text()
 
 
 def test_the_installed_package_reads_its_own_schemas_not_the_checkouts(installed_venv, tmp_path):

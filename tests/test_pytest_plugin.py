@@ -1,4 +1,4 @@
-"""The pytest plugin (`pykbroker.pytest_plugin`, entry point `pytest11`): its fixtures run in a
+"""The pytest plugin (`pykbroker.testkit.pytest_plugin`, entry point `pytest11`): its fixtures run in a
 pytest session of their own (pytester), with the plugin loaded as an installed pykbroker loads
 it; it costs nothing to a session that does not use it.
 """
@@ -12,15 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from pykbroker.pytest_plugin import unique_topic_name
-from pykbroker.testing import zookeeper_available
+from pykbroker.testkit.pytest_plugin import unique_topic_name
+from pykbroker.testkit.zookeeper import zookeeper_available
 
 pytest_plugins = ["pytester"]
 
 TESTS = Path(__file__).resolve().parent
 PLUGIN_FIXTURES = {"kafka_broker", "kafka_bootstrap", "kafka_topic", "kafka_cluster", "kafka_broker_overrides"}
 # the entry point's name turned off, then the module loaded by name: the same with or without an installed entry point
-WITH_THE_PLUGIN = ("-p", "no:pykbroker", "-p", "pykbroker.pytest_plugin")
+WITH_THE_PLUGIN = ("-p", "no:pykbroker", "-p", "pykbroker.testkit.pytest_plugin")
 
 TOPIC_TESTS = """
 import pytest
@@ -72,7 +72,7 @@ def test_the_session_broker_runs_in_a_process_of_its_own_with_pykbroker_mode_pro
         test_topics=TOPIC_TESTS,
         test_mode="""
 import os
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 def test_the_broker_is_a_process(kafka_broker):
     assert isinstance(kafka_broker, BrokerProcess) and kafka_broker.process.pid != os.getpid()
@@ -105,7 +105,7 @@ def test_auto_created_topics_have_four_partitions(kafka_bootstrap):
 
 
 def test_kafka_cluster_is_skipped_with_its_reason_where_zookeeper_is_missing(pytester, monkeypatch):
-    monkeypatch.setattr("pykbroker.testing.zookeeper_available", lambda: False)
+    monkeypatch.setattr("pykbroker.testkit.zookeeper.zookeeper_available", lambda: False)
     pytester.makepyfile("""
 def test_needs_a_cluster(kafka_cluster):
     raise AssertionError("never runs")
@@ -137,8 +137,9 @@ def test_three_brokers_replicate(kafka_cluster):
 def test_importing_the_plugin_starts_nothing_and_loads_no_broker_module():
     probe = (
         "import sys, threading\n"
-        "import pykbroker.pytest_plugin\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('pykbroker.') and m != 'pykbroker.pytest_plugin')\n"
+        "import pykbroker.testkit.pytest_plugin\n"
+        "harness = ('pykbroker.testkit', 'pykbroker.testkit.pytest_plugin')\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('pykbroker.') and m not in harness)\n"
         "print(loaded, threading.active_count())\n"
     )
     output = subprocess.run([sys.executable, "-c", probe], check=True, capture_output=True, text=True).stdout
@@ -147,7 +148,7 @@ def test_importing_the_plugin_starts_nothing_and_loads_no_broker_module():
 
 def test_the_plugin_is_registered_as_a_pytest11_entry_point():
     pyproject = (TESTS.parent / "pyproject.toml").read_text()
-    assert '[project.entry-points.pytest11]\npykbroker = "pykbroker.pytest_plugin"' in pyproject
+    assert '[project.entry-points.pytest11]\npykbroker = "pykbroker.testkit.pytest_plugin"' in pyproject
 
 
 def test_no_conftest_of_this_project_defines_a_fixture_the_plugin_defines():

@@ -11,14 +11,14 @@ from kafka import KafkaAdminClient, KafkaConsumer, TopicPartition
 from kafka.errors import OffsetOutOfRangeError
 
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 from .client_helpers import (
     INVALID_RECORD, OFFSET_OUT_OF_RANGE, alter_topic_configs, as_tuples, create_topic, fetch,
     kafka_python_read, log_end_offset, log_start_offset, produce_all, produce_batch, producer,
     read_by_fetch, read_partition, segment_bases, segment_size, wait_until,
 )
-from .wire import WireClient
 
 HOUR_MS = 3600 * 1000
 SEGMENT_BYTES = 16384

@@ -22,7 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from pykbroker.testing import BrokerProcess, wait_until
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
 
 from .clients import create_topic, stored_batches
 from .spark_support import (

@@ -20,7 +20,9 @@ from pykbroker import broker as broker_module
 from pykbroker.broker import Broker
 from pykbroker.config import BrokerConfig, ConfigError
 from pykbroker.log.dir_lock import LogDirInUse, LogDirLocks
-from pykbroker.testing import BrokerProcess, free_port, wait_until
+from pykbroker.testkit.ports import free_port
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
 
 from .client_helpers import as_tuples, create_topic, produce_all, read_partition, restart_on_same_port
 

@@ -17,10 +17,10 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
+from pykbroker.testkit.wire import WireClient
 
 from .client_helpers import Fetch, ListOffsets, produce_batch, producer, read_by_fetch
 from .test_fsync_off_the_loop import LONG_ENOUGH, serve_while
-from .wire import WireClient
 
 Metadata = messages.request(ApiKey.METADATA).cls
 HELD = ("held", 0)

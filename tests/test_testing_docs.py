@@ -9,7 +9,7 @@ from .spark_support import connector, not_here, require_pyspark
 
 pytest_plugins = ["pytester"]
 
-WITH_THE_PLUGIN = ("-p", "no:pykbroker", "-p", "pykbroker.pytest_plugin")
+WITH_THE_PLUGIN = ("-p", "no:pykbroker", "-p", "pykbroker.testkit.pytest_plugin")
 SPARK_EXAMPLE = "test_pyspark.py"
 
 

@@ -24,7 +24,7 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from compat import java
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 from .client_helpers import create_topic, produce_all
 from .txn_support import (

@@ -16,7 +16,9 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
-from pykbroker.testing import BrokerProcess, wait_until
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
 
 from .txn_support import (
     READ_COMMITTED,
@@ -26,7 +28,6 @@ from .txn_support import (
     send,
     transactional_producer,
 )
-from .wire import WireClient
 
 FindCoordinator, InitProducerId, AddPartitions, AddOffsets, EndTxn, Produce, TxnOffsetCommit, Fetch = (
     messages.request(api).cls for api in (

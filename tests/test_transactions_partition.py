@@ -18,9 +18,8 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch, iter_batches
-from pykbroker.testing import BrokerProcess
-
-from .wire import WireClient
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.wire import WireClient
 
 Produce = messages.request(ApiKey.PRODUCE).cls
 Fetch = messages.request(ApiKey.FETCH).cls

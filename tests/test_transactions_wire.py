@@ -15,9 +15,8 @@ from pykbroker.config import BrokerConfig
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.testing import wait_until
-
-from .wire import WireClient
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
 
 TOPIC = "txn-orders"
 NONE = ErrorCode.NONE

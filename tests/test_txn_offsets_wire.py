@@ -9,9 +9,9 @@ import anyio.from_thread
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
+from pykbroker.testkit.wire import WireClient
 
 from .test_fsync_off_the_loop import open_broker_with_topic, serve_while
-from .wire import WireClient
 
 FindCoordinator = messages.request(ApiKey.FIND_COORDINATOR).cls
 TxnOffsetCommit = messages.request(ApiKey.TXN_OFFSET_COMMIT).cls

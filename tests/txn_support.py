@@ -20,10 +20,11 @@ from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, Producer, To
 from compat import realkafka
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess, wait_until
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
 
 from .ci import skip_or_fail_in_ci
-from .wire import WireClient
 
 WAIT_SECONDS = 30
 READ_UNCOMMITTED, READ_COMMITTED = "read_uncommitted", "read_committed"

@@ -179,6 +179,22 @@ TOPIC_CONFIGS: dict[str, ConfigDefinition] = _index(
     ]
 )
 
+# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: a running broker takes them only per listener
+# ("listener.name.<l>.ssl...."), never without the prefix.
+SSL_RECONFIGURABLE_KEYS = frozenset(
+    {
+        "ssl.keystore.type",
+        "ssl.keystore.location",
+        "ssl.keystore.password",
+        "ssl.key.password",
+        "ssl.truststore.type",
+        "ssl.truststore.location",
+        "ssl.truststore.password",
+        "ssl.keystore.certificate.chain",
+        "ssl.keystore.key",
+        "ssl.truststore.certificates",
+    }
+)
 # The broker keys a running broker can change (DescribeConfigs reports the rest read-only):
 # the first synonym of each topic config (but message format), plus these.
 DYNAMIC_BROKER_KEYS = frozenset(
@@ -208,16 +224,7 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "transaction.partition.verification.enable",
         "sasl.enabled.mechanisms",
         "sasl.mechanism.inter.broker.protocol",
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.key.password",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.keystore.type",
-        "ssl.keystore.key",
-        "ssl.keystore.certificate.chain",
-        "ssl.truststore.type",
-        "ssl.truststore.certificates",
+        *SSL_RECONFIGURABLE_KEYS,
         # the rest of Kafka's DynamicListenerConfig.ReconfigurableConfigs (per broker, per listener)
         "principal.builder.class",
         "ssl.protocol",
@@ -244,22 +251,6 @@ DYNAMIC_BROKER_KEYS = frozenset(
     }
 )
 
-# Kafka's SslConfigs.RECONFIGURABLE_CONFIGS: a running broker takes them only per listener
-# ("listener.name.<l>.ssl...."), never without the prefix.
-SSL_RECONFIGURABLE_KEYS = frozenset(
-    {
-        "ssl.keystore.type",
-        "ssl.keystore.location",
-        "ssl.keystore.password",
-        "ssl.key.password",
-        "ssl.truststore.type",
-        "ssl.truststore.location",
-        "ssl.truststore.password",
-        "ssl.keystore.certificate.chain",
-        "ssl.keystore.key",
-        "ssl.truststore.certificates",
-    }
-)
 # Kafka's DynamicListenerConfig.ReconfigurableConfigs (with the SSL keys above: per broker only)
 LISTENER_RECONFIGURABLE_KEYS = frozenset(
     DYNAMIC_BROKER_KEYS

@@ -14,11 +14,24 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..protocol.errors import ErrorCode, KafkaError
 
+if TYPE_CHECKING:
+    from ..cluster.model import TopicInfo
+    from ..cluster.store import MetadataStore
+    from ..config.broker import BrokerConfig
+
 _warned_failures: set[str] = set()  # creation failures already logged at WARN by this process
+
+
+class TopicCreator(Protocol):
+    """Creating a topic (`cluster/topic_creation.py`); KafkaError when it cannot be created."""
+
+    def create(
+        self, name: str, num_partitions: int, replication_factor: int, configs: dict[str, str] | None = None
+    ) -> TopicInfo: ...
 
 
 @dataclass(frozen=True)
@@ -26,18 +39,20 @@ class InternalTopic:
     name: str
     partitions_key: str  # e.g. offsets.topic.num.partitions
     replication_factor_key: str  # e.g. offsets.topic.replication.factor
-    topic_configs: Callable[[Any], dict[str, str]]  # the topic's configs, from the broker's config
+    topic_configs: Callable[[BrokerConfig], dict[str, str]]  # the topic's configs, from the broker's config
     serves: str  # what is not available without the topic, e.g. "consumer groups"
     single_broker_settings: str  # the settings that let one broker create it
     log: logging.Logger
 
-    def partition_count(self, metadata, config) -> int:
+    def partition_count(self, metadata: MetadataStore, config: BrokerConfig) -> int:
         info = metadata.topic(self.name)
         if info is not None and info.partitions:
             return len(info.partitions)
         return int(config[self.partitions_key])
 
-    def ensure_created(self, metadata, topic_creator, config):
+    def ensure_created(
+        self, metadata: MetadataStore, topic_creator: TopicCreator, config: BrokerConfig
+    ) -> TopicInfo | None:
         """The topic's TopicInfo, creating it first if needed; None if it cannot be created."""
         info = metadata.topic(self.name)
         if info is not None:
@@ -57,7 +72,7 @@ class InternalTopic:
         self.log.info("Created internal topic %s with %d partitions", self.name, len(info.partitions))
         return info
 
-    def _log_creation_failure(self, exc: KafkaError, config) -> None:
+    def _log_creation_failure(self, exc: KafkaError, config: BrokerConfig) -> None:
         message = f"Could not create {self.name}, so {self.serves} are not available: {exc.message_or_default}"
         if exc.code == ErrorCode.INVALID_REPLICATION_FACTOR:
             message += (

@@ -13,6 +13,7 @@ of a block is handed out before the block is durably reserved.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import anyio.to_thread
@@ -23,8 +24,17 @@ from ..cluster import zk_data
 from ..common.files import write_atomically
 from ..protocol.errors import ErrorCode, KafkaError
 
+if TYPE_CHECKING:
+    from kazoo.client import KazooClient
+
 BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
+
+
+class BlockStore(Protocol):
+    def reserve_block(self, size: int) -> int:
+        """The first id of a new block of `size` ids, durably reserved (blocking)."""
+        ...
 
 
 class FileBlockStore:
@@ -40,7 +50,7 @@ class FileBlockStore:
 
 
 class ProducerIdManager:
-    def __init__(self, block_store, block_size: int = BLOCK_SIZE) -> None:
+    def __init__(self, block_store: BlockStore, block_size: int = BLOCK_SIZE) -> None:
         self.block_store = block_store
         self.block_size = block_size
         self._next = 0
@@ -73,7 +83,7 @@ class ZkBlockStore:
 
     MAX_ATTEMPTS = 10
 
-    def __init__(self, client, broker_id: int, timeout_s: float) -> None:
+    def __init__(self, client: KazooClient, broker_id: int, timeout_s: float) -> None:
         self.client = client
         self.broker_id = broker_id
         self.timeout_s = timeout_s

@@ -13,31 +13,37 @@ generator, so that the bytes are Kafka's:
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
+from typing import Any
 
 from ..protocol.codegen import build_classes, compile_version
 from ..protocol.schema import parse_message
+
+# (decoder, encoder, source, the codec functions of each struct), as `compile_version` gives them
+Codec = tuple[Callable, Callable, str, dict[str, Callable]]
 
 
 class RecordFormat:
     """One record format: its classes and a codec per version, from its schema."""
 
-    def __init__(self, raw: dict) -> None:
+    def __init__(self, raw: dict[str, Any]) -> None:
         self.spec = parse_message(raw)
         self.classes = build_classes(self.spec)
-        self.cls = self.classes[self.spec.root.name]
-        self._codecs: dict[int, tuple] = {}
+        self.cls: type[Any] = self.classes[self.spec.root.name]  # generated at run time: untyped
+        self._codecs: dict[int, Codec] = {}
 
-    def _codec(self, version: int) -> tuple:
+    def _codec(self, version: int) -> Codec:
         if version not in self.spec.valid_versions:
             raise ValueError(f"{self.spec.name} has no version {version}")
         if version not in self._codecs:
             self._codecs[version] = compile_version(self.spec, version, self.classes)
         return self._codecs[version]
 
-    def encode(self, obj, version: int) -> bytes:
+    # The records are instances of `classes`, generated at run time from the schema: typed Any.
+    def encode(self, obj: Any, version: int) -> bytes:
         return struct.pack(">h", version) + b"".join(self._codec(version)[1](obj, []))
 
-    def decode(self, data: bytes, version: int):
+    def decode(self, data: bytes, version: int) -> Any:
         obj, end = self._codec(version)[0](data, 2)
         if end != len(data):
             raise ValueError(f"{self.spec.name} v{version} has {len(data) - end} trailing bytes")

@@ -19,12 +19,17 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Generic, TypeVar
 
 import anyio
+import anyio.abc
 
 from ..common.timer import Timer, TimerTask
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Task = Callable[..., Awaitable[object]]  # an async function, called with the arguments given to `spawn`
 
 
 class LoopRuntime:
@@ -32,7 +37,7 @@ class LoopRuntime:
         self.timer = timer
         self.name = name
         self._tasks: anyio.abc.TaskGroup | None = None
-        self._queued: list[tuple[Callable[..., Awaitable], tuple]] = []
+        self._queued: list[tuple[Task, tuple[object, ...]]] = []
 
     def now_ms(self) -> int:
         """Wall-clock milliseconds, for timestamps that are stored or shown."""
@@ -41,7 +46,7 @@ class LoopRuntime:
     def call_later(self, delay_ms: float, callback: Callable[[], None]) -> TimerTask:
         return self.timer.schedule(delay_ms, callback)
 
-    def spawn(self, function: Callable[..., Awaitable], *args) -> None:
+    def spawn(self, function: Task, *args: object) -> None:
         """Run `function(*args)` as a background task (queued until `run()` starts)."""
         if self._tasks is None:
             self._queued.append((function, args))
@@ -61,24 +66,24 @@ class LoopRuntime:
                 self._tasks = None
 
 
-class Reply:
+class Reply(Generic[T]):
     """One answer, given by a callback and awaited by a request handler."""
 
     def __init__(self) -> None:
         self._event = anyio.Event()
-        self.value = None
+        self._answer: list[T] = []  # the first answer given; later ones are ignored
 
-    def set(self, value) -> None:
+    def set(self, value: T) -> None:
         if not self._event.is_set():
-            self.value = value
+            self._answer.append(value)
             self._event.set()
 
-    async def wait(self):
+    async def wait(self) -> T:
         await self._event.wait()
-        return self.value
+        return self._answer[0]
 
 
-async def _logged(name: str, function: Callable[..., Awaitable], *args) -> None:
+async def _logged(name: str, function: Task, *args: object) -> None:
     try:
         await function(*args)
     except Exception:

@@ -6,29 +6,28 @@ TxnOffsetCommit to the group coordinator.
 Errors as AddPartitionsToTxn's; PRODUCER_FENCED is answered as INVALID_PRODUCER_EPOCH below v2.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import AddOffsetsToTxnRequest, AddOffsetsToTxnResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ADD_OFFSETS_TO_TXN
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 READ_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: AddOffsetsToTxnRequest, ctx: RequestContext) -> AddOffsetsToTxnResponse:
     if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
-        return Response(error_code=WRITE_TRANSACTIONAL_ID.denied)
+        return AddOffsetsToTxnResponse(error_code=WRITE_TRANSACTIONAL_ID.denied)
     if not READ_GROUP.allows(ctx, request.group_id):
-        return Response(error_code=READ_GROUP.denied)
+        return AddOffsetsToTxnResponse(error_code=READ_GROUP.denied)
     error = await ctx.services.txn_coordinator.add_offsets(
         request.transactional_id, request.producer_id, request.producer_epoch, request.group_id
     )
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return Response(error_code=error)
+    return AddOffsetsToTxnResponse(error_code=error)

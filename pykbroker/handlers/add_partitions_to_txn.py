@@ -18,27 +18,26 @@ clients know instead), CONCURRENT_TRANSACTIONS and INVALID_REQUEST for an empty 
 """
 
 from ..cluster.model import INTERNAL_TOPICS
-from ..protocol import messages
+from ..cluster.store import MetadataStore
+from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import AddPartitionsToTxnRequest, AddPartitionsToTxnResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ADD_PARTITIONS_TO_TXN
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-Response = messages.response(API_KEY).cls
 CLUSTER_ACTION_FOR_BROKER = check(API_KEY, "broker")
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 WRITE_TOPIC = check(API_KEY, "topic")
 
-TopicPartition = tuple[str, int]
 
-
-async def handle(request, ctx: RequestContext):
+async def handle(request: AddPartitionsToTxnRequest, ctx: RequestContext) -> AddPartitionsToTxnResponse:
     if ctx.api_version >= 4 and not CLUSTER_ACTION_FOR_BROKER.allows(ctx):  # brokers verifying
-        return Response(error_code=CLUSTER_ACTION_FOR_BROKER.denied, results_by_transaction=[])
+        return AddPartitionsToTxnResponse(error_code=CLUSTER_ACTION_FOR_BROKER.denied, results_by_transaction=[])
     if ctx.api_version < 4:
         topics = request.v3_and_below_topics
         errors = await _add(
@@ -49,17 +48,17 @@ async def handle(request, ctx: RequestContext):
             False,
             [(t.name, p) for t in topics for p in t.partitions],
         )
-        return Response(results_by_topic_v3_and_below=_topic_results(errors))
-    results = []
+        return AddPartitionsToTxnResponse(results_by_topic_v3_and_below=_topic_results(errors))
+    results: list[AddPartitionsToTxnResponse.AddPartitionsToTxnResult] = []
     for txn in request.transactions:
         partitions = [(t.name, p) for t in txn.topics for p in t.partitions]
         errors = await _add(ctx, txn.transactional_id, txn.producer_id, txn.producer_epoch, txn.verify_only, partitions)
         results.append(
-            Response.AddPartitionsToTxnResult(
+            AddPartitionsToTxnResponse.AddPartitionsToTxnResult(
                 transactional_id=txn.transactional_id, topic_results=_topic_results(errors)
             )
         )
-    return Response(error_code=ErrorCode.NONE, results_by_transaction=results)
+    return AddPartitionsToTxnResponse(error_code=ErrorCode.NONE, results_by_transaction=results)
 
 
 async def _add(
@@ -77,7 +76,7 @@ async def _add(
         writable = WRITE_TOPIC.allowed(ctx, (t for t, _ in partitions if t not in INTERNAL_TOPICS))
     else:
         writable = {t for t, _ in partitions}
-    failed = {}
+    failed: dict[TopicPartition, ErrorCode] = {}
     for tp in partitions:
         if tp[0] not in writable:
             failed[tp] = WRITE_TOPIC.denied
@@ -94,7 +93,7 @@ async def _add(
     return errors
 
 
-def _exists(metadata, tp: TopicPartition) -> bool:
+def _exists(metadata: MetadataStore, tp: TopicPartition) -> bool:
     info = metadata.topic(tp[0])
     return info is not None and tp[1] in info.partitions
 
@@ -103,13 +102,17 @@ def _old_client_error(error: ErrorCode) -> ErrorCode:
     return ErrorCode.INVALID_PRODUCER_EPOCH if error == ErrorCode.PRODUCER_FENCED else error
 
 
-def _topic_results(errors: dict[TopicPartition, ErrorCode]) -> list:
-    by_topic: dict[str, list] = {}
+def _topic_results(
+    errors: dict[TopicPartition, ErrorCode],
+) -> list[AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult]:
+    by_topic: dict[str, list[AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult]] = {}
     for (topic, index), error in errors.items():
         by_topic.setdefault(topic, []).append(
-            Response.AddPartitionsToTxnPartitionResult(partition_index=index, partition_error_code=error)
+            AddPartitionsToTxnResponse.AddPartitionsToTxnPartitionResult(
+                partition_index=index, partition_error_code=error
+            )
         )
     return [
-        Response.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=results)
+        AddPartitionsToTxnResponse.AddPartitionsToTxnTopicResult(name=topic, results_by_partition=results)
         for topic, results in by_topic.items()
     ]

@@ -7,10 +7,7 @@ keys the request leaves out go back to their defaults.
   existing topic (UNKNOWN_TOPIC_OR_PARTITION); they are kept in the metadata store.
 * This broker (4, named by its id) or the cluster-wide default (the empty name): the keys must be
   dynamically updatable broker configs with valid values (INVALID_REQUEST with Kafka's message
-  otherwise); they become the dynamic broker configs kept in the metadata store. The fault keys
-  (`pykbroker.fault.injection`, `pykbroker.partition.leader.move`: fault_configs) are left out:
-  tools that send back every dynamic config they described (Kafka's kafka-configs.sh) neither
-  change nor trip on them; faults change through IncrementalAlterConfigs only.
+  otherwise); they become the dynamic broker configs kept in the metadata store.
 
 Before that, every resource is checked as Kafka's broker checks it: each resource at most once,
 no config named twice, no null value, and a resource type AlterConfigs handles (INVALID_REQUEST
@@ -21,12 +18,11 @@ from __future__ import annotations
 
 from functools import partial
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .config_admin import (
+from ..protocol.message_types import AlterConfigsRequest, AlterConfigsResponse
+from .support.authorization import check
+from .support.config_admin import (
     NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
@@ -41,32 +37,32 @@ from .config_admin import (
     store_broker_configs,
     topic_missing,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ALTER_CONFIGS
 MIN_VERSION = 0
 MAX_VERSION = 2
 
-Response = messages.response(API_KEY).cls
-Result = Response.AlterConfigsResourceResponse
+AlterConfigsResource = AlterConfigsRequest.AlterConfigsResource
+Result = AlterConfigsResponse.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
     responses = alter_each_resource(request, Result, partial(_alter, validate_only=request.validate_only, ctx=ctx))
     await ctx.services.metadata.wait_durable()  # the new configs are on disk before they are acknowledged
-    return Response(responses=responses)
+    return AlterConfigsResponse(responses=responses)
 
 
-def _alter(resource, *, validate_only: bool, ctx: RequestContext) -> None:
+def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestContext) -> None:
     if resource.resource_type != ConfigResourceType.BROKER_LOGGER:  # refused below whoever asks
         denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
         if denied is not None:
             raise KafkaError(denied, None)
     check_config_entries(resource.configs, value_required=lambda entry: True)
-    proposed = {entry.name: entry.value for entry in resource.configs}
+    # every value is given (the nulls were refused just above)
+    proposed = {entry.name: entry.value for entry in resource.configs if entry.value is not None}
     if resource.resource_type == ConfigResourceType.BROKER:
-        proposed = {key: value for key, value in proposed.items() if key not in fault_configs.SPECIAL_KEYS}
         _alter_broker(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)

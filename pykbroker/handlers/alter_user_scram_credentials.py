@@ -21,20 +21,22 @@ from __future__ import annotations
 
 import logging
 
-from ..protocol import messages
+from ..cluster.store import MetadataStore
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.message_types import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 from ..security.sanitizer import sanitize
 from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, ScramCredential
-from .authorization import check
-from .context import RequestContext
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ALTER_USER_SCRAM_CREDENTIALS
 MIN_VERSION = 0
 MAX_VERSION = 0
 
-Response = messages.response(API_KEY).cls
-Result = Response.AlterUserScramCredentialsResult
+Result = AlterUserScramCredentialsResponse.AlterUserScramCredentialsResult
+Upsertion = AlterUserScramCredentialsRequest.ScramCredentialUpsertion
+Deletion = AlterUserScramCredentialsRequest.ScramCredentialDeletion
 
 log = logging.getLogger(__name__)
 ALTER_CLUSTER = check(API_KEY, "cluster")
@@ -43,7 +45,7 @@ EMPTY_USER = "Username must not be empty"
 UNKNOWN_MECHANISM = "Unknown SCRAM mechanism"
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: AlterUserScramCredentialsRequest, ctx: RequestContext) -> AlterUserScramCredentialsResponse:
     store = ctx.services.metadata
     in_cluster = bool(ctx.services.config.get("zookeeper.connect"))
     if in_cluster and store.controller_id != ctx.services.broker_id:
@@ -52,18 +54,20 @@ async def handle(request, ctx: RequestContext):
         return _refused(request, ALTER_CLUSTER.denied)
     results = _alter(request.upsertions, request.deletions, store)
     await store.wait_durable()
-    return Response(results=results)
+    return AlterUserScramCredentialsResponse(results=results)
 
 
-def _refused(request, error: ErrorCode):
+def _refused(request: AlterUserScramCredentialsRequest, error: ErrorCode) -> AlterUserScramCredentialsResponse:
     """Kafka's `AlterUserScramCredentialsRequest.getErrorResponse`: every user once, sorted, without
     a message (Kafka's ApiError leaves out the error's default message)."""
     users = sorted({d.name for d in request.deletions} | {u.name for u in request.upsertions})
-    return Response(results=[Result(user=user, error_code=error, error_message=None) for user in users])
+    return AlterUserScramCredentialsResponse(
+        results=[Result(user=user, error_code=error, error_message=None) for user in users]
+    )
 
 
-def _alter(upsertions, deletions, store) -> list:
-    results = []
+def _alter(upsertions: list[Upsertion], deletions: list[Deletion], store: MetadataStore) -> list[Result]:
+    results: list[Result] = []
     illegal: dict[str, str] = {}
     for deletion in deletions:
         if not deletion.name:
@@ -137,7 +141,7 @@ def _alter(upsertions, deletions, store) -> list:
     return results
 
 
-def _credential(upsertion) -> str:
+def _credential(upsertion: Upsertion) -> str:
     if not upsertion.salted_password:
         raise ValueError("Empty key")  # Java's SecretKeySpec refuses an empty HMAC key
     mechanism = MECHANISMS_BY_TYPE[upsertion.mechanism]

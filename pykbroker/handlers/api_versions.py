@@ -7,32 +7,31 @@ A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a 
 
 import re
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .context import RequestContext
+from ..protocol.message_types import ApiVersionsRequest, ApiVersionsResponse
+from .support.context import RequestContext
 
 API_KEY = ApiKey.API_VERSIONS
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
     if ctx.api_version >= 3 and not _valid_client_software(request):
-        return Response(error_code=ErrorCode.INVALID_REQUEST)
-    return Response(
+        return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
+    return ApiVersionsResponse(
         error_code=ErrorCode.NONE,
         api_keys=[
-            Response.ApiVersion(api_key=key, min_version=low, max_version=high)
+            ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
             for key, low, high in ctx.services.api_versions
         ],
     )
 
 
-def _valid_client_software(request) -> bool:
+def _valid_client_software(request: ApiVersionsRequest) -> bool:
     return all(
         _SOFTWARE_NAME_OR_VERSION.match(value or "")
         for value in (request.client_software_name, request.client_software_version)

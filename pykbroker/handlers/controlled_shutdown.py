@@ -10,27 +10,27 @@ single replica are never listed, since their leadership cannot move.
   is not registered; STALE_BROKER_EPOCH (v2+) for an epoch older than the broker's registration.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import ControlledShutdownRequest, ControlledShutdownResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.CONTROLLED_SHUTDOWN
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ControlledShutdownRequest, ctx: RequestContext) -> ControlledShutdownResponse:
     if not CLUSTER_ACTION_ON_CLUSTER.allows(ctx):
-        return Response(error_code=CLUSTER_ACTION_ON_CLUSTER.denied, remaining_partitions=[])
+        return ControlledShutdownResponse(error_code=CLUSTER_ACTION_ON_CLUSTER.denied, remaining_partitions=[])
     broker_epoch = request.broker_epoch if ctx.api_version >= 2 else -1
     error, remaining = await ctx.services.controller.controlled_shutdown(request.broker_id, broker_epoch)
-    return Response(
+    return ControlledShutdownResponse(
         error_code=error,
         remaining_partitions=[
-            Response.RemainingPartition(topic_name=topic, partition_index=partition) for topic, partition in remaining
+            ControlledShutdownResponse.RemainingPartition(topic_name=topic, partition_index=partition)
+            for topic, partition in remaining
         ],
     )

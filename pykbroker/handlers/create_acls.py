@@ -10,23 +10,22 @@ with UNKNOWN_SERVER_ERROR, as Kafka does. Bindings are persisted before the answ
 the single broker's ACL file).
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from ..security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
-from .acl_requests import NO_AUTHORIZER, binding_of
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import CreateAclsRequest, CreateAclsResponse
+from ..security.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from .support.acl_requests import NO_AUTHORIZER, binding_of
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.CREATE_ACLS
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 ALTER_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: CreateAclsRequest, ctx: RequestContext) -> CreateAclsResponse:
     bindings = [binding_of(creation, ctx.api_version) for creation in request.creations]
     if not ALTER_CLUSTER.allows(ctx):
         return _uniform(len(bindings), ALTER_CLUSTER.denied, None)
@@ -36,15 +35,17 @@ async def handle(request, ctx: RequestContext):
     if any(_not_a_binding(b) for b in bindings):
         return _uniform(len(bindings), ErrorCode.UNKNOWN_SERVER_ERROR, None)
     results = await authorizer.create_acls(bindings)
-    return Response(
+    return CreateAclsResponse(
         results=[
-            Response.AclCreationResult(error_code=error, error_message="" if error == ErrorCode.NONE else message)
+            CreateAclsResponse.AclCreationResult(
+                error_code=error, error_message="" if error == ErrorCode.NONE else message
+            )
             for error, message in results
         ]
     )
 
 
-def _not_a_binding(binding) -> bool:
+def _not_a_binding(binding: AclBinding) -> bool:
     """Kafka's ResourcePattern and AccessControlEntry refuse ANY (and MATCH) outright."""
     return (
         binding.pattern.pattern_type in (PatternType.ANY, PatternType.MATCH)
@@ -54,5 +55,7 @@ def _not_a_binding(binding) -> bool:
     )
 
 
-def _uniform(count: int, error: ErrorCode, message: str | None):
-    return Response(results=[Response.AclCreationResult(error_code=error, error_message=message) for _ in range(count)])
+def _uniform(count: int, error: ErrorCode, message: str | None) -> CreateAclsResponse:
+    return CreateAclsResponse(
+        results=[CreateAclsResponse.AclCreationResult(error_code=error, error_message=message) for _ in range(count)]
+    )

@@ -19,28 +19,36 @@ authorization is failed.").
 
 from __future__ import annotations
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .controller_rules import check_manual_assignment, deadline_passed, duplicated, place_replicas, registered_brokers
+from ..protocol.message_types import CreatePartitionsRequest, CreatePartitionsResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.controller_rules import (
+    check_manual_assignment,
+    deadline_passed,
+    duplicated,
+    place_replicas,
+    registered_brokers,
+)
 
 API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 ALTER_TOPIC = check(API_KEY, "topic")
-Result = Response.CreatePartitionsTopicResult
+Result = CreatePartitionsResponse.CreatePartitionsTopicResult
+CreatePartitionsTopic = CreatePartitionsRequest.CreatePartitionsTopic
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: CreatePartitionsRequest, ctx: RequestContext) -> CreatePartitionsResponse:
     names = [topic.name for topic in request.topics]
     twice = duplicated(names)
     accepted = [topic for topic in request.topics if topic.name not in twice]
     if accepted and deadline_passed(request.timeout_ms):
-        return Response(results=[Result(name=name, error_code=ErrorCode.REQUEST_TIMED_OUT) for name in names])
+        return CreatePartitionsResponse(
+            results=[Result(name=name, error_code=ErrorCode.REQUEST_TIMED_OUT) for name in names]
+        )
     results = [
         Result(name=name, error_code=ErrorCode.INVALID_REQUEST, error_message="Duplicate topic name.")
         for name in dict.fromkeys(names)
@@ -48,10 +56,10 @@ async def handle(request, ctx: RequestContext):
     ]
     results += [_grow(topic, request.validate_only, ctx) for topic in accepted]
     await ctx.services.metadata.wait_durable()  # the new partitions are on disk before they are acknowledged
-    return Response(results=results)
+    return CreatePartitionsResponse(results=results)
 
 
-def _grow(topic, validate_only: bool, ctx: RequestContext):
+def _grow(topic: CreatePartitionsTopic, validate_only: bool, ctx: RequestContext) -> Result:
     if not ALTER_TOPIC.allows(ctx, topic.name):
         return Result(
             name=topic.name,
@@ -70,7 +78,7 @@ def _grow(topic, validate_only: bool, ctx: RequestContext):
     return Result(name=topic.name, error_code=ErrorCode.NONE)
 
 
-def _new_partitions(topic, ctx: RequestContext) -> list[list[int]]:
+def _new_partitions(topic: CreatePartitionsTopic, ctx: RequestContext) -> list[list[int]]:
     """The replicas of each partition to add, once the request passes Kafka's checks."""
     info = ctx.services.metadata.topic(topic.name)
     if info is None:

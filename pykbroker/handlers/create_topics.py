@@ -24,17 +24,18 @@ partition count or replication factor, and `topic_config_error_code` TOPIC_AUTHO
 from __future__ import annotations
 
 import uuid
+from collections.abc import Set
 
 from ..cluster.model import new_topic_id
 from ..config import describe_topic_configs
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .config_admin import check_topic_overrides, effective_broker_config
-from .context import RequestContext
-from .controller_rules import (
+from ..protocol.message_types import CreateTopicsRequest, CreateTopicsResponse
+from .support.authorization import check
+from .support.config_admin import check_topic_overrides, effective_broker_config
+from .support.context import RequestContext
+from .support.controller_rules import (
     CLUSTER_METADATA_TOPIC,
     TooManyPartitionsError,
     check_manual_assignment,
@@ -49,19 +50,19 @@ API_KEY = ApiKey.CREATE_TOPICS
 MIN_VERSION = 0
 MAX_VERSION = 7
 
-Response = messages.response(API_KEY).cls
-Result = Response.CreatableTopicResult
+Result = CreateTopicsResponse.CreatableTopicResult
+CreatableTopic = CreateTopicsRequest.CreatableTopic
 CREATE_ON_CLUSTER = check(API_KEY, "cluster")
 CREATE_TOPIC = check(API_KEY, "topic")
 DESCRIBE_TOPIC_CONFIGS = check(API_KEY, "configs")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTopicsResponse:
     names = [topic.name for topic in request.topics]
     twice = duplicated(names)
     accepted = [topic for topic in request.topics if topic.name not in twice and topic.name != CLUSTER_METADATA_TOPIC]
     if accepted and deadline_passed(request.timeout_ms):
-        return Response(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
+        return CreateTopicsResponse(topics=[_failure(name, KafkaError(ErrorCode.REQUEST_TIMED_OUT)) for name in names])
     existing = set(ctx.services.metadata.topics())
     creatable = set(names) if CREATE_ON_CLUSTER.allows(ctx, log_if_denied=False) else None
     if creatable is None:
@@ -71,10 +72,10 @@ async def handle(request, ctx: RequestContext):
         for topic in accepted
     ]
     await ctx.services.metadata.wait_durable()  # the topics are on disk before they are acknowledged
-    return Response(topics=created + _refused(names, twice))
+    return CreateTopicsResponse(topics=created + _refused(names, twice))
 
 
-def _refused(names: list[str], twice: set[str]) -> list:
+def _refused(names: list[str], twice: set[str]) -> list[Result]:
     """The results of names given twice, and of Kafka's own metadata topic."""
     refused = [
         _failure(name, KafkaError(ErrorCode.INVALID_REQUEST, "Duplicate topic name."))
@@ -88,7 +89,7 @@ def _refused(names: list[str], twice: set[str]) -> list:
     return refused
 
 
-def _authorized_result(name: str, creatable: set[str], ctx: RequestContext):
+def _authorized_result(name: str, creatable: set[str], ctx: RequestContext) -> Result | None:
     """The result of a topic the caller may not create; None when it may."""
     if name in creatable:
         return None
@@ -98,7 +99,7 @@ def _authorized_result(name: str, creatable: set[str], ctx: RequestContext):
     return result
 
 
-def _create(topic, existing: set[str], validate_only: bool, ctx: RequestContext):
+def _create(topic: CreatableTopic, existing: set[str], validate_only: bool, ctx: RequestContext) -> Result:
     try:
         overrides = _checked_topic(topic, existing)
         assignments = _replica_assignments(topic, ctx)
@@ -115,21 +116,21 @@ def _create_in_store(
     return info.topic_id
 
 
-def _checked_topic(topic, existing: set[str]) -> dict[str, str]:
+def _checked_topic(topic: CreatableTopic, existing: set[str]) -> dict[str, str]:
     """The topic's config overrides, once its name and configs pass Kafka's checks."""
     if topic.name in existing:
         raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{topic.name}' already exists.")
     check_new_topic_name(topic.name, existing)
-    overrides = {config.name: config.value for config in topic.configs}
-    check_topic_overrides(overrides)
-    return overrides
+    given = {config.name: config.value for config in topic.configs}
+    check_topic_overrides(given)  # it refuses null values (INVALID_CONFIG)
+    return {name: value for name, value in given.items() if value is not None}  # all of them, once checked
 
 
 # --------------------------------------------------------------------------------------------
 # Replica assignments
 
 
-def _replica_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
+def _replica_assignments(topic: CreatableTopic, ctx: RequestContext) -> dict[int, list[int]]:
     """{partition: replicas}, chosen by the client or placed on the brokers."""
     if topic.assignments:
         return _manual_assignments(topic, registered_brokers(ctx))
@@ -143,7 +144,7 @@ def _replica_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
     return _placed_assignments(topic, ctx)
 
 
-def _manual_assignments(topic, registered: set[int]) -> dict[int, list[int]]:
+def _manual_assignments(topic: CreatableTopic, registered: Set[int]) -> dict[int, list[int]]:
     if topic.replication_factor != -1:
         raise KafkaError(
             ErrorCode.INVALID_REQUEST,
@@ -172,7 +173,7 @@ def _manual_assignments(topic, registered: set[int]) -> dict[int, list[int]]:
     return dict(sorted(replicas_by_partition.items()))
 
 
-def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
+def _placed_assignments(topic: CreatableTopic, ctx: RequestContext) -> dict[int, list[int]]:
     config = ctx.services.config
     num_partitions = config["num.partitions"] if topic.num_partitions == -1 else topic.num_partitions
     replication_factor = (
@@ -195,7 +196,7 @@ def _placed_assignments(topic, ctx: RequestContext) -> dict[int, list[int]]:
 
 def _success(
     name: str, topic_id: uuid.UUID, assignments: dict[int, list[int]], overrides: dict[str, str], ctx: RequestContext
-):
+) -> Result:
     if not DESCRIBE_TOPIC_CONFIGS.allows(ctx, name, log_if_denied=False):
         return Result(
             name=name,
@@ -215,9 +216,11 @@ def _success(
     )
 
 
-def _effective_configs(overrides: dict[str, str], ctx: RequestContext) -> list:
+def _effective_configs(
+    overrides: dict[str, str], ctx: RequestContext
+) -> list[CreateTopicsResponse.CreatableTopicConfigs]:
     return [
-        Response.CreatableTopicConfigs(
+        CreateTopicsResponse.CreatableTopicConfigs(
             name=entry.name,
             value=entry.value,
             read_only=entry.read_only,
@@ -228,5 +231,5 @@ def _effective_configs(overrides: dict[str, str], ctx: RequestContext) -> list:
     ]
 
 
-def _failure(name: str, error: KafkaError):
+def _failure(name: str, error: KafkaError) -> Result:
     return Result(name=name, topic_id=ZERO_UUID, error_code=error.code, error_message=error.message)

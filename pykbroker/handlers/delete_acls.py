@@ -6,22 +6,21 @@ filter result otherwise; SECURITY_DISABLED without an authorizer). The deletions
 before the answer.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .acl_requests import NO_AUTHORIZER, filter_of
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import DeleteAclsRequest, DeleteAclsResponse
+from .support.acl_requests import NO_AUTHORIZER, filter_of
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DELETE_ACLS
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 ALTER_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DeleteAclsRequest, ctx: RequestContext) -> DeleteAclsResponse:
     filters = [filter_of(f, ctx.api_version) for f in request.filters]
     if not ALTER_CLUSTER.allows(ctx):
         error = ALTER_CLUSTER.denied
@@ -30,13 +29,13 @@ async def handle(request, ctx: RequestContext):
     if authorizer is None:
         return _uniform(len(filters), ErrorCode.SECURITY_DISABLED, NO_AUTHORIZER)
     deleted = await authorizer.delete_acls(filters)
-    return Response(
+    return DeleteAclsResponse(
         filter_results=[
-            Response.DeleteAclsFilterResult(
+            DeleteAclsResponse.DeleteAclsFilterResult(
                 error_code=ErrorCode.NONE,
                 error_message=None,
                 matching_acls=[
-                    Response.DeleteAclsMatchingAcl(
+                    DeleteAclsResponse.DeleteAclsMatchingAcl(
                         error_code=error,
                         error_message=message,
                         resource_type=binding.pattern.resource_type,
@@ -55,10 +54,10 @@ async def handle(request, ctx: RequestContext):
     )
 
 
-def _uniform(count: int, error: ErrorCode, message: str | None):
-    return Response(
+def _uniform(count: int, error: ErrorCode, message: str | None) -> DeleteAclsResponse:
+    return DeleteAclsResponse(
         filter_results=[
-            Response.DeleteAclsFilterResult(error_code=error, error_message=message, matching_acls=[])
+            DeleteAclsResponse.DeleteAclsFilterResult(error_code=error, error_message=message, matching_acls=[])
             for _ in range(count)
         ]
     )

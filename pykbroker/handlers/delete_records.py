@@ -16,35 +16,36 @@ from __future__ import annotations
 
 from ..cluster.model import INTERNAL_TOPICS
 from ..config import topic_config_values
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .config_admin import effective_broker_config
-from .context import RequestContext
+from ..protocol.message_types import DeleteRecordsRequest, DeleteRecordsResponse
+from .support.authorization import check
+from .support.config_admin import effective_broker_config
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DELETE_RECORDS
 MIN_VERSION = 0
 MAX_VERSION = 2
 
-Response = messages.response(API_KEY).cls
 DELETE_TOPIC = check(API_KEY, "topic")
-TopicResult = Response.DeleteRecordsTopicResult
-PartitionResult = Response.DeleteRecordsPartitionResult
+TopicResult = DeleteRecordsResponse.DeleteRecordsTopicResult
+PartitionResult = DeleteRecordsResponse.DeleteRecordsPartitionResult
 
 INVALID_LOW_WATERMARK = -1
 
 
-async def handle(request, ctx: RequestContext):
-    by_topic: dict[str, list] = {}
+async def handle(request: DeleteRecordsRequest, ctx: RequestContext) -> DeleteRecordsResponse:
+    by_topic: dict[str, list[PartitionResult]] = {}
     for topic in request.topics:
         by_topic.setdefault(topic.name, []).extend(
             _delete(topic.name, partition, ctx) for partition in topic.partitions
         )
-    return Response(topics=[TopicResult(name=name, partitions=partitions) for name, partitions in by_topic.items()])
+    return DeleteRecordsResponse(
+        topics=[TopicResult(name=name, partitions=partitions) for name, partitions in by_topic.items()]
+    )
 
 
-def _delete(topic: str, partition, ctx: RequestContext):
+def _delete(topic: str, partition: DeleteRecordsRequest.DeleteRecordsPartition, ctx: RequestContext) -> PartitionResult:
     try:
         low_watermark = _delete_before(topic, partition.partition_index, partition.offset, ctx)
     except KafkaError as exc:

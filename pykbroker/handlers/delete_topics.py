@@ -21,45 +21,49 @@ existence); a topic named by id whose name the caller may not DESCRIBE is answer
 from __future__ import annotations
 
 import uuid
+from collections.abc import Hashable
+from typing import TypeVar
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .controller_rules import deadline_passed, duplicated
+from ..protocol.message_types import DeleteTopicsRequest, DeleteTopicsResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.controller_rules import deadline_passed, duplicated
 
 API_KEY = ApiKey.DELETE_TOPICS
 MIN_VERSION = 0
 MAX_VERSION = 6
 
-Response = messages.response(API_KEY).cls
-Result = Response.DeletableTopicResult
+Result = DeleteTopicsResponse.DeletableTopicResult
+Entry = tuple[str | None, uuid.UUID]  # a requested topic: (name, id), a zero id standing for "by name"
 DESCRIBE_TOPIC = check(API_KEY, "describe")
 DELETE_TOPIC = check(API_KEY, "topic")
 
+_Name = TypeVar("_Name", bound=Hashable)  # a topic name or a topic id
 
-async def handle(request, ctx: RequestContext):
+
+async def handle(request: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTopicsResponse:
     entries = _requested(request, ctx.api_version)
     refusal = _whole_request_refusal(request, entries, ctx)
     if refusal is not None:
-        return Response(
+        return DeleteTopicsResponse(
             responses=[Result(name=name, topic_id=topic_id, error_code=refusal) for name, topic_id in entries]
         )
     deleted = _delete(entries, ctx)
     await ctx.services.metadata.wait_durable()  # the deletions are on disk before they are acknowledged
-    return Response(responses=deleted)
+    return DeleteTopicsResponse(responses=deleted)
 
 
-def _requested(request, version: int) -> list[tuple[str | None, uuid.UUID]]:
+def _requested(request: DeleteTopicsRequest, version: int) -> list[Entry]:
     """(name, id) of each entry, in request order; a zero id stands for 'by name'."""
     if version < 6:
         return [(name, ZERO_UUID) for name in request.topic_names]
     return [(topic.name, topic.topic_id) for topic in request.topics]
 
 
-def _whole_request_refusal(request, entries, ctx: RequestContext) -> ErrorCode | None:
+def _whole_request_refusal(request: DeleteTopicsRequest, entries: list[Entry], ctx: RequestContext) -> ErrorCode | None:
     if not ctx.services.config["delete.topic.enable"]:
         return ErrorCode.INVALID_REQUEST if ctx.api_version < 3 else ErrorCode.TOPIC_DELETION_DISABLED
     if deadline_passed(request.timeout_ms) and _lookups(entries):
@@ -67,12 +71,12 @@ def _whole_request_refusal(request, entries, ctx: RequestContext) -> ErrorCode |
     return None
 
 
-def _lookups(entries) -> list:
+def _lookups(entries: list[Entry]) -> list[Entry]:
     """The entries that name a topic one way (by name or by id), the only ones looked up."""
     return [(name, topic_id) for name, topic_id in entries if (name is None) != (topic_id == ZERO_UUID)]
 
 
-def _delete(entries, ctx: RequestContext) -> list:
+def _delete(entries: list[Entry], ctx: RequestContext) -> list[Result]:
     by_name = [name for name, topic_id in entries if name is not None and topic_id == ZERO_UUID]
     by_id = [topic_id for name, topic_id in entries if name is None and topic_id != ZERO_UUID]
     refused = _malformed(entries) + _duplicates(by_name, by_id)
@@ -80,8 +84,8 @@ def _delete(entries, ctx: RequestContext) -> list:
     return refused + not_found + [_deleted(topic_id, name, ctx) for topic_id, name in to_delete.items()]
 
 
-def _malformed(entries) -> list:
-    results = []
+def _malformed(entries: list[Entry]) -> list[Result]:
+    results: list[Result] = []
     for name, topic_id in entries:
         if name is None and topic_id == ZERO_UUID:
             results.append(
@@ -94,7 +98,7 @@ def _malformed(entries) -> list:
     return results
 
 
-def _duplicates(by_name: list[str], by_id: list[uuid.UUID]) -> list:
+def _duplicates(by_name: list[str], by_id: list[uuid.UUID]) -> list[Result]:
     twice_named, twice_id = duplicated(by_name), duplicated(by_id)
     return [
         _failure(name, ZERO_UUID, ErrorCode.INVALID_REQUEST, "Duplicate topic name.")
@@ -107,21 +111,23 @@ def _duplicates(by_name: list[str], by_id: list[uuid.UUID]) -> list:
     ]
 
 
-def _given_once(items: list) -> list:
+def _given_once(items: list[_Name]) -> list[_Name]:
     twice = duplicated(items)
     return [item for item in dict.fromkeys(items) if item not in twice]
 
 
-def _deleted(topic_id: uuid.UUID, name: str, ctx: RequestContext):
+def _deleted(topic_id: uuid.UUID, name: str, ctx: RequestContext) -> Result:
     ctx.services.metadata.delete_topic(name)
     return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE)
 
 
-def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: RequestContext):
+def _resolve(
+    names: list[str], ids: list[uuid.UUID], twice_id: set[uuid.UUID], ctx: RequestContext
+) -> tuple[dict[uuid.UUID, str], list[Result]]:
     """({id: name} of the topics to delete, failures of the names and ids that are not found)."""
     store = ctx.services.metadata
     to_delete: dict[uuid.UUID, str] = {}
-    failures = []
+    failures: list[Result] = []
     for topic_id in ids:
         info = store.topic_by_id(topic_id)
         if info is None:
@@ -155,5 +161,5 @@ def _resolve(names: list[str], ids: list[uuid.UUID], twice_id: set, ctx: Request
     return to_delete, failures
 
 
-def _failure(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None):
+def _failure(name: str | None, topic_id: uuid.UUID, code: ErrorCode, message: str | None) -> Result:
     return Result(name=name, topic_id=topic_id, error_code=code, error_message=message)

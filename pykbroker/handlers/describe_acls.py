@@ -6,39 +6,39 @@ filters: LITERAL and PREFIXED match those patterns by name, ANY both, MATCH ever
 applies to the name (the literal name, the literal wildcard `*`, and prefixes of it).
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .acl_requests import filter_of
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import DescribeAclsRequest, DescribeAclsResponse
+from ..security.acl import ResourcePattern
+from .support.acl_requests import filter_of
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_ACLS
 MIN_VERSION = 0
 MAX_VERSION = 3
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeAclsRequest, ctx: RequestContext) -> DescribeAclsResponse:
     binding_filter = filter_of(request, ctx.api_version)
     if not DESCRIBE_CLUSTER.allows(ctx):
         error = DESCRIBE_CLUSTER.denied
-        return Response(error_code=error, error_message=error.message, resources=[])
+        return DescribeAclsResponse(error_code=error, error_message=error.message, resources=[])
     authorizer = ctx.services.authorizer
     if authorizer is None:
-        return Response(
+        return DescribeAclsResponse(
             error_code=ErrorCode.SECURITY_DISABLED,
             error_message="No Authorizer is configured on the broker",
             resources=[],
         )
-    resources: dict = {}
+    resources: dict[ResourcePattern, DescribeAclsResponse.DescribeAclsResource] = {}
     for binding in authorizer.acls(binding_filter):
         pattern = binding.pattern
         entry = resources.setdefault(
             pattern,
-            Response.DescribeAclsResource(
+            DescribeAclsResponse.DescribeAclsResource(
                 resource_type=pattern.resource_type,
                 resource_name=pattern.name,
                 pattern_type=pattern.pattern_type,
@@ -47,8 +47,8 @@ async def handle(request, ctx: RequestContext):
         )
         acl = binding.entry
         entry.acls.append(
-            Response.AclDescription(
+            DescribeAclsResponse.AclDescription(
                 principal=acl.principal, host=acl.host, operation=acl.operation, permission_type=acl.permission_type
             )
         )
-    return Response(error_code=ErrorCode.NONE, error_message=None, resources=list(resources.values()))
+    return DescribeAclsResponse(error_code=ErrorCode.NONE, error_message=None, resources=list(resources.values()))

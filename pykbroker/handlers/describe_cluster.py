@@ -9,34 +9,33 @@ INVALID_REQUEST. A controller id that is not among the brokers is reported as -1
 
 from __future__ import annotations
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import CLUSTER, CLUSTER_NAME, authorized_operations
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import DescribeClusterRequest, DescribeClusterResponse
+from .support.auth import CLUSTER, CLUSTER_NAME, authorized_operations
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CLUSTER
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 ENDPOINT_TYPES = {1: "BROKER", 2: "CONTROLLER"}
 BROKER_ENDPOINT = 1
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeClusterRequest, ctx: RequestContext) -> DescribeClusterResponse:
     refusal = _endpoint_refusal(request.endpoint_type, ctx.api_version)
     if refusal is not None:
         return refusal
     brokers = [
-        Response.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+        DescribeClusterResponse.DescribeClusterBroker(broker_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
         for b in ctx.services.live_brokers(ctx.listener_name)
     ]
     controller_id = ctx.services.metadata.controller_id
-    return Response(
+    return DescribeClusterResponse(
         error_code=ErrorCode.NONE,
         endpoint_type=BROKER_ENDPOINT,
         cluster_id=ctx.services.metadata.cluster_id,
@@ -53,14 +52,14 @@ def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
     return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
 
 
-def _endpoint_refusal(endpoint_type: int, version: int):
+def _endpoint_refusal(endpoint_type: int, version: int) -> DescribeClusterResponse | None:
     if endpoint_type not in ENDPOINT_TYPES:
         code = ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.UNSUPPORTED_ENDPOINT_TYPE
-        return Response(error_code=code, error_message=f"Unsupported endpoint type {endpoint_type}")
+        return DescribeClusterResponse(error_code=code, error_message=f"Unsupported endpoint type {endpoint_type}")
     if endpoint_type != BROKER_ENDPOINT:
         code = ErrorCode.INVALID_REQUEST if version == 0 else ErrorCode.MISMATCHED_ENDPOINT_TYPE
         wanted = ENDPOINT_TYPES[endpoint_type]
-        return Response(
+        return DescribeClusterResponse(
             error_code=code,
             error_message=f"The request was sent to an endpoint of type BROKER, "
             f"but we wanted an endpoint of type {wanted}",

@@ -7,8 +7,7 @@ subscriptions (16; this broker keeps none, so they have no configs). Each entry 
 its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
 this project has none).
 
-`configuration_keys` null or empty asks for every config; `pykbroker.fault.injection` (this
-broker's injected faults, fault_configs) is described when named, or while faults are active.
+`configuration_keys` null or empty asks for every config.
 Failures are per resource, as in Kafka: an illegal topic name (INVALID_TOPIC_EXCEPTION), an
 unknown topic (UNKNOWN_TOPIC_OR_PARTITION), another broker's id or a name that is not a number
 (INVALID_REQUEST). A resource type Kafka does
@@ -30,29 +29,28 @@ from ..config import (
     describe_broker_configs,
     describe_topic_configs,
 )
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import fault_configs
-from .authorization import check
-from .broker_loggers import logger_levels
-from .config_admin import (
+from ..protocol.message_types import DescribeConfigsRequest, DescribeConfigsResponse
+from .support.authorization import check
+from .support.broker_loggers import logger_levels
+from .support.config_admin import (
     ConfigChecks,
     ConfigResourceType,
     config_authorization_error,
     effective_broker_config,
     parse_int32,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_CONFIGS
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
-Result = Response.DescribeConfigsResult
-Entry = Response.DescribeConfigsResourceResult
-Synonym = Response.DescribeConfigsSynonym
+DescribeConfigsResource = DescribeConfigsRequest.DescribeConfigsResource
+Result = DescribeConfigsResponse.DescribeConfigsResult
+Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
+Synonym = DescribeConfigsResponse.DescribeConfigsSynonym
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 DESCRIBABLE = {
@@ -69,9 +67,9 @@ class Options:
     include_documentation: bool
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
     if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
-        return Response(
+        return DescribeConfigsResponse(
             results=[
                 _failure(resource, KafkaError(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST.message))
                 for resource in request.resources
@@ -88,16 +86,14 @@ async def handle(request, ctx: RequestContext):
             allowed.append(_describe(resource, options, ctx))
         else:
             denied.append(_failure(resource, KafkaError(error, error.message)))
-    return Response(results=allowed + denied)  # Kafka answers the denied resources last
+    return DescribeConfigsResponse(results=allowed + denied)  # Kafka answers the denied resources last
 
 
-def _describe(resource, options: Options, ctx: RequestContext):
+def _describe(resource: DescribeConfigsResource, options: Options, ctx: RequestContext) -> Result:
     try:
         entries = _entries(resource, options, ctx)
     except KafkaError as exc:
         return _failure(resource, exc)
-    if _names_this_broker(resource) and fault_configs.described(ctx, resource.configuration_keys):
-        entries.append(_entry(fault_configs.describe_entry(ctx), options, ""))
     wanted = resource.configuration_keys
     if wanted:
         entries = [entry for entry in entries if entry.name in wanted]
@@ -109,12 +105,7 @@ def _describe(resource, options: Options, ctx: RequestContext):
     )
 
 
-def _names_this_broker(resource) -> bool:
-    """A broker resource named by an id (`_entries` refused any other broker's)."""
-    return resource.resource_type == ConfigResourceType.BROKER and bool(resource.resource_name)
-
-
-def _failure(resource, error: KafkaError):
+def _failure(resource: DescribeConfigsResource, error: KafkaError) -> Result:
     return Result(
         error_code=error.code,
         error_message=error.message,
@@ -124,7 +115,7 @@ def _failure(resource, error: KafkaError):
     )
 
 
-def _entries(resource, options: Options, ctx: RequestContext) -> list:
+def _entries(resource: DescribeConfigsResource, options: Options, ctx: RequestContext) -> list[Entry]:
     kind = ConfigResourceType(resource.resource_type)
     if kind is ConfigResourceType.TOPIC:
         return _topic_entries(resource.resource_name, options, ctx)
@@ -135,7 +126,7 @@ def _entries(resource, options: Options, ctx: RequestContext) -> list:
     return _client_metrics_entries(resource.resource_name)
 
 
-def _topic_entries(name: str, options: Options, ctx: RequestContext) -> list:
+def _topic_entries(name: str, options: Options, ctx: RequestContext) -> list[Entry]:
     validate_topic_name(name)
     info = ctx.services.metadata.topic(name)
     if info is None:
@@ -144,7 +135,7 @@ def _topic_entries(name: str, options: Options, ctx: RequestContext) -> list:
     return [_entry(entry, options, TOPIC_CONFIGS[entry.name].doc) for entry in entries]
 
 
-def _broker_entries(name: str, options: Options, ctx: RequestContext) -> list:
+def _broker_entries(name: str, options: Options, ctx: RequestContext) -> list[Entry]:
     broker_id = ctx.services.broker_id
     if name:
         node_id = parse_int32(name)
@@ -164,7 +155,7 @@ def _broker_doc(name: str) -> str:
     return definition.doc if definition is not None else ""
 
 
-def _logger_entries(name: str, broker_id: int) -> list:
+def _logger_entries(name: str, broker_id: int) -> list[Entry]:
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must not be empty")
     node_id = parse_int32(name)
@@ -185,13 +176,13 @@ def _logger_entries(name: str, broker_id: int) -> list:
     ]
 
 
-def _client_metrics_entries(name: str) -> list:
+def _client_metrics_entries(name: str) -> list[Entry]:
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Client metrics subscription name must not be empty")
     return []
 
 
-def _entry(entry: ConfigEntry, options: Options, documentation: str):
+def _entry(entry: ConfigEntry, options: Options, documentation: str) -> Entry:
     synonyms = [Synonym(name=s.name, value=s.value, source=s.source) for s in entry.synonyms]
     return Entry(
         name=entry.name,

@@ -7,31 +7,30 @@ v3+: the group's authorized operations when asked for. v4+: members' group insta
 Groups the caller may not DESCRIBE come last, with GROUP_AUTHORIZATION_FAILED (as Kafka).
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .auth import GROUP, authorized_operations
-from .authorization import check
-from .context import RequestContext
-from .services import GroupService
+from ..protocol.message_types import DescribeGroupsRequest, DescribeGroupsResponse
+from .support.auth import GROUP, authorized_operations
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import GroupService
 
 API_KEY = ApiKey.DESCRIBE_GROUPS
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeGroupsRequest, ctx: RequestContext) -> DescribeGroupsResponse:
     include_operations = ctx.api_version >= 3 and request.include_authorized_operations
     coordinator = ctx.services.group_coordinator
     allowed = [group_id for group_id in request.groups if DESCRIBE_GROUP.allows(ctx, group_id)]
     denied = [group_id for group_id in request.groups if group_id not in allowed]
-    return Response(
+    return DescribeGroupsResponse(
         groups=[_describe(ctx, coordinator, group_id, include_operations) for group_id in allowed]
         + [
-            Response.DescribedGroup(
+            DescribeGroupsResponse.DescribedGroup(
                 error_code=DESCRIBE_GROUP.denied,
                 group_id=g,
                 group_state="",
@@ -43,16 +42,18 @@ async def handle(request, ctx: RequestContext):
     )
 
 
-def _describe(ctx: RequestContext, coordinator: GroupService, group_id: str, include_operations: bool):
+def _describe(
+    ctx: RequestContext, coordinator: GroupService, group_id: str, include_operations: bool
+) -> DescribeGroupsResponse.DescribedGroup:
     error, summary = coordinator.handle_describe_group(group_id)
-    return Response.DescribedGroup(
+    return DescribeGroupsResponse.DescribedGroup(
         error_code=error,
         group_id=group_id,
         group_state=summary.state,
         protocol_type=summary.protocol_type,
         protocol_data=summary.protocol,
         members=[
-            Response.DescribedGroupMember(
+            DescribeGroupsResponse.DescribedGroupMember(
                 member_id=m.member_id,
                 group_instance_id=m.group_instance_id,
                 client_id=m.client_id,

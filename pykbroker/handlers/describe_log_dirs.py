@@ -14,43 +14,46 @@ from __future__ import annotations
 
 import os
 
-from ..protocol import messages
+from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import DescribeLogDirsRequest, DescribeLogDirsResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_LOG_DIRS
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_CLUSTER = check(API_KEY, "cluster")
-DirResult = Response.DescribeLogDirsResult
-TopicResult = Response.DescribeLogDirsTopic
-PartitionResult = Response.DescribeLogDirsPartition
+DirResult = DescribeLogDirsResponse.DescribeLogDirsResult
+TopicResult = DescribeLogDirsResponse.DescribeLogDirsTopic
+PartitionResult = DescribeLogDirsResponse.DescribeLogDirsPartition
 
 LONG_MAX = 2**63 - 1
+LogSize = tuple[str, int, int, int]  # a log of the directory: (topic, partition, size in bytes, offset lag)
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogDirsResponse:
     if not DESCRIBE_CLUSTER.allows(ctx):
-        return Response(error_code=DESCRIBE_CLUSTER.denied, results=[])
+        return DescribeLogDirsResponse(error_code=DESCRIBE_CLUSTER.denied, results=[])
     wanted = _wanted_partitions(request.topics)
-    return Response(
+    return DescribeLogDirsResponse(
         error_code=ErrorCode.NONE,
         results=[_describe_dir(path, logs, wanted) for path, logs in ctx.services.replica_manager.describe_log_dirs()],
     )
 
 
-def _wanted_partitions(topics) -> set[tuple[str, int]] | None:
+def _wanted_partitions(
+    topics: list[DescribeLogDirsRequest.DescribableLogDirTopic] | None,
+) -> set[TopicPartition] | None:
     """The (topic, partition) pairs asked for; None for all of them."""
     if topics is None:
         return None
     return {(topic.topic, partition) for topic in topics for partition in topic.partitions}
 
 
-def _describe_dir(path: str, logs: list[tuple[str, int, int, int]], wanted):
+def _describe_dir(path: str, logs: list[LogSize], wanted: set[TopicPartition] | None) -> DirResult:
     absolute = os.path.abspath(path)
     try:
         total_bytes, usable_bytes = _space(absolute)
@@ -65,8 +68,8 @@ def _describe_dir(path: str, logs: list[tuple[str, int, int, int]], wanted):
     )
 
 
-def _topics(logs, wanted) -> list:
-    by_topic: dict[str, list] = {}
+def _topics(logs: list[LogSize], wanted: set[TopicPartition] | None) -> list[TopicResult]:
+    by_topic: dict[str, list[PartitionResult]] = {}
     for topic, partition, size, lag in logs:
         partitions = by_topic.setdefault(topic, [])
         if wanted is None or (topic, partition) in wanted:

@@ -14,27 +14,26 @@ the first offset of its ongoing transaction (-1 when none).
 from __future__ import annotations
 
 from ..cluster.model import validate_topic_name
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .services import ReplicaService
+from ..protocol.message_types import DescribeProducersRequest, DescribeProducersResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import ReplicaService
 
 API_KEY = ApiKey.DESCRIBE_PRODUCERS
 MIN_VERSION = 0
 MAX_VERSION = 0
 
-Response = messages.response(API_KEY).cls
 READ_TOPIC = check(API_KEY, "topic")
 
 
-async def handle(request, ctx: RequestContext):
-    topics = []
+async def handle(request: DescribeProducersRequest, ctx: RequestContext) -> DescribeProducersResponse:
+    topics: list[DescribeProducersResponse.TopicResponse] = []
     for topic in request.topics:
         topic_error = _topic_error(topic.name, ctx)
         topics.append(
-            Response.TopicResponse(
+            DescribeProducersResponse.TopicResponse(
                 name=topic.name,
                 partitions=[
                     _partition(ctx.services.replica_manager, topic.name, index, topic_error)
@@ -42,7 +41,7 @@ async def handle(request, ctx: RequestContext):
                 ],
             )
         )
-    return Response(throttle_time_ms=0, topics=topics)
+    return DescribeProducersResponse(throttle_time_ms=0, topics=topics)
 
 
 def _topic_error(name: str, ctx: RequestContext) -> KafkaError | None:
@@ -57,20 +56,22 @@ def _topic_error(name: str, ctx: RequestContext) -> KafkaError | None:
     return None
 
 
-def _partition(replica_manager: ReplicaService, topic: str, index: int, topic_error: KafkaError | None):
+def _partition(
+    replica_manager: ReplicaService, topic: str, index: int, topic_error: KafkaError | None
+) -> DescribeProducersResponse.PartitionResponse:
     if topic_error is not None:
-        return Response.PartitionResponse(
+        return DescribeProducersResponse.PartitionResponse(
             partition_index=index, error_code=topic_error.code, error_message=topic_error.message_or_default
         )
     try:
         producers = replica_manager.active_producers(topic, index)
     except KafkaError as exc:
-        return Response.PartitionResponse(partition_index=index, error_code=exc.code)
-    return Response.PartitionResponse(
+        return DescribeProducersResponse.PartitionResponse(partition_index=index, error_code=exc.code)
+    return DescribeProducersResponse.PartitionResponse(
         partition_index=index,
         error_code=ErrorCode.NONE,
         active_producers=[
-            Response.ProducerState(
+            DescribeProducersResponse.ProducerState(
                 producer_id=p.producer_id,
                 producer_epoch=p.producer_epoch,
                 last_sequence=p.last_seq,

@@ -8,34 +8,33 @@ COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE (not started), INVALID_R
 with the other fields at their defaults, as Kafka answers.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import DescribeTransactionsRequest, DescribeTransactionsResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.DESCRIBE_TRANSACTIONS
 MIN_VERSION = 0
 MAX_VERSION = 0
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: DescribeTransactionsRequest, ctx: RequestContext) -> DescribeTransactionsResponse:
     coordinator = ctx.services.txn_coordinator
-    states = []
+    states: list[DescribeTransactionsResponse.TransactionState] = []
     for transactional_id in request.transactional_ids:
         if not DESCRIBE_TRANSACTIONAL_ID.allows(ctx, transactional_id):
             states.append(
-                Response.TransactionState(
+                DescribeTransactionsResponse.TransactionState(
                     error_code=DESCRIBE_TRANSACTIONAL_ID.denied, transactional_id=transactional_id
                 )
             )
             continue
         described = coordinator.describe_transaction(transactional_id)
         states.append(
-            Response.TransactionState(
+            DescribeTransactionsResponse.TransactionState(
                 error_code=described.error,
                 transactional_id=described.transactional_id,
                 transaction_state=described.state,
@@ -44,10 +43,10 @@ async def handle(request, ctx: RequestContext):
                 producer_id=described.producer_id,
                 producer_epoch=described.producer_epoch,
                 topics=[
-                    Response.TopicData(topic=t, partitions=p)
+                    DescribeTransactionsResponse.TopicData(topic=t, partitions=p)
                     for t, p in described.topics.items()
                     if DESCRIBE_TOPIC.allows(ctx, t)  # only the topics the caller may describe
                 ],
             )
         )
-    return Response(transaction_states=states)
+    return DescribeTransactionsResponse(transaction_states=states)

@@ -15,39 +15,43 @@ stored as Kafka stores them (the metadata store's user configs, by sanitized nam
 from __future__ import annotations
 
 import logging
+from typing import Literal, overload
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
+from ..protocol.message_types import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 from ..security.sanitizer import desanitize, sanitize
 from ..security.sasl.scram import MECHANISMS, ScramCredential
-from .authorization import check
-from .context import CloseConnection, RequestContext
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS
 MIN_VERSION = 0
 MAX_VERSION = 0
 
-Response = messages.response(API_KEY).cls
-Result = Response.DescribeUserScramCredentialsResult
-CredentialInfo = Response.CredentialInfo
+Result = DescribeUserScramCredentialsResponse.DescribeUserScramCredentialsResult
+CredentialInfo = DescribeUserScramCredentialsResponse.CredentialInfo
 
 log = logging.getLogger(__name__)
 DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(
+    request: DescribeUserScramCredentialsRequest, ctx: RequestContext
+) -> DescribeUserScramCredentialsResponse:
     if not DESCRIBE_CLUSTER.allows(ctx):
         return _refused(request, DESCRIBE_CLUSTER.denied)
     store = ctx.services.metadata
     users = [user.name for user in request.users or []]
-    results: dict[str, object] = {}
+    results: dict[str, Result] = {}
     if not users:
         for entity, configs in store.all_user_configs().items():
             result = _result(desanitize(entity), configs, explicit=False)
             if result is not None:
                 results[desanitize(entity)] = result
-        return Response(error_code=ErrorCode.NONE, results=[results[user] for user in sorted(results)])
+        return DescribeUserScramCredentialsResponse(
+            error_code=ErrorCode.NONE, results=[results[user] for user in sorted(results)]
+        )
     duplicated = {user for user in users if users.count(user) > 1}
     for user in dict.fromkeys(users):
         if not user:
@@ -62,20 +66,28 @@ async def handle(request, ctx: RequestContext):
             )
         else:
             results[user] = _result(user, store.user_configs(sanitize(user)), explicit=True)
-    return Response(error_code=ErrorCode.NONE, results=[results[user] for user in dict.fromkeys(users)])
+    return DescribeUserScramCredentialsResponse(
+        error_code=ErrorCode.NONE, results=[results[user] for user in dict.fromkeys(users)]
+    )
 
 
-def _refused(request, error: ErrorCode):
+def _refused(request: DescribeUserScramCredentialsRequest, error: ErrorCode) -> DescribeUserScramCredentialsResponse:
     """Kafka's `DescribeUserScramCredentialsRequest.getErrorResponse` (no message: Kafka's ApiError
     leaves out the error's default message). Asking for every user (null) is not answered: Kafka's
     error response cannot be built for it, and Kafka 3.9.0 closes the connection."""
     if request.users is None:
         raise CloseConnection("a refused DescribeUserScramCredentials for every user (null users)")
     results = [Result(error_code=error, error_message=None) for _ in request.users or []]
-    return Response(error_code=error, error_message=None, results=results)
+    return DescribeUserScramCredentialsResponse(error_code=error, error_message=None, results=results)
 
 
-def _result(user: str, configs: dict[str, str], *, explicit: bool):
+@overload
+def _result(user: str, configs: dict[str, str], *, explicit: Literal[True]) -> Result: ...
+@overload
+def _result(user: str, configs: dict[str, str], *, explicit: Literal[False]) -> Result | None: ...
+def _result(user: str, configs: dict[str, str], *, explicit: bool) -> Result | None:
+    """The user's result; a user without credentials is RESOURCE_NOT_FOUND when asked for by name
+    (`explicit`), else left out (None)."""
     present = [mechanism for mechanism in MECHANISMS.values() if mechanism.mechanism_name in configs]
     if not present:
         if not explicit:
@@ -85,7 +97,7 @@ def _result(user: str, configs: dict[str, str], *, explicit: bool):
             error_code=ErrorCode.RESOURCE_NOT_FOUND,
             error_message=f"Attempt to describe a user credential that does not exist: {user}",
         )
-    infos = []
+    infos: list[CredentialInfo] = []
     for mechanism in sorted(present, key=lambda m: m.type_code):
         try:
             iterations = ScramCredential.from_config(configs[mechanism.mechanism_name]).iterations

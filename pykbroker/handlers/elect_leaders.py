@@ -18,46 +18,51 @@ was asked for, those that needed no election are left out of the answer. The top
 from collections import defaultdict
 
 from ..common.topic_partition import TopicPartition
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import ElectLeadersRequest, ElectLeadersResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.ELECT_LEADERS
 MIN_VERSION = 0
 MAX_VERSION = 2
 
-Response = messages.response(API_KEY).cls
 ALTER_CLUSTER = check(API_KEY, "cluster")
 PREFERRED, UNCLEAN = 0, 1
+ElectionResults = dict[TopicPartition, tuple[ErrorCode, str | None]]  # (error, message) of each partition
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLeadersResponse:
     election_type = request.election_type if ctx.api_version >= 1 else PREFERRED
     asked = (
         None
         if request.topic_partitions is None
         else [(entry.topic, partition) for entry in request.topic_partitions for partition in entry.partitions]
     )
-    results: dict[TopicPartition, tuple[ErrorCode, str | None]]
+    results: ElectionResults
     if not ALTER_CLUSTER.allows(ctx):
         denied = ALTER_CLUSTER.denied
         results = dict.fromkeys(asked or [], (denied, None))
-        return Response(throttle_time_ms=0, error_code=denied, replica_election_results=_by_topic(results))
+        return ElectLeadersResponse(throttle_time_ms=0, error_code=denied, replica_election_results=_by_topic(results))
     if election_type not in (PREFERRED, UNCLEAN):
         results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}") for tp in asked or []}
     else:
         results = await ctx.services.controller.elect_leaders(election_type, asked)
     if asked is None:
         results = {tp: r for tp, r in results.items() if r[0] != ErrorCode.ELECTION_NOT_NEEDED}
-    return Response(throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=_by_topic(results))
+    return ElectLeadersResponse(
+        throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=_by_topic(results)
+    )
 
 
-def _by_topic(results: dict) -> list:
-    topics = defaultdict(list)
+def _by_topic(results: ElectionResults) -> list[ElectLeadersResponse.ReplicaElectionResult]:
+    topics: defaultdict[str, list[ElectLeadersResponse.PartitionResult]] = defaultdict(list)
     for (topic, partition), (error, message) in results.items():
-        topics[topic].append(Response.PartitionResult(partition_id=partition, error_code=error, error_message=message))
+        topics[topic].append(
+            ElectLeadersResponse.PartitionResult(partition_id=partition, error_code=error, error_message=message)
+        )
     return [
-        Response.ReplicaElectionResult(topic=topic, partition_result=partitions) for topic, partitions in topics.items()
+        ElectLeadersResponse.ReplicaElectionResult(topic=topic, partition_result=partitions)
+        for topic, partitions in topics.items()
     ]

@@ -9,26 +9,25 @@ PRODUCER_FENCED (INVALID_PRODUCER_EPOCH below v2), NOT_COORDINATOR,
 COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, INVALID_REQUEST (empty id).
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import EndTxnRequest, EndTxnResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.END_TXN
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: EndTxnRequest, ctx: RequestContext) -> EndTxnResponse:
     if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
-        return Response(error_code=WRITE_TRANSACTIONAL_ID.denied)
+        return EndTxnResponse(error_code=WRITE_TRANSACTIONAL_ID.denied)
     error, _producer_id, _epoch = await ctx.services.txn_coordinator.end_txn(
         request.transactional_id, request.producer_id, request.producer_epoch, request.committed
     )
     if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 2:
         error = ErrorCode.INVALID_PRODUCER_EPOCH
-    return Response(error_code=error)
+    return EndTxnResponse(error_code=error)

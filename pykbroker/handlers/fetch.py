@@ -24,42 +24,48 @@ that the first batch is always returned whole so that a consumer can make progre
   refresh their metadata first (KIP-951).
 - Authorization as Kafka: consumers need READ on each topic, followers CLUSTER_ACTION on the
   cluster; the partitions refused are answered TOPIC_AUTHORIZATION_FAILED without being read.
-- Injected faults (`ctx.partition_fault`, server/faults.py) hit consumers' fetches only: a
-  partition given an error is answered with it without being read (and the fetch does not wait),
-  a paused partition reports its offsets without records.
 """
 
 from __future__ import annotations
 
+import uuid
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-
-import anyio
+from typing import TYPE_CHECKING
 
 from ..common.time import now_ms
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
 from ..protocol.errors import ErrorCode
+from ..protocol.message_types import FetchRequest, FetchResponse
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
-from ..replication.fetch_session import TopicIdPartition, session_wait_key
-from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-from .authorization import Check, check
-from .context import RequestContext
-from .services import BrokerServices, ReplicaService
+from ..replication.fetch_session import FetchContext, TopicIdPartition, session_wait_key
+from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, PartitionsToRead, SessionWait
+from .support.authorization import Check, check
+from .support.context import RequestContext
+from .support.services import BrokerServices, ReplicaService
+
+if TYPE_CHECKING:
+    from ..cluster.store import MetadataStore
+    from ..log.results import FileRegion
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0
 MAX_VERSION = 17
 
-Response = messages.response(API_KEY).cls
 CLUSTER_ACTION_FOR_FOLLOWER = check(API_KEY, "follower")
 READ_TOPIC = check(API_KEY, "topic")
 READ_COMMITTED = 1
 ZSTD_MIN_VERSION = 10  # the first Fetch version whose consumers read zstd batches
 
+Requested = list[tuple[TopicIdPartition, PartitionFetchRequest]]  # partitions and what is asked of each
+Listed = list[tuple[TopicIdPartition, PartitionFetchResult]]  # the partitions the response lists, read
+TopicKey = tuple["str | None", uuid.UUID]  # a response topic: its name (None for an unknown id) and id
+LeaderHints = dict[tuple["str | None", uuid.UUID, int], tuple[int, int]]  # partition -> (leader, epoch)
 
-async def handle(request, ctx: RequestContext):
+
+async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     version = ctx.api_version
     services = ctx.services
     replica_id = request.replica_state.replica_id if version >= 15 else request.replica_id
@@ -77,26 +83,16 @@ async def handle(request, ctx: RequestContext):
     )
     to_read, denied = _authorized(ctx, session.partitions_to_read(), is_follower=replica_id >= 0)
     isolation = request.isolation_level if version >= 4 else 0
-    injected: dict = {}
-    paused: list = []
-    if ctx.partition_fault is not None and replica_id < 0:
-        to_read, paused, injected = _apply_injected_faults(ctx.partition_fault, to_read)
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
-        max_wait_ms=0 if injected else request.max_wait_ms,  # an error is answered at once, as Kafka does
+        max_wait_ms=request.max_wait_ms,
         min_bytes=request.min_bytes,
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
         isolation_level=isolation,
         session_wait=_session_wait(ctx, session, to_read, denied, is_follower=replica_id >= 0),
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
-    if paused:
-        session.read_again([key for key, _ in paused])  # what arrives meanwhile is read once resumed
-        results.update(await _read_paused(services.replica_manager, paused, isolation))
-        if not to_read and not injected and request.min_bytes > 0:
-            await anyio.sleep(request.max_wait_ms / 1000)  # nothing arrives: the long poll runs out
-    results.update(injected)
     results.update(
         (key, PartitionFetchResult(error_code=_check_of(replica_id >= 0).denied, records=b"")) for key in denied
     )
@@ -104,7 +100,7 @@ async def handle(request, ctx: RequestContext):
         _refuse_zstd_topics(results, services.replica_manager)
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     hints = _leader_hints(included, version, services)
-    response = Response(
+    response = FetchResponse(
         error_code=error, session_id=session_id, responses=_topic_responses(included, version, isolation, hints)
     )
     if version >= 16:
@@ -112,51 +108,22 @@ async def handle(request, ctx: RequestContext):
     return response
 
 
-def _apply_injected_faults(partition_fault, to_read: list) -> tuple[list, list, dict]:
-    """(partitions to read, partitions paused, {key: result} of partitions given an error)
-    under the faults injected into this fetch."""
-    read, paused, failed = [], [], {}
-    for key, p in to_read:
-        fault = partition_fault(*key.topic_partition)
-        if fault is None:
-            read.append((key, p))
-        elif fault.error is not None:
-            failed[key] = PartitionFetchResult.for_error(fault.error)
-        else:
-            paused.append((key, p))
-    return read, paused, failed
-
-
-async def _read_paused(replica_manager: ReplicaService, paused: list, isolation: int) -> dict:
-    """Paused partitions' offsets as they are, without their records (nothing new to read)."""
-    read = await replica_manager.fetch_records(
-        [(key.topic_partition, p) for key, p in paused],
-        replica_id=-1,
-        max_wait_ms=0,
-        min_bytes=0,
-        max_bytes=0x7FFFFFFF,
-        isolation_level=isolation,
-    )
-    return {
-        key: replace(read[key.topic_partition], records=b"", records_size=0, aborted_transactions=None)
-        for key, _ in paused
-    }
-
-
-def _session_wait(ctx: RequestContext, session, to_read: list, denied: list, *, is_follower: bool):
+def _session_wait(
+    ctx: RequestContext, session: FetchContext, to_read: Requested, denied: list[TopicIdPartition], *, is_follower: bool
+) -> SessionWait | None:
     """For an incremental fetch: how it waits for the session's partitions it did not read, and
     reads those that changed meanwhile (added to `to_read`, or to `denied`)."""
     session_id = session.session_to_wait_on
     if session_id is None:
         return None
 
-    def take():
+    def take() -> PartitionsToRead:
         allowed, refused = _authorized(ctx, session.changed_meanwhile(), is_follower=is_follower)
         to_read.extend(allowed)
         denied.extend(refused)
         return [(key.topic_partition, p) for key, p in allowed]
 
-    def peek():
+    def peek() -> PartitionsToRead:
         return [(key.topic_partition, p) for key, p in session.peek_changed_meanwhile()]
 
     return SessionWait(session_wait_key(session_id), peek, take)
@@ -167,7 +134,9 @@ def _check_of(is_follower: bool) -> Check:
     return CLUSTER_ACTION_FOR_FOLLOWER if is_follower else READ_TOPIC
 
 
-def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> tuple[list, list]:
+def _authorized(
+    ctx: RequestContext, partitions: Requested, *, is_follower: bool
+) -> tuple[Requested, list[TopicIdPartition]]:
     """(partitions to read, keys denied): followers need CLUSTER_ACTION on the cluster, consumers
     READ on each topic; Kafka answers the others with the check's denial code (TOPIC_AUTHORIZATION_FAILED)."""
     if is_follower:
@@ -180,23 +149,25 @@ def _authorized(ctx: RequestContext, partitions: list, *, is_follower: bool) -> 
     )
 
 
-def _topic_names_by_id(metadata):
+def _topic_names_by_id(metadata: MetadataStore) -> Mapping[uuid.UUID, str]:
     """{topic id: name} of every topic, for requests that name topics by id (v13+): the store's
     index, whose lookups do not walk every topic."""
     return metadata.topic_names_by_id()
 
 
-def _key(topic, partition: int, version: int) -> TopicIdPartition:
+def _key(
+    topic: FetchRequest.FetchTopic | FetchRequest.ForgottenTopic, partition: int, version: int
+) -> TopicIdPartition:
     if version >= 13:
         return TopicIdPartition(topic.topic_id, None, partition)
     return TopicIdPartition(ZERO_UUID, topic.topic, partition)
 
 
-def _forgotten_topics(request, version: int) -> list:
+def _forgotten_topics(request: FetchRequest, version: int) -> list[FetchRequest.ForgottenTopic]:
     return request.forgotten_topics_data if version >= 7 else []
 
 
-def _partition_request(p, version: int) -> PartitionFetchRequest:
+def _partition_request(p: FetchRequest.FetchPartition, version: int) -> PartitionFetchRequest:
     return PartitionFetchRequest(
         fetch_offset=p.fetch_offset,
         log_start_offset=p.log_start_offset if version >= 5 else -1,
@@ -223,7 +194,7 @@ def _for_version(result: PartitionFetchResult, version: int) -> PartitionFetchRe
     )
 
 
-def _refuse_zstd_topics(results: dict, replica_manager: ReplicaService) -> None:
+def _refuse_zstd_topics(results: dict[TopicIdPartition, PartitionFetchResult], replica_manager: ReplicaService) -> None:
     """As Kafka: a consumer older than Fetch v10 gets UNSUPPORTED_COMPRESSION_TYPE (and no
     offsets) for every partition of a topic whose `compression.type` is zstd."""
     for key in results:
@@ -235,12 +206,12 @@ def _refuse_zstd_topics(results: dict, replica_manager: ReplicaService) -> None:
 _MOVED = (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.FENCED_LEADER_EPOCH)
 
 
-def _leader_hints(entries, version: int, services: BrokerServices) -> dict:
-    """{(topic name, partition): (leader id, leader epoch)} for partitions whose leader moved."""
+def _leader_hints(entries: Listed, version: int, services: BrokerServices) -> LeaderHints:
+    """{(topic name, topic id, partition): (leader id, leader epoch)} for partitions whose leader moved."""
     if version < 12:
         return {}
-    hints = {}
-    names = None
+    hints: LeaderHints = {}
+    names: Mapping[uuid.UUID, str] | None = None
     for key, result in entries:
         if result.error_code not in _MOVED:
             continue
@@ -254,22 +225,29 @@ def _leader_hints(entries, version: int, services: BrokerServices) -> dict:
     return hints
 
 
-def _node_endpoints(hints: dict, services: BrokerServices, listener_name: str) -> list:
+def _node_endpoints(
+    hints: LeaderHints, services: BrokerServices, listener_name: str
+) -> list[FetchResponse.NodeEndpoint]:
     leaders = {leader for leader, _ in hints.values()}
     return [
-        Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+        FetchResponse.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
         for b in services.live_brokers(listener_name)
         if b.broker_id in leaders
     ]
 
 
-def _topic_responses(entries, version: int, isolation: int, hints: dict) -> list:
-    topics: dict = {}
+def _topic_responses(
+    entries: Listed, version: int, isolation: int, hints: LeaderHints
+) -> list[FetchResponse.FetchableTopicResponse]:
+    topics: dict[TopicKey, FetchResponse.FetchableTopicResponse] = {}
     for key, result in entries:
         topic = topics.get((key.topic, key.topic_id))
         if topic is None:
-            topic = topics[(key.topic, key.topic_id)] = Response.FetchableTopicResponse(
-                topic=key.topic, topic_id=key.topic_id, partitions=[]
+            topic = topics[(key.topic, key.topic_id)] = FetchResponse.FetchableTopicResponse(
+                # a name is None only for an unknown topic id (v13+), and v13+ do not send names
+                topic=key.topic or "",
+                topic_id=key.topic_id,
+                partitions=[],
             )
         hint = hints.get((key.topic, key.topic_id, key.partition))
         topic.partitions.append(_partition_response(key.partition, result, version, isolation, hint))
@@ -287,8 +265,8 @@ _REFUSED_BEFORE_READING = (
 
 def _partition_response(
     index: int, result: PartitionFetchResult, version: int, isolation: int, hint: tuple[int, int] | None = None
-):
-    response = Response.PartitionData(
+) -> FetchResponse.PartitionData:
+    response = FetchResponse.PartitionData(
         partition_index=index,
         error_code=result.error_code,
         high_watermark=result.high_watermark,
@@ -298,26 +276,28 @@ def _partition_response(
         records=result.records if result.records is not None else b"",
     )
     if result.diverging_epoch is not None:
-        response.diverging_epoch = Response.EpochEndOffset(
+        response.diverging_epoch = FetchResponse.EpochEndOffset(
             epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset
         )
     if hint is not None:
-        response.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
+        response.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
     return response
 
 
-def _aborted_transactions(result: PartitionFetchResult, isolation: int) -> list | None:
+def _aborted_transactions(
+    result: PartitionFetchResult, isolation: int
+) -> list[FetchResponse.AbortedTransaction] | None:
     """read_committed: the aborted transactions the read overlapped (empty when none or on an
     error); read_uncommitted: null, except for partitions Kafka refuses before reading."""
     if isolation != READ_COMMITTED:
         return [] if result.error_code in _REFUSED_BEFORE_READING else None
     return [
-        Response.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
+        FetchResponse.AbortedTransaction(producer_id=txn.producer_id, first_offset=txn.first_offset)
         for txn in result.aborted_transactions or []
     ]
 
 
-def _records_for_version(regions: list, version: int):
+def _records_for_version(regions: Sequence[FileRegion] | None, version: int) -> bytes | FileRegion:
     if not regions:
         return b""
     if version >= 4:

@@ -18,17 +18,16 @@ creation is durable in the metadata store, since coordinators then write to it.
 
 from ..coordinator.group import offsets_topic
 from ..coordinator.transaction import txn_topic
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import FindCoordinatorRequest, FindCoordinatorResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.FIND_COORDINATOR
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_GROUP = check(API_KEY, "group")
 DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
@@ -37,15 +36,17 @@ TRANSACTION_KEY_TYPE = 1
 NO_NODE = (-1, "", -1)
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
     internal_topics = (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
     existed = {name for name in internal_topics if ctx.services.metadata.topic(name) is not None}
     if ctx.api_version >= 4:
-        response = Response(coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys])
+        response = FindCoordinatorResponse(
+            coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys]
+        )
     else:
         error, (node_id, host, port) = _find(ctx, key_type, request.key)
-        response = Response(
+        response = FindCoordinatorResponse(
             error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port
         )
     if any(name not in existed and ctx.services.metadata.topic(name) is not None for name in internal_topics):
@@ -54,10 +55,12 @@ async def handle(request, ctx: RequestContext):
     return response
 
 
-def _batched_entry(ctx: RequestContext, key_type: int, key: str):
+def _batched_entry(ctx: RequestContext, key_type: int, key: str) -> FindCoordinatorResponse.Coordinator:
     error, (node_id, host, port) = _find(ctx, key_type, key)
     message = error.message if error == ErrorCode.INVALID_REQUEST else None
-    return Response.Coordinator(key=key, node_id=node_id, host=host, port=port, error_code=error, error_message=message)
+    return FindCoordinatorResponse.Coordinator(
+        key=key, node_id=node_id, host=host, port=port, error_code=error, error_message=message
+    )
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:

@@ -5,26 +5,25 @@ group's partition is loading the answer is NONE (see `coordinator/group/member_r
 v3+: static membership (group_instance_id).
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import HeartbeatRequest, HeartbeatResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.HEARTBEAT
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
 READ_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: HeartbeatRequest, ctx: RequestContext) -> HeartbeatResponse:
     if not READ_GROUP.allows(ctx, request.group_id):
-        return Response(error_code=READ_GROUP.denied)
+        return HeartbeatResponse(error_code=READ_GROUP.denied)
     error = ctx.services.group_coordinator.handle_heartbeat(
         request.group_id,
         request.member_id,
         request.group_instance_id if ctx.api_version >= 3 else None,
         request.generation_id,
     )
-    return Response(error_code=error)
+    return HeartbeatResponse(error_code=error)

@@ -11,8 +11,6 @@ or SUBTRACT (3) values from a LIST config (starting from its default when it is 
   message otherwise); they are kept in the metadata store.
 * This broker's loggers (8): SET a log4j level name or DELETE a logger's own level; not kept
   across restarts (broker_loggers).
-* This broker's injected faults and the controller's leadership moves: the keys
-  `pykbroker.fault.injection` and `pykbroker.partition.leader.move` (fault_configs), never kept.
 
 Before that, every resource is checked as Kafka's broker checks it: each resource at most once,
 no config named twice, a value for every operation but DELETE, and a known resource type
@@ -24,12 +22,12 @@ from __future__ import annotations
 from functools import partial
 
 from ..config import BROKER_CONFIGS
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from . import broker_loggers, fault_configs
-from .authorization import check
-from .config_admin import (
+from ..protocol.message_types import IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse
+from .support import broker_loggers
+from .support.authorization import check
+from .support.config_admin import (
     NOT_ALTERED_HERE,
     ConfigChecks,
     ConfigResourceType,
@@ -51,50 +49,28 @@ from .config_admin import (
     topic_list_default,
     topic_missing,
 )
-from .context import RequestContext
+from .support.context import RequestContext
 
 API_KEY = ApiKey.INCREMENTAL_ALTER_CONFIGS
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
-Result = Response.AlterConfigsResourceResponse
+AlterConfigsResource = IncrementalAlterConfigsRequest.AlterConfigsResource
+Result = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
 CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
 
 
 Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
 
 
-async def handle(request, ctx: RequestContext):
-    moved = await _move_leaderships(request, ctx)
-    alter = partial(_alter, validate_only=request.validate_only, ctx=ctx, moved=moved)
+async def handle(request: IncrementalAlterConfigsRequest, ctx: RequestContext) -> IncrementalAlterConfigsResponse:
+    alter = partial(_alter, validate_only=request.validate_only, ctx=ctx)
     responses = alter_each_resource(request, Result, alter)
     await ctx.services.metadata.wait_durable()  # the new configs are on disk before they are acknowledged
-    return Response(responses=responses)
+    return IncrementalAlterConfigsResponse(responses=responses)
 
 
-async def _move_leaderships(request, ctx: RequestContext) -> dict[int, KafkaError | None]:
-    """Leadership moves asked through `pykbroker.partition.leader.move`, done first (the
-    controller answers asynchronously): {id of the resource: what went wrong, or None}."""
-    outcomes: dict[int, KafkaError | None] = {}
-    for resource in request.resources:
-        asked = [entry for entry in resource.configs if entry.name == fault_configs.LEADER_MOVE]
-        if resource.resource_type != ConfigResourceType.BROKER or not asked:
-            continue
-        try:
-            if config_authorization_error(ctx, CONFIG_CHECKS, resource) is not None:
-                continue  # refused below, as every alteration of the resource
-            fault_configs.check_resource_name(resource.resource_name, ctx)
-            moves = fault_configs.leader_moves([(e.name, e.config_operation, e.value) for e in asked])
-            if not request.validate_only:
-                await fault_configs.move_leaderships(moves, ctx)
-            outcomes[id(resource)] = None
-        except KafkaError as error:
-            outcomes[id(resource)] = error
-    return outcomes
-
-
-def _alter(resource, *, validate_only: bool, ctx: RequestContext, moved: dict[int, KafkaError | None]) -> None:
+def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestContext) -> None:
     denied = config_authorization_error(ctx, CONFIG_CHECKS, resource)
     if denied is not None:
         raise KafkaError(denied, None)
@@ -104,14 +80,7 @@ def _alter(resource, *, validate_only: bool, ctx: RequestContext, moved: dict[in
     if kind == ConfigResourceType.BROKER_LOGGER:
         _alter_loggers(resource.resource_name, operations, validate_only, ctx)
     elif kind == ConfigResourceType.BROKER:
-        failed_move = moved.get(id(resource))
-        if failed_move is not None:
-            raise failed_move
-        special, operations = fault_configs.split_operations(operations)
-        if special:
-            _alter_special(resource.resource_name, special, validate_only, ctx)
-        if operations or not special:
-            _alter_broker(resource.resource_name, operations, validate_only, ctx)
+        _alter_broker(resource.resource_name, operations, validate_only, ctx)
     elif kind == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, operations, validate_only, ctx)
     elif kind in NOT_ALTERED_HERE:
@@ -143,14 +112,6 @@ def _alter_broker(name: str, operations: list[Operation], validate_only: bool, c
     check_dynamic_broker_configs(ctx.services, node_id, proposed)
     if not validate_only:
         store_broker_configs(ctx.services, node_id, proposed)
-
-
-def _alter_special(name: str, operations: list[Operation], validate_only: bool, ctx: RequestContext) -> None:
-    """The fault keys' operations (the leadership moves were done first)."""
-    fault_configs.check_resource_name(name, ctx)
-    faults = [op for op in operations if op[0] == fault_configs.FAULT_INJECTION]
-    if faults:
-        fault_configs.alter_faults(faults, ctx, validate_only=validate_only)
 
 
 def _broker_key_not_a_list(key: str, op: OpType) -> KafkaError:

@@ -16,11 +16,11 @@ answered as INVALID_PRODUCER_EPOCH below v4, which older clients know instead.
 A producer id without an epoch (or the reverse) is INVALID_REQUEST, as in Kafka.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import InitProducerIdRequest, InitProducerIdResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.INIT_PRODUCER_ID
 MIN_VERSION = 0
@@ -29,13 +29,12 @@ MAX_VERSION = 5
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 
-Response = messages.response(API_KEY).cls
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 IDEMPOTENT_WRITE_ON_CLUSTER = check(API_KEY, "idempotent")
 WRITE_ANY_TOPIC = check(API_KEY, "any_topic")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: InitProducerIdRequest, ctx: RequestContext) -> InitProducerIdResponse:
     denied = _authorization_error(request, ctx)
     if denied is not None:
         return _error(denied)
@@ -49,15 +48,15 @@ async def handle(request, ctx: RequestContext):
         )
         if error == ErrorCode.PRODUCER_FENCED and ctx.api_version < 4:
             error = ErrorCode.INVALID_PRODUCER_EPOCH
-        return Response(error_code=error, producer_id=producer_id, producer_epoch=producer_epoch)
+        return InitProducerIdResponse(error_code=error, producer_id=producer_id, producer_epoch=producer_epoch)
     try:
         producer_id = await ctx.services.producer_ids.generate_producer_id_async()
     except KafkaError as exc:  # no producer id block could be reserved (cluster mode)
         return _error(exc.code)
-    return Response(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
+    return InitProducerIdResponse(error_code=ErrorCode.NONE, producer_id=producer_id, producer_epoch=0)
 
 
-def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
+def _authorization_error(request: InitProducerIdRequest, ctx: RequestContext) -> ErrorCode | None:
     """Kafka 3.9: WRITE on the transactional id; without one, IDEMPOTENT_WRITE on the cluster or
     WRITE on at least one topic (KIP-679)."""
     if request.transactional_id is not None:
@@ -69,5 +68,5 @@ def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
     return WRITE_ANY_TOPIC.denied
 
 
-def _error(error: ErrorCode):
-    return Response(error_code=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)
+def _error(error: ErrorCode) -> InitProducerIdResponse:
+    return InitProducerIdResponse(error_code=error, producer_id=NO_PRODUCER_ID, producer_epoch=NO_PRODUCER_EPOCH)

@@ -12,23 +12,23 @@ join phase completes (see `coordinator/group/rebalance.py`).
 """
 
 from ..coordinator.group import JoinRequest
-from ..protocol import messages
+from ..coordinator.group.model import JoinResult
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import JoinGroupRequest, JoinGroupResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.JOIN_GROUP
 MIN_VERSION = 0
 MAX_VERSION = 9
 
-Response = messages.response(API_KEY).cls
 READ_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: JoinGroupRequest, ctx: RequestContext) -> JoinGroupResponse:
     version = ctx.api_version
     if not READ_GROUP.allows(ctx, request.group_id):
-        return Response(
+        return JoinGroupResponse(
             error_code=READ_GROUP.denied,
             generation_id=-1,
             protocol_name=None if version >= 7 else "",  # no protocol: null where the field is nullable (v7+)
@@ -54,13 +54,13 @@ async def handle(request, ctx: RequestContext):
     return _response(result, version)
 
 
-def _response(result, version: int):
+def _response(result: JoinResult, version: int) -> JoinGroupResponse:
     protocol_name = result.protocol_name
     if version < 7 and protocol_name is None:
         protocol_name = ""
     elif version >= 7 and protocol_name == "":
         protocol_name = None
-    return Response(
+    return JoinGroupResponse(
         error_code=result.error,
         generation_id=result.generation_id,
         protocol_type=result.protocol_type,
@@ -69,7 +69,7 @@ def _response(result, version: int):
         skip_assignment=result.skip_assignment,
         member_id=result.member_id,
         members=[
-            Response.JoinGroupResponseMember(
+            JoinGroupResponse.JoinGroupResponseMember(
                 member_id=m.member_id, group_instance_id=m.group_instance_id, metadata=m.metadata
             )
             for m in result.members

@@ -7,24 +7,23 @@ v5+ carries the client's reason (logged).
 """
 
 from ..coordinator.group.model import MemberIdentity
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import LeaveGroupRequest, LeaveGroupResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LEAVE_GROUP
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-Response = messages.response(API_KEY).cls
 READ_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: LeaveGroupRequest, ctx: RequestContext) -> LeaveGroupResponse:
     version = ctx.api_version
     if not READ_GROUP.allows(ctx, request.group_id):
-        return Response(error_code=READ_GROUP.denied)
+        return LeaveGroupResponse(error_code=READ_GROUP.denied)
     if version >= 3:
         leaving = [
             MemberIdentity(m.member_id, m.group_instance_id, m.reason if version >= 5 else None)
@@ -34,15 +33,15 @@ async def handle(request, ctx: RequestContext):
         leaving = [MemberIdentity(request.member_id)]
     result = ctx.services.group_coordinator.handle_leave_group(request.group_id, leaving)
     if version >= 3:
-        return Response(
+        return LeaveGroupResponse(
             error_code=result.error,
             members=[
-                Response.MemberResponse(
+                LeaveGroupResponse.MemberResponse(
                     member_id=m.member_id, group_instance_id=m.group_instance_id, error_code=m.error
                 )
                 for m in result.members
             ],
         )
     if result.error != ErrorCode.NONE or not result.members:
-        return Response(error_code=result.error)
-    return Response(error_code=result.members[0].error)
+        return LeaveGroupResponse(error_code=result.error)
+    return LeaveGroupResponse(error_code=result.members[0].error)

@@ -21,17 +21,16 @@ DESCRIBE come last, each partition with TOPIC_AUTHORIZATION_FAILED (as Kafka).
 
 from collections import Counter
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import ListOffsetsRequest, ListOffsetsResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LIST_OFFSETS
 MIN_VERSION = 0
 MAX_VERSION = 9
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 LATEST = -1
 MAX_TIMESTAMP = -3
@@ -39,7 +38,7 @@ MAX_TIMESTAMP = -3
 SPECIAL_TIMESTAMPS = {LATEST: 0, -2: 0, MAX_TIMESTAMP: 7, -4: 8, -5: 9}
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ListOffsetsRequest, ctx: RequestContext) -> ListOffsetsResponse:
     version = ctx.api_version
     named = Counter((t.name, p.partition_index) for t in request.topics for p in t.partitions)
     isolation = request.isolation_level if version >= 2 else 0
@@ -48,7 +47,7 @@ async def handle(request, ctx: RequestContext):
     for topic in request.topics:
         if topic.name not in describable:  # Kafka answers these last
             errors = [_error(p.partition_index, DESCRIBE_TOPIC.denied) for p in topic.partitions]
-            denied.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=errors))
+            denied.append(ListOffsetsResponse.ListOffsetsTopicResponse(name=topic.name, partitions=errors))
             continue
         partitions = []
         for p in topic.partitions:
@@ -59,11 +58,18 @@ async def handle(request, ctx: RequestContext):
                 partitions.append(_error(p.partition_index, ErrorCode.UNSUPPORTED_VERSION))
                 continue
             partitions.append(_lookup(ctx, request.replica_id, isolation, topic.name, p, version))
-        topics.append(Response.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
-    return Response(topics=topics + denied)
+        topics.append(ListOffsetsResponse.ListOffsetsTopicResponse(name=topic.name, partitions=partitions))
+    return ListOffsetsResponse(topics=topics + denied)
 
 
-def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p, version: int):
+def _lookup(
+    ctx: RequestContext,
+    replica_id: int,
+    isolation: int,
+    topic: str,
+    p: ListOffsetsRequest.ListOffsetsPartition,
+    version: int,
+) -> ListOffsetsResponse.ListOffsetsPartitionResponse:
     replica_manager = ctx.services.replica_manager
     try:
         found = replica_manager.fetch_offset_for_timestamp(
@@ -77,13 +83,13 @@ def _lookup(ctx: RequestContext, replica_id: int, isolation: int, topic: str, p,
     except KafkaError as exc:
         return _error(p.partition_index, exc.code)
     if found is None:
-        return Response.ListOffsetsPartitionResponse(partition_index=p.partition_index, old_style_offsets=[])
+        return ListOffsetsResponse.ListOffsetsPartitionResponse(partition_index=p.partition_index, old_style_offsets=[])
     old_style = [found.offset]
     if version == 0 and p.timestamp == LATEST:
         old_style = replica_manager.legacy_fetch_offsets(
             topic, p.partition_index, p.max_num_offsets, replica_id=replica_id, isolation_level=isolation
         )
-    return Response.ListOffsetsPartitionResponse(
+    return ListOffsetsResponse.ListOffsetsPartitionResponse(
         partition_index=p.partition_index,
         old_style_offsets=old_style,
         timestamp=found.timestamp,
@@ -96,5 +102,5 @@ def _known_timestamp(timestamp: int, version: int) -> bool:
     return timestamp >= 0 or SPECIAL_TIMESTAMPS.get(timestamp, version + 1) <= version
 
 
-def _error(index: int, code: ErrorCode):
-    return Response.ListOffsetsPartitionResponse(partition_index=index, error_code=code)
+def _error(index: int, code: ErrorCode) -> ListOffsetsResponse.ListOffsetsPartitionResponse:
+    return ListOffsetsResponse.ListOffsetsPartitionResponse(partition_index=index, error_code=code)

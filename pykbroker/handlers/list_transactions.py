@@ -8,29 +8,28 @@ are never listed; COORDINATOR_LOAD_IN_PROGRESS while any `__transaction_state` p
 COORDINATOR_NOT_AVAILABLE before the coordinator started.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import ListTransactionsRequest, ListTransactionsResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.LIST_TRANSACTIONS
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ListTransactionsRequest, ctx: RequestContext) -> ListTransactionsResponse:
     duration_ms = request.duration_filter if ctx.api_version >= 1 else -1
     listing = ctx.services.txn_coordinator.list_transactions(
         list(request.producer_id_filters), list(request.state_filters), duration_ms
     )
-    return Response(
+    return ListTransactionsResponse(
         error_code=listing.error,
         unknown_state_filters=listing.unknown_state_filters,
         transaction_states=[
-            Response.TransactionState(
+            ListTransactionsResponse.TransactionState(
                 transactional_id=t.transactional_id, producer_id=t.producer_id, transaction_state=t.state
             )
             for t in listing.transactions

@@ -31,34 +31,40 @@ answers come first, as Kafka's do.
 """
 
 import uuid
+from collections.abc import Iterator
 
-from ..cluster.model import INTERNAL_TOPICS, TopicInfo
+from ..cluster.model import INTERNAL_TOPICS, BrokerInfo, PartitionState, TopicInfo
+from ..cluster.store import MetadataStore
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID, EncodedStructs
 from ..protocol.errors import ErrorCode, KafkaError
-from .auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
-from .authorization import check
-from .context import CloseConnection, RequestContext
-from .controller_rules import check_new_topic_name
+from ..protocol.message_types import MetadataRequest, MetadataResponse
+from .support.auth import CLUSTER, CLUSTER_NAME, TOPIC, authorized_operations
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
+from .support.controller_rules import check_new_topic_name
 
 API_KEY = ApiKey.METADATA
 MIN_VERSION = 0
 MAX_VERSION = 12
 
-RESPONSE = messages.response(API_KEY)
-Response = RESPONSE.cls
+RESPONSE = messages.of(MetadataResponse)
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 CREATE_ON_CLUSTER = check(API_KEY, "create_any")
 CREATE_TOPIC = check(API_KEY, "create")
 DESCRIBE_CLUSTER = check(API_KEY, "cluster")
 
+# A topic as the answer names it: found, or (name, id, error) when it was not
+Unresolved = tuple[str | None, uuid.UUID, ErrorCode]
+TopicEntry = TopicInfo | Unresolved
 
-async def handle(request, ctx: RequestContext):
+
+async def handle(request: MetadataRequest, ctx: RequestContext) -> MetadataResponse:
     _check_named_by_name(request, ctx.api_version)
     services = ctx.services
     store = services.metadata
-    response = Response(
+    response = MetadataResponse(
         brokers=[_broker_entry(b) for b in services.live_brokers(ctx.listener_name)],
         cluster_id=store.cluster_id,
         controller_id=store.controller_id,
@@ -68,7 +74,7 @@ async def handle(request, ctx: RequestContext):
     )
     include_ops = ctx.api_version >= 8 and request.include_topic_authorized_operations
     created: list[str] = []
-    denied: list = []
+    denied: list[TopicEntry] = []
     described = [_encoded_topic(ctx, entry, include_ops) for entry in _resolve_topics(request, ctx, created, denied)]
     response.topics = EncodedStructs.joined([_encoded_topic(ctx, entry, False) for entry in denied] + described)
     if created:
@@ -76,7 +82,7 @@ async def handle(request, ctx: RequestContext):
     return response
 
 
-def _check_named_by_name(request, version: int) -> None:
+def _check_named_by_name(request: MetadataRequest, version: int) -> None:
     """Before v12 every requested topic has a name and no id (Kafka's InvalidRequestException)."""
     if version >= 12 or not request.topics:
         return
@@ -87,11 +93,11 @@ def _check_named_by_name(request, version: int) -> None:
             raise CloseConnection(f"Topic IDs are not supported in requests for version {version}")
 
 
-def _broker_entry(b) -> object:
-    return Response.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+def _broker_entry(b: BrokerInfo) -> MetadataResponse.MetadataResponseBroker:
+    return MetadataResponse.MetadataResponseBroker(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
 
 
-def _wants_all_topics(request, version: int) -> bool:
+def _wants_all_topics(request: MetadataRequest, version: int) -> bool:
     if version == 0:
         return not request.topics
     return request.topics is None
@@ -103,7 +109,9 @@ def _cluster_operations(ctx: RequestContext, requested: bool) -> int:
     return authorized_operations(ctx, CLUSTER, CLUSTER_NAME, requested)
 
 
-def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: list):
+def _resolve_topics(
+    request: MetadataRequest, ctx: RequestContext, created: list[str], denied: list[TopicEntry]
+) -> Iterator[TopicEntry]:
     """Yields TopicInfo for topics that exist, or (name, topic_id, error code) for the others;
     appends to `denied` the (name, topic_id, TOPIC_AUTHORIZATION_FAILED) answers."""
     store = ctx.services.metadata
@@ -111,8 +119,9 @@ def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: li
         topics = sorted(store.topics().values(), key=lambda t: t.name)
         yield from [t for t in topics if DESCRIBE_TOPIC.allows(ctx, t.name, log_if_denied=False)]
         return
+    requested = request.topics or []  # not null here: null asks for all topics
     if ctx.api_version >= 12:
-        topic_ids = [t.topic_id for t in request.topics if t.topic_id != ZERO_UUID]
+        topic_ids = [t.topic_id for t in requested if t.topic_id != ZERO_UUID]
         if topic_ids:
             for entry in _lookup_by_ids(store, topic_ids):
                 if isinstance(entry, TopicInfo) and not DESCRIBE_TOPIC.allows(ctx, entry.name):
@@ -122,7 +131,7 @@ def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: li
             return
     allow_auto_create = ctx.api_version < 4 or request.allow_auto_topic_creation
     may_create_any = None  # CREATE on the cluster, asked once when needed
-    for wanted in request.topics:
+    for wanted in requested:
         if wanted.name is None:
             yield _lookup_by_id(store, wanted.topic_id)
             continue
@@ -143,7 +152,7 @@ def _resolve_topics(request, ctx: RequestContext, created: list[str], denied: li
             yield (wanted.name, ZERO_UUID, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
 
 
-def _lookup_by_ids(store, topic_ids: list[uuid.UUID]):
+def _lookup_by_ids(store: MetadataStore, topic_ids: list[uuid.UUID]) -> Iterator[TopicEntry]:
     """As Kafka: once any topic is named by a (non-zero) id, only the ids count (a name next
     to an id, such as the empty name the Java client sends, is ignored); unknown ids come
     first with UNKNOWN_TOPIC_ID, then the known topics, each once."""
@@ -152,14 +161,14 @@ def _lookup_by_ids(store, topic_ids: list[uuid.UUID]):
     yield from [entry for entry in found if isinstance(entry, TopicInfo)]
 
 
-def _lookup_by_id(store, topic_id: uuid.UUID):
+def _lookup_by_id(store: MetadataStore, topic_id: uuid.UUID) -> TopicEntry:
     info = store.topic_by_id(topic_id)
     if info is None:
         return (None, topic_id, ErrorCode.UNKNOWN_TOPIC_ID)
     return info
 
 
-def _auto_create(ctx: RequestContext, name: str, created: list[str]):
+def _auto_create(ctx: RequestContext, name: str, created: list[str]) -> TopicEntry:
     try:
         # Auto-creation follows the rules of CreateTopics: a name that collides with an
         # existing topic's on '.' versus '_' is refused (INVALID_TOPIC_EXCEPTION), as in Kafka.
@@ -171,31 +180,36 @@ def _auto_create(ctx: RequestContext, name: str, created: list[str]):
         return (name, ZERO_UUID, exc.code)
 
 
-def _encoded_topic(ctx: RequestContext, entry, include_ops: bool) -> EncodedStructs:
+def _encoded_topic(ctx: RequestContext, entry: TopicEntry, include_ops: bool) -> EncodedStructs:
     """One topic's entry, encoded for the request's version; an existing topic's entry without
     authorized operations comes from the store's memo."""
     version = ctx.api_version
     if isinstance(entry, TopicInfo) and not include_ops:
-        encode = lambda info: _encode_topics([_describe_topic(ctx, info, False)], version)  # noqa: E731
+
+        def encode(info: TopicInfo) -> EncodedStructs:
+            return _encode_topics([_describe_topic(ctx, info, False)], version)
+
         return ctx.services.metadata.derived(entry, f"metadata topic v{version}", encode)
     return _encode_topics([_describe_topic(ctx, entry, include_ops)], version)
 
 
-def _encode_topics(topics: list, version: int) -> EncodedStructs:
+def _encode_topics(topics: list[MetadataResponse.MetadataResponseTopic], version: int) -> EncodedStructs:
     return RESPONSE.encode_structs("MetadataResponseTopic", topics, version=version)
 
 
-def _describe_topic(ctx: RequestContext, entry, include_ops: bool):
+def _describe_topic(
+    ctx: RequestContext, entry: TopicEntry, include_ops: bool
+) -> MetadataResponse.MetadataResponseTopic:
     if not isinstance(entry, TopicInfo):
         name, topic_id, error = entry
-        return Response.MetadataResponseTopic(
+        return MetadataResponse.MetadataResponseTopic(
             error_code=error,
             name=name,
             topic_id=topic_id,
             is_internal=name in INTERNAL_TOPICS,
             topic_authorized_operations=authorized_operations(ctx, TOPIC, name or "", include_ops),
         )
-    return Response.MetadataResponseTopic(
+    return MetadataResponse.MetadataResponseTopic(
         error_code=ErrorCode.NONE,
         name=entry.name,
         topic_id=entry.topic_id,
@@ -205,14 +219,14 @@ def _describe_topic(ctx: RequestContext, entry, include_ops: bool):
     )
 
 
-def _describe_partitions(info: TopicInfo) -> list:
+def _describe_partitions(info: TopicInfo) -> list[MetadataResponse.MetadataResponsePartition]:
     """The topic's partitions as a response lists them; the store keeps this list until the
     topic changes (responses share it: encoding reads it, nothing changes it)."""
     return [_describe_partition(p) for p in sorted(info.partitions.values(), key=lambda p: p.partition)]
 
 
-def _describe_partition(state):
-    return Response.MetadataResponsePartition(
+def _describe_partition(state: PartitionState) -> MetadataResponse.MetadataResponsePartition:
+    return MetadataResponse.MetadataResponsePartition(
         error_code=ErrorCode.LEADER_NOT_AVAILABLE if state.leader < 0 else ErrorCode.NONE,
         partition_index=state.partition,
         leader_id=state.leader,

@@ -13,23 +13,23 @@ for who may commit when.
 """
 
 from ..common.time import now_ms
+from ..common.topic_partition import TopicPartition
 from ..coordinator.group.formats import OffsetAndMetadata
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
-from .authorization import check
-from .context import RequestContext
-from .offset_requests import refuse_all, response_topics, split_known_partitions
+from ..protocol.message_types import OffsetCommitRequest, OffsetCommitResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.OFFSET_COMMIT
 MIN_VERSION = 0
 MAX_VERSION = 9
 
-Response = messages.response(API_KEY).cls
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCommitResponse:
     version = ctx.api_version
     if not READ_GROUP.allows(ctx, request.group_id):
         errors, known = refuse_all(request.topics, READ_GROUP.denied)
@@ -46,18 +46,26 @@ async def handle(request, ctx: RequestContext):
                 offsets,
             )
         )
-    return Response(
+    return OffsetCommitResponse(
         topics=response_topics(
-            request.topics, errors, Response.OffsetCommitResponseTopic, Response.OffsetCommitResponsePartition
+            request.topics,
+            errors,
+            OffsetCommitResponse.OffsetCommitResponseTopic,
+            OffsetCommitResponse.OffsetCommitResponsePartition,
         )
     )
 
 
-def _offsets(request, known, version: int, now: int) -> dict:
+def _offsets(
+    request: OffsetCommitRequest,
+    known: list[tuple[TopicPartition, OffsetCommitRequest.OffsetCommitRequestPartition]],
+    version: int,
+    now: int,
+) -> dict[TopicPartition, OffsetAndMetadata]:
     """The offsets to commit of the known requested partitions."""
     retention = request.retention_time_ms if 2 <= version <= 4 else -1
     expire_timestamp = None if retention == -1 else now + retention
-    offsets = {}
+    offsets: dict[TopicPartition, OffsetAndMetadata] = {}
     for tp, p in known:
         commit_timestamp = p.commit_timestamp if version == 1 else -1
         offsets[tp] = OffsetAndMetadata(

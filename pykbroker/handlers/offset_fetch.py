@@ -15,76 +15,90 @@ DESCRIBE on each topic (TOPIC_AUTHORIZATION_FAILED on its requested partitions; 
 all-offsets answer).
 """
 
-from typing import Any
+from collections.abc import Callable
+from typing import TypeVar
 
-from ..coordinator.group.manager import FetchedOffset
-from ..protocol import messages
+from ..common.topic_partition import TopicPartition
+from ..coordinator.group.model import FetchedOffset
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .services import GroupService
+from ..protocol.message_types import OffsetFetchRequest, OffsetFetchResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import GroupService
 
 API_KEY = ApiKey.OFFSET_FETCH
 MIN_VERSION = 0
 MAX_VERSION = 9
 
-Response = messages.response(API_KEY).cls
 DESCRIBE_GROUP = check(API_KEY, "group")
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 INVALID_OFFSET = -1
 
 
-async def handle(request, ctx: RequestContext):
+Topic = TypeVar("Topic", OffsetFetchResponse.OffsetFetchResponseTopic, OffsetFetchResponse.OffsetFetchResponseTopics)
+Partition = TypeVar(
+    "Partition", OffsetFetchResponse.OffsetFetchResponsePartition, OffsetFetchResponse.OffsetFetchResponsePartitions
+)
+Fetched = dict[TopicPartition, FetchedOffset]
+# The requested topics: before v8 in the request itself, from v8 per group
+RequestedTopics = list[OffsetFetchRequest.OffsetFetchRequestTopic] | list[OffsetFetchRequest.OffsetFetchRequestTopics]
+
+
+async def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetchResponse:
     coordinator = ctx.services.group_coordinator
     version = ctx.api_version
     require_stable = version >= 7 and request.require_stable
     if version >= 8:
-        return Response(
+        return OffsetFetchResponse(
             groups=[_group_response(ctx, coordinator, g.group_id, g.topics, require_stable) for g in request.groups]
         )
     topics = request.topics if version >= 2 else (request.topics or [])
     error, fetched = _fetch(ctx, coordinator, request.group_id, topics, require_stable)
     if error != ErrorCode.NONE:
         if version < 2:
-            return Response(
+            return OffsetFetchResponse(
                 topics=_topics(
-                    Response.OffsetFetchResponseTopic,
-                    Response.OffsetFetchResponsePartition,
-                    _requested(topics),
-                    {},
-                    error,
+                    _v0_topic, OffsetFetchResponse.OffsetFetchResponsePartition, _requested(topics) or [], {}, error
                 )
             )
-        return Response(error_code=error, topics=[])
-    return Response(
+        return OffsetFetchResponse(error_code=error, topics=[])
+    return OffsetFetchResponse(
         error_code=ErrorCode.NONE,
-        topics=_topics(
-            Response.OffsetFetchResponseTopic, Response.OffsetFetchResponsePartition, list(fetched), fetched
-        ),
+        topics=_topics(_v0_topic, OffsetFetchResponse.OffsetFetchResponsePartition, list(fetched), fetched),
     )
 
 
-def _group_response(ctx: RequestContext, coordinator: GroupService, group_id: str, topics, require_stable: bool):
+def _group_response(
+    ctx: RequestContext,
+    coordinator: GroupService,
+    group_id: str,
+    topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None,
+    require_stable: bool,
+) -> OffsetFetchResponse.OffsetFetchResponseGroup:
     error, fetched = _fetch(ctx, coordinator, group_id, topics, require_stable)
-    return Response.OffsetFetchResponseGroup(
+    return OffsetFetchResponse.OffsetFetchResponseGroup(
         group_id=group_id,
         error_code=error,
         topics=[]
         if error != ErrorCode.NONE
-        else _topics(
-            Response.OffsetFetchResponseTopics, Response.OffsetFetchResponsePartitions, list(fetched), fetched
-        ),
+        else _topics(_v8_topic, OffsetFetchResponse.OffsetFetchResponsePartitions, list(fetched), fetched),
     )
 
 
-def _requested(topics) -> list[tuple[str, int]] | None:
+def _requested(topics: RequestedTopics | None) -> list[TopicPartition] | None:
     if topics is None:
         return None
     return [(t.name, index) for t in topics for index in t.partition_indexes]
 
 
-def _fetch(ctx: RequestContext, coordinator: GroupService, group_id: str, topics, require_stable: bool):
+def _fetch(
+    ctx: RequestContext,
+    coordinator: GroupService,
+    group_id: str,
+    topics: RequestedTopics | None,
+    require_stable: bool,
+) -> tuple[ErrorCode, Fetched]:
     if not DESCRIBE_GROUP.allows(ctx, group_id):
         return DESCRIBE_GROUP.denied, {}
     requested = _requested(topics)
@@ -102,14 +116,32 @@ def _fetch(ctx: RequestContext, coordinator: GroupService, group_id: str, topics
     return error, fetched
 
 
-def _topics(topic_cls, partition_cls, partitions, fetched: dict, group_error=None) -> list:
+def _v0_topic(
+    name: str, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartition]
+) -> OffsetFetchResponse.OffsetFetchResponseTopic:
+    return OffsetFetchResponse.OffsetFetchResponseTopic(name=name, partitions=partitions)
+
+
+def _v8_topic(
+    name: str, partitions: list[OffsetFetchResponse.OffsetFetchResponsePartitions]
+) -> OffsetFetchResponse.OffsetFetchResponseTopics:
+    return OffsetFetchResponse.OffsetFetchResponseTopics(name=name, partitions=partitions)
+
+
+def _topics(
+    make_topic: Callable[[str, list[Partition]], Topic],
+    partition_cls: Callable[..., Partition],
+    partitions: list[TopicPartition],
+    fetched: Fetched,
+    group_error: ErrorCode | None = None,
+) -> list[Topic]:
     """Response topics for `partitions` in order, each topic once; with `group_error`, every
     partition carries that error and no offset."""
-    topics: dict[str, Any] = {}  # generated response topics
+    topics: dict[str, list[Partition]] = {}
     for topic, index in partitions:
-        entry = topics.setdefault(topic, topic_cls(name=topic, partitions=[]))
+        entry = topics.setdefault(topic, [])
         if group_error is not None:
-            entry.partitions.append(
+            entry.append(
                 partition_cls(
                     partition_index=index,
                     committed_offset=INVALID_OFFSET,
@@ -120,7 +152,7 @@ def _topics(topic_cls, partition_cls, partitions, fetched: dict, group_error=Non
             )
             continue
         offset = fetched[(topic, index)]
-        entry.partitions.append(
+        entry.append(
             partition_cls(
                 partition_index=index,
                 committed_offset=offset.offset,
@@ -129,4 +161,4 @@ def _topics(topic_cls, partition_cls, partitions, fetched: dict, group_error=Non
                 error_code=offset.error,
             )
         )
-    return list(topics.values())
+    return [make_topic(name, partitions) for name, partitions in topics.items()]

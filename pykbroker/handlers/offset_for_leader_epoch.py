@@ -11,24 +11,25 @@ from the leader's; consumers use it (v3+) to check their position after a leader
   id -2 (the default before v3), which any replica answers, as in Kafka.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
-from .authorization import check
-from .context import RequestContext
-from .services import ReplicaService
+from ..protocol.message_types import OffsetForLeaderEpochRequest, OffsetForLeaderEpochResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.services import ReplicaService
 
 API_KEY = ApiKey.OFFSET_FOR_LEADER_EPOCH
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
+TopicResult = OffsetForLeaderEpochResponse.OffsetForLeaderTopicResult
+EpochEndOffset = OffsetForLeaderEpochResponse.EpochEndOffset
 CLUSTER_ACTION_FOR_FOLLOWER = check(API_KEY, "follower")
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 DEBUGGING_REPLICA_ID = -2
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: OffsetForLeaderEpochRequest, ctx: RequestContext) -> OffsetForLeaderEpochResponse:
     replica_id = request.replica_id if ctx.api_version >= 3 else DEBUGGING_REPLICA_ID
     leader_only = replica_id != DEBUGGING_REPLICA_ID
     replica_manager = ctx.services.replica_manager
@@ -36,14 +37,15 @@ async def handle(request, ctx: RequestContext):
         describable = {topic.topic for topic in request.topics}
     else:  # KIP-320: consumers ask too, with DESCRIBE on the topic
         describable = DESCRIBE_TOPIC.allowed(ctx, (topic.topic for topic in request.topics))
-    topics, denied = [], []
+    topics: list[TopicResult] = []
+    denied: list[TopicResult] = []
     for topic in request.topics:
         if topic.topic not in describable:  # Kafka answers these last
             denied.append(
-                Response.OffsetForLeaderTopicResult(
+                TopicResult(
                     topic=topic.topic,
                     partitions=[
-                        Response.EpochEndOffset(
+                        EpochEndOffset(
                             error_code=DESCRIBE_TOPIC.denied,
                             partition=p.partition,
                             leader_epoch=-1,
@@ -55,24 +57,28 @@ async def handle(request, ctx: RequestContext):
             )
             continue
         topics.append(
-            Response.OffsetForLeaderTopicResult(
+            TopicResult(
                 topic=topic.topic,
                 partitions=[
                     _end_offset(replica_manager, topic.topic, p, ctx.api_version, leader_only) for p in topic.partitions
                 ],
             )
         )
-    return Response(throttle_time_ms=0, topics=topics + denied)
+    return OffsetForLeaderEpochResponse(throttle_time_ms=0, topics=topics + denied)
 
 
-def _end_offset(replica_manager: ReplicaService, topic: str, p, version: int, leader_only: bool):
+def _end_offset(
+    replica_manager: ReplicaService,
+    topic: str,
+    p: OffsetForLeaderEpochRequest.OffsetForLeaderPartition,
+    version: int,
+    leader_only: bool,
+) -> EpochEndOffset:
     current = p.current_leader_epoch if version >= 2 else -1
     try:
         epoch, end_offset = replica_manager.end_offset_for_epoch(
             topic, p.partition, p.leader_epoch, current, leader_only=leader_only
         )
     except KafkaError as exc:
-        return Response.EpochEndOffset(error_code=exc.code, partition=p.partition, leader_epoch=-1, end_offset=-1)
-    return Response.EpochEndOffset(
-        error_code=ErrorCode.NONE, partition=p.partition, leader_epoch=epoch, end_offset=end_offset
-    )
+        return EpochEndOffset(error_code=exc.code, partition=p.partition, leader_epoch=-1, end_offset=-1)
+    return EpochEndOffset(error_code=ErrorCode.NONE, partition=p.partition, leader_epoch=epoch, end_offset=end_offset)

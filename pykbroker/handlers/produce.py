@@ -32,26 +32,26 @@ offset (v5+), and per-batch errors with a message (v8+).
 """
 
 from ..cluster.model import INTERNAL_TOPICS
-from ..protocol import messages
+from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
+from ..protocol.message_types import ProduceRequest, ProduceResponse
 from ..records import batch, legacy
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
-from .authorization import check
-from .context import CloseConnection, RequestContext
+from .support.authorization import check
+from .support.context import CloseConnection, RequestContext
 
 API_KEY = ApiKey.PRODUCE
 MIN_VERSION = 0
 MAX_VERSION = 11
 
-Response = messages.response(API_KEY).cls
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 WRITE_TOPIC = check(API_KEY, "topic")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceResponse | None:
     if ctx.api_version >= 3 and _has_transactional_batches(request) and not _may_write_transactionally(request, ctx):
         return _uniform_response(request, WRITE_TRANSACTIONAL_ID.denied)
     acks = request.acks
@@ -79,7 +79,7 @@ async def handle(request, ctx: RequestContext):
     return response
 
 
-def _add_leader_hints(response, ctx: RequestContext) -> None:
+def _add_leader_hints(response: ProduceResponse, ctx: RequestContext) -> None:
     replica_manager = ctx.services.replica_manager
     leaders = set()
     for topic in response.responses:
@@ -88,25 +88,28 @@ def _add_leader_hints(response, ctx: RequestContext) -> None:
                 continue
             hint = replica_manager.leader_hint(topic.name, part.index)
             if hint is not None:
-                part.current_leader = Response.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
+                part.current_leader = ProduceResponse.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
                 leaders.add(hint[0])
     if leaders:
         response.node_endpoints = [
-            Response.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
+            ProduceResponse.NodeEndpoint(node_id=b.broker_id, host=b.host, port=b.port, rack=b.rack)
             for b in ctx.services.live_brokers(ctx.listener_name)
             if b.broker_id in leaders
         ]
 
 
-def _may_write_transactionally(request, ctx: RequestContext) -> bool:
+def _may_write_transactionally(request: ProduceRequest, ctx: RequestContext) -> bool:
     """Transactional batches need the request's transactional id, and WRITE on it."""
     transactional_id = request.transactional_id
     return transactional_id is not None and WRITE_TRANSACTIONAL_ID.allows(ctx, transactional_id)
 
 
-def _collect_partitions(request, version: int, writable: set[str]):
+def _collect_partitions(
+    request: ProduceRequest, version: int, writable: set[str]
+) -> tuple[dict[TopicPartition, bytearray], dict[TopicPartition, ProduceResult]]:
     """({tp: magic 2 records} to append, {tp: result} for partitions rejected up front)."""
-    entries, rejected = {}, {}
+    entries: dict[TopicPartition, bytearray] = {}
+    rejected: dict[TopicPartition, ProduceResult] = {}
     for topic in request.topic_data:
         for part in topic.partition_data:
             tp = (topic.name, part.index)
@@ -123,7 +126,7 @@ def _collect_partitions(request, version: int, writable: set[str]):
     return entries, rejected
 
 
-def _has_transactional_batches(request) -> bool:
+def _has_transactional_batches(request: ProduceRequest) -> bool:
     """Whether a partition's records start with a transactional batch (Kafka's
     `RequestUtils.hasTransactionalRecords`); records too short or of an older magic are not."""
     for topic in request.topic_data:
@@ -141,7 +144,7 @@ def _refuse_internal_topic(name: str) -> None:
         raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Cannot append to internal topic {name}")
 
 
-def _as_single_v2_batch(records, version: int) -> bytearray:
+def _as_single_v2_batch(records: bytes | bytearray | None, version: int) -> bytearray:
     if not records:
         raise InvalidRecordError("Produce request has no records for a partition")
     magic = batch.read_magic(records)
@@ -165,25 +168,25 @@ def _as_single_v2_batch(records, version: int) -> bytearray:
     return records if isinstance(records, bytearray) else bytearray(records)
 
 
-def _partition_response(index: int, result: ProduceResult):
-    return Response.PartitionProduceResponse(
+def _partition_response(index: int, result: ProduceResult) -> ProduceResponse.PartitionProduceResponse:
+    return ProduceResponse.PartitionProduceResponse(
         index=index,
         error_code=result.error,
         base_offset=result.base_offset,
         log_append_time_ms=result.log_append_time,
         log_start_offset=result.log_start_offset,
         record_errors=[
-            Response.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=message)
+            ProduceResponse.BatchIndexAndErrorMessage(batch_index=i, batch_index_error_message=message)
             for i, message in result.record_errors
         ],
         error_message=result.error_message,
     )
 
 
-def _response(request, results):
-    return Response(
+def _response(request: ProduceRequest, results: dict[TopicPartition, ProduceResult]) -> ProduceResponse:
+    return ProduceResponse(
         responses=[
-            Response.TopicProduceResponse(
+            ProduceResponse.TopicProduceResponse(
                 name=topic.name,
                 partition_responses=[
                     _partition_response(part.index, results[(topic.name, part.index)]) for part in topic.partition_data
@@ -194,7 +197,7 @@ def _response(request, results):
     )
 
 
-def _uniform_response(request, error: ErrorCode):
+def _uniform_response(request: ProduceRequest, error: ErrorCode) -> ProduceResponse:
     return _response(
         request, {(t.name, p.index): ProduceResult(error) for t in request.topic_data for p in t.partition_data}
     )

@@ -8,20 +8,18 @@ does: ILLEGAL_SASL_STATE, "SaslAuthenticate request received after successful au
 
 from __future__ import annotations
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .context import RequestContext
+from ..protocol.message_types import SaslAuthenticateRequest, SaslAuthenticateResponse
+from .support.context import RequestContext
 
 API_KEY = ApiKey.SASL_AUTHENTICATE
 MIN_VERSION = 0
 MAX_VERSION = 2
 
-Response = messages.response(API_KEY).cls
 
-
-async def handle(request, ctx: RequestContext):
-    return Response(
+async def handle(request: SaslAuthenticateRequest, ctx: RequestContext) -> SaslAuthenticateResponse:
+    return SaslAuthenticateResponse(
         error_code=ErrorCode.ILLEGAL_SASL_STATE,
         error_message="SaslAuthenticate request received after successful authentication",
         auth_bytes=b"",

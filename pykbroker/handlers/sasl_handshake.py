@@ -9,17 +9,15 @@ expiry, or less than a second since the last re-authentication): ILLEGAL_SASL_ST
 
 from __future__ import annotations
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .context import RequestContext
+from ..protocol.message_types import SaslHandshakeRequest, SaslHandshakeResponse
+from .support.context import RequestContext
 
 API_KEY = ApiKey.SASL_HANDSHAKE
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
 
-
-async def handle(request, ctx: RequestContext):
-    return Response(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])
+async def handle(request: SaslHandshakeRequest, ctx: RequestContext) -> SaslHandshakeResponse:
+    return SaslHandshakeResponse(error_code=ErrorCode.ILLEGAL_SASL_STATE, mechanisms=[])

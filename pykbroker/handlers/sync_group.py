@@ -8,26 +8,25 @@ leader's has been stored (see `coordinator/group/rebalance.py`).
   they differ from the group's) and are returned.
 """
 
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import SyncGroupRequest, SyncGroupResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.SYNC_GROUP
 MIN_VERSION = 0
 MAX_VERSION = 5
 
-Response = messages.response(API_KEY).cls
 READ_GROUP = check(API_KEY, "group")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: SyncGroupRequest, ctx: RequestContext) -> SyncGroupResponse:
     version = ctx.api_version
     if version >= 5 and (request.protocol_type is None or request.protocol_name is None):
-        return Response(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
+        return SyncGroupResponse(error_code=ErrorCode.INCONSISTENT_GROUP_PROTOCOL, assignment=b"")
     if not READ_GROUP.allows(ctx, request.group_id):
-        return Response(error_code=READ_GROUP.denied, assignment=b"")
+        return SyncGroupResponse(error_code=READ_GROUP.denied, assignment=b"")
     result = await ctx.services.group_coordinator.sync_group(
         request.group_id,
         request.generation_id,
@@ -37,7 +36,7 @@ async def handle(request, ctx: RequestContext):
         request.group_instance_id if version >= 3 else None,
         {a.member_id: bytes(a.assignment) for a in request.assignments},
     )
-    return Response(
+    return SyncGroupResponse(
         error_code=result.error,
         protocol_type=result.protocol_type,
         protocol_name=result.protocol_name,

@@ -20,25 +20,25 @@ only when the transaction commits (and are dropped if it aborts); meanwhile Offs
 """
 
 from ..common.time import now_ms
+from ..common.topic_partition import TopicPartition
 from ..coordinator.group.formats import OffsetAndMetadata
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
-from .offset_requests import refuse_all, response_topics, split_known_partitions
+from ..protocol.message_types import TxnOffsetCommitRequest, TxnOffsetCommitResponse
+from .support.authorization import check
+from .support.context import RequestContext
+from .support.offset_requests import refuse_all, response_topics, split_known_partitions
 
 API_KEY = ApiKey.TXN_OFFSET_COMMIT
 MIN_VERSION = 0
 MAX_VERSION = 4
 
-Response = messages.response(API_KEY).cls
 WRITE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: TxnOffsetCommitRequest, ctx: RequestContext) -> TxnOffsetCommitResponse:
     version = ctx.api_version
     denied = _authorization_error(request, ctx)
     if denied is not None:
@@ -63,17 +63,17 @@ async def handle(request, ctx: RequestContext):
         errors = {tp: _known_before_v4(error) for tp, error in errors.items()}
     if version < 2:
         errors = {tp: _known_before_v2(error) for tp, error in errors.items()}
-    return Response(
+    return TxnOffsetCommitResponse(
         topics=response_topics(
             request.topics,
             errors,
-            Response.TxnOffsetCommitResponseTopic,
-            Response.TxnOffsetCommitResponsePartition,
+            TxnOffsetCommitResponse.TxnOffsetCommitResponseTopic,
+            TxnOffsetCommitResponse.TxnOffsetCommitResponsePartition,
         )
     )
 
 
-def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
+def _authorization_error(request: TxnOffsetCommitRequest, ctx: RequestContext) -> ErrorCode | None:
     """Kafka: WRITE on the transactional id, then READ on the group."""
     if not WRITE_TRANSACTIONAL_ID.allows(ctx, request.transactional_id):
         return WRITE_TRANSACTIONAL_ID.denied
@@ -82,7 +82,9 @@ def _authorization_error(request, ctx: RequestContext) -> ErrorCode | None:
     return None
 
 
-def _offsets(known, version: int, now: int) -> dict:
+def _offsets(
+    known: list[tuple[TopicPartition, TxnOffsetCommitRequest.TxnOffsetCommitRequestPartition]], version: int, now: int
+) -> dict[TopicPartition, OffsetAndMetadata]:
     """The offsets to commit of the known requested partitions."""
     return {
         tp: OffsetAndMetadata(

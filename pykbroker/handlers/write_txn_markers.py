@@ -18,31 +18,32 @@ from __future__ import annotations
 
 from ..common.topic_partition import TopicPartition
 from ..common.txn_marker import TxnMarker
-from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
-from .authorization import check
-from .context import RequestContext
+from ..protocol.message_types import WriteTxnMarkersRequest, WriteTxnMarkersResponse
+from .support.authorization import check
+from .support.context import RequestContext
 
 API_KEY = ApiKey.WRITE_TXN_MARKERS
 MIN_VERSION = 0
 MAX_VERSION = 1
 
-Response = messages.response(API_KEY).cls
 ALTER_CLUSTER = check(API_KEY, "alter")
 CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 
-async def handle(request, ctx: RequestContext):
+async def handle(request: WriteTxnMarkersRequest, ctx: RequestContext) -> WriteTxnMarkersResponse:
     markers = [_marker(m) for m in request.markers]
     if not _authorized(ctx):
         denied = CLUSTER_ACTION_ON_CLUSTER.denied
-        return Response(markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers])
+        return WriteTxnMarkersResponse(
+            markers=[_marker_result(m.producer_id, dict.fromkeys(m.partitions, denied)) for m in markers]
+        )
     answers = await ctx.services.txn_markers.write_txn_markers(markers) if markers else []
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for marker, errors in zip(markers, answers):
         by_producer.setdefault(marker.producer_id, {}).update(errors)
-    return Response(markers=[_marker_result(pid, errors) for pid, errors in by_producer.items()])
+    return WriteTxnMarkersResponse(markers=[_marker_result(pid, errors) for pid, errors in by_producer.items()])
 
 
 def _authorized(ctx: RequestContext) -> bool:
@@ -51,7 +52,7 @@ def _authorized(ctx: RequestContext) -> bool:
     return ALTER_CLUSTER.allows(ctx, log_if_denied=False) or CLUSTER_ACTION_ON_CLUSTER.allows(ctx)
 
 
-def _marker(m) -> TxnMarker:
+def _marker(m: WriteTxnMarkersRequest.WritableTxnMarker) -> TxnMarker:
     return TxnMarker(
         producer_id=m.producer_id,
         producer_epoch=m.producer_epoch,
@@ -61,13 +62,18 @@ def _marker(m) -> TxnMarker:
     )
 
 
-def _marker_result(producer_id: int, errors: dict[TopicPartition, ErrorCode]):
-    topics: dict[str, list] = {}
+def _marker_result(
+    producer_id: int, errors: dict[TopicPartition, ErrorCode]
+) -> WriteTxnMarkersResponse.WritableTxnMarkerResult:
+    topics: dict[str, list[WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult]] = {}
     for (topic, index), error in errors.items():
         topics.setdefault(topic, []).append(
-            Response.WritableTxnMarkerPartitionResult(partition_index=index, error_code=error)
+            WriteTxnMarkersResponse.WritableTxnMarkerPartitionResult(partition_index=index, error_code=error)
         )
-    return Response.WritableTxnMarkerResult(
+    return WriteTxnMarkersResponse.WritableTxnMarkerResult(
         producer_id=producer_id,
-        topics=[Response.WritableTxnMarkerTopicResult(name=name, partitions=parts) for name, parts in topics.items()],
+        topics=[
+            WriteTxnMarkersResponse.WritableTxnMarkerTopicResult(name=name, partitions=parts)
+            for name, parts in topics.items()
+        ],
     )

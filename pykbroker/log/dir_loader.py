@@ -24,7 +24,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
-from .checkpoint import TopicPartition
+from ..common.topic_partition import TopicPartition
 from .log import Log
 from .results import RecoveryStats
 

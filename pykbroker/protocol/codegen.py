@@ -7,8 +7,11 @@ packed by one `struct` call, lengths compact or not, tagged fields or not), and 
 No schema is interpreted while a message is being read or written.
 
 Decoders take `bytes` and a start position and return `(object, end position)`. Encoders append
-the encoded pieces to a list; a `records` field may hold any object with a length (for example a
-region of a log file) and is appended as it is, so that responses can carry file ranges.
+the encoded pieces to a list; a `records` field may hold a region of a file (`FileRegionLike`)
+and is appended as it is, so that responses can carry file ranges.
+
+The classes exist only at run time. `message_types.pyi`, written by `stubs.py` from the same
+schemas, declares them (fields, nested struct classes, constructors) for the type checker.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import struct
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol, TypeAlias
 
 from ..common.uuids import ZERO_UUID
 from .schema import FieldSpec, MessageSpec, StructSpec
@@ -33,10 +36,21 @@ FIXED_FORMATS = {
 }
 
 
-# A class made by `build_classes` from a schema. Its fields and its nested struct classes
-# (`MetadataResponse.MetadataResponseTopic`) exist only at run time, so to the type checker the
-# class, and what it makes, are `Any`: attribute access on generated messages is not checked.
-GeneratedClass = Any
+class FileRegionLike(Protocol):
+    """`length` bytes at `position` of an open file, sent as they are (a log's `FileRegion`)."""
+
+    @property
+    def fd(self) -> int: ...
+    @property
+    def position(self) -> int: ...
+    @property
+    def length(self) -> int: ...
+    def __len__(self) -> int: ...
+
+
+# What a `records` field may hold for the encoder: bytes, or a file region. (The decoder leaves a
+# slice of the frame: bytes or bytearray.)
+RecordsData: TypeAlias = bytes | bytearray | memoryview | FileRegionLike
 
 
 class DecodeError(ValueError):
@@ -130,7 +144,7 @@ def _is_mutable_default(spec: FieldSpec) -> bool:
     return _default_expr(spec).endswith(("[]", "()"))
 
 
-def build_classes(message: MessageSpec) -> dict[str, GeneratedClass]:
+def build_classes(message: MessageSpec) -> dict[str, type[Any]]:
     """One class per struct of the message, with keyword-only __init__, __eq__ and __repr__.
 
     The methods of all the message's classes are generated as one source and compiled at once.
@@ -138,7 +152,7 @@ def build_classes(message: MessageSpec) -> dict[str, GeneratedClass]:
     namespace = dict(_HELPERS)
     specs = _structs_in_dependency_order(message)
     exec("\n".join(line for spec in specs for line in _method_source(spec)), namespace)  # noqa: S102
-    classes: dict[str, GeneratedClass] = {}
+    classes: dict[str, type[Any]] = {}
     for spec in specs:
         cls = _make_class(spec, namespace)
         namespace[spec.name] = cls  # __init__ defaults like `Struct()` resolve at call time
@@ -190,7 +204,7 @@ def _method_source(spec: StructSpec) -> list[str]:
 def _make_class(spec: StructSpec, namespace: dict) -> type:
     attrs = tuple(f.attr for f in spec.fields)
 
-    def __repr__(self):  # noqa: N807
+    def __repr__(self: object) -> str:  # noqa: N807
         body = ", ".join(f"{a}={getattr(self, a)!r}" for a in attrs)
         return f"{type(self).__name__}({body})"
 
@@ -539,7 +553,7 @@ def _group_fixed(fields: list[FieldSpec]) -> list:
 
 
 def compile_version(
-    message: MessageSpec, version: int, classes: dict[str, GeneratedClass]
+    message: MessageSpec, version: int, classes: dict[str, type[Any]]
 ) -> tuple[Callable, Callable, str, dict[str, Callable]]:
     """(decoder, encoder, source, the codec functions of each struct: `e_<struct name>` and
     `d_<struct name>`) for one message at one version."""

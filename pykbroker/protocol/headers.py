@@ -8,17 +8,17 @@ tagged fields; ApiVersions responses always use v0 so that any client can read t
 from __future__ import annotations
 
 import struct
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-from . import messages
+from . import message_types, messages
 from .api_keys import ApiKey
 from .codegen import DecodeError
 
 _REQUEST_PREFIX = struct.Struct(">hhi")
 _RESPONSE_HEADER_V0 = struct.Struct(">i")
 
-RequestHeader = messages.by_name("RequestHeader")
-ResponseHeader = messages.by_name("ResponseHeader")
+RequestHeader = messages.of(message_types.RequestHeader)
+ResponseHeader = messages.of(message_types.ResponseHeader)
 
 
 class RequestPrefix(NamedTuple):
@@ -29,7 +29,7 @@ class RequestPrefix(NamedTuple):
     correlation_id: int
 
 
-def read_request_prefix(frame) -> RequestPrefix:
+def read_request_prefix(frame: bytes | bytearray) -> RequestPrefix:
     if len(frame) < _REQUEST_PREFIX.size:
         raise DecodeError("request is shorter than its header")
     return RequestPrefix._make(_REQUEST_PREFIX.unpack_from(frame, 0))
@@ -47,7 +47,9 @@ def response_header_version(api_key: int, api_version: int) -> int:
     return 1 if messages.response(api_key).is_flexible(api_version) else 0
 
 
-def decode_request_header(frame, api_key: int, api_version: int) -> tuple[Any, int]:
+def decode_request_header(
+    frame: bytes | bytearray, api_key: int, api_version: int
+) -> tuple[message_types.RequestHeader, int]:
     """(header object, position where the body starts)."""
     return RequestHeader.decode(frame, 0, version=request_header_version(api_key, api_version))
 
@@ -65,5 +67,7 @@ def encode_response_header(api_key: int, api_version: int, correlation_id: int) 
     return _RESPONSE_HEADER_V0.pack(correlation_id) + b"\x00"
 
 
-def decode_response_header(frame, api_key: int, api_version: int) -> tuple[Any, int]:
+def decode_response_header(
+    frame: bytes | bytearray, api_key: int, api_version: int
+) -> tuple[message_types.ResponseHeader, int]:
     return ResponseHeader.decode(frame, 0, version=response_header_version(api_key, api_version))

@@ -6,28 +6,44 @@
     parts = Metadata.encode(body, version=12)          # list of bytes (and file regions)
     request, end = messages.request(ApiKey.METADATA).decode(frame, pos, version=12)
 
+By API key or by name a message's classes are untyped (`MessageType[Any]`). Statically typed,
+through the classes of `message_types`:
+
+    from pykbroker.protocol.message_types import MetadataResponse
+    body = MetadataResponse(throttle_time_ms=0, brokers=[MetadataResponse.MetadataResponseBroker(...)])
+    parts = messages.of(MetadataResponse).encode(body, version=12)
+
 Codecs are compiled on first use of a (message, version) and cached.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cache
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .api_keys import MESSAGE_NAMES
-from .codegen import DecodeError, EncodedStructs, GeneratedClass, build_classes, compile_version
+from .codegen import DecodeError, EncodedStructs, build_classes, compile_version
 from .schema import load_message
 
+M = TypeVar("M")
 
-class MessageType:
-    """One message (e.g. MetadataResponse): its classes and its codec for each valid version."""
+# (decoder, encoder, source, the codec functions of each struct): see `codegen.compile_version`
+Codec = tuple[Callable[..., Any], Callable[..., Any], str, dict[str, Callable[..., Any]]]
+
+
+class MessageType(Generic[M]):
+    """One message (e.g. MetadataResponse): its classes and its codec for each valid version.
+
+    `M` is the message's class as `message_types` declares it (`Any` when looked up by name or
+    API key)."""
 
     def __init__(self, name: str) -> None:
         self.spec = load_message(name)
         self.name = name
         self.classes = build_classes(self.spec)
-        self.cls: GeneratedClass = self.classes[self.spec.root.name]
-        self._codecs: dict[int, tuple] = {}
+        self.cls: type[M] = self.classes[self.spec.root.name]
+        self._codecs: dict[int, Codec] = {}
 
     @property
     def api_key(self) -> int | None:
@@ -41,7 +57,7 @@ class MessageType:
     def is_flexible(self, version: int) -> bool:
         return version in self.spec.flexible_versions
 
-    def codec(self, version: int) -> tuple:
+    def codec(self, version: int) -> Codec:
         codec = self._codecs.get(version)
         if codec is None:
             if version not in self.spec.valid_versions:
@@ -49,7 +65,7 @@ class MessageType:
             codec = self._codecs[version] = compile_version(self.spec, version, self.classes)
         return codec
 
-    def decode(self, buf: bytes | bytearray, pos: int = 0, *, version: int) -> tuple[Any, int]:
+    def decode(self, buf: bytes | bytearray, pos: int = 0, *, version: int) -> tuple[M, int]:
         """Decode one message at `pos`; returns (object, end position). Raises DecodeError."""
         decoder = self.codec(version)[0]
         try:
@@ -64,11 +80,11 @@ class MessageType:
             raise DecodeError(f"truncated {self.name} v{version}")
         return obj, end
 
-    def encode(self, obj: Any, *, version: int) -> list:
+    def encode(self, obj: M, *, version: int) -> list:
         """Encode into a list of pieces: bytes, or file regions carried by `records` fields."""
         return self.codec(version)[1](obj, [])
 
-    def encode_bytes(self, obj: Any, *, version: int) -> bytes:
+    def encode_bytes(self, obj: M, *, version: int) -> bytes:
         return b"".join(self.encode(obj, version=version))
 
     def encode_structs(self, struct_name: str, items: list, *, version: int) -> EncodedStructs:
@@ -99,13 +115,19 @@ class MessageType:
 
 
 @cache
-def by_name(name: str) -> MessageType:
+def by_name(name: str) -> MessageType[Any]:
     return MessageType(name)
 
 
-def request(api_key: int) -> MessageType:
+def of(cls: type[M]) -> MessageType[M]:
+    """The message type of a class of `message_types`, typed by it:
+    `messages.of(ListGroupsResponse).encode(response, version=4)`."""
+    return by_name(cls.__name__)
+
+
+def request(api_key: int) -> MessageType[Any]:
     return by_name(MESSAGE_NAMES[api_key] + "Request")
 
 
-def response(api_key: int) -> MessageType:
+def response(api_key: int) -> MessageType[Any]:
     return by_name(MESSAGE_NAMES[api_key] + "Response")

@@ -30,6 +30,7 @@ from typing import NamedTuple
 
 import crc32c as _crc32c
 
+from .buffers import ReadableBuffer
 from .errors import CorruptRecordError, InvalidRecordError
 
 BATCH_HEADER_SIZE = 61
@@ -115,20 +116,20 @@ class BatchHeader(NamedTuple):
         return (self.base_sequence + self.last_offset_delta) & 0x7FFFFFFF
 
 
-def read_magic(buf, pos: int = 0) -> int:
+def read_magic(buf: ReadableBuffer, pos: int = 0) -> int:
     """The magic byte of the batch or legacy message at `pos` (both keep it at offset 16)."""
     if len(buf) - pos < MAGIC_OFFSET + 1:
         raise InvalidRecordError("record batch is shorter than its header")
     return buf[pos + MAGIC_OFFSET]
 
 
-def unpack_header(buf, pos: int = 0) -> BatchHeader:
+def unpack_header(buf: ReadableBuffer, pos: int = 0) -> BatchHeader:
     """The batch header at `pos` of `buf`, without any checks beyond its 61 bytes being there
     (for data already validated, such as a log's own segments)."""
     return BatchHeader._make(_HEADER.unpack_from(buf, pos))
 
 
-def parse_header(buf, pos: int = 0) -> BatchHeader:
+def parse_header(buf: ReadableBuffer, pos: int = 0) -> BatchHeader:
     """The header of the magic 2 batch at `pos`; checks sizes, not the CRC."""
     if len(buf) - pos < BATCH_HEADER_SIZE:
         raise InvalidRecordError("record batch is shorter than its header")
@@ -142,17 +143,17 @@ def parse_header(buf, pos: int = 0) -> BatchHeader:
     return header
 
 
-def compute_crc(buf, pos: int, header: BatchHeader) -> int:
+def compute_crc(buf: ReadableBuffer, pos: int, header: BatchHeader) -> int:
     """CRC32C of the batch at `pos` from its attributes to its end."""
     start = pos + ATTRIBUTES_OFFSET
     return _crc32c.crc32c(memoryview(buf)[start : pos + header.size])
 
 
-def is_crc_valid(buf, pos: int, header: BatchHeader) -> bool:
+def is_crc_valid(buf: ReadableBuffer, pos: int, header: BatchHeader) -> bool:
     return compute_crc(buf, pos, header) == header.crc
 
 
-def check_crc(buf, pos: int, header: BatchHeader) -> None:
+def check_crc(buf: ReadableBuffer, pos: int, header: BatchHeader) -> None:
     if not is_crc_valid(buf, pos, header):
         raise CorruptRecordError(
             f"record batch at offset {header.base_offset} has a bad CRC "
@@ -160,7 +161,7 @@ def check_crc(buf, pos: int, header: BatchHeader) -> None:
         )
 
 
-def iter_headers(buf, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
+def iter_headers(buf: ReadableBuffer, pos: int = 0, end: int | None = None) -> Iterator[tuple[int, BatchHeader]]:
     """(position, header) of each complete magic 2 batch in `buf[pos:end]`.
 
     Stops at the first incomplete batch (a partial tail, as fetch responses may carry).

@@ -26,6 +26,7 @@ from collections.abc import Iterator
 import zstandard
 
 from . import lz4_kafka, snappy_xerial
+from .buffers import ReadableBuffer
 from .errors import InvalidRecordError, UnsupportedCompressionError
 
 NONE = 0
@@ -64,7 +65,7 @@ def compress(codec: int, data: bytes, magic: int = 2) -> bytes:
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
 
 
-def decompress(codec: int, data, magic: int = 2) -> bytes:
+def decompress(codec: int, data: ReadableBuffer, magic: int = 2) -> bytes:
     """The bytes that `data` (compressed with `codec` in a batch or message of `magic`) holds."""
     check_codec(codec)
     data = bytes(data)

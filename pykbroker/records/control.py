@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ..common.time import now_ms
 from .batch import BatchHeader
+from .buffers import ReadableBuffer
 from .errors import InvalidRecordError
 from .records import Record, build_batch, decode_batch
 
@@ -109,7 +110,7 @@ def parse_control_record(record: Record) -> tuple[int, int]:
     return control_type, coordinator_epoch
 
 
-def read_end_txn_marker(buf, pos: int = 0) -> EndTxnMarker:
+def read_end_txn_marker(buf: ReadableBuffer, pos: int = 0) -> EndTxnMarker:
     """The transaction marker held by the control batch at `pos`."""
     header, records = decode_batch(buf, pos)
     if not header.is_control or len(records) != 1:

@@ -31,6 +31,7 @@ from typing import NamedTuple
 
 from ..common.time import now_ms
 from . import batch as _batch
+from .buffers import ReadableBuffer
 from .compression import ZSTD, check_codec, compress, decompress
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .records import Record, as_bytes, build_batch, decode_batch
@@ -46,6 +47,8 @@ _OFFSET_AND_SIZE = struct.Struct(">qi")
 _CRC_MAGIC_ATTRIBUTES = struct.Struct(">IBB")
 _TIMESTAMP = struct.Struct(">q")
 _LENGTH = struct.Struct(">i")
+
+_Entry = tuple[bytes | None, bytes | None, int]  # key, value, timestamp of a message to build
 
 
 class LegacyMessage(NamedTuple):
@@ -71,7 +74,7 @@ class LegacyMessage(NamedTuple):
 # -- parsing ------------------------------------------------------------------------------
 
 
-def parse_message(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[LegacyMessage, int]:
+def parse_message(buf: ReadableBuffer, pos: int = 0, *, verify_crc: bool = True) -> tuple[LegacyMessage, int]:
     """(message, position after it) for the message at `pos`, its CRC checked."""
     end = _message_end(buf, pos)
     magic = buf[pos + MAGIC_OFFSET]
@@ -96,7 +99,9 @@ def parse_message(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[Legacy
     return LegacyMessage(offset, magic, attributes, timestamp, key, value, crc), end
 
 
-def parse_message_set(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> list[LegacyMessage]:
+def parse_message_set(
+    buf: ReadableBuffer, *, verify_crc: bool = True, allow_partial_tail: bool = False
+) -> list[LegacyMessage]:
     """The messages of `buf` as they are stored: wrappers are not opened."""
     messages = []
     pos = 0
@@ -108,7 +113,9 @@ def parse_message_set(buf, *, verify_crc: bool = True, allow_partial_tail: bool 
     return messages
 
 
-def decode_message_set(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> list[LegacyMessage]:
+def decode_message_set(
+    buf: ReadableBuffer, *, verify_crc: bool = True, allow_partial_tail: bool = False
+) -> list[LegacyMessage]:
     """The logical messages of `buf`: wrappers replaced by their inner messages, with
     absolute offsets and the timestamps consumers see."""
     messages = []
@@ -150,7 +157,7 @@ def _check_inner_message(message: LegacyMessage, wrapper: LegacyMessage) -> None
         raise InvalidRecordError(f"compressed message at offset {wrapper.offset} is nested")
 
 
-def _message_end(buf, pos: int) -> int:
+def _message_end(buf: ReadableBuffer, pos: int) -> int:
     if len(buf) - pos < MAGIC_OFFSET + 1:
         raise InvalidRecordError("message is shorter than its header")
     _offset, size = _OFFSET_AND_SIZE.unpack_from(buf, pos)
@@ -162,14 +169,14 @@ def _message_end(buf, pos: int) -> int:
     return end
 
 
-def _is_partial(buf, pos: int) -> bool:
+def _is_partial(buf: ReadableBuffer, pos: int) -> bool:
     if len(buf) - pos < LOG_OVERHEAD:
         return True
     _offset, size = _OFFSET_AND_SIZE.unpack_from(buf, pos)
     return size >= 0 and pos + LOG_OVERHEAD + size > len(buf)
 
 
-def _check_crc(buf, pos: int, end: int, stored: int, offset: int) -> None:
+def _check_crc(buf: ReadableBuffer, pos: int, end: int, stored: int, offset: int) -> None:
     computed = zlib.crc32(memoryview(buf)[pos + MAGIC_OFFSET : end])
     if computed != stored:
         raise CorruptRecordError(
@@ -183,7 +190,7 @@ def _check_compression(codec: int, magic: int) -> None:
         raise UnsupportedCompressionError(f"zstd needs magic 2, not magic {magic}")
 
 
-def _read_nullable_bytes(buf, pos: int, end: int) -> tuple[bytes | None, int]:
+def _read_nullable_bytes(buf: ReadableBuffer, pos: int, end: int) -> tuple[bytes | None, int]:
     if end - pos < _LENGTH.size:
         raise InvalidRecordError("message field length is truncated")
     (length,) = _LENGTH.unpack_from(buf, pos)
@@ -235,20 +242,20 @@ def build_message_set(
     if magic not in RECORD_OVERHEAD:
         raise ValueError(f"legacy magic is 0 or 1, not {magic}")
     _check_compression(compression, magic)
-    entries = [_as_entry(entry, magic) for entry in entries]
+    built = [_as_entry(entry, magic) for entry in entries]
     if offsets is None:
-        offsets = [base_offset + i for i in range(len(entries))]
+        offsets = [base_offset + i for i in range(len(built))]
     offsets = list(offsets)
-    if len(offsets) != len(entries):
+    if len(offsets) != len(built):
         raise ValueError("one offset per entry is needed")
-    if not entries:
+    if not built:
         return b""
     if compression:
-        return _build_wrapper(entries, offsets, magic, compression, log_append_time)
-    return b"".join(_encode_plain(entry, offset, magic, log_append_time) for entry, offset in zip(entries, offsets))
+        return _build_wrapper(built, offsets, magic, compression, log_append_time)
+    return b"".join(_encode_plain(entry, offset, magic, log_append_time) for entry, offset in zip(built, offsets))
 
 
-def _as_entry(entry: Sequence, magic: int) -> tuple[bytes | None, bytes | None, int]:
+def _as_entry(entry: Sequence, magic: int) -> _Entry:
     if not 2 <= len(entry) <= 3:
         raise TypeError(f"a legacy entry is (key, value[, timestamp]), not {entry!r}")
     key, value, timestamp = (*entry, None)[:3]
@@ -263,15 +270,17 @@ def _timestamp_attributes(magic: int, log_append_time: int | None) -> int:
     return TIMESTAMP_TYPE_MASK if magic == 1 and log_append_time is not None else 0
 
 
-def _encode_plain(entry, offset: int, magic: int, log_append_time: int | None) -> bytes:
+def _encode_plain(entry: _Entry, offset: int, magic: int, log_append_time: int | None) -> bytes:
     key, value, timestamp = entry
     attributes = _timestamp_attributes(magic, log_append_time)
-    if attributes:
+    if attributes and log_append_time is not None:  # attributes are set only with a log append time
         timestamp = log_append_time
     return encode_message(offset, magic, attributes, timestamp, key, value)
 
 
-def _build_wrapper(entries, offsets: list[int], magic: int, compression: int, log_append_time: int | None) -> bytes:
+def _build_wrapper(
+    entries: list[_Entry], offsets: list[int], magic: int, compression: int, log_append_time: int | None
+) -> bytes:
     attributes = _timestamp_attributes(magic, log_append_time)
     inner = b"".join(
         encode_message(_inner_offset(offset, offsets[0], magic), magic, attributes, timestamp, key, value)
@@ -296,7 +305,7 @@ def _inner_offset(offset: int, first_offset: int, magic: int) -> int:
 
 
 def upconvert_to_v2(
-    message_set,
+    message_set: ReadableBuffer,
     *,
     base_offset: int | None = None,
     compression: int | None = None,
@@ -355,7 +364,9 @@ def _upconverted_offsets(messages: list[LegacyMessage], base_offset: int | None)
     return offsets
 
 
-def downconvert(batches, magic: int, *, first_offset: int | None = None, verify_crc: bool = True) -> bytes:
+def downconvert(
+    batches: ReadableBuffer, magic: int, *, first_offset: int | None = None, verify_crc: bool = True
+) -> bytes:
     """The magic 0 or 1 message set an old fetcher (Fetch v0-v3) reads for `batches`.
 
     Offsets, keys, values and (magic 1) timestamps are kept; headers are dropped; control
@@ -402,7 +413,7 @@ def _downconvert_batch(
     )
 
 
-def _downconvert_message(raw: bytes, message: LegacyMessage, magic: int, verify_crc: bool) -> bytes:
+def _downconvert_message(raw: ReadableBuffer, message: LegacyMessage, magic: int, verify_crc: bool) -> bytes:
     if message.magic <= magic:
         return bytes(raw)
     inner = open_wrapper(message, verify_crc=verify_crc) if message.compression else [message]

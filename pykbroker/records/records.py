@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from ..common.time import now_ms
 from . import batch as _batch
 from .batch import BatchHeader
+from .buffers import ReadableBuffer
 from .compression import check_codec, compress, decompress
 from .errors import InvalidRecordError
 from .varint import decode_varint, decode_varlong, encode_varint, encode_varlong
@@ -167,7 +168,7 @@ def to_record(item: RecordLike, index: int, base_timestamp: int) -> Record:
     )
 
 
-def header_name(name) -> str:
+def header_name(name: str | bytes | bytearray) -> str:
     if isinstance(name, (bytes, bytearray)):
         return bytes(name).decode("utf-8")
     if isinstance(name, str):
@@ -175,7 +176,7 @@ def header_name(name) -> str:
     raise TypeError(f"a header name is str or UTF-8 bytes, not {type(name).__name__}")
 
 
-def as_bytes(data) -> bytes | None:
+def as_bytes(data: ReadableBuffer) -> bytes | None:
     if data is None:
         return None
     if isinstance(data, str):
@@ -224,7 +225,7 @@ def _max_timestamp(records: list[Record], base_timestamp: int, max_timestamp: in
 # -- decoding -----------------------------------------------------------------------------
 
 
-def decode_batch(buf, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
+def decode_batch(buf: ReadableBuffer, pos: int = 0, *, verify_crc: bool = True) -> tuple[BatchHeader, list[Record]]:
     """The header and records of the magic 2 batch at `pos`, decompressing as needed.
 
     Raises InvalidRecordError (CorruptRecordError for a CRC mismatch) on anything that is
@@ -258,7 +259,7 @@ def decode_records(body: bytes, count: int) -> list[Record]:
     return records
 
 
-def decode_record(buf, pos: int) -> tuple[Record, int]:
+def decode_record(buf: ReadableBuffer, pos: int) -> tuple[Record, int]:
     """(record, position after it) for the length-prefixed record at `pos`."""
     length, pos = decode_varint(buf, pos)
     end = pos + length
@@ -275,7 +276,7 @@ def decode_record(buf, pos: int) -> tuple[Record, int]:
     return Record(offset_delta, timestamp_delta, key, value, headers), pos
 
 
-def decode_headers(buf, pos: int, end: int) -> tuple[list[Header], int]:
+def decode_headers(buf: ReadableBuffer, pos: int, end: int) -> tuple[list[Header], int]:
     count, pos = decode_varint(buf, pos, end)
     if count < 0:
         raise InvalidRecordError(f"negative header count {count}")
@@ -289,7 +290,7 @@ def decode_headers(buf, pos: int, end: int) -> tuple[list[Header], int]:
     return headers, pos
 
 
-def decode_nullable_bytes(buf, pos: int, end: int) -> tuple[bytes | None, int]:
+def decode_nullable_bytes(buf: ReadableBuffer, pos: int, end: int) -> tuple[bytes | None, int]:
     length, pos = decode_varint(buf, pos, end)
     if length == -1:
         return None, pos
@@ -315,7 +316,7 @@ def _effective_timestamp(header: BatchHeader, record: Record) -> int:
 
 
 def iter_batches(
-    buf, *, verify_crc: bool = True, allow_partial_tail: bool = False
+    buf: ReadableBuffer, *, verify_crc: bool = True, allow_partial_tail: bool = False
 ) -> Iterator[tuple[BatchHeader, list[Record]]]:
     """(header, records) of each magic 2 batch in `buf`, in order.
 
@@ -331,13 +332,13 @@ def iter_batches(
         pos += header.size
 
 
-def iter_records(buf, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> Iterator[Record]:
+def iter_records(buf: ReadableBuffer, *, verify_crc: bool = True, allow_partial_tail: bool = False) -> Iterator[Record]:
     """Every record of every magic 2 batch in `buf`, with absolute offsets and timestamps."""
     for _, records in iter_batches(buf, verify_crc=verify_crc, allow_partial_tail=allow_partial_tail):
         yield from records
 
 
-def _is_partial(buf, pos: int) -> bool:
+def _is_partial(buf: ReadableBuffer, pos: int) -> bool:
     remaining = len(buf) - pos
     if remaining < _batch.BATCH_HEADER_SIZE:
         return True

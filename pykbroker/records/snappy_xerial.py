@@ -14,6 +14,7 @@ import struct
 
 import snappy
 
+from .buffers import ReadableBuffer
 from .errors import InvalidRecordError
 
 XERIAL_MAGIC = b"\x82SNAPPY\x00"
@@ -33,7 +34,7 @@ def compress(data: bytes) -> bytes:
     return b"".join(parts)
 
 
-def is_xerial_framed(data) -> bool:
+def is_xerial_framed(data: ReadableBuffer) -> bool:
     return len(data) >= len(XERIAL_HEADER) and bytes(data[: len(XERIAL_MAGIC)]) == XERIAL_MAGIC
 
 

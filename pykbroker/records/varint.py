@@ -8,6 +8,7 @@ a varlong an int64 in at most 10.
 
 from __future__ import annotations
 
+from .buffers import ReadableBuffer
 from .errors import InvalidRecordError
 
 INT32_MIN, INT32_MAX = -(1 << 31), (1 << 31) - 1
@@ -47,7 +48,7 @@ def encode_varlong(value: int) -> bytes:
     return encode_unsigned(zigzag(value) & 0xFFFFFFFFFFFFFFFF)
 
 
-def decode_unsigned(buf, pos: int, max_bytes: int, end: int | None = None) -> tuple[int, int]:
+def decode_unsigned(buf: ReadableBuffer, pos: int, max_bytes: int, end: int | None = None) -> tuple[int, int]:
     """(value, position after it) of the unsigned varint at `pos`, reading before `end`."""
     end = len(buf) if end is None else end
     value = 0
@@ -62,13 +63,13 @@ def decode_unsigned(buf, pos: int, max_bytes: int, end: int | None = None) -> tu
     raise InvalidRecordError(f"varint longer than {max_bytes} bytes")
 
 
-def decode_varint(buf, pos: int = 0, end: int | None = None) -> tuple[int, int]:
+def decode_varint(buf: ReadableBuffer, pos: int = 0, end: int | None = None) -> tuple[int, int]:
     """(int32 value, position after it) of the zigzag varint at `pos`."""
     encoded, pos = decode_unsigned(buf, pos, MAX_VARINT_BYTES, end)
     return unzigzag(encoded & 0xFFFFFFFF), pos
 
 
-def decode_varlong(buf, pos: int = 0, end: int | None = None) -> tuple[int, int]:
+def decode_varlong(buf: ReadableBuffer, pos: int = 0, end: int | None = None) -> tuple[int, int]:
     """(int64 value, position after it) of the zigzag varlong at `pos`."""
     encoded, pos = decode_unsigned(buf, pos, MAX_VARLONG_BYTES, end)
     return unzigzag(encoded & 0xFFFFFFFFFFFFFFFF), pos

@@ -36,29 +36,10 @@ from ..config.types import ConfigError
 from .principal import ANONYMOUS, KafkaPrincipal
 from .ssl_principal import SslPrincipalMapper, principal_of_certificate
 
-SSL_KEYS = (
-    "ssl.protocol",
-    "ssl.provider",
-    "ssl.enabled.protocols",
-    "ssl.cipher.suites",
-    "ssl.keystore.type",
-    "ssl.keystore.location",
-    "ssl.keystore.password",
-    "ssl.key.password",
-    "ssl.keystore.key",
-    "ssl.keystore.certificate.chain",
-    "ssl.truststore.type",
-    "ssl.truststore.location",
-    "ssl.truststore.password",
-    "ssl.truststore.certificates",
-    "ssl.keymanager.algorithm",
-    "ssl.trustmanager.algorithm",
-    "ssl.endpoint.identification.algorithm",
-    "ssl.secure.random.implementation",
-    "ssl.engine.factory.class",
-    "ssl.client.auth",
-    "ssl.principal.mapping.rules",
-)
+# Every `ssl.*` setting of a listener (the broker's definitions are their one home); the two
+# `ssl.allow.*` keys only decide whether a reconfigured keystore may change the broker's names.
+_RECONFIGURATION_KEYS = tuple(key for key in BROKER_CONFIGS if key.startswith("ssl."))
+SSL_KEYS = tuple(key for key in _RECONFIGURATION_KEYS if not key.startswith("ssl.allow."))
 
 _PROTOCOLS = {
     "TLSv1": ssl.TLSVersion.TLSv1,
@@ -525,7 +506,6 @@ def _pem_private_key(text: Any, key_password: Any, key: str, values: ListenerSsl
 # Reconfiguration (Kafka's SslFactory.validateReconfiguration), for dynamic broker configs
 
 _STORE_FILES = ("ssl.keystore.location", "ssl.truststore.location")
-_RECONFIGURATION_KEYS = (*SSL_KEYS, "ssl.allow.dn.changes", "ssl.allow.san.changes")
 
 
 def ssl_fingerprint(config: Any, listener_name: str) -> tuple:

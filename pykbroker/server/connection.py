@@ -243,7 +243,7 @@ async def _fail(io: SocketIO, failure: AuthenticationFailed, peer: str, authenti
 
 
 async def _tls_handshake(
-    io: TlsSocketIO, tls, peer: str, listener_name: str, timeout_s: float
+    io: TlsSocketIO, tls: ServerSsl, peer: str, listener_name: str, timeout_s: float
 ) -> KafkaPrincipal | None:
     """The principal of a completed handshake; None (after one log line) when it failed."""
     try:

@@ -4,7 +4,8 @@ A request whose API or version is not served closes its connection (as Kafka doe
 ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVersions versions it
 serves (only those, as Kafka does), so that clients can fall back.
 
-Injected faults (`faults.FaultInjector`) that match a request are applied around its handler.
+Injected faults for client tests (`faults/`) stand around the handler's call: the dispatcher hands
+each request to `FaultInterceptor.serve` with its handler, and the handlers know nothing of them.
 
 An unexpected exception while a request is handled (a bug) is logged at ERROR with its traceback
 and the request it belongs to (API, version, correlation id, client id, peer, listener:
@@ -14,17 +15,18 @@ and the request it belongs to (API, version, correlation id, client id, peer, li
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from ..common.time import SYSTEM_CLOCK
-from ..handlers.context import CloseConnection, RequestContext
-from ..handlers.registry import HandlerEntry
-from ..handlers.services import BrokerServices
+from ..handlers.support.context import CloseConnection, RequestContext
+from ..handlers.support.registry import HandlerEntry
+from ..handlers.support.services import BrokerServices
 from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from .faults import FaultInjector
+from .faults import FaultInjector, FaultInterceptor
 from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,7 @@ class Dispatcher:
         self.services = services
         self.request_metrics = request_metrics or RequestMetrics()
         self.faults = faults if faults is not None else FaultInjector()
+        self.interceptor = FaultInterceptor(self.faults)
 
     async def dispatch(
         self,
@@ -85,7 +88,7 @@ class Dispatcher:
             security_protocol=security_protocol,
         )
         try:
-            pieces = await self._answer(entry, request, ctx, header.client_id)
+            pieces = await self._answer(entry, request, ctx)
         except CloseConnection:
             raise
         except Exception as exc:
@@ -95,19 +98,15 @@ class Dispatcher:
         self._record(prefix.api_key, prefix.api_version, request, started_ms)
         return pieces
 
-    async def _answer(self, entry: HandlerEntry, request, ctx: RequestContext, client_id: str | None) -> list | None:
+    async def _answer(self, entry: HandlerEntry, request: Any, ctx: RequestContext) -> list | None:
         """The handler's response, encoded with its header (None when no response is due)."""
-        injected = self.faults.for_request(ctx.api_key, client_id)
-        if injected is None:
-            response = await entry.handle(request, ctx)
-        else:
-            response = await injected.serve(entry.handle, request, ctx)
+        response = await self.interceptor.serve(entry.handle, request, ctx)
         if response is None:
             return None
         body = entry.response_type.encode(response, version=ctx.api_version)
         return [headers.encode_response_header(ctx.api_key, ctx.api_version, ctx.correlation_id), *body]
 
-    def _record(self, api_key: int, api_version: int, request, started_ms: float) -> None:
+    def _record(self, api_key: int, api_version: int, request: Any, started_ms: float) -> None:
         elapsed_ms = SYSTEM_CLOCK.monotonic_ms() - started_ms
         from_follower = api_key == ApiKey.FETCH and _fetch_replica_id(request, api_version) >= 0
         self.request_metrics.record(api_key, api_version, elapsed_ms, fetch_from_follower=from_follower)
@@ -135,7 +134,7 @@ class Dispatcher:
         return [head, *response_type.encode(body, version=0)]
 
 
-def describe_request(frame, client_host: str, listener_name: str) -> str:
+def describe_request(frame: bytes | bytearray, client_host: str, listener_name: str) -> str:
     """What a log line says of the request in `frame`: "METADATA v12 request (correlation id 7,
     client id 'app') from 10.0.0.1 on listener PLAINTEXT", as much of it as the frame holds."""
     try:
@@ -156,6 +155,6 @@ def describe_request(frame, client_host: str, listener_name: str) -> str:
     )
 
 
-def _fetch_replica_id(request, version: int) -> int:
+def _fetch_replica_id(request: Any, version: int) -> int:
     """The replica id of a Fetch (a follower's broker id; -1 for consumers)."""
     return request.replica_state.replica_id if version >= 15 else request.replica_id

@@ -35,8 +35,7 @@ from .request_metrics import RequestMetrics
 
 if TYPE_CHECKING:
     from ..cluster.model import BrokerInfo, TopicInfo
-    from ..coordinator.group.manager import FetchedOffset
-    from ..coordinator.group.model import GroupOverview
+    from ..coordinator.group.model import FetchedOffset, GroupOverview
     from ..replication.broker_topic_stats import BrokerTopicStats
     from ..replication.replica_manager import PartitionSummary
 

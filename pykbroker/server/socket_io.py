@@ -123,7 +123,7 @@ class SocketIO:
         await self._receive_rest(frame, size)
         return frame
 
-    async def send_all(self, data) -> None:
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
         view = memoryview(data)
         while view:
             view = view[await self._send(view) :]

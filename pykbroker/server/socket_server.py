@@ -78,7 +78,7 @@ class SocketServer:
             for listener in self.listeners:
                 tasks.start_soon(self._accept_loop, listener, tasks)
 
-    async def _accept_loop(self, listener: BoundListener, tasks) -> None:
+    async def _accept_loop(self, listener: BoundListener, tasks: anyio.abc.TaskGroup) -> None:
         try:
             while True:
                 await anyio.wait_readable(listener.sock)

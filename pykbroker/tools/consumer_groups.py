@@ -9,7 +9,7 @@ flags and its output, against any Kafka cluster.
 
 This module owns the command line (Kafka's checks and messages) and the text and JSON output;
 `group_admin` talks to the cluster (`offset_delete` for the one request confluent-kafka lacks),
-`offset_reset` computes new offsets, `java_order` puts rows in the order Kafka's tool prints them.
+`offset_reset` computes new offsets, `common.java_order` puts rows in the order Kafka's tool prints them.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 
 from confluent_kafka import KafkaException
 
+from ..common.java_order import hash_map_order, string_hash, topic_partition_hash
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 from .group_admin import (
     KAFKA_GROUP_STATES,
@@ -32,7 +33,6 @@ from .group_admin import (
     kafka_error_text,
     parse_topic_partitions,
 )
-from .java_order import hash_map_order, string_hash, topic_partition_hash
 from .offset_reset import ResetRequest, plan_reset, read_reset_plan
 from .tool_support import add_output_argument, print_json, usage_error
 

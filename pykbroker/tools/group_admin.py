@@ -21,9 +21,9 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient, OffsetSpec
 
+from ..common.java_order import hash_map_order, partitions_in_java_order, string_hash
 from . import offset_delete
 from .client_config import ToolError, describe_kafka_exception
-from .java_order import hash_map_order, partitions_in_java_order, string_hash
 from .tool_support import QUIET, Partition
 
 # Kafka 3.9's ConsumerGroupState names, in its order (Unknown left out, as the tool does)

@@ -5,7 +5,7 @@ chroot, so modules never see each other's znodes.
 """
 import pytest
 
-from pykbroker.testing import ZooKeeperProcess, zookeeper_available
+from pykbroker.testkit.zookeeper import ZooKeeperProcess, zookeeper_available
 
 from .harness import Cluster
 

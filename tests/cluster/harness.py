@@ -17,8 +17,9 @@ from kazoo.exceptions import NoNodeError
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess, wait_until
-from tests.wire import WireClient
+from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
 
 # Short timeouts so that failures are noticed within seconds (Kafka's defaults are 18-30 s).
 FAST_CLUSTER = {

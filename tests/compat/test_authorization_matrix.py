@@ -14,8 +14,8 @@ from pathlib import Path
 from compat import authorization_matrix
 from compat.authorization_matrix import MODES, Setup, cells, outcome
 from compat.differences import MATRIX_ACCEPTED, accepted_reason
-from pykbroker.handlers import registry
-from pykbroker.handlers.authorization import TABLE
+from pykbroker.handlers.support import registry
+from pykbroker.handlers.support.authorization import TABLE
 from pykbroker.protocol.api_keys import ApiKey
 
 SECURITY_DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from pykbroker.coordinator.group import GroupConfig, GroupCoordinator, JoinRequest
+from pykbroker.coordinator.group import GroupConfig, GroupCoordinator, JoinRequest, OffsetConfig
 from pykbroker.coordinator.group.formats import OffsetAndMetadata
-from pykbroker.coordinator.group.manager import GroupManager, OffsetConfig
 from pykbroker.common.time import FAKE_EPOCH_MS, FakeClock
 from pykbroker.common.timer import MockTimer
-from pykbroker.coordinator.group.runtime import LoopRuntime
+from pykbroker.coordinator.runtime import LoopRuntime
 from pykbroker.coordinator.partition_io import LoadedRecord
 from pykbroker.records.control import encode_control_key, encode_end_txn_marker_value
 from pykbroker.protocol import messages
@@ -102,10 +101,9 @@ def coordinator(log: MemoryOffsetsLog | None = None, runtime: FakeRuntime | None
     log = log if log is not None else MemoryOffsetsLog()
     offset_config = OffsetConfig(retention_ms=retention_ms,
                                  retention_check_interval_ms=retention_check_interval_ms)
-    manager = GroupManager(log, runtime, offset_config, lambda: partitions)
     group_config = GroupConfig(min_session_timeout_ms=1000, max_session_timeout_ms=60_000,
                                max_size=max_size, initial_rebalance_delay_ms=initial_delay_ms)
-    result = GroupCoordinator(0, group_config, offset_config, manager, runtime, log)
+    result = GroupCoordinator(0, group_config, offset_config, log, runtime, lambda: partitions)
     result.startup()
     for partition in range(partitions):
         result.on_election(partition)

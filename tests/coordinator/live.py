@@ -10,7 +10,8 @@ import sys
 import threading
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess, wait_until  # noqa: F401 - tests import it from here
+from pykbroker.testkit.process import BrokerProcess  # noqa: F401 - tests import it from here
+from pykbroker.testkit.waiting import wait_until  # noqa: F401 - tests import it from here
 
 ROOT = Path(__file__).resolve().parents[2]
 WAIT_SECONDS = 30

@@ -7,7 +7,8 @@ from pykbroker.coordinator.group.formats import (GroupRecord, GroupKey, MemberRe
                                                  decode_group_value, decode_key,
                                                  decode_offset_value, group_key, group_value,
                                                  offset_key, offset_value)
-from pykbroker.coordinator.group.offsets_topic import java_string_hash, partition_for
+from pykbroker.common.java_order import signed_string_hash as java_string_hash
+from pykbroker.coordinator.group.offsets_topic import partition_for
 
 
 def kafka_string(text: str) -> bytes:

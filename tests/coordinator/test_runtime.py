@@ -3,7 +3,7 @@ import anyio
 
 from pykbroker.common.time import FakeClock
 from pykbroker.common.timer import MockTimer
-from pykbroker.coordinator.group.runtime import LoopRuntime
+from pykbroker.coordinator.runtime import LoopRuntime
 from tests.common.running import run_until
 
 

@@ -52,7 +52,7 @@ def test_an_aborted_transaction_drops_its_offsets():
     txn_commit(c, {T0P0: 10, T0P1: 20})
     c.complete_transaction(0, PID, False, marker_offset=100)
     assert stable_fetch(c, [T0P0, T0P1]) == {T0P0: 3, T0P1: -1}
-    assert c.manager.open_groups_for_producer == {}
+    assert c.transactions.open_groups_for_producer == {}
 
 
 def test_a_marker_completes_only_its_producer_in_the_groups_of_its_partition():

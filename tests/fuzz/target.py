@@ -27,9 +27,9 @@ from pathlib import Path
 
 from pykbroker.protocol import headers, messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from tests.security.support import log_in_plain
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 ANSWER_WAIT_S = 2.0  # how long a fuzzed request may go unanswered before its connection is dropped
 STALL_WAIT_S = 0.1  # the same for a frame shorter than its size prefix (the broker waits for the rest)

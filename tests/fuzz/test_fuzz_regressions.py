@@ -26,13 +26,13 @@ import struct
 import anyio
 import pytest
 
-from pykbroker.handlers.registry import HandlerEntry
+from pykbroker.handlers.support.registry import HandlerEntry
 from pykbroker.protocol import headers, messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.server.dispatcher import CloseConnection, Dispatcher
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from tests.security.sasl_support import sasl_broker
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 from .target import resident_memory_kb
 

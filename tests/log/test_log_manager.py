@@ -4,7 +4,7 @@ import os
 
 from pykbroker.log import LogConfig, LogManager
 from pykbroker.log.checkpoint import read_offsets
-from pykbroker.testing import wait_until
+from pykbroker.testkit.waiting import wait_until
 
 from .helpers import T0, Clock, batch, kv_batch, offsets_of
 

@@ -16,7 +16,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 MECHANISMS = "PLAIN,SCRAM-SHA-256,SCRAM-SHA-512"
 PLAIN_USERS = {"alice": "alice-secret", "admin": "admin-secret"}

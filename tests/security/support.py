@@ -17,7 +17,7 @@ from pykbroker.broker import Broker
 from pykbroker.config import BrokerConfig
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from tests.wire import WireClient
+from pykbroker.testkit.wire import WireClient
 
 from .sasl_support import jaas_plain
 

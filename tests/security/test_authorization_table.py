@@ -1,4 +1,4 @@
-"""The authorization table (`pykbroker/handlers/authorization.py`) is the one place that says which
+"""The authorization table (`pykbroker/handlers/support/authorization.py`) is the one place that says which
 ACLs an API needs: every API the broker serves has an entry, no entry is left without its API, and
 the broker refuses to serve an API whose entry is missing."""
 from __future__ import annotations
@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pykbroker.handlers import registry
-from pykbroker.handlers.authorization import TABLE, OnDenial, check, entry_of
+from pykbroker.handlers.support import registry
+from pykbroker.handlers.support.authorization import TABLE, OnDenial, check, entry_of
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.security.acl import AclOperation, ResourceType
 

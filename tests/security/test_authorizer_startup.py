@@ -1,7 +1,7 @@
 """An authorizer the broker cannot honour stops it at start: one line, before any port or data."""
 import pytest
 
-from pykbroker.testing import free_port
+from pykbroker.testkit.ports import free_port
 from tests.test_startup import assert_one_line_without_traceback, start_pykbroker
 
 

@@ -17,10 +17,10 @@ from kazoo.client import KazooClient
 
 from pykbroker.cluster import zk_data
 from pykbroker.config import BrokerConfig
-from pykbroker.handlers.config_admin import decoded_broker_configs, is_password_config, store_broker_configs
+from pykbroker.handlers.support.config_admin import decoded_broker_configs, is_password_config, store_broker_configs
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 from pykbroker.security.password_encoder import PasswordEncoder, PasswordEncoderError
-from pykbroker.testing import ZooKeeperProcess, zookeeper_available
+from pykbroker.testkit.zookeeper import ZooKeeperProcess, zookeeper_available
 
 from .certs import Pki
 from .sasl_support import SaslBroker

@@ -14,7 +14,7 @@ import pytest
 from kazoo.client import KazooClient
 
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testing import ZooKeeperProcess, zookeeper_available
+from pykbroker.testkit.zookeeper import ZooKeeperProcess, zookeeper_available
 
 from .sasl_support import MECHANISMS, PLAIN_USERS, SaslBroker, confluent_conf, jaas_plain, jaas_scram
 
@@ -153,7 +153,7 @@ def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_o
     """alice (a PLAIN user, no ACLs) asks every broker to set admin's SCRAM password: the controller
     answers CLUSTER_AUTHORIZATION_FAILED, the others NOT_CONTROLLER (checked first, as Kafka does);
     describing credentials is refused on every broker; nothing changes in ZooKeeper."""
-    from tests.wire import WireClient
+    from pykbroker.testkit.wire import WireClient
 
     from .support import log_in_plain, request_of
 

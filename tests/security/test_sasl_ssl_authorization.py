@@ -44,7 +44,7 @@ def pki(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def broker(pki, tmp_path_factory):
-    from pykbroker.testing import BrokerProcess
+    from pykbroker.testkit.process import BrokerProcess
 
     overrides = {
         "listeners": "SASL_SSL://127.0.0.1:0,MTLS://127.0.0.1:0",

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from compat import java
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "security.md"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"

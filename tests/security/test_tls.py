@@ -16,7 +16,7 @@ import subprocess
 import pytest
 
 from compat import java
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .certs import Pki
 from .tls_support import DEBUG_COMMAND, listener_ports, principals, ssl_overrides, wait_for_log

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .certs import Pki
 from .tls_support import listener_ports, ssl_overrides, wait_for_log

@@ -6,7 +6,7 @@ import sys
 import time
 from pathlib import Path
 
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 
 from .certs import Issued, Pki
 

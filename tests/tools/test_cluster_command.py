@@ -13,8 +13,8 @@ import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from pykbroker import zookeeper_process
-from pykbroker.testing import zookeeper_available
+from pykbroker.testkit import zookeeper as zookeeper_process
+from pykbroker.testkit.zookeeper import zookeeper_available
 
 HANG_GUARD_S = 90  # only so that a broken launcher fails the test instead of hanging it
 

@@ -18,7 +18,7 @@ import pytest
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.realkafka import REALKAFKA
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from pykbroker.tools import console_consumer, console_producer
 from pykbroker.tools.client_config import ToolError
 

@@ -20,7 +20,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.realkafka import REALKAFKA
-from pykbroker.testing import BrokerProcess
+from pykbroker.testkit.process import BrokerProcess
 from pykbroker.tools import consumer_groups, offset_reset
 from pykbroker.tools.client_config import ToolError
 

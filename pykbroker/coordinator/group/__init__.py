@@ -1,26 +1,33 @@
 """The group coordinator for Kafka's classic group protocol (JoinGroup/SyncGroup/Heartbeat/
 LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offsets`.
 
-    coordinator.py    the coordinator: request checks, leadership of __consumer_offsets
-    join.py           JoinGroup: members joining, static members taking over
-    member_requests.py  SyncGroup, Heartbeat and LeaveGroup
-    rebalance.py      the rebalance, its phases and the members' deadlines
-    offsets.py        offset commits, fetches, deletion and expiration
-    txn_offsets.py    transactional offset commits and the end of their transactions
-    admin.py          listing, describing and deleting groups
+    coordinator.py       GroupCoordinator: what the broker and the handlers call; lifecycle and
+                         leadership of __consumer_offsets; hands each request to its owner below
+    manager.py           GroupMetadataManager: the groups served, where they live, request checks,
+                         writing a group's record
+    loader.py            GroupLoader: loading and unloading partitions of __consumer_offsets
+    replay.py            replaying a loaded partition into groups and offsets
+    rebalance.py         Rebalance: the rebalance, its phases and their delayed operations
+    heartbeats.py        Heartbeats: the members' session deadlines
+    join.py              Joining: JoinGroup, members joining, static members taking over
+    member_requests.py   MemberRequests: SyncGroup, Heartbeat and LeaveGroup
+    offsets.py           OffsetMetadataManager: offset commits (transactional too), fetches, deletion
+    offset_store.py      OffsetStore: writing offsets and their tombstones
+    txn_offsets.py       OpenTransactions: transactional offsets pending until their markers
+    offset_expiration.py OffsetExpiration: the retention check, offsets of deleted topics
+    admin.py             GroupAdmin: listing, describing and deleting groups
     group.py, member.py, state.py, offset_cache.py, model.py
-                      a group's bookkeeping
-    delayed.py        the rebalance's delayed operations (join, initial delay, sync)
-    manager.py        the groups this broker serves and their storage
-    formats.py        Kafka's key and value formats of __consumer_offsets records
-    replay.py         loading a partition of __consumer_offsets
-    log_io.py         appending to and reading __consumer_offsets (through ../partition_io.py)
-    offsets_topic.py  which partition holds a group; creating the topic
-    runtime.py        timers and background tasks on the event loop
+                         a group's bookkeeping, and the records handed back
+    delayed.py           the rebalance's delayed operations (join, initial delay, sync)
+    config.py            GroupConfig and OffsetConfig, from the broker's config
+    formats.py           Kafka's key and value formats of __consumer_offsets records
+    log_io.py            appending to and reading __consumer_offsets (through ../partition_io.py)
+    offsets_topic.py     which partition holds a group; creating the topic
 """
 
+from .config import GroupConfig, OffsetConfig
 from .coordinator import GroupCoordinator
-from .join import GroupConfig, JoinRequest
+from .join import JoinRequest
 from .offsets_topic import OFFSETS_TOPIC, partition_for
 
-__all__ = ["GroupCoordinator", "GroupConfig", "JoinRequest", "OFFSETS_TOPIC", "partition_for"]
+__all__ = ["GroupCoordinator", "GroupConfig", "JoinRequest", "OFFSETS_TOPIC", "OffsetConfig", "partition_for"]

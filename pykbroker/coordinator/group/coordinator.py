@@ -1,5 +1,6 @@
-"""The group coordinator: serves the classic groups of the `__consumer_offsets` partitions this
-broker leads, and follows leadership changes of those partitions.
+"""The group coordinator: the one object the broker and the request handlers talk to. It serves
+the classic groups of the `__consumer_offsets` partitions this broker leads, follows leadership
+changes of those partitions, and hands each request to the collaborator that owns it.
 
     coordinator = GroupCoordinator.for_broker(broker_id, config, writer, loader, metadata, timer)
     coordinator.startup()            # load the partitions led now; follow the metadata store
@@ -7,67 +8,99 @@ broker leads, and follows leadership changes of those partitions.
     result = await coordinator.join_group(JoinRequest(...))
     errors = await coordinator.txn_commit_offsets(...)   # pending until complete_transaction(...)
 
-Every group request is first checked as Kafka does: INVALID_GROUP_ID (an empty group id, except
-for the offset and describe/delete APIs), COORDINATOR_NOT_AVAILABLE (not started, or stopped),
-COORDINATOR_LOAD_IN_PROGRESS (the group's partition is loading) and NOT_COORDINATOR (another
-broker leads the group's partition).
+The collaborators, each given what it uses when it is built:
+
+    manager      GroupMetadataManager   the groups served, where they live, request checks
+    loader       GroupLoader            loading and unloading partitions of __consumer_offsets
+    rebalance    Rebalance              rebalances, and the members' Heartbeats
+    joining      Joining                JoinGroup
+    members      MemberRequests         SyncGroup, Heartbeat, LeaveGroup
+    offsets      OffsetMetadataManager  OffsetCommit, TxnOffsetCommit, OffsetFetch, OffsetDelete
+    store        OffsetStore            writing offsets and tombstones
+    transactions OpenTransactions       transactional offsets pending until their markers
+    expiration   OffsetExpiration       the retention check, offsets of deleted topics
+    admin        GroupAdmin             ListGroups, DescribeGroups, DeleteGroups
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from ...common.purgatory import DelayedOperationPurgatory
 from ...common.timer import Timer
-from ...protocol.api_keys import ApiKey
+from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from ..partition_io import CoordinatorLoader, PartitionWriter
-from .admin import Admin
-from .join import GroupConfig, Joining, JoinRequest
-from .log_io import OffsetsTopicLog
-from .manager import GroupManager, OffsetConfig
+from ..runtime import LoopRuntime, Reply
+from .admin import GroupAdmin
+from .config import GroupConfig, OffsetConfig
+from .formats import OffsetAndMetadata
+from .join import Joining, JoinRequest
+from .loader import GroupLoader
+from .log_io import OffsetsLog, OffsetsTopicLog
+from .manager import GroupMetadataManager
+from .member import JoinCallback, SyncCallback
 from .member_requests import MemberRequests
-from .model import JoinResult, SyncResult
-from .offsets import Offsets
+from .model import FetchedOffset, GroupOverview, GroupSummary, JoinResult, LeaveResult, MemberIdentity, SyncResult
+from .offset_expiration import OffsetExpiration
+from .offset_store import CommitCallback, OffsetStore
+from .offsets import OffsetMetadataManager, TxnVerifier
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
-from .runtime import LoopRuntime, Reply
-from .txn_offsets import TxnOffsets, TxnVerifier
+from .txn_offsets import OpenTransactions
+
+if TYPE_CHECKING:
+    from ...cluster.model import TopicInfo
+    from ...cluster.store import MetadataStore
+    from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
-# APIs that accept an empty group id (for compatibility, as Kafka does)
-_EMPTY_GROUP_ID_ALLOWED = {ApiKey.OFFSET_COMMIT, ApiKey.OFFSET_FETCH, ApiKey.DESCRIBE_GROUPS, ApiKey.DELETE_GROUPS}
 
-
-class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, Admin):
+class GroupCoordinator:
     def __init__(
         self,
         broker_id: int,
         group_config: GroupConfig,
         offset_config: OffsetConfig,
-        manager: GroupManager,
-        runtime,
-        offsets_log=None,
-        metadata=None,
+        offsets_log: OffsetsLog,
+        runtime: LoopRuntime,
+        partition_count: Callable[[], int],
+        metadata: MetadataStore | None = None,
     ) -> None:
         self.broker_id = broker_id
-        self.group_config = group_config
-        self.offset_config = offset_config
-        self.manager = manager
         self.runtime = runtime
-        self.join_purgatory = DelayedOperationPurgatory("Rebalance", runtime.timer)
-        self.sync_purgatory = DelayedOperationPurgatory("Sync", runtime.timer)
-        self.offsets_log = offsets_log if offsets_log is not None else manager.offsets_log
+        self.offsets_log = offsets_log
         self.metadata = metadata
-        self.is_active = False
-        # KIP-890 part 1: checks that a transactional commit's partition is in its transaction
-        # (broker.py sets it when `transaction.partition.verification.enable`; None: no check)
-        self.txn_verifier: TxnVerifier | None = None
+        self.manager = manager = GroupMetadataManager(offsets_log, runtime, offset_config, partition_count)
+        self.rebalance = rebalance = Rebalance(manager, group_config, runtime)
+        heartbeats = rebalance.heartbeats
+        self.joining = Joining(manager, group_config, rebalance, heartbeats)
+        self.members = MemberRequests(manager, rebalance, heartbeats)
+        self.transactions = transactions = OpenTransactions(manager)
+        self.store = store = OffsetStore(manager, offsets_log, offset_config, transactions)
+        self.offsets = OffsetMetadataManager(manager, store, heartbeats)
+        self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
+        self.admin = GroupAdmin(manager, store)
+        self.loader = GroupLoader(
+            manager,
+            offsets_log,
+            transactions,
+            runtime,
+            on_group_loaded=rebalance.on_group_loaded,
+            on_group_unloaded=rebalance.on_group_unloaded,
+        )
 
     @classmethod
     def for_broker(
-        cls, broker_id: int, config, writer: PartitionWriter, loader: CoordinatorLoader, metadata, timer: Timer
+        cls,
+        broker_id: int,
+        config: BrokerConfig,
+        writer: PartitionWriter,
+        loader: CoordinatorLoader,
+        metadata: MetadataStore,
+        timer: Timer,
     ) -> GroupCoordinator:
         """The broker's coordinator: `__consumer_offsets` written through `writer` and loaded
         through `loader` (`offsets.load.buffer.size` is the loader's), its timeouts on `timer`."""
@@ -80,9 +113,14 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
             timeout_ms=int(config["offsets.commit.timeout.ms"]),
         )
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
-        manager = GroupManager(offsets_log, runtime, OffsetConfig.from_broker_config(config), lambda: count)
         return cls(
-            broker_id, GroupConfig.from_broker_config(config), manager.config, manager, runtime, offsets_log, metadata
+            broker_id,
+            GroupConfig.from_broker_config(config),
+            OffsetConfig.from_broker_config(config),
+            offsets_log,
+            runtime,
+            lambda: count,
+            metadata,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -92,18 +130,32 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
             info = self.metadata.topic(OFFSETS_TOPIC)
             if info is not None:
                 self._on_topic_changed(OFFSETS_TOPIC, info)
-        self._schedule_offset_expiration()
-        self.is_active = True
+        self.expiration.start()
+        self.manager.is_active = True
         log.info("Group coordinator %d started", self.broker_id)
 
     async def run(self) -> None:
         await self.runtime.run()
 
     def shutdown(self) -> None:
-        self.is_active = False
-        for partition in sorted(self.manager.owned_partitions | self.manager.loading_partitions):
-            self.manager.remove_groups_for_partition(partition, self.on_group_unloaded)
+        self.manager.is_active = False
+        for partition in sorted(self.manager.served_partitions()):
+            self.loader.unload(partition)
         log.info("Group coordinator %d stopped", self.broker_id)
+
+    @property
+    def is_active(self) -> bool:
+        return self.manager.is_active
+
+    @property
+    def txn_verifier(self) -> TxnVerifier | None:
+        """KIP-890 part 1: checks that a transactional commit's partition is in its transaction
+        (broker.py sets it; None: no check)."""
+        return self.offsets.txn_verifier
+
+    @txn_verifier.setter
+    def txn_verifier(self, verifier: TxnVerifier | None) -> None:
+        self.offsets.txn_verifier = verifier
 
     def partition_for(self, group_id: str) -> int:
         return self.manager.partition_for(group_id)
@@ -111,18 +163,18 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
     # -- following leadership of __consumer_offsets ----------------------------------------
     def on_election(self, partition: int) -> None:
         log.debug("Elected as the group coordinator for partition %d", partition)
-        self.manager.schedule_load(partition, self.on_group_loaded)
+        self.loader.schedule_load(partition)
 
     def on_resignation(self, partition: int) -> None:
         log.info("Resigned as the group coordinator for partition %d", partition)
-        self.manager.remove_groups_for_partition(partition, self.on_group_unloaded)
+        self.loader.unload(partition)
 
-    def _on_topic_changed(self, name: str, info) -> None:
+    def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
             return
-        served = self.manager.owned_partitions | self.manager.loading_partitions
+        served = self.manager.served_partitions()
         led = (
             set()
             if info is None
@@ -137,32 +189,14 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
         for partition in sorted(served - led):
             self.on_resignation(partition)
 
-    def _schedule_offset_expiration(self) -> None:
-        self.runtime.call_later(self.offset_config.retention_check_interval_ms, self._expire_offsets_and_reschedule)
-
-    def _expire_offsets_and_reschedule(self) -> None:
-        try:
-            self.expire_offsets()
-        finally:
-            self._schedule_offset_expiration()
-
-    # -- the checks every group request starts with ----------------------------------------
-    def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None:
-        if group_id is None or (group_id == "" and api not in _EMPTY_GROUP_ID_ALLOWED):
-            return ErrorCode.INVALID_GROUP_ID
-        if not self.is_active:
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if self.manager.is_group_loading(group_id):
-            return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS
-        if not self.manager.is_group_local(group_id):
-            return ErrorCode.NOT_COORDINATOR
-        return None
-
-    # -- for request handlers: the answers that wait for other members or for the log ------
+    # -- membership: JoinGroup, SyncGroup, Heartbeat, LeaveGroup ---------------------------
     async def join_group(self, request: JoinRequest) -> JoinResult:
-        reply = Reply()
+        reply: Reply[JoinResult] = Reply()
         self.handle_join_group(request, reply.set)
         return await reply.wait()
+
+    def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
+        self.joining.handle_join_group(request, callback)
 
     async def sync_group(
         self,
@@ -174,15 +208,109 @@ class GroupCoordinator(Joining, MemberRequests, Rebalance, Offsets, TxnOffsets, 
         group_instance_id: str | None,
         assignments: dict[str, bytes],
     ) -> SyncResult:
-        reply = Reply()
+        reply: Reply[SyncResult] = Reply()
         self.handle_sync_group(
             group_id, generation_id, member_id, protocol_type, protocol_name, group_instance_id, assignments, reply.set
         )
         return await reply.wait()
 
+    def handle_sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+        callback: SyncCallback,
+    ) -> None:
+        self.members.handle_sync_group(
+            group_id, generation_id, member_id, protocol_type, protocol_name, group_instance_id, assignments, callback
+        )
+
+    def handle_heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode:
+        return self.members.handle_heartbeat(group_id, member_id, group_instance_id, generation_id)
+
+    def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult:
+        return self.members.handle_leave_group(group_id, leaving)
+
+    # -- offsets ---------------------------------------------------------------------------
     async def commit_offsets(
-        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int, offsets: dict
-    ) -> dict:
-        reply = Reply()
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+    ) -> dict[TopicPartition, ErrorCode]:
+        reply: Reply[dict[TopicPartition, ErrorCode]] = Reply()
         self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, reply.set)
         return await reply.wait()
+
+    def handle_commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+        callback: CommitCallback,
+    ) -> None:
+        self.offsets.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, callback)
+
+    async def txn_commit_offsets(
+        self,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+    ) -> dict[TopicPartition, ErrorCode]:
+        return await self.offsets.txn_commit_offsets(
+            transactional_id,
+            group_id,
+            producer_id,
+            producer_epoch,
+            member_id,
+            group_instance_id,
+            generation_id,
+            offsets,
+        )
+
+    def complete_transaction(
+        self, offsets_partition: int, producer_id: int, committed: bool, marker_offset: int
+    ) -> None:
+        """The COMMIT (`committed`) or ABORT marker of `producer_id` was written at
+        `marker_offset` of `__consumer_offsets` partition `offsets_partition`."""
+        self.transactions.complete_transaction(offsets_partition, producer_id, committed, marker_offset)
+
+    def handle_fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
+        return self.offsets.handle_fetch_offsets(group_id, partitions, require_stable)
+
+    def handle_delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
+        return self.offsets.handle_delete_offsets(group_id, partitions)
+
+    def remove_offsets_of_topic(self, topic: str) -> int:
+        return self.expiration.remove_offsets_of_topic(topic)
+
+    # -- groups ----------------------------------------------------------------------------
+    def handle_list_groups(
+        self, states: list[str] | None = None, types: list[str] | None = None
+    ) -> tuple[ErrorCode, list[GroupOverview]]:
+        return self.admin.handle_list_groups(states, types)
+
+    def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
+        return self.admin.handle_describe_group(group_id)
+
+    def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
+        return self.admin.handle_delete_groups(group_ids)

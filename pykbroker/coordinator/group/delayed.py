@@ -1,5 +1,5 @@
 """The rebalance's delayed operations: they complete when their condition holds (the
-coordinator re-checks them whenever the group changes) or when their timeout passes.
+rebalance re-checks them whenever the group changes) or when their timeout passes.
 
 - `DelayedJoin`: the PreparingRebalance phase; done when every known member has rejoined (and
   no member id handed out with MEMBER_ID_REQUIRED is still outstanding), or after the
@@ -10,31 +10,53 @@ coordinator re-checks them whenever the group changes) or when their timeout pas
 - `DelayedSync`: after the JoinGroup answers, waits up to the rebalance timeout for every
   member's SyncGroup; those that did not send it are removed.
 
-They wait in the coordinator's purgatories (`common/purgatory.py`), keyed by group id, with their
-timeouts on the broker's one timer.
+They wait in the rebalance's purgatories (`common/purgatory.py`), keyed by group, with their
+timeouts on the broker's one timer, and call back the rebalance (`rebalance.py`) through the
+`JoinPhase` and `SyncPhase` interfaces.
 """
 
 from __future__ import annotations
 
+from typing import Protocol
+
 from ...common.purgatory import DelayedOperation
+from .group import GroupMetadata
+
+
+class JoinPhase(Protocol):
+    """What the join waits call: the end of the join phase, or a further initial delay."""
+
+    def on_complete_join(self, group: GroupMetadata) -> None: ...
+
+    def start_join_operation(self, group: GroupMetadata, operation: DelayedJoin) -> None: ...
+
+
+class SyncPhase(Protocol):
+    """What the sync wait calls: whether every member synced, and what happens when not."""
+
+    def is_pending_sync_done(self, group: GroupMetadata, generation_id: int) -> bool: ...
+
+    def on_expire_pending_sync(self, group: GroupMetadata, generation_id: int) -> None: ...
 
 
 class DelayedJoin(DelayedOperation):
-    def __init__(self, coordinator, group, timeout_ms: int) -> None:
+    def __init__(self, rebalance: JoinPhase, group: GroupMetadata, timeout_ms: int) -> None:
         super().__init__(timeout_ms)
-        self.coordinator = coordinator
+        self.rebalance = rebalance
         self.group = group
 
     def try_complete(self) -> bool:
         return self.group.has_all_members_joined and self.force_complete()
 
     def on_complete(self) -> None:
-        self.coordinator.on_complete_join(self.group)
+        self.rebalance.on_complete_join(self.group)
 
 
 class InitialDelayedJoin(DelayedJoin):
-    def __init__(self, coordinator, group, configured_delay_ms: int, delay_ms: int, remaining_ms: int) -> None:
-        super().__init__(coordinator, group, delay_ms)
+    def __init__(
+        self, rebalance: JoinPhase, group: GroupMetadata, configured_delay_ms: int, delay_ms: int, remaining_ms: int
+    ) -> None:
+        super().__init__(rebalance, group, delay_ms)
         self.configured_delay_ms = configured_delay_ms
         self.remaining_ms = remaining_ms
 
@@ -47,22 +69,22 @@ class InitialDelayedJoin(DelayedJoin):
             group.new_member_added = False
             delay = min(self.configured_delay_ms, self.remaining_ms)
             remaining = max(self.remaining_ms - self.timeout_ms, 0)
-            self.coordinator.start_join_operation(
-                group, InitialDelayedJoin(self.coordinator, group, self.configured_delay_ms, delay, remaining)
+            self.rebalance.start_join_operation(
+                group, InitialDelayedJoin(self.rebalance, group, self.configured_delay_ms, delay, remaining)
             )
         else:
             super().on_complete()
 
 
 class DelayedSync(DelayedOperation):
-    def __init__(self, coordinator, group, generation_id: int, timeout_ms: int) -> None:
+    def __init__(self, rebalance: SyncPhase, group: GroupMetadata, generation_id: int, timeout_ms: int) -> None:
         super().__init__(timeout_ms)
-        self.coordinator = coordinator
+        self.rebalance = rebalance
         self.group = group
         self.generation_id = generation_id
 
     def try_complete(self) -> bool:
-        return self.coordinator.is_pending_sync_done(self.group, self.generation_id) and self.force_complete()
+        return self.rebalance.is_pending_sync_done(self.group, self.generation_id) and self.force_complete()
 
     def on_expiration(self) -> None:
-        self.coordinator.on_expire_pending_sync(self.group, self.generation_id)
+        self.rebalance.on_expire_pending_sync(self.group, self.generation_id)

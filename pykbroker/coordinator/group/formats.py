@@ -32,7 +32,7 @@ OFFSET_VALUE_VERSION_WITH_EXPIRY = 1
 GROUP_VALUE_VERSION = 3
 
 
-def _field(name, type_, versions="0+", **extra):
+def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
     return {"name": name, "type": type_, "versions": versions, **extra}
 
 

@@ -1,6 +1,7 @@
 """One classic group: members, generation, leader, chosen protocol, state and offsets.
 
-This is bookkeeping only; the coordinator (`join`, `rebalance`, `offsets`, ...) decides when things happen.
+This is bookkeeping only; the coordinator's collaborators (`join`, `rebalance`, `offsets`, ...)
+decide when things happen.
 Members are kept in join order; the first member to join becomes the leader, and a new leader is
 picked from the remaining members when the leader goes.
 """
@@ -11,16 +12,15 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
+from ...common.purgatory import DelayedOperation
 from ...protocol import messages
-from .member import MemberMetadata, Protocols, chain_callbacks
-from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, MemberSummary
+from ...protocol.errors import ErrorCode
+from .member import JoinCallback, MemberMetadata, Protocols, chain_callbacks
+from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, JoinResult, MemberSummary, SyncResult
 from .offset_cache import OffsetCache
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, VALID_PREVIOUS_STATES, GroupState
-
-if TYPE_CHECKING:
-    from .delayed import DelayedJoin, DelayedSync
 
 log = logging.getLogger(__name__)
 
@@ -53,8 +53,8 @@ class GroupMetadata:
         self.new_member_added = False  # lets the initial rebalance delay be extended
         self.offsets = OffsetCache()
         # the coordinator's timers for this group: a pending join or sync completion
-        self.join_operation: DelayedJoin | None = None
-        self.sync_operation: DelayedSync | None = None
+        self.join_operation: DelayedOperation | None = None
+        self.sync_operation: DelayedOperation | None = None
         self.heartbeat_timers: dict[str, Cancellable] = {}
 
     # -- state -------------------------------------------------------------------------
@@ -96,7 +96,7 @@ class GroupMetadata:
     def is_leader(self, member_id: str) -> bool:
         return self.leader_id == member_id
 
-    def add(self, member: MemberMetadata, callback: Callable | None = None) -> None:
+    def add(self, member: MemberMetadata, callback: JoinCallback | None = None) -> None:
         if member.group_instance_id is not None:
             if member.group_instance_id in self.static_members:
                 raise RuntimeError(f"static member {member.group_instance_id} is already in group {self.group_id}")
@@ -131,7 +131,7 @@ class GroupMetadata:
         protocols: Protocols,
         rebalance_timeout_ms: int,
         session_timeout_ms: int,
-        callback: Callable | None,
+        callback: JoinCallback | None,
     ) -> None:
         self.supported_protocols.subtract(member.protocol_names())
         member.protocols = list(protocols)
@@ -144,14 +144,14 @@ class GroupMetadata:
             self.num_awaiting_join -= 1
         member.awaiting_join = chain_callbacks(member.awaiting_join, callback)
 
-    def invoke_join_callback(self, member: MemberMetadata, result) -> None:
+    def invoke_join_callback(self, member: MemberMetadata, result: JoinResult) -> None:
         callback = member.awaiting_join
         if callback is not None:  # member.is_awaiting_join
             member.awaiting_join = None
             self.num_awaiting_join -= 1
             callback(result)
 
-    def invoke_sync_callback(self, member: MemberMetadata, result) -> bool:
+    def invoke_sync_callback(self, member: MemberMetadata, result: SyncResult) -> bool:
         callback = member.awaiting_sync
         if callback is None:  # not member.is_awaiting_sync
             return False
@@ -197,7 +197,12 @@ class GroupMetadata:
         return None if group_instance_id is None else self.static_members.get(group_instance_id)
 
     def replace_static_member(
-        self, group_instance_id: str, old_member_id: str, new_member_id: str, fenced_join, fenced_sync
+        self,
+        group_instance_id: str,
+        old_member_id: str,
+        new_member_id: str,
+        fenced_join: JoinResult,
+        fenced_sync: SyncResult,
     ) -> MemberMetadata:
         """Give a static member a new member id; whoever waits under the old id is fenced."""
         member = self.members.pop(old_member_id)
@@ -212,6 +217,25 @@ class GroupMetadata:
             self.pending_sync_members.add(new_member_id)
         self.static_members[group_instance_id] = new_member_id
         return member
+
+    def validate_current_member(self, member_id: str, group_instance_id: str | None) -> ErrorCode | None:
+        """UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID unless `member_id` is a member (and, for a
+        static member, the one its group.instance.id maps to now)."""
+        if group_instance_id is not None:
+            current = self.current_static_member_id(group_instance_id)
+            if current is None:
+                return ErrorCode.UNKNOWN_MEMBER_ID
+            if current != member_id:
+                log.info(
+                    "Request memberId=%s for static member with groupInstanceId=%s is fenced by current memberId=%s",
+                    member_id,
+                    group_instance_id,
+                    current,
+                )
+                return ErrorCode.FENCED_INSTANCE_ID
+        if not self.has(member_id):
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None
 
     # -- pending members ---------------------------------------------------------------
     def is_pending_member(self, member_id: str) -> bool:

@@ -13,49 +13,29 @@ GroupCoordinator rules).
   `group.min.session.timeout.ms`..`group.max.session.timeout.ms` (INVALID_SESSION_TIMEOUT).
 
 The answer is given through a callback once the rebalance's join phase completes (see
-`rebalance.py`). This mixin expects `manager`, `runtime`, `group_config` and
-`validate_group_status` of the coordinator, and the `Rebalance` mixin.
+`rebalance.py`). `Joining` finds and creates groups through the `GroupMetadataManager`, starts
+rebalances through the `Rebalance` and sets the members' deadlines through its `Heartbeats`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
+from .config import GroupConfig
 from .group import GroupMetadata
-from .member import MemberMetadata, Protocols
+from .heartbeats import Heartbeats
+from .manager import GroupMetadataManager
+from .member import JoinCallback, MemberMetadata, Protocols
 from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
+from .rebalance import Rebalance, current_generation_result
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-
-if TYPE_CHECKING:
-    from ...config.broker import BrokerConfig
-    from .manager import GroupManager
 
 log = logging.getLogger(__name__)
 
 NEW_MEMBER_JOIN_TIMEOUT_MS = 5 * 60 * 1000
-JoinCallback = Callable[[JoinResult], None]
-
-
-@dataclass(frozen=True)
-class GroupConfig:
-    min_session_timeout_ms: int = 6000
-    max_session_timeout_ms: int = 1800000
-    max_size: int = 2**31 - 1
-    initial_rebalance_delay_ms: int = 3000
-
-    @classmethod
-    def from_broker_config(cls, config: BrokerConfig) -> GroupConfig:
-        return cls(
-            int(config["group.min.session.timeout.ms"]),
-            int(config["group.max.session.timeout.ms"]),
-            int(config["group.max.size"]),
-            int(config["group.initial.rebalance.delay.ms"]),
-        )
 
 
 @dataclass(frozen=True)
@@ -75,46 +55,25 @@ class JoinRequest:
 
 
 class Joining:
-    # What this mixin uses of the coordinator and the other mixins, declared for the type
-    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
-    group_config: GroupConfig
-    manager: GroupManager
-
-    if TYPE_CHECKING:
-
-        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
-        def check_join(self, group: GroupMetadata) -> None: ...
-        def current_generation_result(
-            self,
-            group: GroupMetadata,
-            member_id: str,
-            *,
-            with_members: bool = True,
-            leader_id: str | None = None,
-            skip_assignment: bool = False,
-        ) -> JoinResult: ...
-        def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
-        def prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
-        def validate_current_member(
-            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
-        ) -> ErrorCode | None: ...
-        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
-        def schedule_heartbeat_expiration(
-            self, group: GroupMetadata, member_id: str, timeout_ms: int, *, pending: bool = False
-        ) -> None: ...
-        def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
+    def __init__(
+        self, groups: GroupMetadataManager, config: GroupConfig, rebalance: Rebalance, heartbeats: Heartbeats
+    ) -> None:
+        self.groups = groups
+        self.config = config
+        self.rebalance = rebalance
+        self.heartbeats = heartbeats
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
-        error = self.validate_group_status(request.group_id, ApiKey.JOIN_GROUP)
+        error = self.groups.validate_group_status(request.group_id, ApiKey.JOIN_GROUP)
         if error is not None:
             callback(JoinResult(request.member_id, error))
             return
-        config = self.group_config
+        config = self.config
         if not (config.min_session_timeout_ms <= request.session_timeout_ms <= config.max_session_timeout_ms):
             callback(JoinResult(request.member_id, ErrorCode.INVALID_SESSION_TIMEOUT))
             return
         is_unknown = request.member_id == UNKNOWN_MEMBER_ID
-        group = self.manager.get_or_maybe_create_group(request.group_id, is_unknown)
+        group = self.groups.get_or_maybe_create_group(request.group_id, is_unknown)
         if group is None:
             callback(JoinResult(request.member_id, ErrorCode.UNKNOWN_MEMBER_ID))
             return
@@ -126,10 +85,10 @@ class Joining:
         else:
             self._join_current_member(group, request, callback)
         if group.is_(PREPARING_REBALANCE):
-            self.check_join(group)
+            self.rebalance.check_join(group)
 
     def _accepts_joining_member(self, group: GroupMetadata, member_id: str) -> bool:
-        max_size = self.group_config.max_size
+        max_size = self.config.max_size
         if group.state in (EMPTY, DEAD):
             return True
         if group.is_(PREPARING_REBALANCE):
@@ -162,7 +121,9 @@ class Joining:
                 self._add_member_and_rebalance(group, new_member_id, request, callback)
         elif request.require_known_member_id:
             group.pending_members.add(new_member_id)
-            self.schedule_heartbeat_expiration(group, new_member_id, request.session_timeout_ms, pending=True)
+            self.heartbeats.schedule_heartbeat_expiration(
+                group, new_member_id, request.session_timeout_ms, pending=True
+            )
             callback(JoinResult(new_member_id, ErrorCode.MEMBER_ID_REQUIRED))
         else:
             self._add_member_and_rebalance(group, new_member_id, request, callback)
@@ -180,7 +141,7 @@ class Joining:
             log.info("Pending dynamic member %s joins group %s in %s state", member_id, group.group_id, group.state)
             self._add_member_and_rebalance(group, member_id, request, callback)
         else:
-            error = self.validate_current_member(group, member_id, request.group_instance_id)
+            error = group.validate_current_member(member_id, request.group_instance_id)
             if error is not None:
                 callback(JoinResult(member_id, error))
             else:
@@ -197,7 +158,7 @@ class Joining:
         elif group.is_(COMPLETING_REBALANCE):
             if member.matches(request.protocols):
                 # the member may have missed its JoinGroup answer: give it again
-                callback(self.current_generation_result(group, member.member_id))
+                callback(current_generation_result(group, member.member_id))
             else:
                 self._update_member_and_rebalance(
                     group, member, request, callback, f"Updating metadata for member {member.member_id}; {reason}"
@@ -209,7 +170,7 @@ class Joining:
                     group, member, request, callback, f"Member {member.member_id} rejoining a stable group; {reason}"
                 )
             else:
-                callback(self.current_generation_result(group, member.member_id, with_members=False))
+                callback(current_generation_result(group, member.member_id, with_members=False))
         else:
             log.warning(
                 "Rejoining member %s of group %s in unexpected state %s", member.member_id, group.group_id, group.state
@@ -235,8 +196,8 @@ class Joining:
         group.add(member, callback)
         # a new member cannot heartbeat before it has its member id: it gets the longer
         # new-member join timeout instead of its session timeout
-        self.schedule_heartbeat_expiration(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)
-        self.maybe_prepare_rebalance(
+        self.heartbeats.schedule_heartbeat_expiration(group, member_id, NEW_MEMBER_JOIN_TIMEOUT_MS)
+        self.rebalance.maybe_prepare_rebalance(
             group,
             f"Adding new member {member_id} with group instance id "
             f"{request.group_instance_id}; client reason: {request.reason or 'not provided'}",
@@ -248,7 +209,7 @@ class Joining:
         group.update_member(
             member, request.protocols, request.rebalance_timeout_ms, request.session_timeout_ms, callback
         )
-        self.maybe_prepare_rebalance(group, reason)
+        self.rebalance.maybe_prepare_rebalance(group, reason)
 
     def _update_static_member_and_rebalance(
         self, group: GroupMetadata, old_member_id: str, new_member_id: str, request: JoinRequest, callback: JoinCallback
@@ -264,8 +225,8 @@ class Joining:
             JoinResult(old_member_id, ErrorCode.FENCED_INSTANCE_ID),
             SyncResult(ErrorCode.FENCED_INSTANCE_ID),
         )
-        self.cancel_heartbeat(group, old_member_id)
-        self.complete_and_schedule_next_heartbeat(group, member)
+        self.heartbeats.cancel_heartbeat(group, old_member_id)
+        self.heartbeats.complete_and_schedule_next_heartbeat(group, member)
         old_protocols = list(member.protocols)
         old_timeouts = (member.rebalance_timeout_ms, member.session_timeout_ms)
         group.update_member(
@@ -273,7 +234,7 @@ class Joining:
         )
         if group.is_(STABLE):
             if group.protocol_name != group.select_protocol():
-                self.maybe_prepare_rebalance(
+                self.rebalance.maybe_prepare_rebalance(
                     group,
                     f"Group's selected protocol will change because static member "
                     f"{new_member_id} with instance id {instance_id} joined with a "
@@ -293,7 +254,7 @@ class Joining:
                     reverted = group.replace_static_member(
                         instance_id, new_member_id, old_member_id, JoinResult(new_member_id, error), SyncResult(error)
                     )
-                    self.complete_and_schedule_next_heartbeat(group, reverted)
+                    self.heartbeats.complete_and_schedule_next_heartbeat(group, reverted)
                     callback(
                         JoinResult(
                             UNKNOWN_MEMBER_ID,
@@ -308,24 +269,22 @@ class Joining:
                     # KIP-814: the leader learns it leads but skips the assignment
                     group.invoke_join_callback(
                         member,
-                        self.current_generation_result(
-                            group, new_member_id, skip_assignment=group.is_leader(new_member_id)
-                        ),
+                        current_generation_result(group, new_member_id, skip_assignment=group.is_leader(new_member_id)),
                     )
                 else:
                     # answer with the old leader id, so that a rejoining leader does not
                     # compute an assignment that a Stable group would never hand out
                     group.invoke_join_callback(
                         member,
-                        self.current_generation_result(
+                        current_generation_result(
                             group, new_member_id, with_members=False, leader_id=current_leader or ""
                         ),
                     )
 
-            self.manager.store_group(group, {m.member_id: m.assignment for m in group.members.values()}, stored)
+            self.groups.store_group(group, {m.member_id: m.assignment for m in group.members.values()}, stored)
         elif group.is_(COMPLETING_REBALANCE):
             # the leader may already be assigning under the old member id
-            self.prepare_rebalance(
+            self.rebalance.prepare_rebalance(
                 group, f"Updating metadata for static member {new_member_id} with instance id {instance_id}"
             )
 

@@ -8,6 +8,9 @@ producer's id and epoch (base sequence 0, which the log does not check for a coo
 writes). Loading goes through a `CoordinatorLoader`, which reads a partition from its log start to
 its log end off the event loop and hands back every record, control records included, with its
 batch's base offset, producer and flags (`LoadedRecord`).
+
+The coordinator's collaborators see `OffsetsLog`, the interface `OffsetsTopicLog` implements
+(tests give them an in-memory one).
 """
 
 from __future__ import annotations
@@ -15,15 +18,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from ...protocol.errors import ErrorCode
 from ...records.records import RecordLike, build_batch
 from ..partition_io import COORDINATOR_ORIGIN, CoordinatorLoader, LoadedRecord, PartitionWriter
+from ..runtime import LoopRuntime
 from .offsets_topic import OFFSETS_TOPIC
 
 log = logging.getLogger(__name__)
 
-AppendCallback = Callable[[ErrorCode, int], None]
+AppendCallback = Callable[[ErrorCode, int], None]  # (the append's error, its base offset)
+LoadCallback = Callable[[list[LoadedRecord]], None]
+Records = list[tuple[bytes, bytes | None]]  # (key, value); a None value is a tombstone
 
 
 @dataclass(frozen=True)
@@ -35,9 +42,34 @@ class TxnProducer:
     verification_guard: object = None  # what the verification of the group's partition gave (KIP-890)
 
 
+class OffsetsLog(Protocol):
+    """Appending to and loading the partitions of `__consumer_offsets`, answering callbacks on
+    the event loop."""
+
+    def append(
+        self,
+        partition: int,
+        records: Records,
+        callback: AppendCallback | None,
+        *,
+        acks: int,
+        producer: TxnProducer | None = None,
+    ) -> None: ...
+
+    def is_leader(self, partition: int) -> bool: ...
+
+    def load(self, partition: int, callback: LoadCallback) -> None: ...
+
+
 class OffsetsTopicLog:
     def __init__(
-        self, writer: PartitionWriter, loader: CoordinatorLoader, runtime, *, compression: int, timeout_ms: int
+        self,
+        writer: PartitionWriter,
+        loader: CoordinatorLoader,
+        runtime: LoopRuntime,
+        *,
+        compression: int,
+        timeout_ms: int,
     ) -> None:
         self.writer = writer
         self.loader = loader
@@ -49,7 +81,7 @@ class OffsetsTopicLog:
     def append(
         self,
         partition: int,
-        records: list[tuple[bytes, bytes | None]],
+        records: Records,
         callback: AppendCallback | None,
         *,
         acks: int,
@@ -96,7 +128,7 @@ class OffsetsTopicLog:
     def is_leader(self, partition: int) -> bool:
         return self.writer.is_leader(OFFSETS_TOPIC, partition)
 
-    def load(self, partition: int, callback: Callable[[list[LoadedRecord]], None]) -> None:
+    def load(self, partition: int, callback: LoadCallback) -> None:
         """Read the partition and call `callback(records)` on the event loop (at once when
         the partition is empty)."""
         if self.loader.is_empty(OFFSETS_TOPIC, partition):
@@ -104,5 +136,5 @@ class OffsetsTopicLog:
             return
         self.runtime.spawn(self._load, partition, callback)
 
-    async def _load(self, partition: int, callback: Callable[[list[LoadedRecord]], None]) -> None:
+    async def _load(self, partition: int, callback: LoadCallback) -> None:
         callback(await self.loader.load_batches(OFFSETS_TOPIC, partition))

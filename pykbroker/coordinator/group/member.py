@@ -9,8 +9,14 @@ rather than its session timeout.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeVar
+
+from .model import JoinResult, SyncResult
 
 Protocols = list[tuple[str, bytes]]  # (protocol name, metadata) in the member's preference order
+JoinCallback = Callable[[JoinResult], None]  # answers a JoinGroup
+SyncCallback = Callable[[SyncResult], None]  # answers a SyncGroup
+R = TypeVar("R")
 
 
 class MemberMetadata:
@@ -34,8 +40,8 @@ class MemberMetadata:
         self.protocol_type = protocol_type
         self.protocols: Protocols = list(protocols)
         self.assignment = b""
-        self.awaiting_join: Callable | None = None
-        self.awaiting_sync: Callable | None = None
+        self.awaiting_join: JoinCallback | None = None
+        self.awaiting_sync: SyncCallback | None = None
         self.is_new = False
 
     @property
@@ -86,13 +92,13 @@ class MemberMetadata:
         )
 
 
-def chain_callbacks(old: Callable | None, new: Callable | None) -> Callable | None:
+def chain_callbacks(old: Callable[[R], None] | None, new: Callable[[R], None] | None) -> Callable[[R], None] | None:
     """A callback that answers both a superseded request and the one replacing it (a client
     that retried JoinGroup or SyncGroup on another connection), so that none waits forever."""
     if old is None or new is None:
         return new
 
-    def both(result) -> None:
+    def both(result: R) -> None:
         old(result)
         new(result)
 

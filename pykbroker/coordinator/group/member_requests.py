@@ -3,50 +3,33 @@ member's assignment out), Heartbeat (keeps the session; REBALANCE_IN_PROGRESS te
 rejoin) and LeaveGroup (by member id, or by group instance id for an administrator removing a
 static member).
 
-This mixin expects `manager` and `validate_group_status` of the coordinator and the `Rebalance`
-mixin; SyncGroup answers through a callback, since followers wait for the leader's assignment.
+`MemberRequests` finds groups through the `GroupMetadataManager` and moves their rebalance through
+the `Rebalance`; SyncGroup answers through a callback, since followers wait for the leader's
+assignment.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from .group import GroupMetadata
-from .member import MemberMetadata, chain_callbacks
+from .heartbeats import Heartbeats
+from .manager import GroupMetadataManager
+from .member import SyncCallback, chain_callbacks
 from .model import UNKNOWN_MEMBER_ID, LeaveMemberResult, LeaveResult, MemberIdentity, SyncResult
+from .rebalance import Rebalance
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-
-if TYPE_CHECKING:
-    from .manager import GroupManager
 
 log = logging.getLogger(__name__)
 
-SyncCallback = Callable[[SyncResult], None]
-
 
 class MemberRequests:
-    # What this mixin uses of the coordinator and the other mixins, declared for the type
-    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
-    manager: GroupManager
-
-    if TYPE_CHECKING:
-
-        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
-        def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None: ...
-        def remove_pending_sync_member(self, group: GroupMetadata, member_id: str) -> None: ...
-        def set_and_propagate_assignment(self, group: GroupMetadata, assignment: dict[str, bytes]) -> None: ...
-        def reset_and_propagate_assignment_error(self, group: GroupMetadata, error: ErrorCode) -> None: ...
-        def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None: ...
-        def remove_pending_member(self, group: GroupMetadata, member_id: str) -> None: ...
-        def validate_current_member(
-            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
-        ) -> ErrorCode | None: ...
-        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
-        def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None: ...
+    def __init__(self, groups: GroupMetadataManager, rebalance: Rebalance, heartbeats: Heartbeats) -> None:
+        self.groups = groups
+        self.rebalance = rebalance
+        self.heartbeats = heartbeats
 
     def handle_sync_group(
         self,
@@ -59,7 +42,7 @@ class MemberRequests:
         assignments: dict[str, bytes],
         callback: SyncCallback,
     ) -> None:
-        error = self.validate_group_status(group_id, ApiKey.SYNC_GROUP)
+        error = self.groups.validate_group_status(group_id, ApiKey.SYNC_GROUP)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             # the rebalance's state was lost with the old coordinator: start over at JoinGroup
             callback(SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
@@ -67,7 +50,7 @@ class MemberRequests:
         if error is not None:
             callback(SyncResult(error))
             return
-        group = self.manager.get_group(group_id)
+        group = self.groups.get_group(group_id)
         if group is None:
             callback(SyncResult(ErrorCode.UNKNOWN_MEMBER_ID))
             return
@@ -83,10 +66,10 @@ class MemberRequests:
         elif group.is_(COMPLETING_REBALANCE):
             self._sync_completing_group(group, member_id, assignments, callback)
         elif group.is_(STABLE):
-            self.remove_pending_sync_member(group, member_id)
+            self.rebalance.remove_pending_sync_member(group, member_id)
             member = group.get(member_id)
             callback(SyncResult(ErrorCode.NONE, group.protocol_type, group.protocol_name, member.assignment))
-            self.complete_and_schedule_next_heartbeat(group, member)
+            self.heartbeats.complete_and_schedule_next_heartbeat(group, member)
 
     def _validate_sync_group(
         self,
@@ -99,7 +82,7 @@ class MemberRequests:
     ) -> ErrorCode | None:
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_current_member(group, member_id, group_instance_id)
+        error = group.validate_current_member(member_id, group_instance_id)
         if error is not None:
             return error
         if generation_id != group.generation_id:
@@ -115,7 +98,7 @@ class MemberRequests:
     ) -> None:
         member = group.get(member_id)
         member.awaiting_sync = chain_callbacks(member.awaiting_sync, callback)
-        self.remove_pending_sync_member(group, member_id)
+        self.rebalance.remove_pending_sync_member(group, member_id)
         if not group.is_leader(member_id):
             return
         log.info(
@@ -142,46 +125,46 @@ class MemberRequests:
             if not (group.is_(COMPLETING_REBALANCE) and group.generation_id == generation_id):
                 return  # the group moved on while the assignment was being stored
             if error != ErrorCode.NONE:
-                self.reset_and_propagate_assignment_error(group, error)
-                self.maybe_prepare_rebalance(
+                self.rebalance.reset_and_propagate_assignment_error(group, error)
+                self.rebalance.maybe_prepare_rebalance(
                     group, f"Error {error.name} when storing group assignment during SyncGroup (member: {member_id})"
                 )
             else:
-                self.set_and_propagate_assignment(group, assignment)
+                self.rebalance.set_and_propagate_assignment(group, assignment)
                 group.transition_to(STABLE)
 
-        self.manager.store_group(group, assignment, stored)
+        self.groups.store_group(group, assignment, stored)
 
     def handle_heartbeat(
         self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
     ) -> ErrorCode:
-        error = self.validate_group_status(group_id, ApiKey.HEARTBEAT)
+        error = self.groups.validate_group_status(group_id, ApiKey.HEARTBEAT)
         if error == ErrorCode.COORDINATOR_LOAD_IN_PROGRESS:
             return ErrorCode.NONE  # the group is still loading: answer blindly
         if error is not None:
             return error
-        group = self.manager.get_group(group_id)
+        group = self.groups.get_group(group_id)
         if group is None:
             return ErrorCode.UNKNOWN_MEMBER_ID
         if group.is_(DEAD):
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        error = self.validate_current_member(group, member_id, group_instance_id)
+        error = group.validate_current_member(member_id, group_instance_id)
         if error is not None:
             return error
         if generation_id != group.generation_id:
             return ErrorCode.ILLEGAL_GENERATION
         if group.is_(EMPTY):
             return ErrorCode.UNKNOWN_MEMBER_ID
-        self.complete_and_schedule_next_heartbeat(group, group.get(member_id))
+        self.heartbeats.complete_and_schedule_next_heartbeat(group, group.get(member_id))
         if group.is_(PREPARING_REBALANCE):
             return ErrorCode.REBALANCE_IN_PROGRESS
         return ErrorCode.NONE
 
     def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult:
-        error = self.validate_group_status(group_id, ApiKey.LEAVE_GROUP)
+        error = self.groups.validate_group_status(group_id, ApiKey.LEAVE_GROUP)
         if error is not None:
             return LeaveResult(error)
-        group = self.manager.get_group(group_id)
+        group = self.groups.get_group(group_id)
         if group is None:
             return LeaveResult(
                 ErrorCode.NONE,
@@ -204,13 +187,13 @@ class MemberRequests:
             self._remove_current_member(group, member_id, reason)
             return ErrorCode.NONE
         if group.is_pending_member(leaving.member_id):
-            self.remove_pending_member(group, leaving.member_id)
-            self.cancel_heartbeat(group, leaving.member_id)
+            self.rebalance.remove_pending_member(group, leaving.member_id)
+            self.heartbeats.cancel_heartbeat(group, leaving.member_id)
             log.info(
                 "Pending member %s has left group %s through explicit LeaveGroup", leaving.member_id, group.group_id
             )
             return ErrorCode.NONE
-        error = self.validate_current_member(group, leaving.member_id, leaving.group_instance_id)
+        error = group.validate_current_member(leaving.member_id, leaving.group_instance_id)
         if error is not None:
             return error
         self._remove_current_member(group, leaving.member_id, reason)
@@ -218,10 +201,10 @@ class MemberRequests:
 
     def _remove_current_member(self, group: GroupMetadata, member_id: str, reason: str) -> None:
         member = group.get(member_id)
-        self.remove_member_and_update_group(
+        self.rebalance.remove_member_and_update_group(
             group, member, f"Removing member {member_id} on LeaveGroup; client reason: {reason}"
         )
-        self.cancel_heartbeat(group, member_id)
+        self.heartbeats.cancel_heartbeat(group, member_id)
         log.info(
             "Member %s has left group %s through explicit LeaveGroup; client reason: %s",
             member_id,

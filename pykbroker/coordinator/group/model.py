@@ -1,5 +1,5 @@
 """Plain records the group coordinator hands back: what JoinGroup, SyncGroup and LeaveGroup
-answer, and the summaries DescribeGroups and ListGroups show."""
+answer, the offsets OffsetFetch reads, and the summaries DescribeGroups and ListGroups show."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ NO_GENERATION = -1
 NO_LEADER = ""
 NO_PROTOCOL = ""
 UNKNOWN_MEMBER_ID = ""
+INVALID_OFFSET = -1
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,14 @@ class LeaveMemberResult:
 class LeaveResult:
     error: ErrorCode = ErrorCode.NONE
     members: list[LeaveMemberResult] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class FetchedOffset:
+    offset: int = INVALID_OFFSET
+    leader_epoch: int = -1
+    metadata: str = ""
+    error: ErrorCode = ErrorCode.NONE
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,5 @@
-"""Offsets of a group: OffsetCommit, OffsetFetch, OffsetDelete and the expiration of old offsets.
+"""A group's committed offsets (Kafka's OffsetMetadataManager): OffsetCommit, TxnOffsetCommit,
+OffsetFetch and OffsetDelete.
 
 Commits with generation -1 and no member id are "simple" commits (standalone consumers, admin
 tools): they are accepted while the group is Empty, and create the group if it does not exist.
@@ -6,55 +7,54 @@ Otherwise the committer must be a member of the current generation; during Compl
 commits get REBALANCE_IN_PROGRESS, during PreparingRebalance the previous generation may still
 commit.
 
-Expiration (Kafka 2.1+, checked every `offsets.retention.check.interval.ms`): offsets of an Empty
-group expire `offsets.retention.minutes` after the group became Empty; offsets of a consumer
-group with members expire that long after their commit unless a member subscribes to their
-topic; offsets of simple consumers that long after their commit; an offset committed with an
-explicit retention time (OffsetCommit v2-v4) at its own expire timestamp. An Empty group left
-without offsets is deleted.
+A transactional commit (TxnOffsetCommit) creates an unknown group Empty. With a verifier (KIP-890
+part 1, `transaction.partition.verification.enable`), the group's `__consumer_offsets` partition
+must be part of the producer's ongoing transaction; a failed verification answers its error
+(NETWORK_EXCEPTION becomes COORDINATOR_LOAD_IN_PROGRESS) for every partition. Then the committer
+is checked as Kafka's validateOffsetCommit does for transactional commits (KIP-447): a Dead group
+answers COORDINATOR_NOT_AVAILABLE; a commit naming a generation, a member id or a group instance
+id (TxnOffsetCommit v3+) must come from a current member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID)
+of the current generation (ILLEGAL_GENERATION); one naming none of them (v0-v2) is accepted
+whatever the group's state. The offsets are written as a transactional batch of the producer and
+stay pending until the transaction's marker (`txn_offsets.py`).
 
-This mixin expects `manager`, `runtime`, `offset_config` and `validate_group_status` of the
-coordinator, and the `Rebalance` mixin.
+Every request first passes the group checks (`GroupMetadataManager.validate_group_status`); the
+writes go through the `OffsetStore`. Expiration lives in `offset_expiration.py`.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
 
 from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
-from .formats import OffsetAndMetadata
-from .group import CONSUMER_PROTOCOL_TYPE, GroupMetadata
-from .manager import FetchedOffset, GroupManager, OffsetConfig
-from .member import MemberMetadata
-from .model import UNKNOWN_MEMBER_ID
+from ..runtime import Reply
+from .group import GroupMetadata
+from .heartbeats import Heartbeats
+from .log_io import TxnProducer
+from .manager import GroupMetadataManager
+from .model import UNKNOWN_MEMBER_ID, FetchedOffset
+from .offset_store import CommitCallback, Offsets, OffsetStore, maybe_convert_offset_commit_error
+from .offsets_topic import OFFSETS_TOPIC
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
-
-if TYPE_CHECKING:
-    from .runtime import LoopRuntime
 
 log = logging.getLogger(__name__)
 
-CommitCallback = Callable[[dict[TopicPartition, ErrorCode]], None]
+# (transactional id, producer id, producer epoch, topic-partition) -> (the verification's error,
+# the guard the transactional append must carry)
+TxnVerifier = Callable[[str, int, int, TopicPartition], Awaitable[tuple[ErrorCode, object]]]
 
 
-class Offsets:
-    # What this mixin uses of the coordinator and the other mixins, declared for the type
-    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
-    manager: GroupManager
-    runtime: LoopRuntime
-    offset_config: OffsetConfig
-
-    if TYPE_CHECKING:
-
-        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
-        def validate_current_member(
-            self, group: GroupMetadata, member_id: str, group_instance_id: str | None
-        ) -> ErrorCode | None: ...
-        def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None: ...
+class OffsetMetadataManager:
+    def __init__(self, groups: GroupMetadataManager, store: OffsetStore, heartbeats: Heartbeats) -> None:
+        self.groups = groups
+        self.store = store
+        self.heartbeats = heartbeats
+        # KIP-890 part 1: checks that a transactional commit's partition is in its transaction
+        # (broker.py sets it; None: no check)
+        self.txn_verifier: TxnVerifier | None = None
 
     # -- OffsetCommit ----------------------------------------------------------------------
     def handle_commit_offsets(
@@ -63,58 +63,76 @@ class Offsets:
         member_id: str,
         group_instance_id: str | None,
         generation_id: int,
-        offsets: dict[TopicPartition, OffsetAndMetadata],
+        offsets: Offsets,
         callback: CommitCallback,
     ) -> None:
-        error = self.validate_group_status(group_id, ApiKey.OFFSET_COMMIT)
+        error = self.groups.validate_group_status(group_id, ApiKey.OFFSET_COMMIT)
         if error is not None:
             callback({tp: error for tp in offsets})
             return
-        group = self.manager.get_group(group_id)
+        group = self.groups.get_group(group_id)
         if group is None:
             if generation_id >= 0:  # a member of a group this coordinator does not know
                 callback({tp: ErrorCode.ILLEGAL_GENERATION for tp in offsets})
                 return
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
-            group = self.manager.get_or_maybe_create_group(group_id, True)
-            assert group is not None, "get_or_maybe_create_group(create=True) always gives a group"
-        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id)
+            group = self.groups.get_or_create_group(group_id)
+        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:
             callback({tp: error for tp in offsets})
         elif group.is_(EMPTY):
-            self.manager.store_offsets(group, offsets, callback)
+            self.store.store_offsets(group, offsets, callback)
         elif group.state in (STABLE, PREPARING_REBALANCE):
             # the previous generation may still commit while the group prepares to rebalance
-            self.complete_and_schedule_next_heartbeat(group, group.get(member_id))
-            self.manager.store_offsets(group, offsets, callback)
+            self.heartbeats.complete_and_schedule_next_heartbeat(group, group.get(member_id))
+            self.store.store_offsets(group, offsets, callback)
         elif group.is_(COMPLETING_REBALANCE):
             callback({tp: ErrorCode.REBALANCE_IN_PROGRESS for tp in offsets})
 
-    def _validate_offset_commit(
+    # -- TxnOffsetCommit -------------------------------------------------------------------
+    async def txn_commit_offsets(
         self,
-        group: GroupMetadata,
-        generation_id: int,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
         member_id: str,
         group_instance_id: str | None,
-        is_transactional: bool = False,
-    ) -> ErrorCode | None:
-        """Kafka's validateOffsetCommit: who may commit to `group` (a transactional commit
-        before TxnOffsetCommit v3 names no member and generation, and is accepted whatever
-        the group's state)."""
-        if group.is_(DEAD):
-            return ErrorCode.COORDINATOR_NOT_AVAILABLE
-        if generation_id < 0 and group.is_(EMPTY):
-            return None  # the admin client, or a consumer without group management
-        if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
-            error = self.validate_current_member(group, member_id, group_instance_id)
-            if error is not None:
-                return error
-            if generation_id != group.generation_id:
-                return ErrorCode.ILLEGAL_GENERATION
-            return None
-        if not is_transactional and not group.is_(EMPTY):
-            return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit to a non-empty group
-        return None
+        generation_id: int,
+        offsets: Offsets,
+    ) -> dict[TopicPartition, ErrorCode]:
+        error = self.groups.validate_group_status(group_id, ApiKey.TXN_OFFSET_COMMIT)
+        if error is not None:
+            return {tp: error for tp in offsets}
+        group = self.groups.get_or_create_group(group_id)
+        guard: object = None
+        if self.txn_verifier is not None:
+            partition = (OFFSETS_TOPIC, self.groups.partition_for(group_id))
+            error, guard = await self.txn_verifier(transactional_id, producer_id, producer_epoch, partition)
+            if error != ErrorCode.NONE:
+                final = maybe_convert_offset_commit_error(error)
+                return {tp: final for tp in offsets}
+        reply: Reply[dict[TopicPartition, ErrorCode]] = Reply()
+        producer = TxnProducer(producer_id, producer_epoch, guard)
+        self.handle_txn_commit_offsets(group, producer, member_id, group_instance_id, generation_id, offsets, reply.set)
+        return await reply.wait()
+
+    def handle_txn_commit_offsets(
+        self,
+        group: GroupMetadata,
+        producer: TxnProducer,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: Offsets,
+        callback: CommitCallback,
+    ) -> None:
+        """Kafka's doTxnCommitOffsets: check the committer, then write the pending offsets."""
+        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
+        if error is not None:
+            callback({tp: error for tp in offsets})
+            return
+        self.store.store_offsets(group, offsets, callback, producer)
 
     # -- OffsetFetch -----------------------------------------------------------------------
     def handle_fetch_offsets(
@@ -122,10 +140,28 @@ class Offsets:
     ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
         """Committed offsets whatever the group's state (a group may use Kafka only to store
         offsets); all of the group's offsets when `partitions` is None."""
-        error = self.validate_group_status(group_id, ApiKey.OFFSET_FETCH)
+        error = self.groups.validate_group_status(group_id, ApiKey.OFFSET_FETCH)
         if error is not None:
             return error, {}
-        return ErrorCode.NONE, self.manager.get_offsets(group_id, partitions, require_stable)
+        return ErrorCode.NONE, self.get_offsets(group_id, partitions, require_stable)
+
+    def get_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    ) -> dict[TopicPartition, FetchedOffset]:
+        group = self.groups.get_group(group_id)
+        if group is None or group.is_(DEAD):
+            return {tp: FetchedOffset() for tp in (partitions or [])}
+        wanted = group.offsets.partitions() if partitions is None else list(partitions)
+        result = {}
+        for tp in wanted:
+            entry = group.offsets.get(tp)
+            if require_stable and group.offsets.is_pending(tp):
+                result[tp] = FetchedOffset(error=ErrorCode.UNSTABLE_OFFSET_COMMIT)
+            elif entry is None:
+                result[tp] = FetchedOffset()
+            else:
+                result[tp] = FetchedOffset(entry.offset, entry.leader_epoch, entry.metadata)
+        return result
 
     # -- OffsetDelete ----------------------------------------------------------------------
     def handle_delete_offsets(
@@ -133,12 +169,13 @@ class Offsets:
     ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]:
         """(group error, per-partition errors); the partition errors are empty on a group
         error. Offsets of topics a consumer group's members subscribe to stay."""
-        error = self.validate_group_status(group_id, ApiKey.OFFSET_DELETE)
+        error = self.groups.validate_group_status(group_id, ApiKey.OFFSET_DELETE)
         if error is not None:
             return error, {}
-        group = self.manager.get_group(group_id)
+        group = self.groups.get_group(group_id)
         if group is None or group.is_(DEAD):
-            return self._missing_group_error(group_id), {}
+            return self.groups.missing_group_error(group_id), {}
+        results: dict[TopicPartition, ErrorCode]
         if group.is_(EMPTY):
             deletable, results = list(partitions), {}
         elif group.is_consumer_group:
@@ -149,48 +186,33 @@ class Offsets:
         else:
             return ErrorCode.NON_EMPTY_GROUP, {}
         if deletable:
-            removed = self.manager.cleanup_group_metadata([group], lambda g: g.offsets.remove(deletable))
+            removed = self.store.cleanup_group_metadata([group], lambda g: g.offsets.remove(deletable))
             results.update({tp: ErrorCode.NONE for tp in deletable})
             log.info("Deleted offsets of group %s for %s; %d offsets removed", group_id, deletable, removed)
         return ErrorCode.NONE, results
 
-    def _missing_group_error(self, group_id: str) -> ErrorCode:
-        return ErrorCode.GROUP_ID_NOT_FOUND if self.manager.group_not_exists(group_id) else ErrorCode.NOT_COORDINATOR
 
-    # -- expiration ------------------------------------------------------------------------
-    def expire_offsets(self) -> int:
-        """One run of the retention check; returns how many offsets expired."""
-        now = self.runtime.now_ms()
-        removed = self.manager.cleanup_group_metadata(
-            self.manager.current_groups(), lambda group: self._expired_offsets(group, now)
-        )
-        if removed:
-            log.info("Removed %d expired offsets", removed)
-        return removed
-
-    def _expired_offsets(self, group: GroupMetadata, now: int) -> dict:
-        retention_ms = self.offset_config.retention_ms
-        offsets = group.offsets
-        if group.protocol_type is not None and group.is_(EMPTY):
-            # nobody consumes: the retention counts from when the group became Empty
-            became_empty = group.current_state_timestamp
-            return offsets.remove_expired(
-                now, retention_ms, lambda e: e.commit_timestamp if became_empty is None else became_empty
-            )
-        if group.protocol_type == CONSUMER_PROTOCOL_TYPE and group.subscribed_topics is not None:
-            return offsets.remove_expired(
-                now, retention_ms, lambda e: e.commit_timestamp, keep_topics=group.subscribed_topics
-            )
-        if group.protocol_type is None:  # a simple consumer's offsets
-            return offsets.remove_expired(now, retention_ms, lambda e: e.commit_timestamp)
-        return {}
-
-    def remove_offsets_of_topic(self, topic: str) -> int:
-        """A topic was deleted: forget every group's offsets of it."""
-        removed = self.manager.cleanup_group_metadata(
-            self.manager.current_groups(),
-            lambda group: group.offsets.remove([tp for tp in group.offsets.partitions() if tp[0] == topic]),
-        )
-        if removed:
-            log.info("Removed %d offsets of deleted topic %s", removed, topic)
-        return removed
+def _validate_offset_commit(
+    group: GroupMetadata,
+    generation_id: int,
+    member_id: str,
+    group_instance_id: str | None,
+    is_transactional: bool = False,
+) -> ErrorCode | None:
+    """Kafka's validateOffsetCommit: who may commit to `group` (a transactional commit
+    before TxnOffsetCommit v3 names no member and generation, and is accepted whatever
+    the group's state)."""
+    if group.is_(DEAD):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE
+    if generation_id < 0 and group.is_(EMPTY):
+        return None  # the admin client, or a consumer without group management
+    if generation_id >= 0 or member_id != UNKNOWN_MEMBER_ID or group_instance_id is not None:
+        error = group.validate_current_member(member_id, group_instance_id)
+        if error is not None:
+            return error
+        if generation_id != group.generation_id:
+            return ErrorCode.ILLEGAL_GENERATION
+        return None
+    if not is_transactional and not group.is_(EMPTY):
+        return ErrorCode.UNKNOWN_MEMBER_ID  # only members commit to a non-empty group
+    return None

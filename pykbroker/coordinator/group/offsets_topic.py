@@ -15,28 +15,24 @@ setting to change (`../internal_topic.py`).
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
+from ...common.java_order import signed_string_hash
 from ..internal_topic import InternalTopic
+
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
 OFFSETS_TOPIC = "__consumer_offsets"
 
 
-def java_string_hash(text: str) -> int:
-    """Java's `String.hashCode()`: 31-based over UTF-16 code units, as a signed 32-bit int."""
-    data = text.encode("utf-16-be")
-    h = 0
-    for i in range(0, len(data), 2):
-        h = (31 * h + ((data[i] << 8) | data[i + 1])) & 0xFFFFFFFF
-    return h - (1 << 32) if h & 0x80000000 else h
-
-
 def partition_for(group_id: str, partition_count: int) -> int:
-    return (java_string_hash(group_id) & 0x7FFFFFFF) % partition_count
+    return (signed_string_hash(group_id) & 0x7FFFFFFF) % partition_count
 
 
-def topic_configs(config) -> dict[str, str]:
+def topic_configs(config: BrokerConfig) -> dict[str, str]:
     return {
         "cleanup.policy": "compact",
         "segment.bytes": str(config["offsets.topic.segment.bytes"]),

@@ -10,67 +10,64 @@ changes its metadata or misses its session timeout.
 Each member has a heartbeat deadline: its session timeout (the new-member join timeout while it
 waits for its first JoinGroup answer). Members waiting in JoinGroup or SyncGroup are excused.
 
-The join and sync waits are delayed operations in the coordinator's `join_purgatory` and
-`sync_purgatory`, watching the group (the object, so that a group re-created under the same id
-never completes its predecessor's wait).
-
-This mixin expects `manager`, `runtime`, `group_config`, `join_purgatory` and `sync_purgatory` of
-the coordinator.
+The join and sync waits are delayed operations in `join_purgatory` and `sync_purgatory`, watching
+the group (the object, so that a group re-created under the same id never completes its
+predecessor's wait). A member that misses its heartbeat deadline (`heartbeats.py`) is removed
+here, and the group rebalances. A group that is loaded may need a rebalance; one that is unloaded
+answers its waiting members NOT_COORDINATOR.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
 
+from ...common.purgatory import DelayedOperationPurgatory
 from ...protocol.errors import ErrorCode
+from ..runtime import LoopRuntime
+from .config import GroupConfig
 from .delayed import DelayedJoin, DelayedSync, InitialDelayedJoin
 from .group import GroupMetadata
+from .heartbeats import Heartbeats
+from .manager import GroupMetadataManager
 from .member import MemberMetadata
 from .model import UNKNOWN_MEMBER_ID, JoinResult, SyncResult
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE
 
-if TYPE_CHECKING:
-    from ...common.purgatory import DelayedOperationPurgatory
-    from .join import GroupConfig
-    from .manager import GroupManager
-    from .runtime import LoopRuntime
-
 log = logging.getLogger(__name__)
 
 
-class Rebalance:
-    # What this mixin uses of the coordinator, declared for the type checker only
-    # (GroupCoordinator sets them)
-    manager: GroupManager
-    runtime: LoopRuntime
-    group_config: GroupConfig
-    join_purgatory: DelayedOperationPurgatory
-    sync_purgatory: DelayedOperationPurgatory
+def current_generation_result(
+    group: GroupMetadata,
+    member_id: str,
+    *,
+    with_members: bool = True,
+    leader_id: str | None = None,
+    skip_assignment: bool = False,
+) -> JoinResult:
+    """The JoinGroup answer of the group's current generation (the leader gets the members)."""
+    is_leader = group.is_leader(member_id)
+    leader = group.leader_id if leader_id is None else leader_id
+    if leader is None:  # a group with a member always has a leader
+        raise RuntimeError(f"group {group.group_id} has no leader for member {member_id}")
+    return JoinResult(
+        member_id=member_id,
+        error=ErrorCode.NONE,
+        generation_id=group.generation_id,
+        protocol_type=group.protocol_type,
+        protocol_name=group.protocol_name,
+        leader_id=leader,
+        skip_assignment=skip_assignment,
+        members=group.current_member_metadata() if with_members and is_leader else [],
+    )
 
-    def current_generation_result(
-        self,
-        group: GroupMetadata,
-        member_id: str,
-        *,
-        with_members: bool = True,
-        leader_id: str | None = None,
-        skip_assignment: bool = False,
-    ) -> JoinResult:
-        is_leader = group.is_leader(member_id)
-        leader = group.leader_id if leader_id is None else leader_id
-        if leader is None:  # a group with a member always has a leader
-            raise RuntimeError(f"group {group.group_id} has no leader for member {member_id}")
-        return JoinResult(
-            member_id=member_id,
-            error=ErrorCode.NONE,
-            generation_id=group.generation_id,
-            protocol_type=group.protocol_type,
-            protocol_name=group.protocol_name,
-            leader_id=leader,
-            skip_assignment=skip_assignment,
-            members=group.current_member_metadata() if with_members and is_leader else [],
-        )
+
+class Rebalance:
+    def __init__(self, groups: GroupMetadataManager, config: GroupConfig, runtime: LoopRuntime) -> None:
+        self.groups = groups
+        self.config = config
+        self.join_purgatory = DelayedOperationPurgatory("Rebalance", runtime.timer)
+        self.sync_purgatory = DelayedOperationPurgatory("Sync", runtime.timer)
+        self.heartbeats = Heartbeats(runtime, self._on_heartbeat_expired)
 
     def maybe_prepare_rebalance(self, group: GroupMetadata, reason: str) -> None:
         if group.can_rebalance:
@@ -80,7 +77,7 @@ class Rebalance:
         if group.is_(COMPLETING_REBALANCE):
             self.reset_and_propagate_assignment_error(group, ErrorCode.REBALANCE_IN_PROGRESS)
         self.remove_sync_expiration(group)
-        delay = self.group_config.initial_rebalance_delay_ms
+        delay = self.config.initial_rebalance_delay_ms
         operation: DelayedJoin
         if group.is_(EMPTY):
             operation = InitialDelayedJoin(self, group, delay, delay, max(group.rebalance_timeout_ms - delay, 0))
@@ -92,7 +89,7 @@ class Rebalance:
             group.group_id,
             group.state,
             group.generation_id,
-            self.manager.partition_for(group.group_id),
+            self.groups.partition_for(group.group_id),
             reason,
         )
         self.start_join_operation(group, operation)
@@ -108,7 +105,7 @@ class Rebalance:
         for member in [m for m in group.not_yet_rejoined_members() if not m.is_static]:
             log.info("Group %s removed dynamic member %s, which did not rejoin", group.group_id, member.member_id)
             group.remove(member.member_id)
-            self.cancel_heartbeat(group, member.member_id)
+            self.heartbeats.cancel_heartbeat(group, member.member_id)
         if group.is_(DEAD):
             log.info("Group %s is dead, skipping rebalance stage", group.group_id)
         elif not group.maybe_elect_new_joined_leader() and group.members:
@@ -121,18 +118,18 @@ class Rebalance:
         group.init_next_generation()
         if group.is_(EMPTY):
             log.info("Group %s with generation %d is now empty", group.group_id, group.generation_id)
-            self.manager.store_group(group, {}, lambda error: _warn_if_failed(group, error))
+            self.groups.store_group(group, {}, lambda error: _warn_if_failed(group, error))
             return
         log.info(
             "Stabilized group %s generation %d (__consumer_offsets-%d) with %d members",
             group.group_id,
             group.generation_id,
-            self.manager.partition_for(group.group_id),
+            self.groups.partition_for(group.group_id),
             group.size,
         )
         for member in list(group.members.values()):
-            group.invoke_join_callback(member, self.current_generation_result(group, member.member_id))
-            self.complete_and_schedule_next_heartbeat(group, member)
+            group.invoke_join_callback(member, current_generation_result(group, member.member_id))
+            self.heartbeats.complete_and_schedule_next_heartbeat(group, member)
             member.is_new = False
             group.pending_sync_members.add(member.member_id)
         self._schedule_pending_sync(group)
@@ -167,7 +164,7 @@ class Rebalance:
         missing = sorted(group.pending_sync_members)
         for member_id in missing:
             group.remove(member_id)
-            self.cancel_heartbeat(group, member_id)
+            self.heartbeats.cancel_heartbeat(group, member_id)
         log.info("Group %s removed members who did not send their SyncGroup: %s", group.group_id, missing)
         self.prepare_rebalance(group, f"Removing {missing} on pending sync request expiration")
 
@@ -189,7 +186,7 @@ class Rebalance:
             )
             if group.invoke_sync_callback(member, result):
                 # members whose session ran out while waiting get a fresh session
-                self.complete_and_schedule_next_heartbeat(group, member)
+                self.heartbeats.complete_and_schedule_next_heartbeat(group, member)
 
     def remove_member_and_update_group(self, group: GroupMetadata, member: MemberMetadata, reason: str) -> None:
         # a new member may still wait in JoinGroup: tell it to join again
@@ -205,45 +202,7 @@ class Rebalance:
         if group.is_(PREPARING_REBALANCE):
             self.check_join(group)
 
-    def validate_current_member(
-        self, group: GroupMetadata, member_id: str, group_instance_id: str | None
-    ) -> ErrorCode | None:
-        """UNKNOWN_MEMBER_ID or FENCED_INSTANCE_ID unless `member_id` is a member (and, for a
-        static member, the one its group.instance.id maps to now)."""
-        if group_instance_id is not None:
-            current = group.current_static_member_id(group_instance_id)
-            if current is None:
-                return ErrorCode.UNKNOWN_MEMBER_ID
-            if current != member_id:
-                log.info(
-                    "Request memberId=%s for static member with groupInstanceId=%s is fenced by current memberId=%s",
-                    member_id,
-                    group_instance_id,
-                    current,
-                )
-                return ErrorCode.FENCED_INSTANCE_ID
-        if not group.has(member_id):
-            return ErrorCode.UNKNOWN_MEMBER_ID
-        return None
-
-    def complete_and_schedule_next_heartbeat(self, group: GroupMetadata, member: MemberMetadata) -> None:
-        self.schedule_heartbeat_expiration(group, member.member_id, member.session_timeout_ms)
-
-    def schedule_heartbeat_expiration(
-        self, group: GroupMetadata, member_id: str, timeout_ms: int, *, pending: bool = False
-    ) -> None:
-        self.cancel_heartbeat(group, member_id)
-        group.heartbeat_timers[member_id] = self.runtime.call_later(
-            timeout_ms, lambda: self._on_heartbeat_expired(group, member_id, pending)
-        )
-
-    def cancel_heartbeat(self, group: GroupMetadata, member_id: str) -> None:
-        timer = group.heartbeat_timers.pop(member_id, None)
-        if timer is not None:
-            timer.cancel()
-
     def _on_heartbeat_expired(self, group: GroupMetadata, member_id: str, pending: bool) -> None:
-        group.heartbeat_timers.pop(member_id, None)
         if group.is_(DEAD):
             return
         if pending:
@@ -273,21 +232,20 @@ class Rebalance:
         elif previous in (STABLE, COMPLETING_REBALANCE):
             for member in list(group.members.values()):
                 group.invoke_sync_callback(member, SyncResult(ErrorCode.NOT_COORDINATOR))
-        for member_id in list(group.heartbeat_timers):
-            self.cancel_heartbeat(group, member_id)
+        self.heartbeats.cancel_all(group)
         self.remove_sync_expiration(group)
 
     def on_group_loaded(self, group: GroupMetadata) -> None:
         log.info("Loading group metadata for %s with generation %d", group.group_id, group.generation_id)
-        if group.size > self.group_config.max_size:
+        if group.size > self.config.max_size:
             self.prepare_rebalance(
                 group,
                 f"Freshly-loaded group is over capacity "
-                f"({self.group_config.max_size}). Rebalancing in order "
+                f"({self.config.max_size}). Rebalancing in order "
                 "to give a chance for consumers to commit offsets",
             )
         for member in list(group.members.values()):
-            self.complete_and_schedule_next_heartbeat(group, member)
+            self.heartbeats.complete_and_schedule_next_heartbeat(group, member)
 
 
 def _warn_if_failed(group: GroupMetadata, error: ErrorCode) -> None:

@@ -1,127 +1,53 @@
-"""Transactional offset commits (TxnOffsetCommit) and the end of their transactions, as Kafka's
-classic GroupCoordinator and GroupMetadataManager do them.
+"""The transactions with offsets pending in this coordinator's groups, and their end (Kafka's
+openGroupsForProducer and handleTxnCompletion).
 
-    errors = await coordinator.txn_commit_offsets(transactional_id, group_id, producer_id,
-                                                  producer_epoch, member_id, group_instance_id,
-                                                  generation_id, offsets)
-    coordinator.complete_transaction(offsets_partition, producer_id, committed, marker_offset)
+    open_transactions.complete_transaction(offsets_partition, producer_id, committed, marker_offset)
 
-A transactional commit first passes the checks of every group request (INVALID_GROUP_ID for an
-empty group id, COORDINATOR_NOT_AVAILABLE, COORDINATOR_LOAD_IN_PROGRESS, NOT_COORDINATOR); an
-unknown group is created Empty. With a verifier (KIP-890 part 1, `transaction.partition.
-verification.enable`), the group's `__consumer_offsets` partition must be part of the producer's
-ongoing transaction; a failed verification answers its error (NETWORK_EXCEPTION becomes
-COORDINATOR_LOAD_IN_PROGRESS) for every partition. Then the committer is checked as Kafka's
-validateOffsetCommit does for transactional commits (KIP-447): a Dead group answers
-COORDINATOR_NOT_AVAILABLE; a commit naming a generation, a member id or a group instance id
-(TxnOffsetCommit v3+) must come from a current member (UNKNOWN_MEMBER_ID, FENCED_INSTANCE_ID) of
-the current generation (ILLEGAL_GENERATION); one naming none of them (v0-v2) is accepted whatever
-the group's state. The offsets are written to `__consumer_offsets` as a transactional batch of the
-producer and stay pending (`offset_cache.py`) until the transaction's marker reaches that
-partition: `complete_transaction` (called on the event loop once the marker is written) makes
-them the group's committed offsets on COMMIT and drops them on ABORT, for the groups of that
-partition only.
+A transactional offset commit (TxnOffsetCommit, `offsets.py`) stays pending in its group
+(`offset_cache.py`) until its transaction's marker reaches the group's partition of
+`__consumer_offsets`. The groups with offsets pending are kept per producer id, so that a COMMIT or
+ABORT marker written to a partition completes the pending offsets of that producer in the groups
+of that partition only: on COMMIT they become the group's committed offsets, on ABORT they are
+dropped. A marker that arrives while its partition loads waits for the load (`loader.py`), and is
+applied then unless the load read it already.
 
-This mixin expects `manager`, `validate_group_status` and `txn_verifier` of the coordinator, and
-the `Offsets` mixin.
+The checks and the write of a TxnOffsetCommit itself are `OffsetMetadataManager`'s (`offsets.py`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
 
-from ...common.topic_partition import TopicPartition
-from ...protocol.api_keys import ApiKey
-from ...protocol.errors import ErrorCode
-from .formats import OffsetAndMetadata
-from .group import GroupMetadata
-from .log_io import TxnProducer
-from .manager import GroupManager, maybe_convert_offset_commit_error
-from .offsets import CommitCallback
+from .manager import GroupMetadataManager
 from .offsets_topic import OFFSETS_TOPIC
-from .runtime import Reply
-from .state import EMPTY
+from .state import DEAD
 
 log = logging.getLogger(__name__)
 
-# (transactional id, producer id, producer epoch, topic-partition) -> (the verification's error,
-# the guard the transactional append must carry)
-TxnVerifier = Callable[[str, int, int, TopicPartition], Awaitable[tuple[ErrorCode, object]]]
 
+class OpenTransactions:
+    def __init__(self, groups: GroupMetadataManager) -> None:
+        self.groups = groups
+        self.open_groups_for_producer: dict[int, set[str]] = {}
+        # markers of loading partitions: (producer id, committed, marker offset), by partition
+        self._completions_while_loading: dict[int, list[tuple[int, bool, int]]] = {}
 
-class TxnOffsets:
-    # What this mixin uses of the coordinator and the other mixins, declared for the type
-    # checker only (GroupCoordinator sets the attributes; the methods are defined elsewhere)
-    manager: GroupManager
-    txn_verifier: TxnVerifier | None
+    # -- which groups a producer has offsets pending in ------------------------------------
+    def add_producer_group(self, producer_id: int, group_id: str) -> None:
+        self.open_groups_for_producer.setdefault(producer_id, set()).add(group_id)
 
-    if TYPE_CHECKING:
+    def remove_producer_group(self, producer_id: int, group_id: str) -> None:
+        groups = self.open_groups_for_producer.get(producer_id)
+        if groups is not None:
+            groups.discard(group_id)
+            if not groups:
+                del self.open_groups_for_producer[producer_id]
 
-        def validate_group_status(self, group_id: str | None, api: int) -> ErrorCode | None: ...
-        def _validate_offset_commit(
-            self,
-            group: GroupMetadata,
-            generation_id: int,
-            member_id: str,
-            group_instance_id: str | None,
-            is_transactional: bool = False,
-        ) -> ErrorCode | None: ...
+    def remove_group_from_all_producers(self, group_id: str) -> None:
+        for groups in self.open_groups_for_producer.values():
+            groups.discard(group_id)
 
-    async def txn_commit_offsets(
-        self,
-        transactional_id: str,
-        group_id: str,
-        producer_id: int,
-        producer_epoch: int,
-        member_id: str,
-        group_instance_id: str | None,
-        generation_id: int,
-        offsets: dict[TopicPartition, OffsetAndMetadata],
-    ) -> dict[TopicPartition, ErrorCode]:
-        error = self.validate_group_status(group_id, ApiKey.TXN_OFFSET_COMMIT)
-        if error is not None:
-            return {tp: error for tp in offsets}
-        group = self.manager.get_group(group_id)
-        if group is None:
-            group = self.manager.add_group(GroupMetadata(group_id, EMPTY, self.manager.runtime.now_ms))
-        guard: object = None
-        if self.txn_verifier is not None:
-            partition = (OFFSETS_TOPIC, self.manager.partition_for(group_id))
-            error, guard = await self.txn_verifier(transactional_id, producer_id, producer_epoch, partition)
-            if error != ErrorCode.NONE:
-                final = maybe_convert_offset_commit_error(error)
-                return {tp: final for tp in offsets}
-        reply = Reply()
-        self.handle_txn_commit_offsets(
-            group,
-            TxnProducer(producer_id, producer_epoch, guard),
-            member_id,
-            group_instance_id,
-            generation_id,
-            offsets,
-            reply.set,
-        )
-        return await reply.wait()
-
-    def handle_txn_commit_offsets(
-        self,
-        group: GroupMetadata,
-        producer: TxnProducer,
-        member_id: str,
-        group_instance_id: str | None,
-        generation_id: int,
-        offsets: dict[TopicPartition, OffsetAndMetadata],
-        callback: CommitCallback,
-    ) -> None:
-        """Kafka's doTxnCommitOffsets: check the committer, then write the pending offsets."""
-        error = self._validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
-        if error is not None:
-            callback({tp: error for tp in offsets})
-            return
-        self.manager.store_offsets(group, offsets, callback, producer)
-
+    # -- ending transactions ---------------------------------------------------------------
     def complete_transaction(
         self, offsets_partition: int, producer_id: int, committed: bool, marker_offset: int
     ) -> None:
@@ -135,6 +61,35 @@ class TxnOffsets:
             offsets_partition,
             marker_offset,
         )
-        if self.manager.defer_txn_completion(offsets_partition, producer_id, committed, marker_offset):
+        if offsets_partition in self.groups.loading_partitions:
+            entry = (producer_id, committed, marker_offset)
+            self._completions_while_loading.setdefault(offsets_partition, []).append(entry)
             return
-        self.manager.handle_txn_completion(producer_id, {offsets_partition}, committed)
+        self.handle_txn_completion(producer_id, {offsets_partition}, committed)
+
+    def handle_txn_completion(self, producer_id: int, partitions: set[int], committed: bool) -> None:
+        """A COMMIT or ABORT marker of `producer_id` was written to these partitions of
+        `__consumer_offsets`: complete the producer's pending offsets in their groups."""
+        open_groups = self.open_groups_for_producer.get(producer_id, set())
+        for group_id in [g for g in open_groups if self.groups.partition_for(g) in partitions]:
+            group = self.groups.get_group(group_id)
+            if group is None:
+                log.info(
+                    "Group %s has moved away after the transaction marker was written but before the cache was "
+                    "updated. The cache on the new group owner will be updated instead.",
+                    group_id,
+                )
+                continue
+            if not group.is_(DEAD):
+                group.offsets.complete_txn(producer_id, committed)
+                self.remove_producer_group(producer_id, group_id)
+
+    # -- partitions loading and unloading --------------------------------------------------
+    def on_partition_loaded(self, partition: int, last_loaded_offset: int) -> None:
+        """Apply the markers that arrived while the partition loaded and that the load did not read."""
+        for producer_id, committed, marker_offset in self._completions_while_loading.pop(partition, []):
+            if marker_offset > last_loaded_offset:  # written after what the load read
+                self.handle_txn_completion(producer_id, {partition}, committed)
+
+    def on_partition_unloaded(self, partition: int) -> None:
+        self._completions_while_loading.pop(partition, None)

@@ -37,6 +37,7 @@ import functools
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
 
 from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
@@ -62,16 +63,28 @@ from .metadata import (
 )
 from .state_manager import (
     CoordinatorEpochAndTxnMetadata,
+    StateLookup,
     TransactionConfig,
     TransactionListing,
     TransactionStateManager,
 )
 from .txn_topic import TRANSACTION_STATE_TOPIC, partition_count
 
+if TYPE_CHECKING:
+    from ...cluster.model import TopicInfo
+    from ...cluster.store import MetadataStore
+    from ...config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 InitResult = tuple[ErrorCode, int, int]  # (error, producer id, producer epoch)
 EndTxnCallback = Callable[[ErrorCode], None]
+
+
+class ProducerIds(Protocol):
+    """Where new producer ids come from (`coordinator/producer_ids.py`)."""
+
+    async def generate_producer_id_async(self) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -95,10 +108,10 @@ class TransactionCoordinator:
         config: TransactionConfig,
         state_manager: TransactionStateManager,
         markers: TransactionMarkerChannelManager,
-        producer_ids,
-        runtime,
+        producer_ids: ProducerIds,
+        runtime: LoopRuntime,
         *,
-        metadata=None,
+        metadata: MetadataStore | None = None,
         group_partition_for: Callable[[str], int] | None = None,
     ) -> None:
         self.broker_id = broker_id
@@ -115,12 +128,12 @@ class TransactionCoordinator:
     def for_broker(
         cls,
         broker_id: int,
-        config,
+        config: BrokerConfig,
         writer: PartitionWriter,
         loader: CoordinatorLoader,
-        metadata,
+        metadata: MetadataStore,
         timer: Timer,
-        producer_ids,
+        producer_ids: ProducerIds,
         *,
         listener_name: str,
         group_partition_for: Callable[[str], int],
@@ -220,7 +233,7 @@ class TransactionCoordinator:
         served.update({p: epoch for p, (epoch, _token) in self.state.loading_partitions.items()})
         return served
 
-    def _on_topic_changed(self, name: str, info) -> None:
+    def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if name != TRANSACTION_STATE_TOPIC:
             return
         served = self._served_epochs()
@@ -269,7 +282,7 @@ class TransactionCoordinator:
         )
         if isinstance(transit, ErrorCode):
             return transit, NO_PRODUCER_ID, NO_PRODUCER_EPOCH
-        reply = Reply()
+        reply: Reply[InitResult] = Reply()
         if transit.txn_state == PREPARE_EPOCH_FENCE:
             # abort the ongoing transaction first; the producer retries until it is aborted
             self._abort_fenced_transaction(
@@ -299,7 +312,7 @@ class TransactionCoordinator:
             self.state.append_transaction_to_log(transactional_id, found.coordinator_epoch, transit, appended)
         return await reply.wait()
 
-    async def _get_or_create(self, transactional_id: str, timeout_ms: int):
+    async def _get_or_create(self, transactional_id: str, timeout_ms: int) -> StateLookup:
         error, found = self.state.get_transaction_state(transactional_id)
         if error != ErrorCode.NONE or found is not None:
             return error, found
@@ -370,7 +383,7 @@ class TransactionCoordinator:
     async def add_partitions(
         self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
     ) -> dict[TopicPartition, ErrorCode]:
-        reply = Reply()
+        reply: Reply[ErrorCode] = Reply()
         self.handle_add_partitions(transactional_id, producer_id, producer_epoch, frozenset(partitions), reply.set)
         error = await reply.wait()
         return dict.fromkeys(partitions, error)
@@ -381,7 +394,7 @@ class TransactionCoordinator:
         if self.group_partition_for is None:
             return ErrorCode.COORDINATOR_NOT_AVAILABLE
         offsets_partition = (OFFSETS_TOPIC, self.group_partition_for(group_id))
-        reply = Reply()
+        reply: Reply[ErrorCode] = Reply()
         self.handle_add_partitions(
             transactional_id, producer_id, producer_epoch, frozenset([offsets_partition]), reply.set
         )
@@ -448,7 +461,7 @@ class TransactionCoordinator:
         self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool
     ) -> InitResult:
         """(error, -1, -1): with transaction version 0 no new producer id or epoch is returned."""
-        reply = Reply()
+        reply: Reply[ErrorCode] = Reply()
         self._end_transaction(transactional_id, producer_id, producer_epoch, committed, True, reply.set)
         return await reply.wait(), NO_PRODUCER_ID, NO_PRODUCER_EPOCH
 

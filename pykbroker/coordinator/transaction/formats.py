@@ -30,7 +30,7 @@ KEY_VERSION = 0
 VALUE_VERSION = 0
 
 
-def _field(name, type_, versions="0+", **extra):
+def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
     return {"name": name, "type": type_, "versions": versions, **extra}
 
 

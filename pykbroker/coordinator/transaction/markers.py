@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...common.topic_partition import TopicPartition
 from ...common.txn_marker import TxnMarker
@@ -36,8 +36,12 @@ from ...protocol import messages
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ...replication.broker_client import BrokerConnection, BrokerConnectionError, BrokerConnectionPool, Connect
+from ..runtime import LoopRuntime
 from .metadata import TransactionMetadata, TxnTransitMetadata
 from .state_manager import TransactionStateManager
+
+if TYPE_CHECKING:
+    from ...cluster.store import MetadataStore
 
 log = logging.getLogger(__name__)
 
@@ -88,8 +92,8 @@ class TransactionMarkerChannelManager:
         self,
         broker_id: int,
         state_manager: TransactionStateManager,
-        metadata,
-        runtime,
+        metadata: MetadataStore,
+        runtime: LoopRuntime,
         *,
         listener_name: str,
         request_timeout_ms: int = 30000,
@@ -376,7 +380,8 @@ class TransactionMarkerChannelManager:
             del self.transactions_with_pending_markers[pending.transactional_id]
 
 
-def _request(markers: list[TxnMarker]):
+# The request and response are instances of the classes generated from their schemas at run time.
+def _request(markers: list[TxnMarker]) -> Any:
     cls = WriteTxnMarkersRequest
     entries = []
     for marker in markers:
@@ -395,7 +400,7 @@ def _request(markers: list[TxnMarker]):
     return cls(markers=entries)
 
 
-def _results(markers: list[TxnMarker], response) -> list[dict[TopicPartition, ErrorCode]]:
+def _results(markers: list[TxnMarker], response: Any) -> list[dict[TopicPartition, ErrorCode]]:
     """The errors of each marker (matched by producer id, as Kafka does)."""
     by_producer: dict[int, dict[TopicPartition, ErrorCode]] = {}
     for result in response.markers:

@@ -20,6 +20,7 @@ keeping the old one as `last_producer_id`. Short.MaxValue itself is kept for fen
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from ...common.topic_partition import TopicPartition
@@ -134,7 +135,7 @@ class TransactionMetadata:
     def is_producer_epoch_exhausted(self) -> bool:
         return is_epoch_exhausted(self.producer_epoch)
 
-    def add_partitions(self, partitions) -> None:
+    def add_partitions(self, partitions: Iterable[TopicPartition]) -> None:
         self.topic_partitions |= set(partitions)
 
     def remove_partition(self, tp: TopicPartition) -> None:

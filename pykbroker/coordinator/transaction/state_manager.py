@@ -24,10 +24,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import ErrorCode
 from ...records.records import build_batch
 from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
+from ..runtime import LoopRuntime
 from .formats import TxnLogValue, UnknownKey, decode_key, decode_value, txn_key, txn_value
 from .metadata import (
     DEAD,
@@ -45,6 +47,9 @@ from .metadata import (
 )
 from .txn_topic import TRANSACTION_STATE_TOPIC, partition_for
 
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 AppendCallback = Callable[[ErrorCode], None]
@@ -61,7 +66,7 @@ class TransactionConfig:
     request_timeout_ms: int = 30000
 
     @classmethod
-    def from_broker_config(cls, config) -> TransactionConfig:
+    def from_broker_config(cls, config: BrokerConfig) -> TransactionConfig:
         return cls(
             transactional_id_expiration_ms=int(config["transactional.id.expiration.ms"]),
             transaction_max_timeout_ms=int(config["transaction.max.timeout.ms"]),
@@ -111,7 +116,7 @@ class TransactionStateManager:
         self,
         writer: PartitionWriter,
         loader: CoordinatorLoader,
-        runtime,
+        runtime: LoopRuntime,
         config: TransactionConfig,
         partition_count: Callable[[], int],
     ) -> None:

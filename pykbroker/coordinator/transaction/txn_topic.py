@@ -16,9 +16,13 @@ available; the broker says once, at WARN, which setting to change (`../internal_
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
 from ..group.offsets_topic import partition_for as _hash_partition
 from ..internal_topic import InternalTopic
+
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +33,7 @@ def partition_for(transactional_id: str, partition_count: int) -> int:
     return _hash_partition(transactional_id, partition_count)
 
 
-def topic_configs(config) -> dict[str, str]:
+def topic_configs(config: BrokerConfig) -> dict[str, str]:
     """Kafka's TransactionStateManager.transactionTopicConfigs."""
     return {
         "unclean.leader.election.enable": "false",

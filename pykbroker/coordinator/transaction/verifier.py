@@ -21,6 +21,7 @@ below: `abortable_error_supported=False`). The produce path maps the rest as Rep
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...common.topic_partition import TopicPartition
 from ...protocol import messages
@@ -29,18 +30,31 @@ from ...protocol.errors import ErrorCode
 from ...replication.broker_client import BrokerConnection, BrokerConnectionError, BrokerConnectionPool, Connect
 from .txn_topic import TRANSACTION_STATE_TOPIC
 
+if TYPE_CHECKING:
+    from ...cluster.store import MetadataStore
+
 log = logging.getLogger(__name__)
 
 VERIFY_VERSION = 4
 AddPartitionsToTxnRequest = messages.request(ApiKey.ADD_PARTITIONS_TO_TXN).cls
 
 
+class LocalTransactions(Protocol):
+    """What the verifier asks of this broker's transaction coordinator (`coordinator.py`)."""
+
+    def partition_for(self, transactional_id: str) -> int: ...
+
+    async def verify_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+
 class TransactionVerifier:
     def __init__(
         self,
         broker_id: int,
-        metadata,
-        coordinator,
+        metadata: MetadataStore,
+        coordinator: LocalTransactions,
         *,
         listener_name: str,
         request_timeout_ms: int = 30000,
@@ -120,7 +134,8 @@ class TransactionVerifier:
         return errors
 
 
-def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]):
+# The request is an instance of the class generated from its schema at run time.
+def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]) -> Any:
     cls = AddPartitionsToTxnRequest
     by_topic: dict[str, list[int]] = {}
     for topic, index in partitions:

@@ -29,6 +29,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ...common.java_order import hash_set_order
 from ...common.time import SYSTEM_CLOCK, Clock
 from ...protocol import headers, messages
 from ...protocol.api_keys import ApiKey
@@ -82,25 +83,6 @@ class _Fatal(Exception):
     """Any other exception of Kafka's authenticate(): the connection closes at once."""
 
 
-def java_hash_set_order(items: list[str]) -> list[str]:
-    """The order Java's `new ArrayList<>(new HashSet<>(items))` gives (Kafka lists the enabled
-    mechanisms so in SaslHandshake responses)."""
-    unique = list(dict.fromkeys(items))
-    target = max(int(len(unique) / 0.75) + 1, 16)
-    capacity = 1
-    while capacity < target:
-        capacity *= 2
-    buckets: dict[int, list[str]] = {}
-    for item in unique:
-        h = 0
-        data = item.encode("utf-16-be")
-        for i in range(0, len(data), 2):
-            h = (31 * h + (data[i] << 8 | data[i + 1])) & 0xFFFFFFFF
-        spread = h ^ (h >> 16)
-        buckets.setdefault(spread & (capacity - 1), []).append(item)
-    return [item for index in sorted(buckets) for item in buckets[index]]
-
-
 class SaslServerAuthenticator:
     def __init__(
         self,
@@ -118,7 +100,7 @@ class SaslServerAuthenticator:
         self.api_versions_range = api_versions_range
         self.clock = clock
         self.peer = peer
-        self.enabled_mechanisms = java_hash_set_order(settings.enabled_mechanisms)
+        self.enabled_mechanisms = hash_set_order(settings.enabled_mechanisms)
         self.state = INITIAL_REQUEST
         self.principal: KafkaPrincipal | None = None
         self.mechanism: str | None = None

@@ -1,0 +1,76 @@
+"""Java's hash codes and the order in which its HashMap and HashSet iterate, wherever pykbroker
+must answer in Kafka's order: the rows of Kafka's own tools (collected into HashMaps keyed by
+TopicPartition or group id), the SASL mechanisms of a SaslHandshake response (a HashSet), the
+partition of `__consumer_offsets` that coordinates a group (String.hashCode).
+
+A HashMap iterates bucket by bucket, and within a bucket in insertion order; a key's bucket is its
+hashCode, spread (`h ^ h >>> 16`), modulo the table's capacity: 16, doubled whenever the entries
+pass three quarters of it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import TypeVar
+
+Key = TypeVar("Key")
+MASK = 0xFFFFFFFF
+
+
+def string_hash(text: str) -> int:
+    """java.lang.String.hashCode, over UTF-16 code units (as an unsigned 32-bit number)."""
+    value = 0
+    data = text.encode("utf-16-be")
+    for index in range(0, len(data), 2):
+        value = (31 * value + (data[index] << 8 | data[index + 1])) & MASK
+    return value
+
+
+def signed_string_hash(text: str) -> int:
+    """java.lang.String.hashCode as Java's signed 32-bit int."""
+    value = string_hash(text)
+    return value - (1 << 32) if value & 0x80000000 else value
+
+
+def topic_partition_hash(key: tuple[str, int]) -> int:
+    """org.apache.kafka.common.TopicPartition.hashCode."""
+    topic, partition = key
+    return (31 * ((31 + partition) & MASK) + string_hash(topic)) & MASK
+
+
+def hash_map_order(keys: Iterable[Key], hash_code: Callable[[Key], int]) -> list[Key]:
+    """`keys` (in insertion order) as a Java HashMap holding them iterates them."""
+    inserted = list(dict.fromkeys(keys))
+    capacity = 16
+    while len(inserted) > capacity * 3 // 4:
+        capacity *= 2
+    return _in_bucket_order(inserted, hash_code, capacity)
+
+
+def _in_bucket_order(inserted: list[Key], hash_code: Callable[[Key], int], capacity: int) -> list[Key]:
+    """`inserted` as a Java hash table of `capacity` buckets iterates them: bucket by bucket (the
+    hash spread as `h ^ h >>> 16`), in insertion order within a bucket."""
+
+    def bucket(key: Key) -> int:
+        code = hash_code(key)
+        return (code ^ (code >> 16)) & (capacity - 1)
+
+    return [key for _, _, key in sorted((bucket(key), position, key) for position, key in enumerate(inserted))]
+
+
+def partitions_in_java_order(partitions: Iterable[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Partitions sorted by number, then in a Java HashMap's order, as Kafka's describe rows come."""
+    by_number = sorted(partitions, key=lambda partition: partition[1])
+    return hash_map_order(by_number, topic_partition_hash)
+
+
+def hash_set_order(items: Iterable[str]) -> list[str]:
+    """The order Java's `new ArrayList<>(new HashSet<>(items))` gives: a HashSet made from a
+    collection starts with the capacity that holds it (`max(size / 0.75 + 1, 16)`, rounded up to a
+    power of two) and never grows while it is filled."""
+    unique = list(dict.fromkeys(items))
+    target = max(int(len(unique) / 0.75) + 1, 16)
+    capacity = 1
+    while capacity < target:
+        capacity *= 2
+    return _in_bucket_order(unique, string_hash, capacity)

@@ -1,0 +1,34 @@
+"""What a request handler is given besides the request: who asked, in which version, and the
+services it may use.
+
+`services` holds the broker's services, each typed as the narrow interface handlers use (see
+`services.py`): handlers reach the cluster metadata, the replica manager and the coordinators
+through it, never each other and never the broker itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...security.principal import ANONYMOUS, KafkaPrincipal
+from .services import BrokerServices
+
+
+class CloseConnection(Exception):
+    """Raised (by the server or a handler) when a request cannot be answered: the connection is
+    closed after one log line. A produce with acks=0 that failed uses it to make the client
+    refresh its metadata, as Kafka does."""
+
+
+@dataclass
+class RequestContext:
+    api_key: int
+    api_version: int
+    correlation_id: int
+    client_id: str | None
+    client_host: str
+    listener_name: str
+    services: BrokerServices
+    request_size: int = 0
+    principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as (TLS, SASL)
+    security_protocol: str = "PLAINTEXT"  # of the listener the request came in on

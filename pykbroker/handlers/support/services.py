@@ -1,0 +1,335 @@
+"""The services request handlers are given, each typed as the narrow interface handlers use.
+
+`broker.py` fills one `BrokerServices` when the broker opens and the dispatcher hands it to
+every handler as `ctx.services`. Handlers call only what these interfaces name, so a type
+checker sees the whole seam; the implementations live in their rooms:
+
+| field | interface | implemented by |
+|---|---|---|
+| `metadata` | `MetadataStore` (cluster/store.py) | the embedded or the ZooKeeper store |
+| `replica_manager` | `ReplicaService` | `replication.replica_manager.ReplicaManager` |
+| `fetch_sessions` | `FetchSessionCache` | `replication.fetch_session` |
+| `group_coordinator` | `GroupService` | `coordinator.group.GroupCoordinator` |
+| `topic_creator` | `TopicAdmin` | `cluster.topic_creation.TopicCreator` |
+| `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
+| `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
+| `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
+| `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
+| `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
+
+`config` is the broker's effective config (static, then dynamic broker configs), read anew at
+each use since AlterConfigs may change it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from ...common.topic_partition import TopicPartition
+
+if TYPE_CHECKING:
+    from ...cluster.model import BrokerInfo, TopicInfo
+    from ...cluster.store import MetadataStore
+    from ...common.txn_marker import TxnMarker
+    from ...config import BrokerConfig
+    from ...coordinator.group.formats import OffsetAndMetadata
+    from ...coordinator.group.join import JoinRequest
+    from ...coordinator.group.manager import FetchedOffset
+    from ...coordinator.group.model import (
+        GroupOverview,
+        GroupSummary,
+        JoinResult,
+        LeaveResult,
+        MemberIdentity,
+        SyncResult,
+    )
+    from ...coordinator.transaction import DescribedTransaction, TransactionListing
+    from ...log.config import LogConfig
+    from ...log.producer_state import ProducerStateEntry
+    from ...log.results import TimestampAndOffset
+    from ...protocol.errors import ErrorCode
+    from ...replication.fetch_session import FetchSessionCache
+    from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
+    from ...replication.replica_manager import ProduceResult
+    from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.principal import KafkaPrincipal
+
+
+class ReplicaService(Protocol):
+    """The partitions this broker hosts: Produce, Fetch, ListOffsets, OffsetForLeaderEpoch,
+    DeleteRecords and DescribeLogDirs read and write them only through these calls."""
+
+    async def handle_produce_append(
+        self,
+        entries: dict[TopicPartition, bytearray],
+        *,
+        required_acks: int,
+        timeout_ms: int,
+        transactional_id: str | None,
+        verifier: TxnVerifierService | None,
+        api_version: int = ...,
+    ) -> dict[TopicPartition, ProduceResult]: ...
+
+    async def fetch_records(
+        self,
+        requested: list[tuple[TopicPartition, PartitionFetchRequest]],
+        *,
+        replica_id: int,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        isolation_level: int = 0,
+        session_wait: SessionWait | None = None,
+    ) -> dict[TopicPartition, PartitionFetchResult]: ...
+
+    def fetch_offset_for_timestamp(
+        self,
+        topic: str,
+        index: int,
+        timestamp: int,
+        *,
+        replica_id: int,
+        isolation_level: int,
+        current_leader_epoch: int = -1,
+    ) -> TimestampAndOffset | None: ...
+
+    def legacy_fetch_offsets(
+        self, topic: str, index: int, max_num_offsets: int, *, replica_id: int, isolation_level: int
+    ) -> list[int]: ...
+
+    def end_offset_for_epoch(
+        self, topic: str, index: int, leader_epoch: int, current_leader_epoch: int, *, leader_only: bool = True
+    ) -> tuple[int, int]: ...
+
+    def delete_records(self, topic: str, index: int, offset: int) -> int: ...
+
+    def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]: ...
+
+    def leader_hint(self, topic: str, index: int) -> tuple[int, int] | None: ...
+
+    def log_config(self, topic: str, index: int) -> LogConfig | None: ...
+
+    def active_producers(self, topic: str, index: int) -> list[ProducerStateEntry]: ...
+
+
+class TxnMarkerService(Protocol):
+    """Transaction markers appended as partition leader (WriteTxnMarkers, and the transaction
+    coordinator for the partitions this broker leads)."""
+
+    async def write_txn_markers(self, markers: list[TxnMarker]) -> list[dict[TopicPartition, ErrorCode]]: ...
+
+
+class GroupService(Protocol):
+    """The group coordinator as the group APIs and FindCoordinator use it."""
+
+    def partition_for(self, group_id: str) -> int: ...
+
+    async def join_group(self, request: JoinRequest) -> JoinResult: ...
+
+    async def sync_group(
+        self,
+        group_id: str,
+        generation_id: int,
+        member_id: str,
+        protocol_type: str | None,
+        protocol_name: str | None,
+        group_instance_id: str | None,
+        assignments: dict[str, bytes],
+    ) -> SyncResult: ...
+
+    async def commit_offsets(
+        self,
+        group_id: str,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def txn_commit_offsets(
+        self,
+        transactional_id: str,
+        group_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        member_id: str,
+        group_instance_id: str | None,
+        generation_id: int,
+        offsets: dict[TopicPartition, OffsetAndMetadata],
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    def handle_heartbeat(
+        self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
+    ) -> ErrorCode: ...
+
+    def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult: ...
+
+    def handle_fetch_offsets(
+        self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
+    ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]: ...
+
+    def handle_delete_offsets(
+        self, group_id: str, partitions: list[TopicPartition]
+    ) -> tuple[ErrorCode, dict[TopicPartition, ErrorCode]]: ...
+
+    def handle_list_groups(
+        self, states: list[str] | None = None, types: list[str] | None = None
+    ) -> tuple[ErrorCode, list[GroupOverview]]: ...
+
+    def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
+
+    def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]: ...
+
+
+class TopicAdmin(Protocol):
+    """Creating topics: by CreateTopics, and automatically on Metadata requests."""
+
+    @property
+    def auto_create_enabled(self) -> bool: ...
+
+    def auto_create(self, name: str) -> TopicInfo: ...
+
+    def create(
+        self,
+        name: str,
+        num_partitions: int,
+        replication_factor: int,
+        configs: dict[str, str] | None = None,
+        assignments: dict[int, list[int]] | None = None,
+    ) -> TopicInfo: ...
+
+
+class ControllerService(Protocol):
+    """What ControlledShutdown and ElectLeaders ask of the controller."""
+
+    async def controlled_shutdown(
+        self, broker_id: int, broker_epoch: int
+    ) -> tuple[ErrorCode, list[TopicPartition]]: ...
+
+    async def elect_leaders(
+        self, election_type: int, partitions: list[TopicPartition] | None
+    ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]: ...
+
+    async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]: ...
+
+
+class ProducerIdService(Protocol):
+    async def generate_producer_id_async(self) -> int: ...
+
+
+class TransactionService(Protocol):
+    """The transaction coordinator as the transaction APIs and FindCoordinator use it."""
+
+    def partition_for(self, transactional_id: str) -> int: ...
+
+    async def init_producer_id(
+        self,
+        transactional_id: str,
+        transaction_timeout_ms: int,
+        expected_producer_id: int,
+        expected_producer_epoch: int,
+    ) -> tuple[ErrorCode, int, int]: ...
+
+    async def add_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def verify_partitions(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+    async def add_offsets(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, group_id: str
+    ) -> ErrorCode: ...
+
+    async def end_txn(
+        self, transactional_id: str, producer_id: int, producer_epoch: int, committed: bool
+    ) -> tuple[ErrorCode, int, int]: ...
+
+    def describe_transaction(self, transactional_id: str) -> DescribedTransaction: ...
+
+    def list_transactions(
+        self, producer_ids: list[int], states: list[str], duration_ms: int = -1
+    ) -> TransactionListing: ...
+
+
+class TxnVerifierService(Protocol):
+    """Produce-path verification of transactional batches (KIP-890 part 1)."""
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+        *,
+        abortable_error_supported: bool = True,
+    ) -> dict[TopicPartition, ErrorCode]: ...
+
+
+class Authorizer(Protocol):
+    """Kafka's authorizer as KafkaApis uses it (handlers ask it through the checks of
+    `handlers/support/authorization.py`, which call `handlers/support/auth.py`)."""
+
+    def authorize(
+        self,
+        principal: KafkaPrincipal,
+        host: str,
+        operation: AclOperation,
+        resource_type: ResourceType,
+        resource_name: str,
+        *,
+        log_if_denied: bool = True,
+    ) -> bool: ...
+
+    def authorize_by_resource_type(
+        self, principal: KafkaPrincipal, host: str, operation: AclOperation, resource_type: ResourceType
+    ) -> bool: ...
+
+    def authorized_operations(
+        self, principal: KafkaPrincipal, host: str, resource_type: ResourceType, resource_name: str
+    ) -> int: ...
+
+    def acls(self, binding_filter: AclBindingFilter) -> list[AclBinding]: ...
+
+    async def create_acls(self, bindings: list[AclBinding]) -> list[tuple[ErrorCode, str | None]]: ...
+
+    async def delete_acls(
+        self, filters: list[AclBindingFilter]
+    ) -> list[list[tuple[AclBinding, ErrorCode, str | None]]]: ...
+
+
+class ListenerSecurityService(Protocol):
+    """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
+
+    def validate(self, config: BrokerConfig) -> None: ...
+
+
+@dataclass(frozen=True)
+class BrokerServices:
+    """Everything a handler may use besides its request."""
+
+    broker_id: int
+    api_versions: list[tuple[int, int, int]]  # (api key, min version, max version) advertised
+    metadata: MetadataStore
+    replica_manager: ReplicaService
+    fetch_sessions: FetchSessionCache
+    group_coordinator: GroupService
+    topic_creator: TopicAdmin
+    controller: ControllerService
+    producer_ids: ProducerIdService
+    txn_markers: TxnMarkerService
+    txn_coordinator: TransactionService
+    current_config: Callable[[], BrokerConfig]
+    live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
+    txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
+    authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
+    listener_security: ListenerSecurityService | None = None  # None: checks no listener change
+
+    @property
+    def config(self) -> BrokerConfig:
+        """The broker's effective config now."""
+        return self.current_config()

@@ -1,0 +1,51 @@
+"""Injected faults for client tests: the broker answers chosen requests with an error, late, or
+not at all, and pauses chosen partitions' fetches. They sit at the dispatcher's seam, around the
+handlers, which know nothing of them.
+
+    fault_id = broker.faults.add(FaultRule(api="Produce", topic="t", error="NOT_LEADER_OR_FOLLOWER", count=3))
+    broker.faults.remove(fault_id)
+
+A rule matches requests by API (Kafka's name, "Produce", or key), client id, topic and partition;
+it fires on a matching request `count` times (None: until removed), each time with `probability`.
+What a firing rule does:
+
+* `error`: the response carries that error code, shaped for the request's API and version. For
+  the APIs whose requests name partitions (Produce, Fetch, ListOffsets, OffsetCommit,
+  TxnOffsetCommit, DeleteRecords, OffsetForLeaderEpoch) only the matching partitions get it: they
+  are not handed to the handler (a Produce writes nothing to them) and the other partitions of the
+  request are served as usual. Metadata gets it on the matching topics; FindCoordinator on every
+  key; the other APIs as their top-level error code (APIs without one cannot be given an error).
+* `latency_ms`: the response is sent that much later (the connection waits; the others do not).
+* `drop_connection`: the request is served, then the connection closes without a response.
+* `pause_fetch`: consumers' fetches return no records for the matching partitions, as when
+  nothing new arrived (the partitions' offsets are still reported); followers keep replicating.
+
+The modules:
+
+* `rules`: `FaultRule` and its checks;
+* `injector`: `FaultInjector`, the broker's faults, and `RequestFaults`, what they do to one
+  request;
+* `responses`: injected errors shaped as each API's response carries them;
+* `fetch`: a consumer's Fetch, whose partitions are faulted where the handler reads them;
+* `configs`: the admin requests for faults (the config keys `pykbroker.fault.injection` and
+  `pykbroker.partition.leader.move`);
+* `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler.
+"""
+
+from .injector import FaultInjector, RequestFaults
+from .interceptor import FaultInterceptor
+from .responses import PARTITIONED_APIS, error_response
+from .rules import FaultRule, PartitionFault, api_key_of, can_carry_error, error_code_of
+
+__all__ = [
+    "PARTITIONED_APIS",
+    "FaultInjector",
+    "FaultInterceptor",
+    "FaultRule",
+    "PartitionFault",
+    "RequestFaults",
+    "api_key_of",
+    "can_carry_error",
+    "error_code_of",
+    "error_response",
+]
