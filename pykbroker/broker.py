@@ -456,15 +456,15 @@ class Broker:
     def _open_metadata_store(self) -> MetadataStore:
         if not self.in_cluster:
             return EmbeddedMetadataStore(self.config.log_dirs, self._advertised_self())
-        from .cluster.zk_session import ZkSession  # cluster modules load only in cluster mode
+        from .cluster.zk_client import KafkaZkClient  # cluster modules load only in cluster mode
         from .cluster.zk_store import ZkMetadataStore
 
-        session = ZkSession(
+        zk_client = KafkaZkClient(
             self.config["zookeeper.connect"],
             session_timeout_ms=int(self.config["zookeeper.session.timeout.ms"]),
             connection_timeout_ms=self.config.get("zookeeper.connection.timeout.ms"),
         )
-        store = ZkMetadataStore(session, self.bridge, self._registration(), self.config.log_dirs)
+        store = ZkMetadataStore(zk_client, self.bridge, self._registration(), self.config.log_dirs)
         try:
             store.open()
         except BaseException:
@@ -484,8 +484,8 @@ class Broker:
                 return FileAclStore(self.config.log_dirs[0])
             from .security.zk_acl_store import ZkAclStore
 
-            session = self._zk_store(metadata).session
-            return ZkAclStore(session.client, request_timeout_s=min(session.request_timeout_s, 5.0))
+            zk_client = self._zk_store(metadata).zk_client
+            return ZkAclStore(zk_client, request_timeout_s=min(zk_client.request_timeout_s, 5.0))
 
         try:
             authorizer = create_authorizer(self.config, acl_store)
@@ -498,8 +498,8 @@ class Broker:
     def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
-        session = self._zk_store(metadata).session
-        return ZkBlockStore(session.client, self.broker_id, min(session.request_timeout_s, 5.0))
+        zk_client = self._zk_store(metadata).zk_client
+        return ZkBlockStore(zk_client, self.broker_id, min(zk_client.request_timeout_s, 5.0))
 
     def _start_controller(self, metadata: MetadataStore) -> LocalController | Controller:
         if not self.in_cluster:
@@ -507,7 +507,7 @@ class Broker:
         from .cluster.controller.controller import Controller
 
         store = self._zk_store(metadata)
-        controller = Controller(store.session, self.broker_id, self.config, self.bridge)
+        controller = Controller(store.zk_client, self.broker_id, self.config, self.bridge)
         controller.startup()
         store.add_topic_config_listener(controller.topic_configs_changed)
         return controller

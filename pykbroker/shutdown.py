@@ -14,7 +14,7 @@ keeps it out of the ISRs).
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -24,9 +24,27 @@ from .protocol.errors import ErrorCode
 from .replication.broker_client import BrokerConnectionError
 
 if TYPE_CHECKING:
-    from .broker import Broker
+    from .cluster.store import MetadataStore
+    from .config import BrokerConfig
+    from .replication.broker_client import Connect
+    from .replication.replica_manager import ReplicaManager
 
 log = logging.getLogger(__name__)
+
+
+class Broker(Protocol):
+    """What a controlled shutdown uses of the broker that stops."""
+
+    broker_id: int
+    config: BrokerConfig
+    metadata: MetadataStore | None
+    replica_manager: ReplicaManager | None
+
+    @property
+    def inter_broker_listener(self) -> str: ...
+
+    def inter_broker_connect(self) -> Connect: ...
+
 
 VERSION = 3
 REQUEST_TIMEOUT_S = 10.0

@@ -8,7 +8,9 @@
   sit at the dispatcher's seam (`server/faults/`), around the handlers;
 - `testkit/` (the test harness) imports the broker, and nothing of the broker imports it: only the
   package's `__init__` names its public classes, loaded lazily (`pykbroker.EmbeddedBroker`, ...);
-- the package (and the compatibility suite, `compat/`) has no import cycles between modules.
+- the package (and the compatibility suite, `compat/`) has no import cycles between modules;
+- only the ZooKeeper client (`cluster/zk_client.py` and its session) imports kazoo: everything
+  else asks it, as Kafka's code asks `KafkaZkClient`.
 
 Imports are read with `ast`, so a lazy import inside a function counts as much as one at the top.
 """
@@ -196,6 +198,26 @@ def _cycles(edges: dict[str, set[str]]) -> list[list[str]]:
         if node not in index:
             visit(node)
     return found
+
+
+ZOOKEEPER_CLIENT = ["pykbroker.cluster.zk_client", "pykbroker.cluster.zk_session"]
+
+
+def third_party_packages(path: Path) -> set[str]:
+    """The top-level names of the packages outside pykbroker that `path` imports."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found - {"pykbroker"}
+
+
+def test_only_the_zookeeper_client_imports_kazoo():
+    importers = sorted(module_name(path) for path in PACKAGE_ROOT.rglob("*.py")
+                       if "kazoo" in third_party_packages(path))
+    assert importers == ZOOKEEPER_CLIENT
 
 
 def test_the_checks_see_the_imports_they_judge():

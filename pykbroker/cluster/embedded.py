@@ -41,7 +41,7 @@ from .assignment import place_new_topic
 from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .state_writer import SnapshotWriter
-from .store import BrokerEntity, MetadataStore
+from .store import BrokerEntity, IsrCallback, MetadataStore
 
 log = logging.getLogger(__name__)
 
@@ -139,7 +139,13 @@ class EmbeddedMetadataStore(MetadataStore):
         self._notify_topic(name, self._topics[name])
 
     def propose_isr(
-        self, topic: str, partition: int, leader_epoch: int, partition_epoch: int, new_isr: list[int], callback
+        self,
+        topic: str,
+        partition: int,
+        leader_epoch: int,
+        partition_epoch: int,
+        new_isr: list[int],
+        callback: IsrCallback,
     ) -> None:
         state = self._topics[topic].partitions.get(partition) if topic in self._topics else None
         if state is None or state.partition_epoch != partition_epoch:

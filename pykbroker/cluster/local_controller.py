@@ -10,10 +10,11 @@ from __future__ import annotations
 from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
 from .controller.election import PREFERRED
+from .store import MetadataStore
 
 
 class LocalController:
-    def __init__(self, store, broker_id: int) -> None:
+    def __init__(self, store: MetadataStore, broker_id: int) -> None:
         self.store = store
         self.broker_id = broker_id
         self.active = True

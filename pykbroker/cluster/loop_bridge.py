@@ -1,7 +1,7 @@
-"""Handing work from other threads (kazoo's, the controller's) to the broker's event loop.
+"""Handing work from other threads (ZooKeeper's, the controller's) to the broker's event loop.
 
-All broker state is touched from the one event loop thread. ZooKeeper watches fire on kazoo's
-threads and the controller runs on its own; they never touch broker state themselves but
+All broker state is touched from the one event loop thread. ZooKeeper watches fire on the
+ZooKeeper client's threads and the controller runs on its own; they never touch broker state themselves but
 `post(fn, *args)` it, which schedules `fn(*args)` on the event loop without waiting for it
 (a watch callback never blocks on the loop). Before the loop runs (while the broker opens) posts
 are queued and run, in order, once `attach()` is called from the loop; after `detach()` they are
@@ -55,7 +55,7 @@ class LoopBridge:
             self._loop = None
             self._pending = None
 
-    def post(self, fn: Callable[..., Any], *args) -> None:
+    def post(self, fn: Callable[..., Any], *args: Any) -> None:
         """Run `fn(*args)` on the event loop soon; never blocks."""
         with self._lock:
             if self._pending is not None:

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import uuid
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from .model import BrokerInfo, TopicInfo
@@ -76,7 +76,7 @@ class MetadataStore(ABC):
     def topic(self, name: str) -> TopicInfo | None:
         return self.topics().get(name)
 
-    def topic_by_id(self, topic_id) -> TopicInfo | None:
+    def topic_by_id(self, topic_id: uuid.UUID) -> TopicInfo | None:
         name = self.topic_names_by_id().get(topic_id)
         return None if name is None else self.topics().get(name)
 
@@ -199,7 +199,7 @@ class MetadataStore(ABC):
             listener(entity, dict(configs))
 
 
-class TopicNamesById(Mapping):
+class TopicNamesById(Mapping[uuid.UUID, str]):
     """A store's topic names by topic id, kept as an index that is checked on each lookup (the
     name found must still carry that id) and rebuilt from the store's topics when it misses: a
     new or recreated topic, or an id that is not known (answered None)."""
@@ -208,24 +208,24 @@ class TopicNamesById(Mapping):
         self._store = store
         self._names: dict[uuid.UUID, str] = {}
 
-    def get(self, topic_id, default=None):
+    def get(self, topic_id: uuid.UUID, default: str | None = None) -> str | None:  # type: ignore[override]
         name = self._names.get(topic_id)
         if name is None or not self._still_names(topic_id, name):
             self._names = {info.topic_id: name for name, info in self._store.topics().items()}
             name = self._names.get(topic_id)
         return default if name is None else name
 
-    def _still_names(self, topic_id, name: str) -> bool:
+    def _still_names(self, topic_id: uuid.UUID, name: str) -> bool:
         info = self._store.topics().get(name)
         return info is not None and info.topic_id == topic_id
 
-    def __getitem__(self, topic_id) -> str:
+    def __getitem__(self, topic_id: uuid.UUID) -> str:
         name = self.get(topic_id)
         if name is None:
             raise KeyError(topic_id)
         return name
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[uuid.UUID]:
         return iter({info.topic_id for info in self._store.topics().values()})
 
     def __len__(self) -> int:

@@ -16,6 +16,10 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
 | `/admin/delete_topics/<t>` | no data: a request to delete the topic |
 | `/latest_producer_id_block` | `{"version":1,"broker":1,"block_start":"0","block_end":"999"}` |
+| `/kafka-acl/<ResourceType>/<name>` | literal ACLs (`security.acl_store` encodes them) |
+| `/kafka-acl-extended/prefixed/<ResourceType>/<name>` | prefixed ACLs |
+| `/kafka-acl-changes/acl_changes_<seq>` | `TOPIC:orders` after a change of a literal pattern's ACLs |
+| `/kafka-acl-extended-changes/acl_changes_<seq>` | `{"version":1,"resourceType":"TOPIC","name":"pre-","patternType":"PREFIXED"}` |
 
 A partition state's znode version is its "partition epoch": every writer (the controller, or the
 leader changing the ISR) writes with a compare-and-set on it.
@@ -43,6 +47,12 @@ ISR_CHANGES = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+LITERAL_ACLS = "/kafka-acl"
+EXTENDED_ACLS = "/kafka-acl-extended"
+LITERAL_ACL_CHANGES = "/kafka-acl-changes"
+EXTENDED_ACL_CHANGES = "/kafka-acl-extended-changes"
+ACL_CHANGE_PREFIX = "acl_changes_"
+LITERAL_PATTERN = "LITERAL"  # the pattern type whose ACLs live under `/kafka-acl`
 TOPIC_CONFIG_TYPE = "topics"
 BROKER_CONFIG_TYPE = "brokers"
 USER_CONFIG_TYPE = "users"
@@ -96,6 +106,22 @@ def config_path(entity_type: str, entity: str) -> str:
 
 def delete_topic_path(topic: str) -> str:
     return f"{DELETE_TOPICS}/{topic}"
+
+
+def acl_type_path(pattern_type: str, resource_type: str) -> str:
+    """The parent of a resource type's ACL znodes: `pattern_type` is "LITERAL" or "PREFIXED",
+    `resource_type` Kafka's name of the type ("Topic", "Group", ...)."""
+    base = LITERAL_ACLS if pattern_type == LITERAL_PATTERN else f"{EXTENDED_ACLS}/{pattern_type.lower()}"
+    return f"{base}/{resource_type}"
+
+
+def acl_path(pattern_type: str, resource_type: str, name: str) -> str:
+    return f"{acl_type_path(pattern_type, resource_type)}/{name}"
+
+
+def acl_changes_path(pattern_type: str) -> str:
+    """Where changes of a pattern type's ACLs are announced."""
+    return LITERAL_ACL_CHANGES if pattern_type == LITERAL_PATTERN else EXTENDED_ACL_CHANGES
 
 
 def _encode(value: dict) -> bytes:

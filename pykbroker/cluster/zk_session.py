@@ -1,18 +1,15 @@
-"""The broker's ZooKeeper session: connecting (creating the chroot), Kafka's persistent paths, the
-cluster id, and the broker's ephemeral registration.
+"""The broker's ZooKeeper session, under `KafkaZkClient` (`zk_client`): connecting (creating the
+chroot), the connection's state, and what happens when the session is lost or replaced.
 
     session = ZkSession("127.0.0.1:2181/kafka", session_timeout_ms=18000)
     session.start()                                   # blocks until connected, or raises
-    cluster_id = session.get_or_create_cluster_id(proposed)
-    epoch = session.register_broker(registration)     # the registration znode's creation zxid
 
-A registration left by this broker's previous process (killed before its session ended) is
-waited for: it disappears when ZooKeeper expires that session. The broker epoch is the
-registration's creation zxid, as in Kafka: it grows with every (re-)registration.
+When the session expires, ZooKeeper deletes the broker's ephemeral znodes; kazoo connects again
+with a new session, and `on_new_session` callbacks run (on a helper thread) so that their owners
+register again.
 
-When the session expires, ZooKeeper deletes the registration; kazoo connects again with a new
-session, and `on_new_session` callbacks run (on a helper thread) so that the owner registers
-the broker again.
+While ZooKeeper cannot be reached, kazoo tries again and again and logs every try; its logger
+lets about one line a second through (`KazooLogFilter`).
 """
 
 from __future__ import annotations
@@ -22,15 +19,14 @@ import threading
 from collections.abc import Callable
 
 from kazoo.client import KazooClient, KazooState
-from kazoo.exceptions import NodeExistsError, NoNodeError
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 
-from ..common.time import SYSTEM_CLOCK
-from . import zk_data
-from .zk_data import BrokerRegistration
+from ..common.time import SYSTEM_CLOCK, Clock
 
 log = logging.getLogger(__name__)
+
+KAZOO_LOGGER = "kazoo.client"
 
 
 class ZooKeeperUnavailableError(RuntimeError):
@@ -70,6 +66,7 @@ class ZkSession:
     def _new_client(self, hosts: str) -> KazooClient:
         return KazooClient(
             hosts=hosts,
+            logger=kazoo_logger(),
             timeout=self.session_timeout_ms / 1000,
             connection_retry=KazooRetry(max_tries=-1, max_delay=1.0),
             command_retry=KazooRetry(max_tries=3, max_delay=1.0),
@@ -138,67 +135,45 @@ class ZkSession:
 
         threading.Thread(target=run, name="zk-session-event", daemon=True).start()
 
-    # -- Kafka's znodes ----------------------------------------------------------------
-    def _started_client(self) -> KazooClient:
-        """The client; the znode methods below are only called once `start()` made it."""
+    def started_client(self) -> KazooClient:
+        """The kazoo client, for `KafkaZkClient`; only once `start()` made it."""
         if self.client is None:
             raise RuntimeError("the ZooKeeper session is not started")
         return self.client
 
-    def ensure_persistent_paths(self) -> None:
-        client = self._started_client()
-        for path in zk_data.PERSISTENT_PATHS:
-            client.ensure_path(path)
 
-    def get_or_create_cluster_id(self, proposed: str) -> str:
-        client = self._started_client()
-        try:
-            data, _ = client.get(zk_data.CLUSTER_ID)
-            return zk_data.decode_cluster_id(data)
-        except NoNodeError:
-            pass
-        try:
-            client.create(zk_data.CLUSTER_ID, zk_data.encode_cluster_id(proposed), makepath=True)
-            return proposed
-        except NodeExistsError:  # another broker was quicker
-            data, _ = client.get(zk_data.CLUSTER_ID)
-            return zk_data.decode_cluster_id(data)
+class KazooLogFilter(logging.Filter):
+    """kazoo's own lines, as few as say what happens: errors always; its "Connecting to ..." before
+    every try never (the session says when it is connected); any other line at most once per
+    `interval_ms`, so that an unreachable ZooKeeper is reported about once a second, not at every
+    try of every address."""
 
-    def register_broker(self, registration: BrokerRegistration) -> int:
-        """Create `/brokers/ids/<id>`; returns the broker epoch (its creation zxid).
+    def __init__(self, interval_ms: float = 1000, clock: Clock = SYSTEM_CLOCK) -> None:
+        super().__init__()
+        self.interval_ms = interval_ms
+        self.clock = clock
+        self._last_ms: float | None = None
+        self._lock = threading.Lock()
 
-        A registration still owned by an older session of this broker id is waited for, up to
-        twice the session timeout; another live broker with the same id is an error.
-        """
-        client = self._started_client()
-        path = zk_data.broker_path(registration.broker_id)
-        data = zk_data.encode_broker(registration)
-        deadline_ms = SYSTEM_CLOCK.monotonic_ms() + 2 * self.session_timeout_ms + 5000
-        while True:
-            try:
-                _, stat = client.create(path, data, ephemeral=True, makepath=True, include_data=True)
-                log.info(
-                    "Registered broker %d at path %s with addresses: %s (broker epoch %d)",
-                    registration.broker_id,
-                    path,
-                    ",".join(e.connection_string for e in registration.endpoints),
-                    stat.czxid,
-                )
-                return stat.czxid
-            except NodeExistsError:
-                stat = client.exists(path)
-                if stat is not None and stat.ephemeralOwner == client.client_id[0]:
-                    return stat.czxid
-            remaining_ms = deadline_ms - SYSTEM_CLOCK.monotonic_ms()
-            if remaining_ms < 0:
-                raise RuntimeError(
-                    f"Broker id {registration.broker_id} is registered by another live session in ZooKeeper"
-                )
-            log.info("Waiting for the previous registration of broker %d to expire", registration.broker_id)
-            gone = threading.Event()
-            if client.exists(path, watch=lambda _event, gone=gone: gone.set()) is None:
-                continue
-            gone.wait(min(1.0, max(0.0, remaining_ms / 1000)))
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno >= logging.ERROR:
+            return True
+        if str(record.msg).startswith("Connecting to"):
+            return False
+        now = self.clock.monotonic_ms()
+        with self._lock:
+            if self._last_ms is not None and now - self._last_ms < self.interval_ms:
+                return False
+            self._last_ms = now
+            return True
+
+
+def kazoo_logger() -> logging.Logger:
+    """kazoo's logger (the one its connection loop writes to), filtered once per process."""
+    logger = logging.getLogger(KAZOO_LOGGER)
+    if not any(isinstance(f, KazooLogFilter) for f in logger.filters):
+        logger.addFilter(KazooLogFilter())
+    return logger
 
 
 def split_chroot(connect: str) -> tuple[str, str]:

@@ -1,11 +1,11 @@
 """The cluster-mode metadata store: Kafka's znodes in ZooKeeper, and this broker's view of them.
 
-    store = ZkMetadataStore(session, bridge, registration, log_dirs)
+    store = ZkMetadataStore(zk_client, bridge, registration, log_dirs)
     store.open()        # connect, cluster id, read everything, start watching (blocking)
     store.register()    # once the broker can serve: the ephemeral /brokers/ids/<id>
 
 Reading: the view (live brokers, topics with their partitions' leader, epoch and ISR, configs,
-the controller id) lives on the event loop and changes only there, when a watch on kazoo's
+the controller id) lives on the event loop and changes only there, when a watch on ZooKeeper's
 threads posts what it read (see `zk_watches`). Listeners hear about every topic whose view
 changed.
 
@@ -25,29 +25,35 @@ asynchronously with a compare-and-set on the state znode's version, followed by 
 from __future__ import annotations
 
 import logging
-
-from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError
-from kazoo.handlers.threading import KazooTimeoutError
+from collections.abc import Callable
+from typing import TypeVar
 
 from ..common.uuids import ZERO_UUID
 from ..protocol.errors import ErrorCode, KafkaError
 from . import zk_data
 from .assignment import assign_replicas, start_index_of
+from .loop_bridge import LoopBridge
 from .meta_properties import check_cluster_id, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .store import BrokerEntity, IsrCallback, MetadataStore
+from .zk_client import KafkaZkClient, PartitionStateWritten, ZooKeeperTimeoutError
 from .zk_data import BrokerRegistration, LeaderAndIsr, TopicAssignment
 from .zk_watches import ClusterWatches
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
+TopicConfigListener = Callable[[str, dict[str, str]], None]
+
 LOOP_WAIT_S = 5.0  # the longest an administrative write holds the event loop
 
 
 class ZkMetadataStore(MetadataStore):
-    def __init__(self, session, bridge, registration: BrokerRegistration, log_dirs: list[str]) -> None:
+    def __init__(
+        self, zk_client: KafkaZkClient, bridge: LoopBridge, registration: BrokerRegistration, log_dirs: list[str]
+    ) -> None:
         super().__init__()
-        self.session = session
+        self.zk_client = zk_client
         self.bridge = bridge
         self.registration = registration
         self.broker_id = registration.broker_id
@@ -63,18 +69,18 @@ class ZkMetadataStore(MetadataStore):
         self._user_configs: dict[str, dict[str, str]] = {}
         self._watches: ClusterWatches | None = None
         self._registered = False
-        self._topic_config_listeners: list = []
+        self._topic_config_listeners: list[TopicConfigListener] = []
 
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
-        self.session.start()
-        self.session.ensure_persistent_paths()
+        self.zk_client.start()
+        self.zk_client.create_top_level_paths()
         # As Kafka: a new cluster gets a new id, so log dirs of another cluster (or of a single
         # broker) are refused rather than mixed in.
-        self.cluster_id = self.session.get_or_create_cluster_id(new_cluster_id())
+        self.cluster_id = self.zk_client.create_or_get_cluster_id(new_cluster_id())
         check_cluster_id(self.log_dirs, self.cluster_id)
         write_meta_properties(self.log_dirs, broker_id=self.broker_id, cluster_id=self.cluster_id)
-        self._watches = ClusterWatches(self.session.client, self.bridge, self)
+        self._watches = ClusterWatches(self.zk_client, self.bridge, self)
         self._watches.start()
         self.bridge.flush_pending()  # the first snapshot, before the event loop runs
         log.info(
@@ -86,13 +92,13 @@ class ZkMetadataStore(MetadataStore):
 
     def register(self) -> None:
         """Register this broker (blocking); again by itself after a session expires."""
-        self.apply_broker_epoch(self.session.register_broker(self.registration))
+        self.apply_broker_epoch(self.zk_client.register_broker(self.registration))
         if not self._registered:
             self._registered = True
-            self.session.on_new_session(self._register_again)
+            self.zk_client.on_new_session(self._register_again)
 
     def _register_again(self) -> None:  # a helper thread, after a new session began
-        epoch = self.session.register_broker(self.registration)
+        epoch = self.zk_client.register_broker(self.registration)
         self.bridge.post(self.apply_broker_epoch, epoch)
 
     async def wait_durable(self) -> None:
@@ -101,7 +107,7 @@ class ZkMetadataStore(MetadataStore):
     def close(self) -> None:
         if self._watches is not None:
             self._watches.stop()
-        self.session.stop()
+        self.zk_client.close()
 
     # -- reading -----------------------------------------------------------------------
     def brokers(self) -> list[BrokerInfo]:
@@ -170,7 +176,7 @@ class ZkMetadataStore(MetadataStore):
             for listener in self._topic_config_listeners:
                 listener(name, dict(configs))
 
-    def add_topic_config_listener(self, listener) -> None:
+    def add_topic_config_listener(self, listener: TopicConfigListener) -> None:
         """`listener(topic, configs)` hears of every change of an existing topic's configs (on
         the event loop), as Kafka's TopicConfigHandler does."""
         self._topic_config_listeners.append(listener)
@@ -243,16 +249,13 @@ class ZkMetadataStore(MetadataStore):
         self._require_connection()
         if assignments is None:
             assignments = assign_replicas(self.broker_racks(), num_partitions, replication_factor)
-        client = self.session.client
-        if self._wait(client.exists_async(zk_data.delete_topic_path(name))) is not None:
+        if self._wait(lambda timeout_s: self.zk_client.is_topic_marked_for_deletion(name, timeout_s)):
             raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' is marked for deletion.")
         configs = dict(configs or {})
-        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name), zk_data.encode_config(configs))
+        self._set_entity_configs(zk_data.TOPIC_CONFIG_TYPE, name, configs)
         assignment = TopicAssignment(new_topic_id(), {p: list(r) for p, r in assignments.items()})
-        try:
-            self._wait(client.create_async(zk_data.topic_path(name), zk_data.encode_topic(assignment), makepath=True))
-        except NodeExistsError:
-            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.") from None
+        if not self._wait(lambda timeout_s: self.zk_client.create_topic_assignment(name, assignment, timeout_s)):
+            raise KafkaError(ErrorCode.TOPIC_ALREADY_EXISTS, f"Topic '{name}' already exists.")
         log.info(
             "Creating topic %s with configuration %s and initial partition assignment %s",
             name,
@@ -266,24 +269,21 @@ class ZkMetadataStore(MetadataStore):
         if name not in self._topics:
             raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         self._require_connection()
-        try:
-            self._wait(self.session.client.create_async(zk_data.delete_topic_path(name), makepath=True))
-        except NodeExistsError:
-            pass  # already marked for deletion
+        self._wait(lambda timeout_s: self.zk_client.create_delete_topic_path(name, timeout_s))
         log.info("Topic %s marked for deletion", name)
 
     def add_partitions(self, name: str, new_total: int, assignments: list[list[int]] | None = None) -> TopicInfo:
         self._require_connection()
-        client = self.session.client
-        path = zk_data.topic_path(name)
         for _ in range(3):
-            data, stat = self._wait(client.get_async(path))
-            current = zk_data.decode_topic(data)
+            found = self._wait(lambda timeout_s: self.zk_client.get_topic_assignment(name, timeout_s))
+            if found is None:
+                raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+            current, version = found
             added = self._new_partition_assignments(current, new_total, assignments)
             merged = TopicAssignment(current.topic_id, {**current.partitions, **added})
-            try:
-                self._wait(client.set_async(path, zk_data.encode_topic(merged), stat.version))
-            except BadVersionError:
+            if not self._wait(
+                lambda timeout_s: self.zk_client.set_topic_assignment(name, merged, version, timeout_s)  # noqa: B023
+            ):
                 continue
             info = self._topics.get(name)
             self.apply_topic(name, merged, info.configs if info else {})
@@ -304,7 +304,7 @@ class ZkMetadataStore(MetadataStore):
         )
 
     def set_topic_configs(self, name: str, configs: dict[str, str]) -> None:
-        self._set_or_create(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name), zk_data.encode_config(configs))
+        self._set_entity_configs(zk_data.TOPIC_CONFIG_TYPE, name, configs)
         self._announce_config_change(zk_data.TOPIC_CONFIG_TYPE, name)
         self.apply_topic_configs(name, dict(configs))
 
@@ -314,9 +314,7 @@ class ZkMetadataStore(MetadataStore):
 
     def set_broker_configs(self, entity: BrokerEntity, configs: dict[str, str]) -> None:
         name = _entity_name(entity)
-        self._set_or_create(
-            zk_data.config_path(zk_data.BROKER_CONFIG_TYPE, name), zk_data.encode_broker_config(configs)
-        )
+        self._set_entity_configs(zk_data.BROKER_CONFIG_TYPE, name, configs)
         self._announce_config_change(zk_data.BROKER_CONFIG_TYPE, name)
         self.apply_broker_configs(name, dict(configs))
 
@@ -325,7 +323,7 @@ class ZkMetadataStore(MetadataStore):
         return {user: dict(configs) for user, configs in self._user_configs.items()}
 
     def set_user_configs(self, user: str, configs: dict[str, str]) -> None:
-        self._set_or_create(zk_data.config_path(zk_data.USER_CONFIG_TYPE, user), zk_data.encode_user_config(configs))
+        self._set_entity_configs(zk_data.USER_CONFIG_TYPE, user, configs)
         self._announce_config_change(zk_data.USER_CONFIG_TYPE, user)
         self.apply_user_configs(user, dict(configs))
 
@@ -353,24 +351,28 @@ class ZkMetadataStore(MetadataStore):
             callback(None)
             return
         proposed = LeaderAndIsr(self.broker_id, leader_epoch, list(new_isr), current.controller_epoch)
-        client = self.session.client
-        try:
-            result = client.set_async(
-                zk_data.partition_state_path(topic, partition), zk_data.encode_state(proposed), partition_epoch
-            )
-        except KazooException:
-            callback(None)
-            return
-        result.rawlink(lambda done: self.bridge.post(self._isr_written, topic, partition, proposed, done, callback))
 
-    def _isr_written(self, topic: str, partition: int, proposed: LeaderAndIsr, done, callback: IsrCallback) -> None:
-        try:
-            stat = done.get_nowait()
-        except Exception as exc:
-            log.info("ISR change of %s-%d to %s not written: %s", topic, partition, proposed.isr, type(exc).__name__)
+        def written(outcome: PartitionStateWritten | Exception) -> None:  # on ZooKeeper's thread
+            self.bridge.post(self._isr_written, topic, partition, proposed, outcome, callback)
+
+        if not self.zk_client.set_topic_partition_state_async(topic, partition, proposed, partition_epoch, written):
+            callback(None)
+
+    def _isr_written(
+        self,
+        topic: str,
+        partition: int,
+        proposed: LeaderAndIsr,
+        outcome: PartitionStateWritten | Exception,
+        callback: IsrCallback,
+    ) -> None:
+        if isinstance(outcome, Exception):
+            log.info(
+                "ISR change of %s-%d to %s not written: %s", topic, partition, proposed.isr, type(outcome).__name__
+            )
             callback(None)
             return
-        log.info("ISR of %s-%d is now %s (partition epoch %d)", topic, partition, proposed.isr, stat.version)
+        log.info("ISR of %s-%d is now %s (partition epoch %d)", topic, partition, proposed.isr, outcome.zk_version)
         self.apply_partition_state(
             topic,
             partition,
@@ -379,54 +381,33 @@ class ZkMetadataStore(MetadataStore):
                 proposed.leader_epoch,
                 proposed.isr,
                 proposed.controller_epoch,
-                stat.version,
-                stat.mzxid,
+                outcome.zk_version,
+                outcome.mzxid,
             ),
         )
-        callback(stat.version)
-        try:
-            self.session.client.create_async(
-                f"{zk_data.ISR_CHANGES}/{zk_data.ISR_CHANGE_PREFIX}",
-                zk_data.encode_isr_change([(topic, partition)]),
-                sequence=True,
-            )
-        except KazooException:
-            log.debug("Could not announce the ISR change of %s-%d", topic, partition)
+        callback(outcome.zk_version)
+        self.zk_client.propagate_isr_changes([(topic, partition)])
 
     # -- helpers -----------------------------------------------------------------------
-    def _wait(self, async_result):
-        """The result of a ZooKeeper call made on the event loop: waited for briefly, since the
+    def _wait(self, call: Callable[[float], T]) -> T:
+        """`call(timeout_s)`, a ZooKeeper call made on the event loop: waited for briefly, since the
         whole broker waits meanwhile."""
         try:
-            return async_result.get(timeout=min(self.session.request_timeout_s, LOOP_WAIT_S))
-        except KazooTimeoutError:
+            return call(min(self.zk_client.request_timeout_s, LOOP_WAIT_S))
+        except ZooKeeperTimeoutError:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, "ZooKeeper did not answer in time") from None
 
     def _require_connection(self) -> None:
         """Fail at once rather than block the event loop while ZooKeeper is unreachable."""
-        if not self.session.connected:
+        if not self.zk_client.connected:
             raise KafkaError(ErrorCode.REQUEST_TIMED_OUT, "Not connected to ZooKeeper")
 
-    def _set_or_create(self, path: str, data: bytes) -> None:
+    def _set_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
         self._require_connection()
-        client = self.session.client
-        try:
-            self._wait(client.set_async(path, data))
-        except NoNodeError:
-            try:
-                self._wait(client.create_async(path, data, makepath=True))
-            except NodeExistsError:
-                self._wait(client.set_async(path, data))
+        self._wait(lambda timeout_s: self.zk_client.set_or_create_entity_configs(entity_type, name, configs, timeout_s))
 
     def _announce_config_change(self, entity_type: str, name: str) -> None:
-        self._wait(
-            self.session.client.create_async(
-                f"{zk_data.CONFIG_CHANGES}/{zk_data.CONFIG_CHANGE_PREFIX}",
-                zk_data.encode_config_change(entity_type, name),
-                sequence=True,
-                makepath=True,
-            )
-        )
+        self._wait(lambda timeout_s: self.zk_client.create_config_change_notification(entity_type, name, timeout_s))
 
 
 def _entity_name(entity: BrokerEntity) -> str:

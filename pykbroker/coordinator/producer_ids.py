@@ -13,19 +13,14 @@ of a block is handed out before the block is durably reserved.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 import anyio
 import anyio.to_thread
-from kazoo.exceptions import BadVersionError, KazooException
-from kazoo.handlers.threading import KazooTimeoutError
 
-from ..cluster import zk_data
+from ..cluster.zk_client import KafkaZkClient, ZooKeeperError
 from ..common.files import write_atomically
 from ..protocol.errors import ErrorCode, KafkaError
-
-if TYPE_CHECKING:
-    from kazoo.client import KazooClient
 
 BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
@@ -83,28 +78,21 @@ class ZkBlockStore:
 
     MAX_ATTEMPTS = 10
 
-    def __init__(self, client: KazooClient, broker_id: int, timeout_s: float) -> None:
-        self.client = client
+    def __init__(self, zk_client: KafkaZkClient, broker_id: int, timeout_s: float) -> None:
+        self.zk_client = zk_client
         self.broker_id = broker_id
         self.timeout_s = timeout_s
 
     def reserve_block(self, size: int) -> int:
         """The first id of a new block; COORDINATOR_NOT_AVAILABLE (retriable) without ZooKeeper."""
-        if not self.client.connected:
+        if not self.zk_client.connected:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Not connected to ZooKeeper")
         try:
-            for _ in range(self.MAX_ATTEMPTS):
-                data, stat = self.client.get_async(zk_data.PRODUCER_ID_BLOCK).get(timeout=self.timeout_s)
-                last_end = zk_data.decode_producer_id_block_end(data)
-                start = 0 if last_end is None else last_end + 1
-                block = zk_data.encode_producer_id_block(self.broker_id, start, start + size - 1)
-                try:
-                    self.client.set_async(zk_data.PRODUCER_ID_BLOCK, block, stat.version).get(timeout=self.timeout_s)
-                except BadVersionError:
-                    continue
-                return start
-        except (KazooException, KazooTimeoutError) as exc:
-            raise KafkaError(
-                ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Could not reserve producer ids: {type(exc).__name__}"
-            ) from exc
-        raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Producer id blocks kept changing")
+            start = self.zk_client.allocate_producer_id_block(
+                self.broker_id, size, timeout_s=self.timeout_s, max_attempts=self.MAX_ATTEMPTS
+            )
+        except ZooKeeperError as exc:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, f"Could not reserve producer ids: {exc}") from exc
+        if start is None:
+            raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Producer id blocks kept changing")
+        return start

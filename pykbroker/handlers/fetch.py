@@ -29,7 +29,7 @@ that the first batch is always returned whole so that a consumer can make progre
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -41,7 +41,13 @@ from ..protocol.message_types import FetchRequest, FetchResponse
 from ..records import batch, legacy
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import FetchContext, TopicIdPartition, session_wait_key
-from ..replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, PartitionsToRead, SessionWait
+from ..replication.fetch_types import (
+    FetchedRecords,
+    PartitionFetchRequest,
+    PartitionFetchResult,
+    PartitionsToRead,
+    SessionWait,
+)
 from .support.authorization import Check, check
 from .support.context import RequestContext
 from .support.services import BrokerServices, ReplicaService
@@ -254,7 +260,6 @@ def _topic_responses(
     return list(topics.values())
 
 
-# Kafka answers these before it reads any log, with an empty (not null) aborted transactions list
 # partitions Kafka answers before reading them: their aborted transactions are [], not null
 _REFUSED_BEFORE_READING = (
     ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
@@ -273,7 +278,7 @@ def _partition_response(
         last_stable_offset=result.last_stable_offset,
         log_start_offset=result.log_start_offset,
         aborted_transactions=_aborted_transactions(result, isolation),
-        records=result.records if result.records is not None else b"",
+        records=_records_for_version(result.records, version),  # as read: passes through unchanged
     )
     if result.diverging_epoch is not None:
         response.diverging_epoch = FetchResponse.EpochEndOffset(
@@ -297,9 +302,11 @@ def _aborted_transactions(
     ]
 
 
-def _records_for_version(regions: Sequence[FileRegion] | None, version: int) -> bytes | FileRegion:
+def _records_for_version(regions: FetchedRecords | None, version: int) -> FileRegion | bytes:
     if not regions:
         return b""
+    if not isinstance(regions, list):  # already what a response carries
+        return regions
     if version >= 4:
         return regions[0] if len(regions) == 1 else b"".join(r.read_bytes() for r in regions)
     data = b"".join(r.read_bytes() for r in regions)

@@ -30,11 +30,13 @@ import ssl
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 import anyio
 import anyio.abc
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from ..cluster.store import MetadataStore
 from ..common.time import SYSTEM_CLOCK
 from ..protocol import headers, messages
 from ..security.sasl.client import (
@@ -66,7 +68,7 @@ class InterBrokerSecurity:
 
 
 class BrokerConnection:
-    def __init__(self, stream, *, client_id: str, timeout_s: float) -> None:
+    def __init__(self, stream: anyio.abc.ByteStream, *, client_id: str, timeout_s: float) -> None:
         self._stream = stream
         self._receive = BufferedByteReceiveStream(stream)
         self.client_id = client_id
@@ -115,7 +117,7 @@ class BrokerConnection:
         delay = reauthentication_delay_ms(lifetime_ms)
         self._reauthenticate_at_ms = None if delay is None else SYSTEM_CLOCK.monotonic_ms() + delay
 
-    async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
+    async def request(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0) -> Any:
         """Send one request and return its decoded response body."""
         if self.closed:
             raise BrokerConnectionError("connection is closed")
@@ -123,7 +125,7 @@ class BrokerConnection:
             await self._authenticate()  # KIP-368: before the other broker's session expires
         return await self._exchange(api_key, version, body, extra_wait_s=extra_wait_s)
 
-    async def _exchange(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0):
+    async def _exchange(self, api_key: int, version: int, body: object, *, extra_wait_s: float = 0.0) -> Any:
         self._correlation_id += 1
         correlation_id = self._correlation_id
         payload = headers.encode_request_header(api_key, version, correlation_id, self.client_id)
@@ -168,7 +170,7 @@ class BrokerConnectionPool:
 
     def __init__(
         self,
-        metadata,
+        metadata: MetadataStore,
         listener_name: str,
         *,
         client_id: str,
@@ -182,7 +184,7 @@ class BrokerConnectionPool:
         self.connect = connect
         self._connections: dict[int, BrokerConnection] = {}
 
-    async def request(self, broker_id: int, api_key: int, version: int, body: object):
+    async def request(self, broker_id: int, api_key: int, version: int, body: object) -> Any:
         """Send one request to the broker and return its decoded response body; raises
         BrokerConnectionError or OSError when the broker cannot be reached."""
         try:

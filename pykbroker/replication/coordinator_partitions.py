@@ -18,10 +18,12 @@ from typing import NamedTuple
 
 import anyio.to_thread
 
+from ..log.log import Log
 from ..log.producer_state import COORDINATOR, VerificationGuard
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import BatchHeader
 from ..records.records import Record, iter_batches
+from .replica_manager import ReplicaManager, TxnVerifier
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +46,7 @@ class LoadedRecord(NamedTuple):
 class CoordinatorPartitionWriter:
     """Appends a coordinator's batches through the replica manager, like a producer's."""
 
-    def __init__(self, replica_manager) -> None:
+    def __init__(self, replica_manager: ReplicaManager) -> None:
         self.replica_manager = replica_manager
 
     def is_leader(self, topic: str, partition: int) -> bool:
@@ -73,7 +75,13 @@ class CoordinatorPartitionWriter:
         return results[tp].error, results[tp].base_offset
 
     async def maybe_start_transaction_verification(
-        self, topic: str, partition: int, transactional_id: str, producer_id: int, producer_epoch: int, verifier
+        self,
+        topic: str,
+        partition: int,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        verifier: TxnVerifier | None,
     ) -> tuple[ErrorCode, VerificationGuard]:
         """KIP-890 part 1 for a coordinator's transactional append (Kafka's
         CoordinatorPartitionWriter.maybeStartTransactionVerification): (the coordinator's error,
@@ -87,7 +95,7 @@ class CoordinatorLogLoader:
     """Reads a partition of an internal topic from its log start to its log end in a worker
     thread, `buffer_size` bytes at a time (`offsets.load.buffer.size`)."""
 
-    def __init__(self, replica_manager, buffer_size: int) -> None:
+    def __init__(self, replica_manager: ReplicaManager, buffer_size: int) -> None:
         self.replica_manager = replica_manager
         self.buffer_size = buffer_size
 
@@ -108,7 +116,7 @@ class CoordinatorLogLoader:
         return await anyio.to_thread.run_sync(read_records, replica.log, self.buffer_size)
 
 
-def read_entries(partition_log, buffer_size: int) -> list[Entry]:
+def read_entries(partition_log: Log, buffer_size: int) -> list[Entry]:
     """Every data record from the log start to the log end."""
     entries: list[Entry] = []
     for header, records in _read_batches(partition_log, buffer_size):
@@ -117,7 +125,7 @@ def read_entries(partition_log, buffer_size: int) -> list[Entry]:
     return entries
 
 
-def read_records(partition_log, buffer_size: int) -> list[LoadedRecord]:
+def read_records(partition_log: Log, buffer_size: int) -> list[LoadedRecord]:
     """Every record, control records included, from the log start to the log end."""
     return [
         LoadedRecord(
@@ -134,7 +142,7 @@ def read_records(partition_log, buffer_size: int) -> list[LoadedRecord]:
     ]
 
 
-def _read_batches(partition_log, buffer_size: int) -> list[tuple[BatchHeader, list[Record]]]:
+def _read_batches(partition_log: Log, buffer_size: int) -> list[tuple[BatchHeader, list[Record]]]:
     batches: list[tuple[BatchHeader, list[Record]]] = []
     offset, end = partition_log.log_start_offset, partition_log.log_end_offset
     try:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import anyio.to_thread
 
+from ..log.log import Log
 
-async def sync_before_ack(log, end_offset: int) -> None:
+
+async def sync_before_ack(log: Log, end_offset: int) -> None:
     """Return once the appends below `end_offset` are as durable as `log` promises."""
     if log.sync_owed():
         await anyio.to_thread.run_sync(log.sync_appended, end_offset)

@@ -54,8 +54,9 @@ import random
 import uuid
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable, Iterable, Mapping
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
+from ..common.purgatory import DelayedOperationPurgatory
 from ..common.uuids import ZERO_UUID
 from ..protocol.errors import ErrorCode
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult  # noqa: F401
@@ -90,6 +91,14 @@ def next_epoch(epoch: int) -> int:
 def is_full_fetch(session_epoch: int) -> bool:
     """A request with epoch INITIAL or FINAL lists all its partitions (and ends any session)."""
     return session_epoch in (INITIAL_EPOCH, FINAL_EPOCH)
+
+
+class PartitionChanges(Protocol):
+    """What the session cache follows: the replica manager's partition changes and its fetch purgatory."""
+
+    fetch_purgatory: DelayedOperationPurgatory
+
+    def add_partition_change_listener(self, listener: Callable[[tuple[str, int]], None]) -> None: ...
 
 
 class TopicIdPartition(NamedTuple):
@@ -712,13 +721,15 @@ class FetchSessionCache:
 
     # --- what changed ---
 
-    def follow(self, replica_manager) -> None:
+    def follow(self, replica_manager: PartitionChanges) -> None:
         """Hear of the replica manager's partition changes, and wake its fetches waiting on a
         session whose partitions changed."""
         replica_manager.add_partition_change_listener(self.partition_changed)
-        self.on_session_changed = lambda session_id: replica_manager.fetch_purgatory.check_and_complete(
-            session_wait_key(session_id)
-        )
+
+        def wake_waiting_fetches(session_id: int) -> None:
+            replica_manager.fetch_purgatory.check_and_complete(session_wait_key(session_id))
+
+        self.on_session_changed = wake_waiting_fetches
 
     def partition_changed(self, topic_partition: tuple[str, int]) -> None:
         """The partition (topic name, index) changed in a way a fetcher may need to hear of:

@@ -6,21 +6,27 @@ One request type and one result type travel the whole fetch path:
         --> fetch session (remembers it per partition) --> ReplicaManager.fetch_records
         --> PartitionFetchResult --> fetch session (chooses what to list) --> wire PartitionData
 
-The replica manager fills a result with the file regions it read (`records`); the Fetch handler
-turns those into what its request version carries (`dataclasses.replace`) before the session
-sees the result. The session never looks at `records` or `aborted_transactions`.
+The replica manager fills a result with the file regions it read (`records`, a list of
+`FileRegion`s); the Fetch handler turns those into what its request version carries
+(`dataclasses.replace`): one region, sent with `sendfile`, or bytes (several regions joined, or
+records down-converted for an old version, or none). The session never looks at `records` or
+`aborted_transactions`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
+from ..log.results import AbortedTransaction, FileRegion
 from ..protocol.errors import ErrorCode
 
 NO_PREFERRED_READ_REPLICA = -1
 NO_EPOCH = -1
+
+# What a result's `records` holds: the regions as read, then one region or bytes for the response.
+FetchedRecords = list[FileRegion] | FileRegion | bytes
 
 
 class PartitionFetchRequest(NamedTuple):
@@ -56,8 +62,8 @@ class PartitionFetchResult:
     records_size: int = 0
     preferred_read_replica: int = NO_PREFERRED_READ_REPLICA
     diverging_epoch: EpochEndOffset | None = None
-    aborted_transactions: Any = None
-    records: Any = None  # file regions as read, then what the response version carries
+    aborted_transactions: list[AbortedTransaction] | None = None  # read_committed: those overlapping `records`
+    records: FetchedRecords | None = None  # file regions as read, then what the response version carries
     more_to_read: bool = False  # records were readable at the fetch offset but left out (size limit)
 
     @classmethod

@@ -36,21 +36,25 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
+from ..cluster.store import MetadataStore
+from ..common.time import Clock
 from ..common.topic_partition import TopicPartition
 from ..log.errors import LogError, UnexpectedAppendOffsetError
+from ..log.log import Log
 from ..protocol import messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
-from .broker_client import BrokerConnection, BrokerConnectionError
+from .broker_client import BrokerConnection, BrokerConnectionError, Connect
 from .durability import sync_before_ack
 from .fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
 
 if TYPE_CHECKING:
+    from ..config.broker import BrokerConfig
     from .partition import Partition
 
 log = logging.getLogger(__name__)
@@ -63,6 +67,15 @@ FetchRequest = messages.request(ApiKey.FETCH).cls
 ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
 
 
+class FollowerHost(Protocol):
+    """What the fetchers need of the replica manager they serve."""
+
+    broker_id: int
+    clock: Clock
+    inter_broker_listener: str | None
+    connect: Connect
+
+
 @dataclass
 class FollowedPartition:
     partition: Partition
@@ -71,7 +84,7 @@ class FollowedPartition:
 
 
 class ReplicaFetcherManager:
-    def __init__(self, replica_manager, config, metadata) -> None:
+    def __init__(self, replica_manager: FollowerHost, config: BrokerConfig, metadata: MetadataStore) -> None:
         self.replica_manager = replica_manager
         self.config = config
         self.metadata = metadata
@@ -220,7 +233,7 @@ class LeaderFetcher:
             await self._connection.aclose()
             self._connection = None
 
-    def _fetch_request(self):
+    def _fetch_request(self) -> Any:
         """The next fetch of the session: every partition for a full fetch, else those that
         changed; partitions no longer fetched are forgotten."""
         listed, forgotten = self.session.next_request(self.partitions)
@@ -252,7 +265,7 @@ class LeaderFetcher:
         )
 
     # -- one partition's answer --------------------------------------------------------
-    async def _process(self, followed: FollowedPartition, data) -> None:
+    async def _process(self, followed: FollowedPartition, data: Any) -> None:
         partition = followed.partition
         error = ErrorCode(data.error_code)
         try:
@@ -283,7 +296,7 @@ class LeaderFetcher:
             )
             self._back_off(followed)
 
-    def _append(self, partition: Partition, data) -> None:
+    def _append(self, partition: Partition, data: Any) -> None:
         records = data.records
         if records is not None and len(records) and next(iter_headers(records), None):
             self._append_records(partition, records)
@@ -295,7 +308,7 @@ class LeaderFetcher:
         if leader_start > log_.log_start_offset:
             log_.delete_records_before(leader_start)
 
-    def _append_records(self, partition: Partition, records) -> None:
+    def _append_records(self, partition: Partition, records: bytes | bytearray | memoryview) -> None:
         log_ = partition.log
         try:
             log_.append_as_follower(records)
@@ -380,7 +393,7 @@ class LeaderFetcher:
         return self.clock.monotonic_ms() / 1000
 
 
-def truncation_offset(follower_log, leader_epoch: int, leader_end_offset: int) -> int:
+def truncation_offset(follower_log: Log, leader_epoch: int, leader_end_offset: int) -> int:
     """Where a follower truncates when the leader says its log ends at `leader_end_offset` for
     `leader_epoch` (the largest epoch the leader knows at or below the follower's last one)."""
     replica_end = follower_log.log_end_offset

@@ -19,13 +19,15 @@ requests a follower is never exactly at the end, but it is never behind by more 
 
 from __future__ import annotations
 
+import uuid
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
+from ..log.log import Log
 from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..log.producer_state import CLIENT, ProducerStateEntry, VerificationGuard
-from ..log.results import TimestampAndOffset
+from ..log.results import FetchDataInfo, LogAppendInfo, TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 
 READ_COMMITTED = 1  # the isolation level of transactional consumers
@@ -45,7 +47,7 @@ IsrListener = Callable[["Partition", list[int]], None]
 
 
 class Partition:
-    def __init__(self, topic: str, index: int, topic_id, log, local_broker_id: int) -> None:
+    def __init__(self, topic: str, index: int, topic_id: uuid.UUID, log: Log, local_broker_id: int) -> None:
         self.topic = topic
         self.index = index
         self.topic_id = topic_id
@@ -159,7 +161,7 @@ class Partition:
         now_ms: int,
         origin: str = CLIENT,
         verification_guard: VerificationGuard | None = None,
-    ):
+    ) -> LogAppendInfo:
         """Append produced batches; returns the log's append info (see `Log.append_as_leader`
         for `origin` and `verification_guard`)."""
         self.require_leader()
@@ -346,7 +348,7 @@ class Partition:
         for_follower: bool,
         min_one_message: bool,
         read_committed: bool = False,
-    ):
+    ) -> FetchDataInfo:
         """Batches from `fetch_offset`: the log end for followers; for consumers up to the high
         watermark, or with `read_committed` up to the last stable offset, with the aborted
         transactions overlapping what was read."""

@@ -28,19 +28,23 @@ Read-committed fetches read up to the last stable offset and carry the aborted t
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+import uuid
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 import anyio
 
+from ..cluster.model import PartitionState, TopicInfo
+from ..cluster.store import MetadataStore
 from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
 from ..log.config import LogConfig
+from ..log.manager import LogManager
 from ..log.producer_state import CLIENT, NO_SEQUENCE, SENTINEL, ProducerStateEntry, VerificationGuard
-from ..log.results import TimestampAndOffset
+from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
@@ -51,6 +55,9 @@ from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchRe
 from .fetcher import ReplicaFetcherManager
 from .partition import READ_COMMITTED, Partition
 from .role_changes import RoleChanges, partition_ranges
+
+if TYPE_CHECKING:
+    from ..config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +105,7 @@ class DelayedProduce(DelayedOperation):
         self.manager = manager
         self.results = results
 
-    def _waiting(self):
+    def _waiting(self) -> Iterator[tuple[ProduceResult, ErrorCode | None]]:
         """(result, outcome) for each partition still owed an answer; outcome None = waiting."""
         for tp, result in self.results.items():
             if result.error != ErrorCode.NONE or result.required_offset < 0:
@@ -185,9 +192,9 @@ class ReplicaManager:
     def __init__(
         self,
         broker_id: int,
-        config,
-        log_manager,
-        metadata_store,
+        config: BrokerConfig,
+        log_manager: LogManager,
+        metadata_store: MetadataStore,
         *,
         timer: Timer,
         inter_broker_listener: str | None = None,
@@ -243,7 +250,7 @@ class ReplicaManager:
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
-        if state is None:
+        if info is None or state is None:
             if self._delete_stray_logs_when_loaded and self.log_manager.get(topic, index) is not None:
                 log.info("Deleting the log of %s-%d: the topic no longer exists", topic, index)
                 self.log_manager.delete(topic, index)
@@ -287,7 +294,7 @@ class ReplicaManager:
             if partition.is_leader and len(partition.isr) > 1:
                 partition.maybe_shrink_isr(now, lag_ms, self._replica_fetch_ms)
 
-    def _on_topic_changed(self, name: str, info) -> None:
+    def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if info is None:
             self._delete_topic_partitions(name)
             return
@@ -295,7 +302,7 @@ class ReplicaManager:
         self._take_roles(name, info, changes)
         changes.log_per_topic(log)
 
-    def _take_roles(self, name: str, info, changes: RoleChanges) -> None:
+    def _take_roles(self, name: str, info: TopicInfo, changes: RoleChanges) -> None:
         """Open the topic's partitions hosted here and take the roles the store assigns."""
         config = topic_config_values(info.configs, self.config)
         for index, state in info.partitions.items():
@@ -312,7 +319,7 @@ class ReplicaManager:
         for tp in [tp for tp in self.partitions if tp[0] == name and tp[1] not in info.partitions]:
             self._remove_partition(tp)  # partitions whose creation the store took back
 
-    def _loaded_topic_config(self, info) -> dict:
+    def _loaded_topic_config(self, info: TopicInfo) -> dict[str, Any]:
         """The log config of a topic whose partitions are loading: partitions load in name
         order, so the last topic's config is kept (one computation per topic, not per partition)."""
         cached_overrides, cached_broker_config, config = self._last_loaded_config
@@ -332,14 +339,14 @@ class ReplicaManager:
             if config is not None:
                 partition.log.update_config(config)
 
-    def _open_partition(self, topic: str, index: int, topic_id, config) -> Partition:
+    def _open_partition(self, topic: str, index: int, topic_id: uuid.UUID, config: dict[str, Any]) -> Partition:
         log_ = self.log_manager.get_or_create(topic, index, config)
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
         partition.isr_listener = self._propose_isr
         self.partitions[(topic, index)] = partition
         return partition
 
-    def _apply_partition_state(self, partition: Partition, state, changes: RoleChanges) -> None:
+    def _apply_partition_state(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         if state.leader == self.broker_id:
             self._lead(partition, state, changes)
         elif partition.is_leader or partition.leader_id != state.leader or partition.leader_epoch != state.leader_epoch:
@@ -354,7 +361,7 @@ class ReplicaManager:
             self._leaders_with_followers.pop(partition.key, None)
         self._complete_delayed(partition.key)
 
-    def _lead(self, partition: Partition, state, changes: RoleChanges) -> None:
+    def _lead(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         if partition.is_leader and partition.leader_epoch == state.leader_epoch:
             partition.replicas = list(state.replicas)
             partition.update_isr(state.isr, state.partition_epoch)
@@ -371,7 +378,7 @@ class ReplicaManager:
         )
         changes.lead(partition.topic, partition.index, state.leader_epoch)
 
-    def _follow(self, partition: Partition, state, changes: RoleChanges) -> None:
+    def _follow(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr, state.partition_epoch)
         if state.leader < 0 or self.replication_stopped:
             self.fetchers.remove_partition(partition.key)
@@ -463,7 +470,8 @@ class ReplicaManager:
     def leader_partition(self, topic: str, index: int) -> Partition:
         partition = self.partitions.get((topic, index))
         if partition is None:
-            if self.metadata.topic(topic) is None or index not in self.metadata.topic(topic).partitions:
+            info = self.metadata.topic(topic)
+            if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
         partition.require_leader()
@@ -751,7 +759,9 @@ class ReplicaManager:
                 self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
         return results
 
-    def _record_follower_fetches(self, requested, replica_id: int) -> None:
+    def _record_follower_fetches(
+        self, requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]], replica_id: int
+    ) -> None:
         """A follower's fetch offsets are its log end offsets: they move the high watermark.
         An incremental fetch names only the partitions that changed; the follower's fetch time
         tells that it is still fetching the others (see `Partition.maybe_shrink_isr`)."""
@@ -773,7 +783,11 @@ class ReplicaManager:
                 self._complete_delayed(tp)
 
     def _read_all(
-        self, requested, max_bytes: int, replica_id: int, read_committed: bool = False
+        self,
+        requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]],
+        max_bytes: int,
+        replica_id: int,
+        read_committed: bool = False,
     ) -> dict[TopicPartition, PartitionFetchResult]:
         results = {}
         remaining = max_bytes
@@ -886,7 +900,9 @@ class ReplicaManager:
         by_dir: dict[str, list[tuple[str, int, int, int]]] = {d: [] for d in self.log_manager.log_dirs}
         for (topic, index), partition in sorted(self.partitions.items()):
             entry = (topic, index, partition.log.size, 0)
-            by_dir.setdefault(self.log_manager.log_dir_of(topic, index), []).append(entry)
+            directory = self.log_manager.log_dir_of(topic, index)
+            if directory is not None:  # every hosted partition's log has its directory
+                by_dir.setdefault(directory, []).append(entry)
         return list(by_dir.items())
 
     def partition_summaries(self) -> list[PartitionSummary]:
@@ -923,10 +939,10 @@ class ReplicaManager:
 def _partition_state(
     partition: Partition,
     *,
-    records: list | None = None,
+    records: list[FileRegion] | None = None,
     records_size: int = 0,
     diverging_epoch: EpochEndOffset | None = None,
-    aborted_transactions: list | None = None,
+    aborted_transactions: list[AbortedTransaction] | None = None,
     more_to_read: bool = False,
 ) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file

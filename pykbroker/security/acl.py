@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import TypeVar
 
 from .principal import KafkaPrincipal
 
@@ -81,13 +82,16 @@ def permission_type_name(permission: AclPermissionType) -> str:
     return _camel(permission.name)
 
 
-def _from_camel(enum, text: str):
+AclEnum = TypeVar("AclEnum", bound=IntEnum)
+
+
+def _from_camel(enum: type[AclEnum], text: str) -> AclEnum:
     """Kafka's `fromString`s: case-insensitive, with or without underscores; UNKNOWN otherwise."""
     wanted = text.replace("_", "").upper()
     for member in enum:
         if member.name.replace("_", "") == wanted:
             return member
-    return enum.UNKNOWN
+    return enum["UNKNOWN"]
 
 
 def parse_resource_type(text: str) -> ResourceType:

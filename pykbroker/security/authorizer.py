@@ -26,7 +26,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Iterable
-from typing import Protocol
+from typing import Any, Protocol, TypedDict
 
 import anyio
 
@@ -86,7 +86,18 @@ class AuthorizerConfigError(ValueError):
         self.key = key
 
 
-def authorizer_settings(config) -> dict | None:
+class Settings(Protocol):
+    """The broker's configuration as the authorizer reads it (a `BrokerConfig`)."""
+
+    def get(self, key: str, default: Any = None) -> Any: ...
+
+
+class AuthorizerSettings(TypedDict):
+    super_users: frozenset[KafkaPrincipal]
+    allow_everyone_if_no_acl_found: bool
+
+
+def authorizer_settings(config: Settings) -> AuthorizerSettings | None:
     """The AclAuthorizer's settings (None when `authorizer.class.name` is empty); raises
     AuthorizerConfigError for a class this broker does not implement and for settings AclAuthorizer
     would refuse. Pure: the broker checks it before touching anything."""
@@ -106,7 +117,7 @@ def authorizer_settings(config) -> dict | None:
     }
 
 
-def create_authorizer(config, store_factory: Callable[[], AclStore]) -> AclAuthorizer | None:
+def create_authorizer(config: Settings, store_factory: Callable[[], AclStore]) -> AclAuthorizer | None:
     """The authorizer `authorizer.class.name` names, on the store `store_factory` opens (None when
     the name is empty)."""
     settings = authorizer_settings(config)
@@ -122,7 +133,7 @@ def parse_super_users(text: str) -> frozenset[KafkaPrincipal]:
         raise AuthorizerConfigError("super.users", f"Invalid super.users={text}: {error}") from None
 
 
-def _parse_boolean(key: str, value) -> bool:
+def _parse_boolean(key: str, value: object) -> bool:
     if value is None or isinstance(value, bool):
         return bool(value)
     text = str(value).strip().lower()
@@ -318,7 +329,11 @@ class AclAuthorizer:
                     continue
                 deleted: dict[AccessControlEntry, int] = {}
 
-                def remove(current: Acls, matching=matching, deleted=deleted) -> Acls:
+                def remove(
+                    current: Acls,
+                    matching: list[tuple[int, AclBindingFilter]] = matching,
+                    deleted: dict[AccessControlEntry, int] = deleted,
+                ) -> Acls:
                     deleted.clear()
                     for entry in current:
                         for index, binding_filter in matching:

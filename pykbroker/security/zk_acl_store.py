@@ -12,34 +12,34 @@ notification. Every broker watches both change paths and reads the named resourc
 ACL made on one broker reaches the others. Notifications older than 15 minutes are deleted, as
 Kafka's `ZkNodeChangeNotificationListener` does.
 
+The znodes are read and written through the cluster's `KafkaZkClient` (paths in `zk_data`).
 Every call blocks on ZooKeeper: the authorizer runs them on worker threads (and at start); the
-watches run on kazoo's threads.
+watches run on ZooKeeper's threads.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import threading
 import time
 from collections.abc import Callable
 
-from kazoo.exceptions import BadVersionError, NodeExistsError, NoNodeError, NotEmptyError
-from kazoo.recipe.watchers import ChildrenWatch
-
+from ..cluster import zk_data
+from ..cluster.zk_client import KafkaZkClient, WatchResult
+from ..common.time import SYSTEM_CLOCK, Clock
 from .acl import PatternType, ResourcePattern, ResourceType, parse_resource_type, resource_type_name
 from .acl_store import decode_acls, encode_acls
 from .authorizer import AclChangeListener, Acls, AclStoreError
 
 log = logging.getLogger(__name__)
 
-LITERAL_ACL_PATH = "/kafka-acl"
-EXTENDED_ACL_PATH = "/kafka-acl-extended"
-LITERAL_CHANGES = "/kafka-acl-changes"
-EXTENDED_CHANGES = "/kafka-acl-extended-changes"
-CHANGE_PREFIX = "acl_changes_"
+LITERAL_CHANGES = zk_data.LITERAL_ACL_CHANGES
+EXTENDED_CHANGES = zk_data.EXTENDED_ACL_CHANGES
 CHANGE_EXPIRATION_MS = 15 * 60 * 1000
 MAX_UPDATE_RETRIES = 10
+PATTERN_TYPES = (PatternType.LITERAL, PatternType.PREFIXED)
 
 STORED_TYPES = (
     ResourceType.TOPIC,
@@ -52,8 +52,7 @@ STORED_TYPES = (
 
 
 def type_path(resource_type: ResourceType, pattern_type: PatternType) -> str:
-    base = LITERAL_ACL_PATH if pattern_type == PatternType.LITERAL else f"{EXTENDED_ACL_PATH}/prefixed"
-    return f"{base}/{resource_type_name(resource_type)}"
+    return zk_data.acl_type_path(pattern_type.name, resource_type_name(resource_type))
 
 
 def resource_path(resource: ResourcePattern) -> str:
@@ -83,9 +82,12 @@ def decode_change(parent: str, data: bytes) -> ResourcePattern:
 
 
 class ZkAclStore:
-    def __init__(self, client, *, request_timeout_s: float = 5.0) -> None:
-        self.client = client
+    def __init__(
+        self, zk_client: KafkaZkClient, *, request_timeout_s: float = 5.0, clock: Clock = SYSTEM_CLOCK
+    ) -> None:
+        self.zk_client = zk_client
         self.request_timeout_s = request_timeout_s
+        self.clock = clock
         self._last_seen: dict[str, str | None] = {}
         self._lock = threading.Lock()
         self._stopped = False
@@ -93,18 +95,15 @@ class ZkAclStore:
     # -- reading -----------------------------------------------------------------------
     def create_paths(self) -> None:
         """Kafka's `createAclPaths`: every type's parent and both change paths."""
-        for pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
-            for resource_type in STORED_TYPES:
-                self.client.ensure_path(type_path(resource_type, pattern_type))
-        self.client.ensure_path(LITERAL_CHANGES)
-        self.client.ensure_path(EXTENDED_CHANGES)
+        self.zk_client.create_acl_paths([p.name for p in PATTERN_TYPES], [resource_type_name(t) for t in STORED_TYPES])
 
     def load_all(self) -> dict[ResourcePattern, Acls]:
         self.create_paths()
         loaded: dict[ResourcePattern, Acls] = {}
-        for pattern_type in (PatternType.LITERAL, PatternType.PREFIXED):
+        for pattern_type in PATTERN_TYPES:
             for resource_type in STORED_TYPES:
-                for name in self._children(type_path(resource_type, pattern_type)):
+                names = self.zk_client.get_acl_resource_names(pattern_type.name, resource_type_name(resource_type))
+                for name in names:
                     resource = ResourcePattern(resource_type, name, pattern_type)
                     acls, _ = self._read(resource)
                     if acls:
@@ -113,40 +112,26 @@ class ZkAclStore:
 
     def _read(self, resource: ResourcePattern) -> tuple[Acls, int]:
         """The resource's ACLs and znode version (-1 when absent)."""
-        try:
-            data, stat = self.client.get(resource_path(resource))
-        except NoNodeError:
+        data, version = self.zk_client.get_versioned_acls(*_znode_of(resource))
+        if data is None:
             return frozenset(), -1
-        return decode_acls(data), stat.version
-
-    def _children(self, path: str) -> list[str]:
-        try:
-            return self.client.get_children(path)
-        except NoNodeError:
-            return []
+        return decode_acls(data), version
 
     # -- writing -----------------------------------------------------------------------
     def update(self, resource: ResourcePattern, change: Callable[[Acls], Acls]) -> Acls:
-        if not self.client.connected:
+        if not self.zk_client.connected:
             raise AclStoreError("ZooKeeper is not connected")
-        path = resource_path(resource)
         for _ in range(MAX_UPDATE_RETRIES):
             current, version = self._read(resource)
             new = frozenset(change(current))
-            try:
-                if new == current:
-                    return new
-                if not new:
-                    self.client.delete(path, version=version)
-                elif version < 0:
-                    self.client.create(path, encode_acls(new), makepath=True)
-                else:
-                    self.client.set(path, encode_acls(new), version=version)
-            except (BadVersionError, NodeExistsError, NoNodeError, NotEmptyError):
+            if new == current:
+                return new
+            data = encode_acls(new) if new else None
+            if not self.zk_client.conditional_set_acls(*_znode_of(resource), data, version):
                 time.sleep(0.05)  # another broker wrote first: read again
                 continue
             parent, payload = encode_change(resource)
-            self.client.create(f"{parent}/{CHANGE_PREFIX}", payload, sequence=True, makepath=True)
+            self.zk_client.create_acl_change_notification(parent, payload)
             log.info("Updated ACLs for %s with new version %d", resource, version + 1)
             return new
         raise AclStoreError(f"Failed to update ACLs for {resource} after {MAX_UPDATE_RETRIES} tries")
@@ -155,13 +140,13 @@ class ZkAclStore:
     def watch(self, on_change: AclChangeListener) -> None:
         self.create_paths()
         for parent in (LITERAL_CHANGES, EXTENDED_CHANGES):
-            existing = sorted(self._children(parent))
+            existing = sorted(self.zk_client.get_acl_change_notifications(parent))
             self._last_seen[parent] = existing[-1] if existing else None  # load_all reads them all
-            ChildrenWatch(
-                self.client, parent, lambda children, parent=parent: self._on_changes(parent, children, on_change)
+            self.zk_client.watch_acl_change_notifications(
+                parent, functools.partial(self._on_changes, parent, on_change=on_change)
             )
 
-    def _on_changes(self, parent: str, children: list[str], on_change: AclChangeListener):
+    def _on_changes(self, parent: str, children: list[str], *, on_change: AclChangeListener) -> WatchResult:
         if self._stopped:
             return False
         with self._lock:
@@ -170,26 +155,28 @@ class ZkAclStore:
                 if last is not None and child <= last:
                     continue
                 self._last_seen[parent] = child
-                self._process(parent, f"{parent}/{child}", on_change)
+                self._process(parent, child, on_change)
         return None
 
-    def _process(self, parent: str, path: str, on_change: AclChangeListener) -> None:
+    def _process(self, parent: str, child: str, on_change: AclChangeListener) -> None:
         try:
-            data, stat = self.client.get(path)
-            resource = decode_change(parent, data)
+            notification = self.zk_client.get_acl_change_notification(parent, child)
+            if notification is None:
+                return
+            resource = decode_change(parent, notification.data)
             acls, _ = self._read(resource)
-        except NoNodeError:
-            return
         except Exception:  # noqa: BLE001 - one bad notification must not stop the watch
-            log.warning("Could not process the ACL change notification %s", path, exc_info=True)
+            log.warning("Could not process the ACL change notification %s/%s", parent, child, exc_info=True)
             return
         log.info("Processing ACL change notification for %s: %d ACLs", resource, len(acls))
         on_change(resource, acls)
-        if time.time() * 1000 - stat.ctime > CHANGE_EXPIRATION_MS:
-            try:
-                self.client.delete(path)
-            except Exception:  # noqa: BLE001 - another broker may have purged it
-                pass
+        if self.clock.now_ms() - notification.ctime_ms > CHANGE_EXPIRATION_MS:
+            self.zk_client.delete_acl_change_notification(parent, child)
 
     def close(self) -> None:
         self._stopped = True
+
+
+def _znode_of(resource: ResourcePattern) -> tuple[str, str, str]:
+    """(pattern type, resource type, name): how `KafkaZkClient` names a resource's ACL znode."""
+    return resource.pattern_type.name, resource_type_name(resource.resource_type), resource.name

@@ -18,7 +18,7 @@ def registration(broker_id, epoch=-1):
 
 @pytest.fixture
 def store(tmp_path):
-    store = ZkMetadataStore(session=None, bridge=LoopBridge(), registration=registration(1),
+    store = ZkMetadataStore(zk_client=None, bridge=LoopBridge(), registration=registration(1),
                             log_dirs=[str(tmp_path)])
     store.apply_brokers({1: registration(1, 10), 2: registration(2, 20), 3: registration(3, 30)})
     store.apply_topic("t", TopicAssignment(TOPIC_ID, {0: [1, 2, 3]}), {})

@@ -50,8 +50,8 @@ class SaslBroker(BrokerProcess):
 
     ports: dict[str, int]
 
-    def _wait_until_listening(self) -> None:
-        super()._wait_until_listening()
+    def wait_until_listening(self) -> None:
+        super().wait_until_listening()
         expected = len(self.overrides["listeners"].split(","))
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:

@@ -32,17 +32,20 @@ import functools
 import logging
 import threading
 from collections.abc import Callable, Collection, Iterable, Mapping
-
-from kazoo.exceptions import BadVersionError, KazooException, NodeExistsError, NoNodeError, RolledBackError
-from kazoo.recipe.watchers import ChildrenWatch, DataWatch
+from typing import TYPE_CHECKING, Any
 
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .. import zk_data
+from ..loop_bridge import LoopBridge
 from ..model import new_topic_id
+from ..zk_client import ControllerElection, ControllerMovedError, KafkaZkClient, WatchResult, ZooKeeperError
 from ..zk_data import LeaderAndIsr, TopicAssignment
 from . import election
 from .event_thread import EventThread
+
+if TYPE_CHECKING:
+    from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
 
@@ -51,13 +54,14 @@ BATCH_SIZE = 200  # partition states per ZooKeeper transaction (well under its 1
 RESYNC_DELAY_S = 1.0
 
 
-class ControllerMovedError(Exception):
-    """Another controller took over while this one was writing."""
+Decision = tuple[int, list[int]] | None  # the new (leader, isr), or None for no change
+Decide = Callable[[LeaderAndIsr | None], Decision]
+ElectionRule = Callable[[list[int], LeaderAndIsr | None, election.Live, Collection[int]], tuple[ErrorCode, Decision]]
 
 
 class Controller:
-    def __init__(self, session, broker_id: int, config, bridge) -> None:
-        self.session = session
+    def __init__(self, zk_client: KafkaZkClient, broker_id: int, config: BrokerConfig, bridge: LoopBridge) -> None:
+        self.zk_client = zk_client
         self.broker_id = broker_id
         self.config = config
         self.bridge = bridge
@@ -72,16 +76,16 @@ class Controller:
         self._elected: dict[str, list[str]] = {}  # partition states written, by topic, not yet logged
         self._stopped = False
 
-    @property
-    def client(self):
-        return self.session.client
-
     # -- lifecycle (any thread) ---------------------------------------------------------
     def startup(self) -> None:
         self.events.start()
-        self.session.on_session_lost(lambda: self.events.submit(self._resign))
-        self.session.on_new_session(lambda: self.events.submit(self._elect))
-        DataWatch(self.client, zk_data.CONTROLLER, self._on_controller_znode)
+        self.zk_client.on_session_lost(lambda: self._submit(self._resign))
+        self.zk_client.on_new_session(lambda: self._submit(self._elect))
+        self.zk_client.watch_controller(self._on_controller_znode)
+
+    def _submit(self, event: Callable[[], None]) -> None:
+        """Queue `event` on the event thread (from any thread), not waiting for it."""
+        self.events.submit(event)
 
     def shutdown(self) -> None:
         self._stopped = True
@@ -89,7 +93,7 @@ class Controller:
         self.events.stop()
 
     # -- config changes (event loop) ---------------------------------------------------
-    def reconfigure(self, config) -> None:
+    def reconfigure(self, config: BrokerConfig) -> None:
         """The broker's dynamic configs changed. As Kafka's, enabling unclean leader election
         for the cluster makes the active controller elect leaders of offline partitions."""
         was_enabled = bool(self.config["unclean.leader.election.enable"])
@@ -112,12 +116,12 @@ class Controller:
             log.info("Unclean leader election has been enabled for topic %s", topic)
             self._if_active(self._generation, self._reconcile_topic, topic)
 
-    def _on_controller_znode(self, data, _stat, _event=None):
+    def _on_controller_znode(self, controller_id: int | None) -> WatchResult:
         if self._stopped:
             return False
-        if data is None:
+        if controller_id is None:
             self.events.submit(self._elect)
-        elif zk_data.decode_controller(data) != self.broker_id:
+        elif controller_id != self.broker_id:
             self.events.submit(self._resign)
         return None
 
@@ -143,8 +147,8 @@ class Controller:
             return
         try:
             self._try_to_become_controller()
-        except KazooException as exc:
-            log.warning("Controller election failed (%s); trying again soon", type(exc).__name__)
+        except ZooKeeperError as exc:
+            log.warning("Controller election failed (%s); trying again soon", exc)
             self._resign()
             timer = threading.Timer(RESYNC_DELAY_S, lambda: self.events.submit(self._elect))
             timer.daemon = True
@@ -152,40 +156,21 @@ class Controller:
 
     def _try_to_become_controller(self) -> None:
         for _ in range(MAX_WRITE_ATTEMPTS):
-            try:
-                data, _ = self.client.get(zk_data.CONTROLLER)
-                log.debug("Broker %d is the controller", zk_data.decode_controller(data))
+            controller_id = self.zk_client.get_controller_id()
+            if controller_id is not None:
+                log.debug("Broker %d is the controller", controller_id)
                 return
-            except NoNodeError:
-                pass
-            epoch, version = self._read_controller_epoch()
-            transaction = self.client.transaction()
-            transaction.create(zk_data.CONTROLLER, zk_data.encode_controller(self.broker_id), ephemeral=True)
-            transaction.set_data(zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(epoch + 1), version)
-            results = transaction.commit()
-            if isinstance(results[0], NodeExistsError):
-                return  # another broker won
-            if isinstance(results[1], BadVersionError):
-                continue  # another controller bumped the epoch meanwhile: try again
-            if any(isinstance(r, Exception) for r in results):
-                log.warning("Controller election failed: %s", results)
-                return
+            epoch, version = self.zk_client.get_or_create_controller_epoch()
+            outcome = self.zk_client.register_controller_and_increment_controller_epoch(
+                self.broker_id, epoch + 1, version
+            )
+            if outcome == ControllerElection.EPOCH_CHANGED:
+                continue  # try again
+            if outcome != ControllerElection.ELECTED:
+                return  # another broker won, or ZooKeeper failed the transaction
             self.epoch, self._epoch_zk_version = epoch + 1, version + 1
             self._on_failover()
             return
-
-    def _read_controller_epoch(self) -> tuple[int, int]:
-        try:
-            data, stat = self.client.get(zk_data.CONTROLLER_EPOCH)
-            return zk_data.decode_controller_epoch(data), stat.version
-        except NoNodeError:
-            try:
-                self.client.create(
-                    zk_data.CONTROLLER_EPOCH, zk_data.encode_controller_epoch(zk_data.INITIAL_CONTROLLER_EPOCH)
-                )
-            except NodeExistsError:
-                pass
-            return self._read_controller_epoch()
 
     def _on_failover(self) -> None:
         self.active = True
@@ -193,10 +178,10 @@ class Controller:
         self._live, self._topics, self._shutting_down = {}, {}, set()
         log.info("Broker %d is now the controller (epoch %d)", self.broker_id, self.epoch)
         generation = self._generation
-        self._watch_children(zk_data.BROKER_IDS, self._on_brokers_changed, generation)
-        self._watch_children(zk_data.TOPICS, self._on_topics_changed, generation)
-        self._watch_children(zk_data.DELETE_TOPICS, self._on_deletions_requested, generation)
-        self._watch_children(zk_data.ISR_CHANGES, self._on_isr_changes, generation)
+        self.zk_client.watch_broker_ids(self._watcher(self._on_brokers_changed, generation))
+        self.zk_client.watch_topics(self._watcher(self._on_topics_changed, generation))
+        self.zk_client.watch_topic_deletions(self._watcher(self._on_deletions_requested, generation))
+        self.zk_client.watch_isr_change_notifications(self._watcher(self._on_isr_changes, generation))
 
     def _resign(self) -> None:
         if self.active:
@@ -204,24 +189,27 @@ class Controller:
         self.active = False
         self._generation += 1
 
-    def _watch_children(self, path: str, handler, generation: int) -> None:
-        def on_children(_children):
+    def _watcher(self, handler: Callable[[], None], generation: int) -> Callable[[list[Any]], WatchResult]:
+        """A children watch's callback that hands `handler` to the event thread while this
+        controller's `generation` lasts."""
+
+        def on_children(_children: list[Any]) -> WatchResult:
             if self._stopped or generation != self._generation:
                 return False
             self.events.submit(self._if_active, generation, handler)
             return None
 
-        ChildrenWatch(self.client, path, on_children)
+        return on_children
 
-    def _if_active(self, generation: int, handler, *args) -> None:
+    def _if_active(self, generation: int, handler: Callable[..., None], *args: Any) -> None:
         if self.active and generation == self._generation:
             try:
                 handler(*args)
             except ControllerMovedError:
                 log.info("Another controller took over")
                 self._resign()
-            except KazooException as exc:
-                log.warning("Controller work failed (%s); reading the cluster again soon", type(exc).__name__)
+            except ZooKeeperError as exc:
+                log.warning("Controller work failed (%s); reading the cluster again soon", exc)
                 self._resync_later(generation)
 
     def _resync_later(self, generation: int) -> None:
@@ -253,49 +241,40 @@ class Controller:
         self._reconcile_all()  # a broker that came back may lead offline partitions
 
     def _read_live_brokers(self) -> dict[int, int]:
-        live = {}
-        for child in self.client.get_children(zk_data.BROKER_IDS):
-            stat = self.client.exists(zk_data.broker_path(int(child)))
-            if stat is not None:
-                live[int(child)] = stat.czxid
-        return live
+        return self.zk_client.get_all_broker_and_epochs()
 
     # -- topics --------------------------------------------------------------------------
     def _on_topics_changed(self) -> None:
-        names = set(self.client.get_children(zk_data.TOPICS))
+        names = self.zk_client.get_all_topics()
         for name in sorted(set(self._topics) - names):
             del self._topics[name]
         generation = self._generation
         for name in sorted(names - set(self._topics)):
             self._topics[name] = TopicAssignment(None, {})
-            DataWatch(self.client, zk_data.topic_path(name), functools.partial(self._on_topic_znode, name, generation))
+            self.zk_client.watch_topic(name, functools.partial(self._on_topic_znode, name, generation))
 
-    def _on_topic_znode(self, name: str, generation: int, data, _stat, _event=None):
+    def _on_topic_znode(self, name: str, generation: int, assignment: TopicAssignment | None) -> WatchResult:
         if self._stopped or generation != self._generation:
             return False
-        if data is None:
+        if assignment is None:
             return False
         self.events.submit(self._if_active, generation, self._on_topic_assignment, name)
         return None
 
     def _on_topic_assignment(self, name: str) -> None:
-        try:
-            data, stat = self.client.get(zk_data.topic_path(name))
-        except NoNodeError:
+        found = self.zk_client.get_topic_assignment(name)
+        if found is None:
             self._topics.pop(name, None)
             return
-        assignment = zk_data.decode_topic(data)
+        assignment, version = found
         if assignment.topic_id is None:  # written by a tool that does not know topic ids
-            assignment = self._assign_topic_id(name, assignment, stat.version)
+            assignment = self._assign_topic_id(name, assignment, version)
         self._topics[name] = assignment
         self._reconcile((name, p) for p in sorted(assignment.partitions))
 
     def _assign_topic_id(self, name: str, assignment: TopicAssignment, version: int) -> TopicAssignment:
         with_id = TopicAssignment(new_topic_id(), assignment.partitions)
-        try:
-            self.client.set(zk_data.topic_path(name), zk_data.encode_topic(with_id), version)
-        except BadVersionError:
-            pass  # changed meanwhile: the watch brings the new assignment
+        self.zk_client.set_topic_assignment(name, with_id, version)  # if changed meanwhile, the watch brings it
         return with_id
 
     def _partitions_on(self, brokers: set[int]) -> list[TopicPartition]:
@@ -319,24 +298,16 @@ class Controller:
     # -- deleting topics ---------------------------------------------------------------
     def _on_deletions_requested(self) -> None:
         enabled = bool(self.config["delete.topic.enable"])
-        for name in sorted(self.client.get_children(zk_data.DELETE_TOPICS)):
+        for name in self.zk_client.get_topic_deletions():
             if enabled:
                 log.info("Deleting topic %s", name)
-                self._delete_quietly(zk_data.topic_path(name), recursive=True)
-                self._delete_quietly(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, name))
+                self.zk_client.delete_topic_znode(name)
                 self._topics.pop(name, None)
-            self._delete_quietly(zk_data.delete_topic_path(name))
+            self.zk_client.delete_topic_deletion(name)
 
     def _on_isr_changes(self) -> None:
         """Leaders already wrote the new ISRs, which every broker watches: just consume them."""
-        for child in sorted(self.client.get_children(zk_data.ISR_CHANGES)):
-            self._delete_quietly(f"{zk_data.ISR_CHANGES}/{child}")
-
-    def _delete_quietly(self, path: str, recursive: bool = False) -> None:
-        try:
-            self.client.delete(path, recursive=recursive)
-        except NoNodeError:
-            pass
+        self.zk_client.delete_isr_change_notifications()
 
     # -- elections -----------------------------------------------------------------------
     def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()) -> None:
@@ -345,11 +316,7 @@ class Controller:
                 replicas = self._replicas(name, p)
                 if replicas is None:
                     continue
-                self._update_state(
-                    name,
-                    p,
-                    lambda state, replicas=replicas, name=name: self._reconcile_one(name, replicas, state, gone),
-                )
+                self._update_state(name, p, functools.partial(self._reconcile_one, name, replicas, gone=gone))
         finally:
             self._log_elections()
 
@@ -361,8 +328,8 @@ class Controller:
         self._elected.clear()
 
     def _reconcile_one(
-        self, name: str, replicas: list[int], state: LeaderAndIsr | None, gone: Collection[int]
-    ) -> tuple[int, list[int]] | None:
+        self, name: str, replicas: list[int], state: LeaderAndIsr | None, *, gone: Collection[int]
+    ) -> Decision:
         decision = election.reconcile(replicas, state, self._live, shutting_down=self._shutting_down, gone=gone)
         # Left without a leader: going offline now, or offline already (nothing to change for
         # a clean election, but a replica outside the ISR may have come back since).
@@ -380,11 +347,8 @@ class Controller:
         return decision
 
     def _unclean_enabled(self, topic: str) -> bool:
-        try:
-            data, _ = self.client.get(zk_data.config_path(zk_data.TOPIC_CONFIG_TYPE, topic))
-            value = zk_data.decode_config(data).get("unclean.leader.election.enable")
-        except NoNodeError:
-            value = None
+        configs = self.zk_client.get_entity_configs(zk_data.TOPIC_CONFIG_TYPE, topic)
+        value = configs.get("unclean.leader.election.enable")
         if value is None:
             return bool(self.config["unclean.leader.election.enable"])
         return value.strip().lower() == "true"
@@ -393,12 +357,11 @@ class Controller:
         assignment = self._topics.get(name)
         return None if assignment is None else assignment.partitions.get(p)
 
-    def _update_state(self, name: str, p: int, decide) -> LeaderAndIsr | None:
+    def _update_state(self, name: str, p: int, decide: Decide) -> LeaderAndIsr | None:
         """Read the state, decide, write with compare-and-set; again if it changed meanwhile.
         Returns the state as written (or as it is, when nothing changed)."""
-        path = zk_data.partition_state_path(name, p)
         for _ in range(MAX_WRITE_ATTEMPTS):
-            state = self._read_state(path)
+            state = self.zk_client.get_topic_partition_state(name, p)
             decision = decide(state)
             if decision is None:
                 return state
@@ -413,12 +376,12 @@ class Controller:
         log.warning("Partition %s-%d kept changing; leaving it for now", name, p)
         return None
 
-    def _update_states(self, decisions: Mapping[TopicPartition, Callable]) -> dict[TopicPartition, LeaderAndIsr | None]:
+    def _update_states(self, decisions: Mapping[TopicPartition, Decide]) -> dict[TopicPartition, LeaderAndIsr | None]:
         """`_update_state` for many partitions, batched as Kafka's controller batches: the states read in
         one pipelined round, the changes written in ZooKeeper transactions of `BATCH_SIZE` partitions
         (each checking the controller epoch). A batch that fails as a whole (a state changed meanwhile)
         is done again partition by partition; so are partitions without a state yet."""
-        states = self._read_states(list(decisions))
+        states = self.zk_client.get_topic_partition_states(list(decisions))
         result: dict[TopicPartition, LeaderAndIsr | None] = {}
         changes: dict[TopicPartition, tuple[LeaderAndIsr, LeaderAndIsr]] = {}
         for tp, decide in decisions.items():
@@ -447,29 +410,11 @@ class Controller:
                     result[tp] = self._update_state(*tp, decisions[tp])
         return result
 
-    def _read_states(self, partitions: list[TopicPartition]) -> dict[TopicPartition, LeaderAndIsr | None]:
-        pending = {tp: self.client.get_async(zk_data.partition_state_path(*tp)) for tp in partitions}
-        states: dict[TopicPartition, LeaderAndIsr | None] = {}
-        for tp, answer in pending.items():
-            try:
-                data, stat = answer.get()
-            except NoNodeError:
-                states[tp] = None
-            else:
-                states[tp] = zk_data.decode_state(data, stat.version, stat.mzxid)
-        return states
-
     def _write_states(self, changes: dict[TopicPartition, tuple[LeaderAndIsr, LeaderAndIsr]]) -> bool:
         """Every (old, new) state in one transaction with the controller epoch's check; False when it
         failed because a state changed meanwhile."""
-        transaction = self.client.transaction()
-        transaction.check(zk_data.CONTROLLER_EPOCH, self._epoch_zk_version)
-        for (name, p), (old, new) in changes.items():
-            transaction.set_data(zk_data.partition_state_path(name, p), zk_data.encode_state(new), old.zk_version)
-        results = transaction.commit()
-        if isinstance(results[0], Exception) and not _rolled_back(results[0]):
-            raise ControllerMovedError()
-        return not any(isinstance(r, Exception) for r in results)
+        states = {tp: (new, old.zk_version) for tp, (old, new) in changes.items()}
+        return self.zk_client.update_leader_and_isr(states, self._epoch_zk_version)
 
     def _log_state(self, name: str, p: int, new: LeaderAndIsr) -> None:
         """A written partition state: at DEBUG now, and in its topic's INFO line at the end of the
@@ -477,30 +422,10 @@ class Controller:
         log.debug("Partition %s-%d: leader %d, leader epoch %d, isr %s", name, p, new.leader, new.leader_epoch, new.isr)
         self._elected.setdefault(name, []).append(f"{p}:{new.leader}@{new.leader_epoch}{new.isr}")
 
-    def _read_state(self, path: str) -> LeaderAndIsr | None:
-        try:
-            data, stat = self.client.get(path)
-        except NoNodeError:
-            return None
-        return zk_data.decode_state(data, stat.version, stat.mzxid)
-
     def _write_state(self, name: str, p: int, state: LeaderAndIsr, version: int | None) -> bool:
-        path = zk_data.partition_state_path(name, p)
         if version is None:
-            try:
-                self.client.ensure_path(zk_data.partition_path(name, p))
-            except NoNodeError:
-                return False
-        transaction = self.client.transaction()
-        transaction.check(zk_data.CONTROLLER_EPOCH, self._epoch_zk_version)
-        if version is None:
-            transaction.create(path, zk_data.encode_state(state))
-        else:
-            transaction.set_data(path, zk_data.encode_state(state), version)
-        results = transaction.commit()
-        if isinstance(results[0], Exception) and not _rolled_back(results[0]):
-            raise ControllerMovedError()
-        return not any(isinstance(r, Exception) for r in results)
+            return self.zk_client.create_topic_partition_state(name, p, state, self._epoch_zk_version)
+        return self.zk_client.update_leader_and_isr({(name, p): (state, version)}, self._epoch_zk_version)
 
     # -- controlled shutdown -----------------------------------------------------------
     def _controlled_shutdown(self, broker_id: int, broker_epoch: int) -> tuple[ErrorCode, list[TopicPartition]]:
@@ -596,13 +521,13 @@ class Controller:
             message = f"Broker {broker_id} is not a replica of {name}-{p}"
         return code, message
 
-    def _elect_one(self, rule, name: str, p: int) -> tuple[ErrorCode, str | None]:
+    def _elect_one(self, rule: ElectionRule, name: str, p: int) -> tuple[ErrorCode, str | None]:
         replicas = self._replicas(name, p)
         if replicas is None:
             return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None
         outcome: list[ErrorCode] = []
 
-        def decide(state):
+        def decide(state: LeaderAndIsr | None) -> Decision:
             code, decision = rule(replicas, state, self._live, self._shutting_down)
             outcome[:] = [code]
             return decision
@@ -613,10 +538,6 @@ class Controller:
             return ErrorCode.NOT_CONTROLLER, None
         message = _election_message(code, name, p)
         return code, message
-
-
-def _rolled_back(error: Exception) -> bool:
-    return isinstance(error, RolledBackError)
 
 
 def _election_message(code: ErrorCode, topic: str, partition: int) -> str | None:

@@ -20,31 +20,31 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
-_STOP = object()
+Event = tuple[Callable[..., Any], tuple[Any, ...], "concurrent.futures.Future[Any]"]
 
 
 class EventThread:
     def __init__(self, name: str) -> None:
-        self._queue: queue.Queue = queue.Queue()
+        self._queue: queue.Queue[Event | None] = queue.Queue()  # None: stop
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
 
     def start(self) -> None:
         self._thread.start()
 
-    def submit(self, fn: Callable[..., Any], *args) -> concurrent.futures.Future:
-        future: concurrent.futures.Future = concurrent.futures.Future()
+    def submit(self, fn: Callable[..., Any], *args: Any) -> concurrent.futures.Future[Any]:
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
         self._queue.put((fn, args, future))
         return future
 
     def stop(self, timeout: float = 10.0) -> None:
-        self._queue.put(_STOP)
+        self._queue.put(None)
         if self._thread.is_alive() and threading.current_thread() is not self._thread:
             self._thread.join(timeout)
 
     def _run(self) -> None:
         while True:
             item = self._queue.get()
-            if item is _STOP:
+            if item is None:
                 return
             fn, args, future = item
             if not future.set_running_or_notify_cancel():

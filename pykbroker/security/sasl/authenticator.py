@@ -209,7 +209,7 @@ class SaslServerAuthenticator:
             self.state = HANDSHAKE_REQUEST
         return pieces
 
-    def _handshake(self, request, version: int, correlation_id: int) -> list:
+    def _handshake(self, request: Any, version: int, correlation_id: int) -> list:
         mechanism = request.mechanism
         if version >= 1:
             self._authenticate_headers = True
@@ -240,13 +240,13 @@ class SaslServerAuthenticator:
         self.state = AUTHENTICATE
         return pieces
 
-    def _create_server(self, mechanism: str):
+    def _create_server(self, mechanism: str) -> PlainSaslServer | ScramSaslServer:
         if mechanism == PLAIN:
             return PlainSaslServer(plain_users(self.settings.jaas[PLAIN]))
         scram = SCRAM_MECHANISMS[mechanism]
         return ScramSaslServer(scram, lambda user: self.credentials(mechanism, user))
 
-    def _decode(self, frame: bytearray, api_key: int, version: int):
+    def _decode(self, frame: bytearray, api_key: int, version: int) -> tuple[Any, Any]:
         header, pos = headers.decode_request_header(frame, api_key, version)
         request, _ = messages.request(api_key).decode(frame, pos, version=version)
         return request, header
@@ -341,7 +341,7 @@ class SaslServerAuthenticator:
         log.debug("%s of %s from %s complete (%s)", text, principal, self.peer, self.mechanism)
 
 
-def _response(api_key: int, version: int, correlation_id: int, body) -> list:
+def _response(api_key: int, version: int, correlation_id: int, body: Any) -> list:
     head = headers.encode_response_header(api_key, version, correlation_id)
     return [head, *messages.response(api_key).encode(body, version=version)]
 

@@ -77,7 +77,7 @@ async def authenticate(credentials: SaslClientCredentials, send: Send) -> int:
     return int(server_final.session_lifetime_ms)
 
 
-async def _token(send: Send, token: bytes):
+async def _token(send: Send, token: bytes) -> Any:
     request = messages.request(ApiKey.SASL_AUTHENTICATE).cls(auth_bytes=token)
     response = await send(ApiKey.SASL_AUTHENTICATE, AUTHENTICATE_VERSION, request)
     if response.error_code != ErrorCode.NONE:
