@@ -9,9 +9,10 @@ A broker refuses to start when its log dirs belong to another cluster than its m
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
+
+from ..common.files import write_atomically
 
 META_PROPERTIES = "meta.properties"
 
@@ -44,22 +45,6 @@ def write_meta_properties(log_dirs: Iterable[str | Path], *, broker_id: int, clu
         write_properties(
             Path(d) / META_PROPERTIES, {"version": "0", "broker.id": str(broker_id), "cluster.id": cluster_id}
         )
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write, fsync, rename, fsync the directory: readers see the old or the new file, never a
-    torn one, and after a power loss the rename has happened."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    directory = os.open(path.parent, os.O_RDONLY)
-    try:
-        os.fsync(directory)
-    finally:
-        os.close(directory)
 
 
 def read_properties(path: Path) -> dict[str, str]:

@@ -12,7 +12,6 @@ of a block is handed out before the block is durably reserved.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Protocol
 
@@ -20,6 +19,7 @@ import anyio
 import anyio.to_thread
 
 from ..cluster.zk_client import KafkaZkClient, ZooKeeperError
+from ..common.files import write_atomically
 from ..protocol.errors import ErrorCode, KafkaError
 
 BLOCK_SIZE = 1000
@@ -40,12 +40,7 @@ class FileBlockStore:
 
     def reserve_block(self, size: int) -> int:
         start = int(self.path.read_text()) if self.path.exists() else 0
-        tmp = self.path.with_name(self.path.name + ".tmp")
-        with open(tmp, "w") as f:
-            f.write(str(start + size))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, self.path)
+        write_atomically(self.path, str(start + size))
         return start
 
 

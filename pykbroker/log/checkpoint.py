@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from ..common.files import write_atomically
 from ..common.topic_partition import TopicPartition
-from .files import write_atomically
 
 VERSION = 0
 

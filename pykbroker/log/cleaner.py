@@ -5,7 +5,7 @@ One pass, as Kafka's cleaner does it:
    last offset (`OffsetMap`, bounded: when full the pass stops there);
 2. rewrite the segments up to the end of the map, in groups of at most segment.bytes, into
    `<base>.log.cleaned` files, keeping a record if no later record has its key;
-3. the log swaps each cleaned group in atomically (see `Log.replace_segments`); a group
+3. the log swaps each cleaned group in atomically (see `LocalLog.replace_segments`); a group
    that kept nothing leaves no segment behind (but the log's first segment stays, empty).
 
 What is kept, and how (Kafka's rules): offsets never change (a rewritten batch keeps its
@@ -181,7 +181,14 @@ def group_segments_by_size(
 
 
 def fits(
-    group, remaining, log_size, index_size, time_index_size, max_size, max_index_size, first_uncleanable_offset
+    group: list[Segment],
+    remaining: list[Segment],
+    log_size: int,
+    index_size: int,
+    time_index_size: int,
+    max_size: int,
+    max_index_size: int,
+    first_uncleanable_offset: int,
 ) -> bool:
     candidate = remaining[0]
     last_offset = remaining[1].base_offset - 1 if len(remaining) > 1 else first_uncleanable_offset - 1

@@ -1,8 +1,10 @@
 """Per-topic log configuration, built from the one topic-config table (`TOPIC_CONFIGS` in
 `pykbroker/config/definitions.py`): its names, Kafka 3.9's defaults and its parsing.
 
-Every topic config is an attribute, named as the key with '.' as '_' (`segment.bytes` is
-`segment_bytes`); list values (`cleanup.policy`) are tuples, so a config stays hashable.
+Every topic config is a declared, typed attribute, named as the key with '.' as '_'
+(`segment.bytes` is `segment_bytes`); its default comes from the table, and a test holds the
+declared attributes equal to the table's keys and types. List values (`cleanup.policy`) are
+tuples, so a config stays hashable.
 
     config = LogConfig.from_dict({"segment.bytes": "1048576", "cleanup.policy": "compact"})
     config.segment_bytes            # 1048576
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..config.definitions import TIMESTAMP_TYPES, TOPIC_CONFIGS, ConfigDefinition
 from ..config.types import LONG_MAX, ConfigError
@@ -45,33 +47,59 @@ def _parse(definition: ConfigDefinition, value: Any) -> Any:
         raise ValueError(str(error)) from error
 
 
-if TYPE_CHECKING:
-
-    @dataclasses.dataclass(frozen=True)
-    class _Fields:
-        """What the checker sees of the generated dataclass below: `extra`, and one attribute
-        (of its config's type, hence Any) per topic config."""
-
-        extra: Mapping[str, str] = dataclasses.field(default_factory=dict)
-
-        def __getattr__(self, attribute: str) -> Any: ...
-else:
-    _Fields = dataclasses.make_dataclass(
-        "_Fields",
-        [
-            (attribute, Any, dataclasses.field(default=_stored(definition.default)))
-            for attribute, definition in _DEFINITIONS.items()
-        ]
-        + [("extra", Mapping[str, str], dataclasses.field(default_factory=dict))],
-        frozen=True,
-    )
+def _default(key: str) -> Any:
+    """Kafka's default of topic config `key`, as stored."""
+    return _stored(TOPIC_CONFIGS[key].default)
 
 
-_UPDATED: dict[tuple, LogConfig] = {}  # see LogConfig.updated; cleared when it holds this many
+@dataclasses.dataclass(frozen=True)
+class _Fields:
+    """One attribute per entry of TOPIC_CONFIGS, in its order, and `extra`."""
+
+    cleanup_policy: tuple[str, ...] = _default("cleanup.policy")
+    compression_gzip_level: int = _default("compression.gzip.level")
+    compression_lz4_level: int = _default("compression.lz4.level")
+    compression_type: str = _default("compression.type")
+    compression_zstd_level: int = _default("compression.zstd.level")
+    delete_retention_ms: int = _default("delete.retention.ms")
+    file_delete_delay_ms: int = _default("file.delete.delay.ms")
+    flush_messages: int = _default("flush.messages")
+    flush_ms: int = _default("flush.ms")
+    follower_replication_throttled_replicas: tuple[str, ...] = _default("follower.replication.throttled.replicas")
+    index_interval_bytes: int = _default("index.interval.bytes")
+    leader_replication_throttled_replicas: tuple[str, ...] = _default("leader.replication.throttled.replicas")
+    local_retention_bytes: int = _default("local.retention.bytes")
+    local_retention_ms: int = _default("local.retention.ms")
+    max_compaction_lag_ms: int = _default("max.compaction.lag.ms")
+    max_message_bytes: int = _default("max.message.bytes")
+    message_downconversion_enable: bool = _default("message.downconversion.enable")
+    message_format_version: str = _default("message.format.version")
+    message_timestamp_after_max_ms: int = _default("message.timestamp.after.max.ms")
+    message_timestamp_before_max_ms: int = _default("message.timestamp.before.max.ms")
+    message_timestamp_difference_max_ms: int = _default("message.timestamp.difference.max.ms")
+    message_timestamp_type: str = _default("message.timestamp.type")
+    min_cleanable_dirty_ratio: float = _default("min.cleanable.dirty.ratio")
+    min_compaction_lag_ms: int = _default("min.compaction.lag.ms")
+    min_insync_replicas: int = _default("min.insync.replicas")
+    preallocate: bool = _default("preallocate")
+    remote_log_copy_disable: bool = _default("remote.log.copy.disable")
+    remote_log_delete_on_disable: bool = _default("remote.log.delete.on.disable")
+    remote_storage_enable: bool = _default("remote.storage.enable")
+    retention_bytes: int = _default("retention.bytes")
+    retention_ms: int = _default("retention.ms")
+    segment_bytes: int = _default("segment.bytes")
+    segment_index_bytes: int = _default("segment.index.bytes")
+    segment_jitter_ms: int = _default("segment.jitter.ms")
+    segment_ms: int = _default("segment.ms")
+    unclean_leader_election_enable: bool = _default("unclean.leader.election.enable")
+    extra: Mapping[str, str] = dataclasses.field(default_factory=dict)
+
+
+_UPDATED: dict[tuple[Any, ...], LogConfig] = {}  # see LogConfig.updated; cleared when it holds this many
 _UPDATED_LIMIT = 4096
 
 
-def _hashable(values: Mapping[str, Any]) -> tuple:
+def _hashable(values: Mapping[str, Any]) -> tuple[Any, ...]:
     """`values` as a key: its items in order, lists as tuples (TypeError for what cannot hash)."""
     items = tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in values.items()))
     hash(items)
@@ -104,7 +132,7 @@ class LogConfig(_Fields):
             _UPDATED[key] = cached
         return cached
 
-    def _identity(self) -> tuple:
+    def _identity(self) -> tuple[Any, ...]:
         """Every value of this config, as a hashable tuple (the dataclass hash skips `extra`)."""
         return tuple(getattr(self, attribute) for attribute in _DEFINITIONS) + (_hashable(self.extra),)
 

@@ -66,7 +66,7 @@ class LogDirLoad:
         self._threads = max(int(threads), 1)
         self._progress_interval_s = progress_interval_s
         self._executor: ThreadPoolExecutor | None = None
-        self._futures: dict[TopicPartition, Future] = {}
+        self._futures: dict[TopicPartition, Future[None]] = {}
         self._lock = threading.Lock()
         self._loaded = 0
         self._started_at = 0.0

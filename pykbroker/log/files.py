@@ -22,6 +22,9 @@ import uuid
 from collections import OrderedDict
 from typing import Protocol
 
+from ..common.files import TMP_SUFFIX as TMP_SUFFIX  # the log's layout names it too
+from ..common.files import Bytes, fsync_dir, write_all, write_atomically
+
 LOG_SUFFIX = ".log"
 INDEX_SUFFIX = ".index"
 TIME_INDEX_SUFFIX = ".timeindex"
@@ -30,7 +33,6 @@ SNAPSHOT_SUFFIX = ".snapshot"
 CLEANED_SUFFIX = ".cleaned"
 SWAP_SUFFIX = ".swap"
 DELETED_SUFFIX = ".deleted"
-TMP_SUFFIX = ".tmp"
 SWAP_END_SUFFIX = ".swapend"
 
 DELETE_DIR_SUFFIX = "-delete"
@@ -80,15 +82,6 @@ def is_delete_dir(name: str) -> bool:
     return _DELETE_DIR.match(name) is not None
 
 
-def fsync_dir(path: str) -> None:
-    """Make renames and file creations in directory `path` durable."""
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def fsync_file(path: str) -> None:
     """Make the bytes written to file `path` durable; nothing when the file is gone."""
     try:
@@ -101,29 +94,6 @@ def fsync_file(path: str) -> None:
         os.close(fd)
 
 
-def write_atomically(path: str, data: bytes, *, fsync: bool) -> None:
-    """Replace `path` with `data` through a temporary file and a rename."""
-    tmp = path + TMP_SUFFIX
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        write_all(fd, data, 0)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
-    os.replace(tmp, path)
-    if fsync:
-        fsync_dir(os.path.dirname(path) or ".")
-
-
-def write_all(fd: int, data, position: int) -> None:
-    view = memoryview(data)
-    while view:
-        written = os.pwrite(fd, view, position)
-        view = view[written:]
-        position += written
-
-
 def swap_end_path(directory: str, base_offset: int) -> str:
     return os.path.join(directory, file_name(base_offset, SWAP_END_SUFFIX))
 
@@ -134,7 +104,8 @@ def write_swap_end(directory: str, base_offset: int, end_offset: int) -> None:
     A cleaned segment may end well before the segments it replaces did (its last batches
     can all be gone), so its own next offset cannot tell which old segments it covers.
     """
-    write_atomically(swap_end_path(directory, base_offset), b"%d\n" % end_offset, fsync=True)
+    write_atomically(swap_end_path(directory, base_offset), b"%d\n" % end_offset, flush_parent_dir=False)
+    fsync_dir(directory)  # the log's directory fsyncs all go through `files.fsync_dir`
 
 
 def read_swap_end(path: str) -> int | None:
@@ -183,7 +154,7 @@ class OpenFile:
             got += len(more)
         return b"".join(parts)
 
-    def write_at(self, data, position: int) -> None:
+    def write_at(self, data: Bytes, position: int) -> None:
         write_all(self.fd, data, position)
 
     def truncate(self, size: int) -> None:
@@ -244,7 +215,7 @@ class HandleCache:
         for oldest in evicted:
             oldest.release_files()
 
-    def forget(self, owner) -> None:
+    def forget(self, owner: FileOwner) -> None:
         with self._lock:
             self._owners.pop(id(owner), None)
 

@@ -50,6 +50,9 @@ class TimestampOffset(NamedTuple):
     offset: int
 
 
+RawEntry = tuple[int, int]  # an entry as stored: (search key, value), relative to the base offset
+
+
 class _IndexFile:
     """Fixed-size entries in an append-only file; field 0 of each entry is its search key.
 
@@ -67,8 +70,8 @@ class _IndexFile:
         self.base_offset = base_offset
         self.max_entries = max(1, max_index_bytes // self.ENTRY.size)
         self._entries: int | None = None
-        self._last_raw: tuple | None = None
-        self._mirror: tuple[array, array] | None = None
+        self._last_raw: RawEntry | None = None
+        self._mirror: tuple[array[int], array[int]] | None = None
         self._persisted = 0
         self._lock = threading.Lock()
 
@@ -107,7 +110,7 @@ class _IndexFile:
         except FileNotFoundError:
             return None
 
-    def _read_entries(self, fd: int, first: int, end: int) -> list[tuple]:
+    def _read_entries(self, fd: int, first: int, end: int) -> list[RawEntry]:
         """Entries [first, end) of the open file (fewer if the file is shorter)."""
         size = self.ENTRY.size
         data = os.pread(fd, (end - first) * size, first * size)
@@ -115,7 +118,7 @@ class _IndexFile:
 
     # -- entries --------------------------------------------------------------------------
 
-    def _raw(self, slot: int) -> tuple:
+    def _raw(self, slot: int) -> RawEntry:
         mirror = self._mirror
         if mirror is not None:
             return mirror[0][slot], mirror[1][slot]
@@ -130,14 +133,14 @@ class _IndexFile:
             raise IndexError(f"no slot {slot} in {self.path}")
         return found[0]
 
-    def _last(self) -> tuple | None:
+    def _last(self) -> RawEntry | None:
         if self.entries == 0:
             return None
         if self._last_raw is None:
             self._last_raw = self._raw(self.entries - 1)
         return self._last_raw
 
-    def _append_raw(self, raw: tuple) -> None:
+    def _append_raw(self, raw: RawEntry) -> None:
         mirror = self._mirror
         if mirror is not None:
             mirror[0].append(raw[0])
@@ -205,7 +208,7 @@ class _IndexFile:
 
     # -- active segment mirror ------------------------------------------------------------
 
-    def _empty_mirror(self) -> tuple[array, array]:
+    def _empty_mirror(self) -> tuple[array[int], array[int]]:
         return array(self.TYPECODES[0]), array(self.TYPECODES[1])
 
     def _packed(self, first: int, end: int) -> bytes:

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..records.batch import BatchHeader
 from . import files
 from .epoch_cache import LeaderEpochCache
 from .producer_snapshot import SnapshotFiles
@@ -27,7 +28,7 @@ from .replay import is_marker_candidate, read_marker, rebuild_producer_state
 from .results import RecoveryStats
 from .scan import StoredBatch
 from .segment import Segment
-from .segments import SegmentList
+from .segments import LogSegments
 from .txn_index import AbortedTxn
 
 SegmentFactory = Callable[..., Segment]
@@ -35,7 +36,7 @@ SegmentFactory = Callable[..., Segment]
 
 @dataclass
 class LoadedLog:
-    segments: SegmentList
+    segments: LogSegments
     log_start_offset: int
     recovery_point: int
     log_end_offset: int
@@ -95,7 +96,7 @@ class LogLoader:
             self.rebuild_epoch_cache(segments)
         self.epoch_cache.truncate_from_end(log_end_offset)
         self.epoch_cache.truncate_from_start(log_start_offset)
-        return LoadedLog(SegmentList(segments), log_start_offset, recovery_point, log_end_offset, recovery)
+        return LoadedLog(LogSegments(segments), log_start_offset, recovery_point, log_end_offset, recovery)
 
     # -- leftovers ------------------------------------------------------------------------
 
@@ -177,7 +178,7 @@ class LogLoader:
             segments = [self.segment_factory(log_start_offset, create=True)]
         log_end_offset = segments[-1].read_next_offset()
         rebuild_producer_state(
-            self.producers, self.snapshots, SegmentList(segments), log_start_offset, log_end_offset, self.now_ms
+            self.producers, self.snapshots, LogSegments(segments), log_start_offset, log_end_offset, self.now_ms
         )
         return segments, log_end_offset
 
@@ -187,11 +188,11 @@ class LogLoader:
         """Recover every segment from the one holding the recovery point (counted in `stats`)."""
         if not segments:
             segments = [self.segment_factory(log_start_offset, create=True)]
-        first = max(SegmentList(segments).floor_index(recovery_point), 0)
+        first = max(LogSegments(segments).floor_index(recovery_point), 0)
         rebuild_producer_state(
             self.producers,
             self.snapshots,
-            SegmentList(segments),
+            LogSegments(segments),
             log_start_offset,
             segments[first].base_offset,
             self.now_ms,
@@ -211,10 +212,10 @@ class LogLoader:
         self.snapshots.delete_where(lambda offset: offset > log_end_offset)
         return segments, log_end_offset
 
-    def recovery_observer(self, segment: Segment) -> Callable:
+    def recovery_observer(self, segment: Segment) -> Callable[[BatchHeader, StoredBatch], None]:
         """What each recovered batch updates: epoch cache, producer state, aborted txn index."""
 
-        def on_batch(header, batch: StoredBatch) -> None:
+        def on_batch(header: BatchHeader, batch: StoredBatch) -> None:
             epoch = header.partition_leader_epoch
             latest = self.epoch_cache.latest_epoch
             if epoch >= 0 and (latest is None or epoch > latest):

@@ -1,12 +1,23 @@
-"""One partition's log: segments on disk in Kafka's layout, and the offsets around them.
+"""One partition's log (Kafka's UnifiedLog): the offsets, producer state and leader epochs
+of a partition, over its segments on disk.
 
     log = Log.open("/data/orders-0", LogConfig())
     info = log.append_as_leader(bytearray(batch), leader_epoch=3)
     log.high_watermark = log.log_end_offset          # the replication layer decides this
     data = log.read(info.first_offset, 1 << 20, max_offset=log.high_watermark)
 
-The ListOffsets lookups, retention and compaction live in their own modules (`lookups`,
-`retention`, `compaction`) as mixins of `Log`.
+`Log` validates appends and assigns their offsets, keeps the log start offset, the high
+watermark and the last stable offset, the producer state (`ProducerStateManager` and its
+snapshots) and the leader epoch cache. It works with collaborators, each behind an explicit
+interface:
+
+* `LocalLog` (`local_log`): the segment files of the directory, the log end offset and the
+  recovery point; appends stored bytes, rolls, reads file regions, truncates, deletes, swaps
+  compacted segments in, fsyncs;
+* `LogSegments` (`segments`): the immutable ordered segment collection and its lookups;
+* `OffsetLookups` (`lookups`): ListOffsets and OffsetForLeaderEpoch;
+* `Retention` (`retention`): deleting the segments retention lets go;
+* `Compaction` (`compaction`): one cleaning pass and what is cleanable.
 
 Durability: appends only write to the page cache. When the configuration promises more
 (`fsync_before_ack`, or `flush.messages` appends since the last flush) `sync_owed()` says so and
@@ -21,10 +32,11 @@ also refused while its descriptor would eat into the room kept free under the op
 (see `descriptor_limit`).
 
 Threading: every method may be called from the event loop thread; `flush`, `sync_appended`,
-`delete_old_segments`, `compact` and `flush_if_due` are also meant for worker threads. A per-log lock guards state
-changes and is held only briefly: fsyncs and compaction's reading and writing happen
-outside it, and their results are swapped in under it. Reads take no lock at all: they work
-on the immutable segment list current when they start.
+`delete_old_segments`, `compact` and `flush_if_due` are also meant for worker threads. One
+per-log lock (shared with the `LocalLog`) guards state changes and is held only briefly:
+fsyncs and compaction's reading and writing happen outside it, and their results are swapped
+in under it. Reads take no lock at all: they work on the immutable segment list current when
+they start.
 """
 
 from __future__ import annotations
@@ -32,11 +44,13 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..common.time import now_ms as wall_clock_ms
 from ..records.batch import BatchHeader
 from . import files
+from .cleaner import DEFAULT_MAX_MAP_ENTRIES
 from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
@@ -45,6 +59,7 @@ from .epoch_cache import LeaderEpochCache
 from .errors import ErrorCode, KafkaError, KafkaStorageError, LogClosedError, UnexpectedAppendOffsetError
 from .files import HandleCache
 from .loader import LogLoader
+from .local_log import LocalLog
 from .lookups import OffsetLookups
 from .producer_snapshot import SnapshotFiles
 from .producer_state import (
@@ -59,10 +74,10 @@ from .producer_state import (
     VerificationGuard,
 )
 from .replay import is_marker_candidate, read_marker, rebuild_producer_state
-from .results import AbortedTransaction, FetchDataInfo, LogAppendInfo, RecoveryStats
+from .results import CleanerStats, FetchDataInfo, LogAppendInfo, RecoveryStats, TimestampAndOffset
 from .retention import Retention
 from .segment import Segment
-from .segments import SegmentList
+from .segments import LogSegments
 from .txn_index import AbortedTxn
 from .validation import (
     AppendBatches,
@@ -74,8 +89,8 @@ from .validation import (
 )
 
 
-class Log(OffsetLookups, Retention, Compaction):
-    """A partition's log. Construct with `Log.open`."""
+class Log:
+    """A partition's log (Kafka's UnifiedLog). Construct with `Log.open`."""
 
     def __init__(
         self,
@@ -93,40 +108,39 @@ class Log(OffsetLookups, Retention, Compaction):
         self.directory = directory
         self.topic = topic
         self.partition = partition
-        self.config = config
-        self.fsync_before_ack = fsync_before_ack
-        self._handles = handles
-        self._deleter = deleter
         self._time_ms = time_ms
         self._lock = threading.RLock()
-        self._sync_lock = threading.Lock()  # one `sync_appended` at a time
-        self._synced_offset = 0  # fsync before ack: everything below is on disk
-        self._dir_sync_owed = False  # fsync before ack: a segment file was created since
+        self.local = LocalLog(
+            directory,
+            config,
+            topic=topic,
+            partition=partition,
+            lock=self._lock,
+            handles=handles,
+            deleter=deleter,
+            time_ms=time_ms,
+            fsync_before_ack=fsync_before_ack,
+            on_segments_deleted=self._delete_producer_snapshots,
+        )
         self.epoch_cache = LeaderEpochCache(os.path.join(directory, "leader-epoch-checkpoint"))
         self.producers = ProducerStateManager(expiration_ms=producer_id_expiration_ms)
         self.snapshots = SnapshotFiles(directory)
-        self._segments = SegmentList()
         self.log_start_offset = 0
-        self._log_end_offset = 0
-        self.recovery_point = 0
         self.recovery: RecoveryStats | None = None  # what opening after an unclean shutdown did
         self._high_watermark = 0
-        self._last_flush_ms = time_ms()
         self._roll_flush_offset: int | None = None
         # told of each roll (the log manager flushes the rolled segments soon after, as Kafka's
         # roll schedules "flush-log"): the recovery point follows the rolls
         self.roll_listener: Callable[[Log], None] | None = None
-        self._truncations = 0
-        self._limit_position: tuple[int, Segment, int] | None = None
-        self.cleaner_checkpoint: int | None = None
-        self._pending_swap: tuple[Segment, list[Segment]] | None = None  # see replace_segments
-        self.closed = False
+        self.lookups = OffsetLookups(self)
+        self.retention = Retention(self)
+        self.compaction = Compaction(self)
 
     @classmethod
     def open(
         cls,
         directory: str,
-        config: LogConfig | dict | None = None,
+        config: LogConfig | Mapping[str, Any] | None = None,
         *,
         recovery_point: int = 0,
         log_start_offset: int = 0,
@@ -176,7 +190,7 @@ class Log(OffsetLookups, Retention, Compaction):
     def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
         loader = LogLoader(
             self.directory,
-            segment_factory=self._segment,
+            segment_factory=self.local.new_segment,
             epoch_cache=self.epoch_cache,
             producers=self.producers,
             snapshots=self.snapshots,
@@ -185,40 +199,50 @@ class Log(OffsetLookups, Retention, Compaction):
         loaded = loader.load(
             log_start_offset=log_start_offset, recovery_point=recovery_point, clean_shutdown=clean_shutdown
         )
-        self._segments = loaded.segments
+        self.local.load(loaded)
         self.log_start_offset = loaded.log_start_offset
-        self.recovery_point = loaded.recovery_point
-        self._log_end_offset = loaded.log_end_offset
-        self._synced_offset = loaded.log_end_offset
         self.recovery = loaded.recovery
-        self._segments.active.pin()
-
-    def _segment(self, base_offset: int, *, suffix: str = "", create: bool = False) -> Segment:
-        make = Segment.create if create else Segment
-        return make(
-            self.directory,
-            base_offset,
-            index_interval_bytes=self.config.index_interval_bytes,
-            max_index_bytes=self.config.segment_index_bytes,
-            suffix=suffix,
-            handles=self._handles,
-            created_ms=self._time_ms(),
-        )
 
     # -- state ----------------------------------------------------------------------------
 
     @property
-    def log_end_offset(self) -> int:
-        """The offset the next appended record gets."""
-        return self._log_end_offset
+    def config(self) -> LogConfig:
+        return self.local.config
 
     @property
-    def segments(self) -> SegmentList:
-        return self._segments
+    def log_end_offset(self) -> int:
+        """The offset the next appended record gets."""
+        return self.local.log_end_offset
+
+    @property
+    def segments(self) -> LogSegments:
+        return self.local.segments
 
     @property
     def size(self) -> int:
-        return self._segments.size_in_bytes()
+        return self.local.size
+
+    @property
+    def recovery_point(self) -> int:
+        """Everything below is on disk (flushed); recovery after a crash starts here."""
+        return self.local.recovery_point
+
+    @property
+    def closed(self) -> bool:
+        return self.local.closed
+
+    @property
+    def fsync_before_ack(self) -> bool:
+        return self.local.fsync_before_ack
+
+    @property
+    def cleaner_checkpoint(self) -> int | None:
+        """Where the last compaction pass ended (the log manager checkpoints it)."""
+        return self.compaction.checkpoint
+
+    @cleaner_checkpoint.setter
+    def cleaner_checkpoint(self, offset: int | None) -> None:
+        self.compaction.checkpoint = offset
 
     @property
     def high_watermark(self) -> int:
@@ -228,7 +252,7 @@ class Log(OffsetLookups, Retention, Compaction):
     def high_watermark(self, offset: int) -> None:
         """Set by the replication layer; kept within [log start offset, log end offset]."""
         with self._lock:
-            self._high_watermark = min(max(offset, self.log_start_offset), self._log_end_offset)
+            self._high_watermark = min(max(offset, self.log_start_offset), self.local.log_end_offset)
             self.producers.on_high_watermark_updated(self._high_watermark)
 
     def maybe_increment_high_watermark(self, offset: int) -> bool:
@@ -247,15 +271,15 @@ class Log(OffsetLookups, Retention, Compaction):
             return max(first_unstable, self.log_start_offset)
         return self._high_watermark
 
-    def update_config(self, config: LogConfig | dict) -> None:
+    def update_config(self, config: LogConfig | Mapping[str, Any]) -> None:
         """Apply new topic configs (AlterConfigs); new segments pick up index settings."""
-        self.config = as_log_config(config, self.config)
+        self.local.config = as_log_config(config, self.local.config)
 
     def _now(self, now_ms: int | None) -> int:
         return self._time_ms() if now_ms is None else now_ms
 
     def _check_open(self) -> None:
-        if self.closed:
+        if self.local.closed:
             raise LogClosedError(f"log {self.topic}-{self.partition} is closed")
 
     # -- appends --------------------------------------------------------------------------
@@ -309,7 +333,7 @@ class Log(OffsetLookups, Retention, Compaction):
         )
         with self._lock:
             self._check_open()
-            assign_offsets(append, self._log_end_offset, leader_epoch, now if log_append_time else None)
+            assign_offsets(append, self.local.log_end_offset, leader_epoch, now if log_append_time else None)
             self._check_append_size(append)
             updates, completed, duplicate = self._check_producers(append, origin, verification_guard)
             if duplicate is not None:
@@ -326,9 +350,9 @@ class Log(OffsetLookups, Retention, Compaction):
         validate_follower_append(append)
         with self._lock:
             self._check_open()
-            if append.first_offset < self._log_end_offset:
+            if append.first_offset < self.local.log_end_offset:
                 raise UnexpectedAppendOffsetError(
-                    f"First offset {append.first_offset} is less than the next offset {self._log_end_offset}",
+                    f"First offset {append.first_offset} is less than the next offset {self.local.log_end_offset}",
                     append.first_offset,
                     append.last_offset,
                 )
@@ -406,11 +430,7 @@ class Log(OffsetLookups, Retention, Compaction):
         try:
             self._append(append, updates, completed, now)
         except OSError as exc:
-            raise KafkaStorageError(f"Error while appending records to {self._name_in_dir()}", exc) from exc
-
-    def _name_in_dir(self) -> str:
-        """Kafka's way of naming a partition in storage errors: `<topic>-<partition> in dir <log dir>`."""
-        return f"{self.topic}-{self.partition} in dir {os.path.dirname(os.path.normpath(self.directory))}"
+            raise KafkaStorageError(f"Error while appending records to {self.local.name_in_dir()}", exc) from exc
 
     def _append(
         self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
@@ -419,9 +439,8 @@ class Log(OffsetLookups, Retention, Compaction):
         for _, header in append.batches:
             self._maybe_assign_epoch(header.partition_leader_epoch, header.base_offset)
         max_timestamp, offset_of_max = append.max_timestamp_and_offset()
-        segment = self._maybe_roll(append, max_timestamp, now)
-        segment.append(append.last_offset, max_timestamp, offset_of_max, append.data())
-        self._log_end_offset = append.last_offset + 1
+        self._maybe_roll(append, max_timestamp, now)
+        segment = self.local.append(append.last_offset, max_timestamp, offset_of_max, append.data())
         for update in updates.values():
             self.producers.update(update)
         for txn in completed:
@@ -429,7 +448,7 @@ class Log(OffsetLookups, Retention, Compaction):
                 lso = self.producers.last_stable_offset(txn)
                 segment.txn_index.append(AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, lso))
             self.producers.complete_txn(txn)
-        self.producers.update_map_end_offset(self._log_end_offset)
+        self.producers.update_map_end_offset(self.local.log_end_offset)
 
     def _maybe_assign_epoch(self, epoch: int, start_offset: int) -> None:
         if epoch >= 0:
@@ -466,89 +485,46 @@ class Log(OffsetLookups, Retention, Compaction):
 
     def sync_owed(self) -> bool:
         """Whether appends must be synced (`sync_appended`) before they are acknowledged."""
-        return self.fsync_before_ack or self._flush_messages_reached()
-
-    def _flush_messages_reached(self) -> bool:
-        return self._log_end_offset - self.recovery_point >= self.config.flush_messages
+        return self.local.fsync_before_ack or self.local.flush_messages_reached()
 
     def sync_appended(self, end_offset: int) -> None:
         """Make the appends below `end_offset` as durable as the configuration promises: their
         data fdatasync'ed (fsync before ack), and a full flush once `flush.messages` appends
         accumulated. Blocks: call it on a worker thread. Calls that find their appends already
         synced by another return at once."""
-        if self.fsync_before_ack:
-            self._fdatasync_below(end_offset)
-        if self._flush_messages_reached():
+        if self.local.fsync_before_ack:
+            self.local.sync_below(end_offset)
+        if self.local.flush_messages_reached():
             self.flush()
-
-    def _fdatasync_below(self, end_offset: int) -> None:
-        with self._sync_lock:
-            with self._lock:
-                if self.closed or end_offset <= self._synced_offset:
-                    return
-                target = self._log_end_offset
-                segments = self._segments.overlapping(self._synced_offset, target)
-                dir_owed, self._dir_sync_owed = self._dir_sync_owed, False
-                truncations = self._truncations
-            for segment in segments:
-                try:
-                    segment.fdatasync_log()
-                except FileNotFoundError:
-                    pass  # deleted meanwhile
-                except OSError:
-                    if not self.closed:
-                        raise
-                    return  # closed meanwhile (deleted, or the broker stopping): nothing to ack
-            if dir_owed:
-                files.fsync_dir(self.directory)  # acknowledged data must be findable after a crash
-            with self._lock:
-                if truncations == self._truncations:
-                    self._synced_offset = max(self._synced_offset, target)
 
     # -- rolling --------------------------------------------------------------------------
 
-    def _maybe_roll(self, append: AppendBatches, max_timestamp: int, now: int) -> Segment:
-        segment = self._segments.active
-        if segment.should_roll(
-            segment_bytes=self.config.segment_bytes,
-            segment_ms=self.config.segment_ms,
+    def _maybe_roll(self, append: AppendBatches, max_timestamp: int, now: int) -> None:
+        config = self.local.config
+        if self.local.segments.active.should_roll(
+            segment_bytes=config.segment_bytes,
+            segment_ms=config.segment_ms,
             messages_size=append.valid_bytes,
             max_timestamp_in_messages=max_timestamp,
             max_offset_in_messages=append.last_offset,
             now=now,
         ):
-            return self.roll(append.first_offset)
-        return segment
+            self.roll(append.first_offset)
 
     def roll(self, expected_next_offset: int | None = None) -> Segment:
         """Start a new active segment at max(expected_next_offset, log end offset)."""
         with self._lock:
-            base = max(expected_next_offset or 0, self._log_end_offset)
-            active = self._segments.active
+            base = max(expected_next_offset or 0, self.local.log_end_offset)
+            active = self.local.segments.active
             if active.base_offset == base and active.size == 0:
                 return active
-            segment = self._new_active_segment(base)
-            active.on_become_inactive()
-            if self.fsync_before_ack:
-                self._dir_sync_owed = True  # synced by the next `sync_appended`
-            self._segments = self._segments.with_segment(segment)
+            segment = self.local.roll(base)
             self.producers.update_map_end_offset(base)
             self._roll_flush_offset = base
             self._take_snapshot(base)
             if self.roll_listener is not None:
                 self.roll_listener(self)
             return segment
-
-    def _new_active_segment(self, base: int) -> Segment:
-        """A new segment at `base`, created and pinned; when its files cannot be opened, an
-        OSError and no file left behind."""
-        segment = self._segment(base, create=True)
-        try:
-            segment.pin()
-        except OSError:
-            segment.delete_files()
-            raise
-        return segment
 
     def _take_snapshot(self, offset: int) -> None:
         self.snapshots.write(offset, list(self.producers.producers.values()))
@@ -570,7 +546,8 @@ class Log(OffsetLookups, Retention, Compaction):
         `max_offset`. With `read_committed` the aborted transactions overlapping the result
         are attached. OFFSET_OUT_OF_RANGE outside [log start offset, log end offset].
         """
-        segments, log_end_offset, log_start_offset = self._segments, self._log_end_offset, self.log_start_offset
+        local = self.local
+        segments, log_end_offset, log_start_offset = local.segments, local.log_end_offset, self.log_start_offset
         if fetch_offset < log_start_offset or fetch_offset > log_end_offset:
             raise KafkaError(
                 ErrorCode.OFFSET_OUT_OF_RANGE,
@@ -581,63 +558,41 @@ class Log(OffsetLookups, Retention, Compaction):
         limit = log_end_offset if max_offset is None else min(max_offset, log_end_offset)
         if fetch_offset >= limit:
             return FetchDataInfo(fetch_offset)
-        try:
-            return self._read(segments, fetch_offset, max_bytes, limit, log_end_offset, min_one_message, read_committed)
-        except OSError as exc:
-            raise KafkaStorageError(f"Error while reading records of {self._name_in_dir()}", exc) from exc
-
-    def _read(
-        self,
-        segments: SegmentList,
-        fetch_offset: int,
-        max_bytes: int,
-        limit: int,
-        log_end_offset: int,
-        min_one_message: bool,
-        read_committed: bool,
-    ) -> FetchDataInfo:
-        for index in range(max(segments.floor_index(fetch_offset), 0), len(segments)):
-            segment = segments[index]
-            max_position = self._max_position(segments, index, limit, log_end_offset)
-            info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
-            if info is not None:
-                if read_committed:
-                    info.aborted_transactions = self._aborted_transactions(segments, index, info, log_end_offset)
-                return info
-        return FetchDataInfo(fetch_offset)
-
-    def _max_position(self, segments: SegmentList, index: int, limit: int, log_end_offset: int) -> int:
-        """Where a read of segment `index` must stop so that it stays below offset `limit`."""
-        segment = segments[index]
-        if limit >= segments.upper_bound(index, log_end_offset):
-            return segment.size
-        cached = self._limit_position
-        if cached is not None and cached[0] == limit and cached[1] is segment:
-            return cached[2]
-        located = segment.translate_offset(limit)
-        position = segment.size if located is None else located[1]
-        self._limit_position = (limit, segment, position)
-        return position
-
-    def _aborted_transactions(
-        self, segments: SegmentList, index: int, info: FetchDataInfo, log_end_offset: int
-    ) -> list[AbortedTransaction]:
-        segment = segments[index]
-        upper = segment.fetch_upper_bound_offset(info.position, info.size)
-        if upper is None:
-            upper = segments.upper_bound(index, log_end_offset)
-        found: list[AbortedTransaction] = []
-        for later in range(index, len(segments)):
-            txns, complete = segments[later].txn_index.collect(info.fetch_offset, upper)
-            found.extend(AbortedTransaction(txn.producer_id, txn.first_offset) for txn in txns)
-            if complete:
-                break
-        return found
+        return local.read(
+            segments,
+            fetch_offset,
+            max_bytes,
+            limit=limit,
+            log_end_offset=log_end_offset,
+            min_one_message=min_one_message,
+            read_committed=read_committed,
+        )
 
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
         """Record the start of a leader epoch (a new leader does this at its log end offset)."""
         with self._lock:
             self._maybe_assign_epoch(leader_epoch, start_offset)
+
+    # -- offset lookups (see `lookups`) ---------------------------------------------------
+
+    def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
+        """ListOffsets: the earliest record with timestamp >= target_ms (or a special value)."""
+        return self.lookups.offset_for_timestamp(target_ms)
+
+    def earliest(self) -> TimestampAndOffset:
+        return self.lookups.earliest()
+
+    def latest(self) -> TimestampAndOffset:
+        return self.lookups.latest()
+
+    def max_timestamp(self) -> TimestampAndOffset | None:
+        return self.lookups.max_timestamp()
+
+    def legacy_latest_offsets(self, high_watermark: int, max_num_offsets: int) -> list[int]:
+        return self.lookups.legacy_latest_offsets(high_watermark, max_num_offsets)
+
+    def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
+        return self.lookups.end_offset_for_epoch(leader_epoch)
 
     # -- truncation and log start ---------------------------------------------------------
 
@@ -647,20 +602,13 @@ class Log(OffsetLookups, Retention, Compaction):
             raise ValueError(f"cannot truncate to a negative offset ({target_offset})")
         with self._lock:
             self._check_open()
-            if target_offset >= self._log_end_offset:
-                self.epoch_cache.truncate_from_end(self._log_end_offset)
+            if target_offset >= self.local.log_end_offset:
+                self.epoch_cache.truncate_from_end(self.local.log_end_offset)
                 return False
-            self._withdraw_pending_swap()
-            if self._segments.first.base_offset > target_offset:
+            if self.local.segments.first.base_offset > target_offset:
                 self._truncate_fully(target_offset, None)
                 return True
-            doomed = [s for s in self._segments if s.base_offset > target_offset]
-            self._segments = self._segments.without(doomed)
-            self._schedule_deletion(doomed)
-            active = self._segments.active
-            active.truncate_to(target_offset)
-            active.pin()
-            self._log_end_offset = target_offset
+            self.local.truncate_to(target_offset)
             self.epoch_cache.truncate_from_end(target_offset)
             self.log_start_offset = min(target_offset, self.log_start_offset)
             self._rebuild_producer_state()
@@ -674,31 +622,26 @@ class Log(OffsetLookups, Retention, Compaction):
             self._truncate_fully(new_offset, log_start_offset)
 
     def _truncate_fully(self, new_offset: int, log_start_offset: int | None) -> None:
-        self._withdraw_pending_swap()
-        doomed = list(self._segments)
-        self._schedule_deletion(doomed)
-        segment = self._segment(new_offset, create=True)
-        segment.pin()
-        self._segments = SegmentList([segment])
+        self.local.truncate_fully_and_start_at(new_offset)
         self.epoch_cache.clear()
         self.snapshots.delete_where(lambda _: True)
         self.producers.clear(new_offset)
         self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
-        self._log_end_offset = new_offset
         self._after_truncation()
 
     def _after_truncation(self) -> None:
-        self.recovery_point = min(self.recovery_point, self._log_end_offset)
-        self._high_watermark = min(self._high_watermark, self._log_end_offset)
+        self._high_watermark = min(self._high_watermark, self.local.log_end_offset)
         self.producers.on_high_watermark_updated(self._high_watermark)  # the rebuilt state's markers
         self._roll_flush_offset = None
-        self._limit_position = None
-        self._synced_offset = min(self._synced_offset, self._log_end_offset)
-        self._truncations += 1
 
     def _rebuild_producer_state(self) -> None:
         rebuild_producer_state(
-            self.producers, self.snapshots, self._segments, self.log_start_offset, self._log_end_offset, self._time_ms()
+            self.producers,
+            self.snapshots,
+            self.local.segments,
+            self.log_start_offset,
+            self.local.log_end_offset,
+            self._time_ms(),
         )
 
     def delete_records_before(self, offset: int) -> int:
@@ -718,63 +661,73 @@ class Log(OffsetLookups, Retention, Compaction):
                     f"{self.topic}-{self.partition} since it is larger than the high "
                     f"watermark {self._high_watermark}",
                 )
-            self._increment_log_start_offset(offset)
+            self.maybe_increment_log_start_offset(offset)
             return self.log_start_offset
 
-    def _increment_log_start_offset(self, offset: int) -> None:
+    def maybe_increment_log_start_offset(self, offset: int) -> None:
+        """Move the log start offset up to `offset`, if that is up (lock held)."""
         if offset <= self.log_start_offset:
             return
         self.log_start_offset = offset
         self._high_watermark = max(self._high_watermark, offset)
         self.producers.on_high_watermark_updated(self._high_watermark)
-        self.recovery_point = max(self.recovery_point, offset)
+        self.local.raise_recovery_point(offset)
         self.epoch_cache.truncate_from_start(offset)
 
-    # -- deleting segments ----------------------------------------------------------------
-
-    def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None:
-        """Rename to .deleted now, remove after file.delete.delay.ms."""
-        self._withdraw_pending_swap(segments)
-        due = self._now(now) + self.config.file_delete_delay_ms
+    def _delete_producer_snapshots(self, segments: list[Segment]) -> None:
+        """The local log deleted `segments` (lock held): their producer snapshots go too."""
         for segment in segments:
-            segment.change_suffix(files.DELETED_SUFFIX)
             self.snapshots.delete(segment.base_offset)
-            self._deleter.schedule(due, segment.delete_files)
-        self._limit_position = None
 
     def remove_expired_producers(self, now_ms: int | None = None) -> int:
         with self._lock:
             return self.producers.remove_expired(self._now(now_ms))
 
+    # -- retention and compaction (see `retention`, `compaction`) -------------------------
+
+    def delete_old_segments(self, now_ms: int | None = None) -> int:
+        """Retention: segments below the log start offset, and by retention.ms / retention.bytes
+        when cleanup.policy includes delete. Returns how many segments were deleted."""
+        return self.retention.delete_old_segments(self._now(now_ms))
+
+    def cleanable_offsets(self, now_ms: int) -> tuple[int, int]:
+        """(first dirty offset, first uncleanable offset) for compaction."""
+        return self.compaction.cleanable_offsets(now_ms)
+
+    def cleanable_ratio(self, now_ms: int) -> tuple[float, int]:
+        """(dirty bytes / total bytes, dirty bytes) of the cleanable part."""
+        return self.compaction.cleanable_ratio(now_ms)
+
+    def compact(
+        self, now_ms: int | None = None, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
+    ) -> CleanerStats | None:
+        """One compaction pass (see `cleaner`); None when there is nothing dirty to clean."""
+        return self.compaction.compact(self._now(now_ms), max_map_entries=max_map_entries)
+
     # -- flushing -------------------------------------------------------------------------
 
     def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
         """fsync everything below `offset` (default: the log end), then move the recovery point."""
+        local = self.local
         with self._lock:
-            if self.closed:
+            if local.closed:
                 return
-            target = self._log_end_offset if offset is None else min(offset, self._log_end_offset)
-            start = self.recovery_point
-            segments = self._segments.overlapping(start, target)
-            truncations = self._truncations
+            target = local.log_end_offset if offset is None else min(offset, local.log_end_offset)
+            start = local.recovery_point
+            segments = local.segments.overlapping(start, target)
+            truncations = local.truncations
         if target <= start:
             self.epoch_cache.flush()
-            self._last_flush_ms = self._now(now_ms)
+            local.last_flush_ms = self._now(now_ms)
             return
-        for segment in segments:
-            try:
-                segment.flush()
-            except FileNotFoundError:
-                pass  # deleted meanwhile
+        local.flush_segments(segments)
         for snapshot in self.snapshots.offsets():
             if start < snapshot <= target:
                 self.snapshots.fsync(snapshot)
         self.epoch_cache.flush()
-        files.fsync_dir(self.directory)
+        local.fsync_dir()
         with self._lock:
-            if truncations == self._truncations:
-                self.recovery_point = max(self.recovery_point, target)
-            self._last_flush_ms = self._now(now_ms)
+            local.mark_flushed(target, truncations, self._now(now_ms))
 
     def flush_if_due(self, now_ms: int | None = None) -> bool:
         """The periodic flush: segments rolled since the last call, and flush.ms."""
@@ -783,7 +736,7 @@ class Log(OffsetLookups, Retention, Compaction):
             rolled, self._roll_flush_offset = self._roll_flush_offset, None
         if rolled is not None:
             self.flush(rolled, now_ms=now)
-        if now - self._last_flush_ms >= self.config.flush_ms:
+        if now - self.local.last_flush_ms >= self.local.config.flush_ms:
             self.flush(now_ms=now)
             return True
         return rolled is not None
@@ -793,23 +746,19 @@ class Log(OffsetLookups, Retention, Compaction):
     def close(self) -> None:
         """Snapshot producer state at the log end and close the segments (no flush: see flush())."""
         with self._lock:
-            if self.closed:
+            if self.local.closed:
                 return
-            self.producers.update_map_end_offset(self._log_end_offset)
-            self._take_snapshot(self._log_end_offset)
-            for segment in self._segments:
-                segment.close()
-            self.closed = True
+            self.producers.update_map_end_offset(self.local.log_end_offset)
+            self._take_snapshot(self.local.log_end_offset)
+            self.local.close()
 
     def mark_deleted(self) -> None:
         """Stop using the log (its directory is being deleted)."""
         with self._lock:
-            for segment in self._segments:
-                segment.abandon()
-            self.closed = True
+            self.local.mark_deleted()
 
     def __repr__(self) -> str:
         return (
             f"Log({self.topic}-{self.partition}, log_start_offset={self.log_start_offset}, "
-            f"log_end_offset={self._log_end_offset}, high_watermark={self._high_watermark})"
+            f"log_end_offset={self.local.log_end_offset}, high_watermark={self._high_watermark})"
         )

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ..common.files import write_atomically
 from ..common.time import now_ms as wall_clock_ms
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
@@ -53,7 +54,7 @@ class LogLoadingError(LogError):
 
 logger = logging.getLogger(__name__)
 
-ConfigProvider = Callable[[str], "LogConfig | Mapping | None"]
+ConfigProvider = Callable[[str], "LogConfig | Mapping[str, Any] | None"]
 
 
 class LogManager:
@@ -62,7 +63,7 @@ class LogManager:
     def __init__(
         self,
         log_dirs: Iterable[str],
-        default_config: LogConfig | Mapping | None = None,
+        default_config: LogConfig | Mapping[str, Any] | None = None,
         *,
         fsync_before_ack: bool = False,
         topic_configs: ConfigProvider | None = None,
@@ -284,7 +285,7 @@ class LogManager:
     def get(self, topic: str, partition: int) -> Log | None:
         return self._logs.get((topic, partition))
 
-    def get_or_create(self, topic: str, partition: int, config: LogConfig | Mapping | None = None) -> Log:
+    def get_or_create(self, topic: str, partition: int, config: LogConfig | Mapping[str, Any] | None = None) -> Log:
         """The partition's log, created in the least loaded log directory if it does not exist.
 
         A given `config` (Kafka-named overrides of the default, or a LogConfig) is applied
@@ -320,7 +321,7 @@ class LogManager:
     def log_dir_of(self, topic: str, partition: int) -> str | None:
         return self._dir_of.get((topic, partition))
 
-    def update_topic_config(self, topic: str, config: LogConfig | Mapping) -> None:
+    def update_topic_config(self, topic: str, config: LogConfig | Mapping[str, Any]) -> None:
         """AlterConfigs: apply `config` to every partition of `topic` this broker holds."""
         for (log_topic, _), log in list(self._logs.items()):
             if log_topic == topic:
@@ -556,4 +557,4 @@ def compaction_overdue(log: Log, now: int) -> bool:
 def write_clean_shutdown_marker(log_dir: str, broker_epoch: int = -1) -> None:
     """`.kafka_cleanshutdown` with Kafka's JSON content."""
     payload = json.dumps({"version": "0", "broker_epoch": str(broker_epoch)}).encode("utf-8")
-    files.write_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), payload, fsync=True)
+    write_atomically(os.path.join(log_dir, CLEAN_SHUTDOWN_FILE), payload, fsync=True)

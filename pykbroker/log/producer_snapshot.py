@@ -26,10 +26,11 @@ from __future__ import annotations
 import contextlib
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import crc32c
 
+from ..common.files import write_atomically
 from . import files
 from .producer_state import BatchMetadata, ProducerStateEntry
 
@@ -125,7 +126,7 @@ class SnapshotFiles:
             self._known = None
 
     def write(self, offset: int, entries: list[ProducerStateEntry], *, fsync: bool = False) -> None:
-        files.write_atomically(self.path(offset), encode(entries), fsync=fsync)
+        write_atomically(self.path(offset), encode(entries), fsync=fsync)
         if self._known is not None:
             self._known.add(offset)
 
@@ -141,7 +142,7 @@ class SnapshotFiles:
         if self._known is not None:
             self._known.discard(offset)
 
-    def delete_where(self, predicate) -> None:
+    def delete_where(self, predicate: Callable[[int], bool]) -> None:
         for offset in self.offsets():
             if predicate(offset):
                 self.delete(offset)

@@ -126,7 +126,7 @@ class CompletedTxn(NamedTuple):
 class ProducerStateEntry:
     producer_id: int
     producer_epoch: int = NO_PRODUCER_EPOCH
-    batches: deque = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
+    batches: deque[BatchMetadata] = field(default_factory=lambda: deque(maxlen=NUM_BATCHES_TO_RETAIN))
     coordinator_epoch: int = -1
     last_timestamp: int = -1
     current_txn_first_offset: int = -1  # -1: no ongoing transaction

@@ -7,21 +7,24 @@ ends a transaction.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from pykbroker.records.batch import BatchHeader
 from pykbroker.records.control import read_end_txn_marker
 from pykbroker.records.errors import InvalidRecordError
 
+from ..common.files import Bytes
 from .producer_snapshot import SnapshotFiles
-from .producer_state import EndTxnMarker, ProducerStateManager
+from .producer_state import CompletedTxn, EndTxnMarker, ProducerStateManager
 from .segment import Segment
-from .segments import SegmentList
+from .segments import LogSegments
 
 
 def is_marker_candidate(header: BatchHeader) -> bool:
     return header.is_control and header.producer_id >= 0 and header.records_count > 0
 
 
-def read_marker(batch_bytes, header: BatchHeader) -> EndTxnMarker | None:
+def read_marker(batch_bytes: Bytes, header: BatchHeader) -> EndTxnMarker | None:
     """The COMMIT/ABORT marker in a control batch; None for anything else."""
     if not is_marker_candidate(header):
         return None
@@ -32,7 +35,13 @@ def read_marker(batch_bytes, header: BatchHeader) -> EndTxnMarker | None:
     return EndTxnMarker(marker.commit, marker.coordinator_epoch, marker.timestamp)
 
 
-def replay_segment(producers: ProducerStateManager, segment: Segment, start: int, end: int, on_completed=None) -> None:
+def replay_segment(
+    producers: ProducerStateManager,
+    segment: Segment,
+    start: int,
+    end: int,
+    on_completed: Callable[[Segment, CompletedTxn], None] | None = None,
+) -> None:
     """Apply the batches of `segment` that end at or after `start` and begin before `end`."""
     position = segment.offset_index.lookup(start).position
     for pos, header in segment.iter_headers(position):
@@ -46,7 +55,7 @@ def replay_segment(producers: ProducerStateManager, segment: Segment, start: int
             on_completed(segment, completed)
 
 
-def replay(producers: ProducerStateManager, segments: SegmentList, start: int, end: int) -> None:
+def replay(producers: ProducerStateManager, segments: LogSegments, start: int, end: int) -> None:
     """Bring `producers` from offset `start` to `end`."""
     if start < end:
         for segment in segments.overlapping(start, end):
@@ -57,7 +66,7 @@ def replay(producers: ProducerStateManager, segments: SegmentList, start: int, e
 def rebuild_producer_state(
     producers: ProducerStateManager,
     snapshots: SnapshotFiles,
-    segments: SegmentList,
+    segments: LogSegments,
     log_start_offset: int,
     end_offset: int,
     now_ms: int,

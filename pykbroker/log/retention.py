@@ -1,5 +1,6 @@
 """Retention: which segments may go (Kafka's `deletableSegments` and its three predicates),
-and the Log's side of deleting them (the `Retention` mixin of `Log`).
+and `Retention`, which deletes them from a partition's log through the interface
+`RetainedLog` names.
 
 Segments are considered oldest first and deletion stops at the first that does not qualify.
 A segment is never deleted while any of its offsets is at or above the high watermark, and
@@ -9,21 +10,19 @@ when every segment qualifies.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from .config import LogConfig
+from .local_log import LocalLog
 from .segment import Segment
-from .segments import SegmentList
-
-if TYPE_CHECKING:
-    from .config import LogConfig
+from .segments import LogSegments
 
 Predicate = Callable[[Segment, "Segment | None"], bool]
 
 
 def deletable_segments(
-    segments: SegmentList, *, high_watermark: int, log_end_offset: int, should_delete: Predicate
+    segments: LogSegments, *, high_watermark: int, log_end_offset: int, should_delete: Predicate
 ) -> list[Segment]:
     deletable = []
     for index, segment in enumerate(segments):
@@ -45,7 +44,7 @@ def retention_size_breached(log_size: int, retention_bytes: int) -> Predicate:
     """The oldest segments whose removal keeps the log at or above retention.bytes."""
     excess = log_size - retention_bytes
 
-    def should_delete(segment: Segment, _following) -> bool:
+    def should_delete(segment: Segment, _following: Segment | None) -> bool:
         nonlocal excess
         if excess - segment.size < 0:
             return False
@@ -60,60 +59,64 @@ def log_start_offset_breached(log_start_offset: int) -> Predicate:
     return lambda _segment, following: following is not None and following.base_offset <= log_start_offset
 
 
+class RetainedLog(Protocol):
+    """What retention needs of a partition's log."""
+
+    @property
+    def local(self) -> LocalLog: ...
+
+    @property
+    def config(self) -> LogConfig: ...
+
+    @property
+    def log_start_offset(self) -> int: ...
+
+    @property
+    def high_watermark(self) -> int: ...
+
+    def roll(self, expected_next_offset: int | None = None) -> Segment: ...
+
+    def maybe_increment_log_start_offset(self, offset: int) -> None: ...
+
+
 class Retention:
-    """Needs: _lock, _segments, closed, config, size, log_start_offset, _log_end_offset,
-    _high_watermark, roll, _increment_log_start_offset, _schedule_deletion, _now."""
+    """Deletes the segments of one log that retention lets go."""
 
-    # What this mixin uses of `Log`, declared for the type checker only (Log sets or defines them)
-    _lock: threading.RLock
-    _segments: SegmentList
-    closed: bool
-    config: LogConfig
-    log_start_offset: int
-    _log_end_offset: int
-    _high_watermark: int
+    def __init__(self, log: RetainedLog) -> None:
+        self._log = log
 
-    if TYPE_CHECKING:
-
-        @property
-        def size(self) -> int: ...
-        def roll(self, expected_next_offset: int | None = None) -> Segment: ...
-        def _increment_log_start_offset(self, offset: int) -> None: ...
-        def _schedule_deletion(self, segments: list[Segment], now: int | None = None) -> None: ...
-        def _now(self, now_ms: int | None) -> int: ...
-
-    def delete_old_segments(self, now_ms: int | None = None) -> int:
-        """Retention: segments below the log start offset, and by retention.ms / retention.bytes
-        when cleanup.policy includes delete. Returns how many segments were deleted."""
-        now = self._now(now_ms)
-        deleted = self._delete_segments_where(log_start_offset_breached(self.log_start_offset), now)
-        if self.config.delete:
-            if self.config.retention_bytes >= 0 and self.size >= self.config.retention_bytes:
+    def delete_old_segments(self, now: int) -> int:
+        """Segments below the log start offset, and by retention.ms / retention.bytes when
+        cleanup.policy includes delete. Returns how many segments were deleted."""
+        log, config = self._log, self._log.config
+        deleted = self._delete_segments_where(log_start_offset_breached(log.log_start_offset), now)
+        if config.delete:
+            if config.retention_bytes >= 0 and log.local.size >= config.retention_bytes:
                 deleted += self._delete_segments_where(
-                    retention_size_breached(self.size, self.config.retention_bytes), now
+                    retention_size_breached(log.local.size, config.retention_bytes), now
                 )
-            if self.config.retention_ms >= 0:
-                deleted += self._delete_segments_where(retention_ms_breached(now, self.config.retention_ms), now)
+            if config.retention_ms >= 0:
+                deleted += self._delete_segments_where(retention_ms_breached(now, config.retention_ms), now)
         return deleted
 
     def _delete_segments_where(self, should_delete: Predicate, now: int) -> int:
-        with self._lock:
-            if self.closed:
+        log, local = self._log, self._log.local
+        with local.lock:
+            if local.closed:
                 return 0
             deletable = deletable_segments(
-                self._segments,
-                high_watermark=self._high_watermark,
-                log_end_offset=self._log_end_offset,
+                local.segments,
+                high_watermark=log.high_watermark,
+                log_end_offset=local.log_end_offset,
                 should_delete=should_delete,
             )
             count = len(deletable)
-            if count == len(self._segments):
-                rolled = self.roll()
+            if count == len(local.segments):
+                rolled = log.roll()
                 if deletable[-1] is rolled:
                     deletable.pop()
             if deletable:
-                following = self._segments[len(deletable)]
-                self._increment_log_start_offset(following.base_offset)
-                self._segments = self._segments.without(deletable)
-                self._schedule_deletion(deletable, now)
+                following = local.segments[len(deletable)]
+                log.maybe_increment_log_start_offset(following.base_offset)
+                local.remove_and_delete_segments(deletable, now)
             return count

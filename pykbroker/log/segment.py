@@ -18,6 +18,7 @@ from pykbroker.common.time import now_ms
 from pykbroker.records.batch import BatchHeader, is_crc_valid
 from pykbroker.records.records import decode_batch, offset_of, timestamp_of
 
+from ..common.files import Bytes
 from . import files
 from .files import HandleCache, OpenFile
 from .index import OffsetIndex, TimeIndex, TimestampOffset
@@ -84,10 +85,28 @@ class Segment:
     # -- construction ---------------------------------------------------------------------
 
     @classmethod
-    def create(cls, directory: str, base_offset: int, **kwargs) -> Segment:
+    def create(
+        cls,
+        directory: str,
+        base_offset: int,
+        *,
+        index_interval_bytes: int,
+        max_index_bytes: int,
+        suffix: str = "",
+        handles: HandleCache | None = None,
+        created_ms: int | None = None,
+    ) -> Segment:
         """A new empty segment (any files of that name are emptied), its indexes held in
         memory until it becomes inactive."""
-        segment = cls(directory, base_offset, **kwargs)
+        segment = cls(
+            directory,
+            base_offset,
+            index_interval_bytes=index_interval_bytes,
+            max_index_bytes=max_index_bytes,
+            suffix=suffix,
+            handles=handles,
+            created_ms=created_ms,
+        )
         try:
             segment.txn_index.delete()
             os.close(os.open(segment.log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644))
@@ -247,7 +266,7 @@ class Segment:
 
     # -- append ---------------------------------------------------------------------------
 
-    def append(self, largest_offset: int, largest_timestamp: int, offset_of_max_timestamp: int, data) -> None:
+    def append(self, largest_offset: int, largest_timestamp: int, offset_of_max_timestamp: int, data: Bytes) -> None:
         """Write batches (already validated, offsets assigned) at the end of the segment."""
         if not len(data):
             return

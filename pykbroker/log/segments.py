@@ -1,7 +1,8 @@
-"""An immutable, sorted list of a log's segments.
+"""`LogSegments`: the ordered collection of a log's segments and the lookups over it (Kafka's
+`LogSegments`).
 
-A log replaces its whole SegmentList when a segment is added or removed (rare), so readers
-on any thread may take `log.segments` once and use it without a lock.
+It is immutable: the local log replaces its whole `LogSegments` when a segment is added or
+removed (rare), so readers on any thread may take `log.segments` once and use it without a lock.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from collections.abc import Iterable, Iterator
 from .segment import Segment
 
 
-class SegmentList:
+class LogSegments:
+    """A log's segments sorted by base offset; the last one is the active segment."""
+
     __slots__ = ("_segments", "_bases")
 
     def __init__(self, segments: Iterable[Segment] = ()) -> None:
@@ -60,11 +63,11 @@ class SegmentList:
     def size_in_bytes(self) -> int:
         return sum(segment.size for segment in self._segments)
 
-    def with_segment(self, segment: Segment) -> SegmentList:
+    def with_segment(self, segment: Segment) -> LogSegments:
         """A list with `segment` added (replacing one of the same base offset)."""
         kept = [s for s in self._segments if s.base_offset != segment.base_offset]
-        return SegmentList([*kept, segment])
+        return LogSegments([*kept, segment])
 
-    def without(self, removed: Iterable[Segment]) -> SegmentList:
+    def without(self, removed: Iterable[Segment]) -> LogSegments:
         gone = {id(segment) for segment in removed}
-        return SegmentList(s for s in self._segments if id(s) not in gone)
+        return LogSegments(s for s in self._segments if id(s) not in gone)
