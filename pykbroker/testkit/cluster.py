@@ -14,9 +14,11 @@ one is kept, so that the next start finds the same cluster):
 Every broker gets `cluster_settings(N)` (`settings.py`: the development profile with the
 replication of a cluster; with `replication_settings=False` only the single-broker profile every
 `BrokerProcess` starts from), then the caller's overrides, then what the cluster sets for each
-broker (`PER_BROKER_KEYS`), then the broker's own `broker_overrides`. Broker N listens on
-`base_port + N - 1`, or with `base_port` 0 on a free port (or on the caller's `listeners`, when
-given), which it keeps when it is started again (as a real broker restarts on its port).
+broker (`PER_BROKER_KEYS`), then the broker's own `broker_overrides`. The brokers start
+together, or with `one_at_a_time` in id order, each once the one before listens (broker 1 is
+then the first controller). Broker N listens on `base_port + N - 1`, or with `base_port` 0 on a
+free port (or on the caller's `listeners`, when given), which it keeps when it is started again
+(as a real broker restarts on its port).
 
 With `zookeeper_connect` (a connect string, a chroot included) the brokers use a ZooKeeper that
 is already running (one for many clusters, each under its own chroot); the cluster then neither
@@ -60,6 +62,7 @@ class BrokerCluster:
         overrides: Mapping[str, object] | None = None,
         broker_overrides: Mapping[int, Mapping[str, object]] | None = None,
         replication_settings: bool = True,
+        one_at_a_time: bool = False,
         base_port: int = 0,
         zookeeper_connect: str | None = None,
         zookeeper_port: int = 0,
@@ -73,6 +76,7 @@ class BrokerCluster:
         profile = cluster_settings(size) if replication_settings else {}
         self.overrides = {**profile, **as_settings(overrides)}
         self.broker_overrides = {broker_id: as_settings(own) for broker_id, own in (broker_overrides or {}).items()}
+        self.one_at_a_time = one_at_a_time
         self.base_port = base_port
         self.start_timeout = start_timeout
         self.popen_options = dict(popen_options or {})
@@ -111,7 +115,7 @@ class BrokerCluster:
             self._start_zookeeper()
             for broker_id in range(1, self.size + 1):
                 self.brokers[broker_id] = self._broker(broker_id)
-                self.brokers[broker_id].spawn()
+                self._spawn(broker_id)
             self._wait_until_ready()
         except BaseException:
             self.stop()
@@ -150,6 +154,19 @@ class BrokerCluster:
         if self.base_port:
             return f"PLAINTEXT://127.0.0.1:{self.base_port + broker_id - 1}"
         return self.overrides.get("listeners", FREE_PORT_LISTENER)
+
+    def _spawn(self, broker_id: int) -> None:
+        """Start the broker; with `one_at_a_time`, return once it listens."""
+        broker = self.brokers[broker_id]
+        broker.spawn()
+        if not self.one_at_a_time:
+            return
+        try:
+            broker.wait_until_listening()
+        except (RuntimeError, TimeoutError) as error:
+            raise ClusterStartError(
+                f"broker {broker_id} did not start: {broker.last_log_line()} (see {broker.log_path})"
+            ) from error
 
     def _wait_until_ready(self) -> None:
         deadline = time.monotonic() + self.start_timeout
@@ -198,9 +215,9 @@ class BrokerCluster:
 
     def ensure_all_running(self) -> None:
         """Start again every broker that is not running; returns once all are ready, as `start()`."""
-        for broker in self.brokers.values():
+        for broker_id, broker in self.brokers.items():
             if not broker.is_running():
-                broker.spawn()
+                self._spawn(broker_id)
         self._wait_until_ready()
 
     # -- stop -------------------------------------------------------------------------------

@@ -41,7 +41,8 @@ MetadataRequest = messages.request(ApiKey.METADATA).cls
 
 class Cluster(BrokerCluster):
     """`BrokerCluster` on the tests' shared ZooKeeper, under `chroot`, with short timeouts
-    (`FAST_CLUSTER`) and `racks` ({broker id: rack}); ready once every broker is registered in
+    (`FAST_CLUSTER`) and `racks` ({broker id: rack}); the brokers start one at a time (broker 1
+    is the first controller) and the cluster is ready once every broker is registered in
     ZooKeeper. Adds the ways to look inside: ZooKeeper's znodes, Metadata over the wire, waits."""
 
     def __init__(self, directory: Path, zookeeper, *, chroot: str, size: int = 3,
@@ -52,7 +53,8 @@ class Cluster(BrokerCluster):
         super().__init__(directory, size=size, overrides={**FAST_CLUSTER, **(overrides or {})},
                          broker_overrides={broker_id: {"broker.rack": rack}
                                            for broker_id, rack in (racks or {}).items()},
-                         replication_settings=False, zookeeper_connect=self.connect)
+                         replication_settings=False, one_at_a_time=True,
+                         zookeeper_connect=self.connect)
         self._zk: KazooClient | None = None
 
     def all_ready(self) -> bool:
