@@ -30,7 +30,7 @@ class PykBroker(BrokerProcess):
 
 class PykCluster(BrokerCluster):
     """A ZooKeeper and pykbrokers 1, 2, 3 with the Kafka cluster's settings; a killed broker
-    restarts on its port and its data."""
+    restarts on its port and its data (`BrokerCluster.kill`, `BrokerCluster.restart`)."""
 
     label = LABEL
     ids = CLUSTER_IDS
@@ -42,11 +42,3 @@ class PykCluster(BrokerCluster):
     def bootstrap(self) -> str:
         """Every broker, a killed one included (as a client's configured bootstrap list)."""
         return ",".join(b.bootstrap for b in self.brokers.values())
-
-    def kill(self, broker_id: int) -> None:
-        """kill -9 the broker."""
-        self.brokers[broker_id].kill()
-
-    def restart(self, broker_id: int) -> None:
-        """Start a killed broker again on its port and data; returns when it listens."""
-        self.brokers[broker_id].start()

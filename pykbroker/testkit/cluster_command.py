@@ -31,7 +31,7 @@ from types import FrameType
 from typing import Any
 
 from .cluster import PER_BROKER_KEYS, POLL_INTERVAL_S, BrokerCluster, ClusterStartError
-from .zookeeper import ZooKeeperNotFound, find_java, find_zookeeper
+from .zookeeper import ZooKeeperNotFound, ZooKeeperProcess, find_java, find_zookeeper
 
 PROG = "pykbroker cluster"
 DEFAULT_DIRECTORY = "pykbroker-cluster"
@@ -137,7 +137,7 @@ def launched_cluster(args: argparse.Namespace, classpath: str, overrides: dict[s
 def describe(cluster: BrokerCluster) -> None:
     for broker_id, broker in cluster.brokers.items():
         say(f"  broker {broker_id}: {broker.bootstrap}  log {broker.log_path}")
-    say(f"  ZooKeeper: {cluster.zookeeper.connect}  log {cluster.zookeeper.log_path}")
+    say(f"  ZooKeeper: {cluster.zookeeper_connect}  log {own_zookeeper(cluster).log_path}")
     say("Ctrl-C stops the cluster.")
 
 
@@ -152,17 +152,24 @@ def watch(cluster: BrokerCluster) -> None:
                 say(f"broker {broker_id} exited with status {broker.returncode} (see {broker.log_path})")
         if not any(broker.is_running() for broker in cluster.brokers.values()):
             raise ClusterStartError("every broker has exited")
-        if not cluster.zookeeper.is_running():
-            raise ClusterStartError(f"ZooKeeper exited (see {cluster.zookeeper.log_path})")
+        if not own_zookeeper(cluster).is_running():
+            raise ClusterStartError(f"ZooKeeper exited (see {own_zookeeper(cluster).log_path})")
 
 
 def stop(cluster: BrokerCluster) -> None:
     running = sum(broker.is_running() for broker in cluster.brokers.values())
     if running:
         say(f"Stopping {running} broker(s)")
-    if cluster.zookeeper.is_running():
+    if own_zookeeper(cluster).is_running():
         say("Stopping ZooKeeper after them")
     cluster.stop()
+
+
+def own_zookeeper(cluster: BrokerCluster) -> ZooKeeperProcess:
+    """The ZooKeeper the launched cluster runs (this command never uses an external one)."""
+    if cluster.zookeeper is None:
+        raise RuntimeError(f"{PROG} runs its own ZooKeeper")
+    return cluster.zookeeper
 
 
 def say(line: str) -> None:

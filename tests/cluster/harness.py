@@ -1,11 +1,13 @@
-"""A cluster for tests: ZooKeeper's brokers as separate processes, and ways to look inside.
+"""A cluster for tests: `BrokerCluster`'s brokers on the tests' shared ZooKeeper, and ways to
+look inside.
 
     cluster = Cluster(tmp_dir, zookeeper, chroot="/failover").start()
     cluster.kill(2); cluster.restart(2)
     cluster.wait_until(lambda: cluster.isr("t", 0) == [1, 2, 3], what="full ISR")
 
-Every broker listens on 127.0.0.1; a restarted broker keeps its port. `state()` reads a
-partition's state znode directly; `metadata()` asks a broker, as a client would.
+Starting, stopping and restarting brokers is `BrokerCluster`'s (a restarted broker keeps its port
+and data). `state()` reads a partition's state znode directly; `metadata()` asks a broker, as a
+client would.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ from kazoo.exceptions import NoNodeError
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
-from pykbroker.testkit.process import BrokerProcess
+from pykbroker.testkit.cluster import BROKER_STOP_TIMEOUT_S, BrokerCluster
 from pykbroker.testkit.waiting import wait_until
 from pykbroker.testkit.wire import WireClient
 
@@ -37,70 +39,38 @@ FAST_CLUSTER = {
 MetadataRequest = messages.request(ApiKey.METADATA).cls
 
 
-class Cluster:
+class Cluster(BrokerCluster):
+    """`BrokerCluster` on the tests' shared ZooKeeper, under `chroot`, with short timeouts
+    (`FAST_CLUSTER`) and `racks` ({broker id: rack}); the brokers start one at a time (broker 1
+    is the first controller) and the cluster is ready once every broker is registered in
+    ZooKeeper. Adds the ways to look inside: ZooKeeper's znodes, Metadata over the wire, waits."""
+
     def __init__(self, directory: Path, zookeeper, *, chroot: str, size: int = 3,
                  overrides: dict[str, str] | None = None,
                  racks: dict[int, str] | None = None) -> None:
-        self.directory = Path(directory)
-        self.zookeeper = zookeeper
         self.chroot = chroot
         self.connect = zookeeper.connect_string(chroot)
-        overrides = {**FAST_CLUSTER, **(overrides or {}), "zookeeper.connect": self.connect}
-        self.brokers = {}
-        for broker_id in range(1, size + 1):
-            own = dict(overrides)
-            if racks and broker_id in racks:
-                own["broker.rack"] = racks[broker_id]
-            self.brokers[broker_id] = BrokerProcess(self.directory / f"broker-{broker_id}", own,
-                                                    broker_id=broker_id, keep_port_on_restart=True)
+        super().__init__(directory, size=size, overrides={**FAST_CLUSTER, **(overrides or {})},
+                         broker_overrides={broker_id: {"broker.rack": rack}
+                                           for broker_id, rack in (racks or {}).items()},
+                         replication_settings=False, one_at_a_time=True,
+                         zookeeper_connect=self.connect)
         self._zk: KazooClient | None = None
 
-    # -- lifecycle ---------------------------------------------------------------------
-    def start(self) -> "Cluster":
-        try:
-            for broker in self.brokers.values():
-                broker.start()
-            self.wait_until(lambda: len(self.live_broker_ids()) == len(self.brokers),
-                            what="every broker registered")
-        except BaseException:
-            self.stop()
-            raise
-        return self
+    def all_ready(self) -> bool:
+        """Every broker registered in ZooKeeper."""
+        return len(self.live_broker_ids()) == len(self.brokers)
 
-    def stop(self) -> None:
-        for broker in self.brokers.values():
-            broker.kill() if not broker.is_running() else broker.stop()
+    def current_controller(self, running) -> int:
+        """The controller as ZooKeeper names it (whatever the brokers' listeners speak)."""
+        return self.controller_id()
+
+    def stop(self, timeout: float = BROKER_STOP_TIMEOUT_S) -> None:
+        super().stop(timeout)
         if self._zk is not None:
             self._zk.stop()
             self._zk.close()
             self._zk = None
-
-    def kill(self, broker_id: int) -> None:
-        self.brokers[broker_id].kill()
-
-    def shut_down(self, broker_id: int) -> int | None:
-        """SIGTERM: controlled shutdown, then stop."""
-        return self.brokers[broker_id].stop()
-
-    def restart(self, broker_id: int) -> None:
-        broker = self.brokers[broker_id]
-        if broker.is_running():
-            broker.stop()
-        broker.start()
-
-    def ensure_all_running(self) -> None:
-        for broker_id, broker in self.brokers.items():
-            if not broker.is_running():
-                broker.start()
-        self.wait_until(lambda: len(self.live_broker_ids()) == len(self.brokers),
-                        what="every broker registered")
-
-    @property
-    def bootstrap(self) -> str:
-        return ",".join(b.bootstrap for b in self.brokers.values() if b.is_running())
-
-    def running(self) -> list[int]:
-        return [broker_id for broker_id, b in self.brokers.items() if b.is_running()]
 
     # -- looking at ZooKeeper ----------------------------------------------------------
     @property
