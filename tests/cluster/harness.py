@@ -43,7 +43,8 @@ class Cluster(BrokerCluster):
     """`BrokerCluster` on the tests' shared ZooKeeper, under `chroot`, with short timeouts
     (`FAST_CLUSTER`) and `racks` ({broker id: rack}); the brokers start one at a time (broker 1
     is the first controller) and the cluster is ready once every broker is registered in
-    ZooKeeper. Adds the ways to look inside: ZooKeeper's znodes, Metadata over the wire, waits."""
+    ZooKeeper and (over PLAINTEXT) sees all the others. Adds the ways to look inside: ZooKeeper's
+    znodes, Metadata over the wire, waits."""
 
     def __init__(self, directory: Path, zookeeper, *, chroot: str, size: int = 3,
                  overrides: dict[str, str] | None = None,
@@ -58,8 +59,12 @@ class Cluster(BrokerCluster):
         self._zk: KazooClient | None = None
 
     def all_ready(self) -> bool:
-        """Every broker registered in ZooKeeper."""
-        return len(self.live_broker_ids()) == len(self.brokers)
+        """Every broker registered in ZooKeeper and, where their first listener is PLAINTEXT, each
+        answering Metadata that lists them all: a broker learns of the others through a watch, so
+        ZooKeeper alone does not say that the broker a test asks first has seen them."""
+        if len(self.live_broker_ids()) != len(self.brokers):
+            return False
+        return not self.overrides.get("listeners", "PLAINTEXT").startswith("PLAINTEXT") or super().all_ready()
 
     def current_controller(self, running) -> int:
         """The controller as ZooKeeper names it (whatever the brokers' listeners speak)."""
