@@ -31,11 +31,11 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from ..common.time import now_ms
 from ..protocol.api_keys import ApiKey
-from ..protocol.codegen import ZERO_UUID
+from ..protocol.codegen import ZERO_UUID, RecordsData
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import FetchRequest, FetchResponse
 from ..records import batch, legacy
@@ -278,7 +278,8 @@ def _partition_response(
         last_stable_offset=result.last_stable_offset,
         log_start_offset=result.log_start_offset,
         aborted_transactions=_aborted_transactions(result, isolation),
-        records=_records_for_version(result.records, version),  # as read: passes through unchanged
+        # `_for_version` made the records what a response carries (one region or bytes)
+        records=b"" if result.records is None else cast(RecordsData, result.records),
     )
     if result.diverging_epoch is not None:
         response.diverging_epoch = FetchResponse.EpochEndOffset(

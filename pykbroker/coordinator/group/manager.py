@@ -25,12 +25,8 @@ from .config import OffsetConfig
 from .formats import GroupRecord, MemberRecord, group_key, group_value
 from .group import GroupMetadata
 from .log_io import OffsetsLog
-from .model import FetchedOffset
 from .offsets_topic import partition_for
 from .state import DEAD, EMPTY
-
-# FetchedOffset is defined in model.py; request handlers import it from here
-__all__ = ["FetchedOffset", "GroupMetadataManager"]
 
 log = logging.getLogger(__name__)
 

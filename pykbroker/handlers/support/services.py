@@ -37,8 +37,8 @@ if TYPE_CHECKING:
     from ...config import BrokerConfig
     from ...coordinator.group.formats import OffsetAndMetadata
     from ...coordinator.group.join import JoinRequest
-    from ...coordinator.group.manager import FetchedOffset
     from ...coordinator.group.model import (
+        FetchedOffset,
         GroupOverview,
         GroupSummary,
         JoinResult,
