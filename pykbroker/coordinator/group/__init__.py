@@ -23,6 +23,8 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     formats.py           Kafka's key and value formats of __consumer_offsets records
     log_io.py            appending to and reading __consumer_offsets (through ../partition_io.py)
     offsets_topic.py     which partition holds a group; creating the topic
+    assignors/           the server-side assignors of Kafka 4's groups: uniform, range, simple
+    topic_regex.py       SubscribedTopicRegex: RE2/J regexes matched against whole topic names
 """
 
 from .config import GroupConfig, OffsetConfig
