@@ -22,6 +22,7 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from ..common.java_order import hash_map_order, string_hash, topic_partition_hash
+from . import consumer_group_view, group_protocol
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 from .group_admin import (
     KAFKA_GROUP_STATES,
@@ -297,9 +298,9 @@ def format_group_listing(listings: list, include_type: bool, include_state: bool
 def describe_groups(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
     descriptions = admin.describe_groups(selected_groups(admin, args))
     if args.members:
-        documents = [describe_members(description, args, outcome) for description in descriptions]
+        documents = [describe_members(admin, description, args, outcome) for description in descriptions]
     elif args.state is not None:
-        documents = [describe_state(description, args, outcome) for description in descriptions]
+        documents = [describe_state(admin, description, args, outcome) for description in descriptions]
     else:
         documents = [describe_offsets(admin, description, args, outcome) for description in descriptions]
     if args.output == "json":
@@ -375,7 +376,23 @@ def format_offsets(rows: list[OffsetRow]) -> str:
     return "".join("\n" + line for line in lines)
 
 
-def describe_members(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
+def describe_consumer_protocol_group(
+    admin: GroupAdmin, description: GroupDescription
+) -> group_protocol.DescribedConsumerGroup:
+    """ConsumerGroupDescribe of a consumer-protocol group: what confluent-kafka leaves out (epochs,
+    target assignments, Kafka 4's state names)."""
+    return group_protocol.describe_consumer_group(admin.config, description.group_id, admin.timeout_s)
+
+
+def describe_members(
+    admin: GroupAdmin, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
+) -> dict | None:
+    if description.type == "Consumer" and args.output != "json":
+        described = describe_consumer_protocol_group(admin, description)
+        state = consumer_group_view.state_name(described.state)
+        should_print_group(description.group_id, state, len(described.members), outcome)
+        print(consumer_group_view.format_consumer_members(described, args.verbose), end="")
+        return None
     members = description.members
     if args.output == "json":
         if group_is_dead(description, outcome):
@@ -426,7 +443,12 @@ def format_members(group: str, members: list, verbose: bool) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def describe_state(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
+def describe_state(
+    admin: GroupAdmin, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
+) -> dict | None:
+    if args.output != "json" and (args.verbose or description.type == "Consumer"):
+        print_state_as_kafka_4(admin, description, args.verbose, outcome)
+        return None
     coordinator = description.coordinator
     if args.output == "json":
         if group_is_dead(description, outcome):
@@ -443,6 +465,28 @@ def describe_state(description: GroupDescription, args: argparse.Namespace, outc
     if should_print_group(description.group_id, description.state, 1, outcome):
         print(format_state(description), end="")
     return None
+
+
+def print_state_as_kafka_4(admin: GroupAdmin, description: GroupDescription, verbose: bool, outcome: Outcome) -> None:
+    """Kafka 4's `--state` table: a consumer-protocol group's own state and epochs (from
+    ConsumerGroupDescribe), a classic group's epochs as `-`."""
+    state, strategy, members = description.state, description.assignment_strategy, len(description.members)
+    epochs = None
+    if description.type == "Consumer":
+        described = describe_consumer_protocol_group(admin, description)
+        state, strategy, members = (
+            consumer_group_view.state_name(described.state),
+            described.assignor_name,
+            len(described.members),
+        )
+        epochs = (described.group_epoch, described.assignment_epoch)
+    if not should_print_group(description.group_id, state, 1, outcome):
+        return
+    coordinator = description.coordinator
+    node = MISSING if coordinator is None else f"{coordinator.host}:{coordinator.port}  ({coordinator.id})"
+    print(
+        consumer_group_view.format_state(description.group_id, node, strategy, state, members, epochs, verbose), end=""
+    )
 
 
 def format_state(description: GroupDescription) -> str:

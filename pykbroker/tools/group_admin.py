@@ -98,6 +98,7 @@ class GroupDescription:
     assignment_strategy: str
     coordinator: Node | None
     members: list[Member]
+    type: str = "Classic"  # Kafka's GroupType name: "Classic" or "Consumer" (KIP-848)
 
 
 @dataclass
@@ -319,6 +320,7 @@ def to_group_description(description: Any) -> GroupDescription:
         assignment_strategy=description.partition_assignor or "",
         coordinator=None if coordinator is None else Node(coordinator.id, coordinator.host, coordinator.port),
         members=members,
+        type=TYPE_NAMES.get(getattr(description, "type", ConsumerGroupType.UNKNOWN), "Classic"),
     )
 
 
