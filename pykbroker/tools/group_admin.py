@@ -183,6 +183,10 @@ class GroupAdmin:
             for listing in (listings[group_id] for group_id in hash_map_order(listings, string_hash))
         ]
 
+    def broker_addresses(self) -> list[tuple[str, int]]:
+        metadata = self.client.list_topics(timeout=self.timeout_s)
+        return [(str(broker.host), int(broker.port)) for _, broker in sorted(metadata.brokers.items())]
+
     def describe_groups(self, group_ids: list[str]) -> list[GroupDescription]:
         """The groups sorted by id, as the tool prints them."""
         if not group_ids:

@@ -207,3 +207,18 @@ def test_state_names_are_kafkas() -> None:
         "Reconciling",
         "Unknown",
     ]
+
+
+def test_consumer_groups_describe_members_prints_a_consumer_protocol_group_as_kafka_4(capsys) -> None:
+    import argparse
+
+    from pykbroker.tools import consumer_groups
+    from pykbroker.tools.group_admin import GroupDescription
+
+    group = described()
+    description = GroupDescription("app", "Unknown", "uniform", None, [], type="Consumer")
+    args = argparse.Namespace(output="text", verbose=True)
+    consumer_groups.describe_members({"app": group}, description, args, consumer_groups.Outcome())
+    captured = capsys.readouterr()
+    assert captured.out == consumer_group_view.format_consumer_members(group, verbose=True)
+    assert captured.err == "\nWarning: Consumer group 'app' is rebalancing.\n"  # Reconciling
