@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pykbroker.coordinator.group.assignors import ASSIGNORS, PartitionAssignorError
+from pykbroker.coordinator.group.assignors import ASSIGNORS, PartitionAssignorError, TopicDescription
 
 from .support import T1, T2, T3, group, member, parts, topics
 
@@ -73,3 +73,50 @@ def test_members_in_a_rack_get_partitions_on_it_while_the_ranges_allow() -> None
     members = group(member("A", [T1], rack="rack3"), member("B", [T1], rack="rack1"))
     result = range_assignor.assign(members, described)
     assert result == {"A": parts(T1=[2, 3]), "B": parts(T1=[0, 1])}
+
+
+def test_co_partitioned_topics_go_to_members_in_their_racks_keeping_partition_numbers_together() -> None:
+    described = topics((T1, 3), (T2, 3), racks=4)
+    members = group(*(member(m, [T1, T2], rack=f"rack{i}") for i, m in enumerate("ABC")))
+    assert range_assignor.assign(members, described) == {
+        "A": parts(T1=[0], T2=[0]),
+        "B": parts(T1=[1], T2=[1]),
+        "C": parts(T1=[2], T2=[2]),
+    }
+
+
+def test_racks_are_ignored_when_every_partition_lives_on_the_same_racks() -> None:
+    same = frozenset({"rack0", "rack1"})
+    described = {
+        t: TopicDescription(t, name, 4, {p: same for p in range(4)}) for t, name in ((T1, "topic1"), (T2, "topic2"))
+    }
+    members = group(*(member(m, [T1, T2], rack=f"rack{i}") for i, m in enumerate("ABC")))
+    assert range_assignor.assign(members, described) == {
+        "A": parts(T1=[0, 1], T2=[0, 1]),
+        "B": parts(T1=[2], T2=[2]),
+        "C": parts(T1=[3], T2=[3]),
+    }
+
+
+def test_a_single_topic_goes_to_members_in_their_racks() -> None:
+    members = group(member("A", [T1], rack="rack0"), member("B", [T1], rack="rack2"))
+    result = range_assignor.assign(members, topics((T1, 4), racks=4))
+    assert result == {"A": parts(T1=[0, 3]), "B": parts(T1=[1, 2])}
+
+
+def test_members_without_racks_get_plain_ranges() -> None:
+    members = group(member("A", [T1, T2]), member("B", [T1, T2]))
+    result = range_assignor.assign(members, topics((T1, 3), (T2, 3), racks=4))
+    assert result == {"A": parts(T1=[0, 1], T2=[0, 1]), "B": parts(T1=[2], T2=[2])}
+
+
+def test_rack_matches_give_way_to_balance() -> None:
+    members = group(member("A", [T1], rack="rack0"), member("B", [T1], rack="rack1"), member("C", [T1], rack="rack5"))
+    result = range_assignor.assign(members, topics((T1, 4), racks=4))
+    assert result == {"A": parts(T1=[0, 2]), "B": parts(T1=[1]), "C": parts(T1=[3])}
+
+
+def test_a_member_without_a_rack_matches_every_partition() -> None:
+    members = group(member("A", [T1, T2], rack="rack0"), member("B", [T1, T2]), member("C", [T1, T2], rack="rack2"))
+    result = range_assignor.assign(members, topics((T1, 3), (T2, 3), racks=4))
+    assert result == {"A": parts(T1=[0], T2=[0]), "B": parts(T1=[1], T2=[1]), "C": parts(T1=[2], T2=[2])}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from pykbroker.coordinator.group.assignors import ASSIGNORS, PartitionAssignorError
+from pykbroker.coordinator.group.assignors.uniform_heterogeneous import assign_heterogeneous
 
 from .support import T1, T2, T3, group, member, owners, parts, sizes, topics, with_assignment
 
@@ -131,6 +132,23 @@ class TestHeterogeneous:
             "B": parts(T1=[1], T2=[1, 2, 6]),
             "C": parts(T2=[0, 3, 4, 5]),
         }
+
+    def test_an_unsubscribed_topic_is_revoked_and_its_partitions_rebalanced(self) -> None:
+        members = group(
+            member("A", [T1], {T1: [0, 2], T2: [1, 3]}),
+            member("B", [T1, T2], {T1: [1], T2: [0, 2, 4]}),
+        )
+        result = uniform.assign(members, topics((T1, 3), (T2, 5)))
+        assert result == {"A": parts(T1=[0, 1, 2]), "B": parts(T2=[0, 1, 2, 3, 4])}
+
+    def test_balancing_stops_when_a_topic_runs_out_of_partitions(self) -> None:
+        # Kafka's test runs the heterogeneous builder on equal subscriptions
+        members = group(
+            member("A", [T1, T2, T3], {T1: [0, 1], T2: [0, 1], T3: [0, 1]}),
+            member("B", [T1, T2, T3]),
+        )
+        result = assign_heterogeneous(members, topics((T1, 2), (T2, 2), (T3, 2)))
+        assert result == {"A": parts(T2=[0], T3=[0, 1]), "B": parts(T1=[0, 1], T2=[1])}
 
     def test_every_partition_is_assigned_once_to_a_subscriber(self) -> None:
         members = group(member("A", [T1, T2]), member("B", [T2, T3]), member("C", [T3]))
