@@ -85,7 +85,7 @@ class TestHomogeneous:
         assert sizes(result) == {"A": 3, "B": 3}
         for member_id, rack in (("A", "rack2"), ("B", "rack0")):
             for p in result[member_id][T1]:
-                assert rack in described[T1].racks_of(p)
+                assert rack in described[T1].partition_racks[p]
 
 
 class TestHeterogeneous:

@@ -27,6 +27,7 @@ from .spec import (
     freeze,
     is_homogeneous,
     rack_aware,
+    racks_of,
     topic_description,
 )
 
@@ -53,7 +54,7 @@ class _TopicRanges:
             self.min_quota, self.extra = divmod(self.description.partition_count, self.members)
 
     def racks_match(self, partition: int, rack: str | None) -> bool:
-        return rack is None or rack in self.description.racks_of(partition)
+        return rack is None or rack in racks_of(self.description, partition)
 
     def mark_assigned(self, partition: int) -> None:
         if partition in self.unassigned:

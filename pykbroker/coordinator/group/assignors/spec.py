@@ -45,8 +45,11 @@ class TopicDescription:
     partition_count: int
     partition_racks: Mapping[int, frozenset[str]] = field(default_factory=dict)
 
-    def racks_of(self, partition: int) -> frozenset[str]:
-        return self.partition_racks.get(partition, frozenset())
+
+def racks_of(topic: TopicDescription, partition: int) -> frozenset[str]:
+    """The racks of a partition's replicas (empty where unknown). A function, not a method, so that
+    any object with TopicDescription's fields will do."""
+    return frozenset(topic.partition_racks.get(partition, ()))
 
 
 class PartitionAssignorError(Exception):

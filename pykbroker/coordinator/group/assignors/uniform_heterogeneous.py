@@ -30,6 +30,7 @@ from .spec import (
     freeze,
     java_uuid_key,
     rack_aware,
+    racks_of,
     topic_description,
 )
 
@@ -102,7 +103,7 @@ class _HeterogeneousBuilder:
         if self.racks_matter and rack is not None:
             description = self.topics[topic_id]
             for position, partition in enumerate(pending):
-                if rack in description.racks_of(partition):
+                if rack in racks_of(description, partition):
                     return pending.pop(position)
         return pending.pop(0)
 

@@ -27,6 +27,7 @@ from .spec import (
     freeze,
     java_hash_set_order,
     rack_aware,
+    racks_of,
     topic_description,
 )
 
@@ -125,7 +126,7 @@ def _hand_out_rack_matches(
         for tp in unassigned:
             if remaining[member_id] == 0:
                 break
-            if tp not in taken and rack in topics[tp[0]].racks_of(tp[1]):
+            if tp not in taken and rack in racks_of(topics[tp[0]], tp[1]):
                 taken.add(tp)
                 kept[member_id].setdefault(tp[0], []).append(tp[1])
                 remaining[member_id] -= 1
