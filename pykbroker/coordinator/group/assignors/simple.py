@@ -99,15 +99,11 @@ class _SharedBalance:
         self.sharing, counts = desired_counts(len(subscribers), len(partitions))
         self.desired = dict(zip(subscribers, counts, strict=True))
         targets = set(partitions)
+        unit_topics = sorted({t for t, _ in partitions}, key=java_uuid_key)
         self.by_member: dict[str, list[TopicPartition]] = {
-            m: sorted(
-                (tp for t, ps in members[m].assigned.items() for tp in ((t, p) for p in ps)),
-                key=lambda tp: (java_uuid_key(tp[0]), tp[1]),
-            )
+            m: [(t, p) for t in unit_topics for p in sorted(members[m].assigned.get(t, ())) if (t, p) in targets]
             for m in subscribers
         }
-        for member_id, held in self.by_member.items():
-            self.by_member[member_id] = [tp for tp in held if tp in targets]
         self.by_partition: dict[TopicPartition, list[str]] = {tp: [] for tp in partitions}
         for member_id in subscribers:
             for tp in self.by_member[member_id]:
