@@ -4,6 +4,8 @@ and INVALID_REGULAR_EXPRESSION with Kafka's message for what RE2/J would not com
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pykbroker.coordinator.group.topic_regex import (
     INVALID_REGULAR_EXPRESSION,
@@ -58,6 +60,9 @@ def test_a_topic_matches_when_the_whole_name_does(pattern: str, topic: str, matc
         ("[[:foo:]]", "invalid character class range"),
         ("(?P<>a)", "invalid named capture"),
         ("(?P<n>a)(?<n>b)", "duplicate capture group name"),  # RE2 takes it, RE2/J does not
+        ("a\ud800", "invalid UTF-8"),  # a lone surrogate is an error, not a crash
+        ("a\\x{", "invalid escape sequence"),
+        ("a\\x{zz}", "invalid escape sequence"),
     ],
 )
 def test_an_invalid_regex_is_kafkas_invalid_regular_expression(pattern: str, description: str) -> None:
@@ -77,3 +82,14 @@ def test_internal_topics_match_as_any_other_as_in_kafka() -> None:
     topics = {"__consumer_offsets", "__transaction_state", "__share_group_state", "orders"}
     assert regex.resolve(topics) == topics
     assert compile_topic_regex("orders.*").resolve(topics) == {"orders"}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("ab.*+?|()[]{}^$\\-:,0123456789PQECzZ<>=!iU")), max_size=12))
+def test_any_text_compiles_or_is_invalid_never_a_crash(pattern: str) -> None:
+    try:
+        regex = compile_topic_regex(pattern)
+    except InvalidTopicRegex as error:
+        assert str(error).startswith(f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: ")
+    else:
+        assert isinstance(regex.matches("ab-01"), bool)

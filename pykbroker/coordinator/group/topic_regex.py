@@ -44,7 +44,8 @@ _RE2J_DESCRIPTIONS = {
     "invalid character class": "invalid character class",
     "invalid character class range": "invalid character class range",
     "invalid named capture group": "invalid named capture",
-    "invalid UTF-8": "invalid UTF-8",
+    # the pattern reached RE2 as valid UTF-8: RE2 says this of an unfinished `\x{...` escape
+    "invalid UTF-8": "invalid escape sequence",
     "expression nests too deeply": "nesting depth exceeded",
 }
 _MAX_PROGRAM_MEMORY = 256 << 20
@@ -98,6 +99,8 @@ def compile_topic_regex(pattern: str) -> TopicRegex:
         compiled = re2.compile(pattern, options)
     except re2.error as error:
         raise InvalidTopicRegex(pattern, _re2j_description(error)) from None
+    except UnicodeError:  # a lone surrogate: no UTF-8 for RE2 to read
+        raise InvalidTopicRegex(pattern, "invalid UTF-8") from None
     return TopicRegex(pattern, compiled)
 
 
