@@ -39,6 +39,5 @@ def is_legacy_placed(key: str, partition: int, partition_count: int) -> bool:
     """Whether state of `key` found in `partition` was put there by an older pykbroker's rule,
     though Kafka's rule places `key` elsewhere."""
     return (
-        coordinator_partition(key, partition_count) != partition
-        and legacy_partition(key, partition_count) == partition
+        coordinator_partition(key, partition_count) != partition and legacy_partition(key, partition_count) == partition
     )
