@@ -20,15 +20,13 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from ...protocol.errors import ErrorCode
+from ..runtime import LoopRuntime
 from .formats import txn_key
-from .metadata import PREPARE_ABORT, PREPARE_COMMIT, TransactionMetadata
+from .metadata import PREPARE_ABORT, PREPARE_COMMIT, SendMarkers, TransactionMetadata, TxnMetadataCacheEntry
 from .txn_topic import TRANSACTION_STATE_TOPIC
-
-if TYPE_CHECKING:
-    from .state_manager import SendMarkers, TransactionStateManager
 
 log = logging.getLogger(__name__)
 
@@ -42,8 +40,20 @@ class LegacyTransaction:
     value: bytes  # its last record's value, written into its own partition as it is
 
 
+class TransactionPartitions(Protocol):
+    """What the move needs of the TransactionStateManager."""
+
+    runtime: LoopRuntime
+    loading_partitions: dict[int, tuple[int, object]]
+    transaction_metadata_cache: dict[int, TxnMetadataCacheEntry]
+
+    def partition_for(self, transactional_id: str) -> int: ...
+
+    async def write_records(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode: ...
+
+
 class TransactionRelocation:
-    def __init__(self, state: TransactionStateManager) -> None:
+    def __init__(self, state: TransactionPartitions) -> None:
         self.state = state
         self._waiting: dict[int, list[LegacyTransaction]] = {}  # by the partition they move to
 

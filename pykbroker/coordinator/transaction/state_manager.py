@@ -44,7 +44,9 @@ from .metadata import (
     PREPARE_COMMIT,
     STATES_BY_ID,
     STATES_BY_NAME,
+    SendMarkers,
     TransactionMetadata,
+    TxnMetadataCacheEntry,
     TxnTransitMetadata,
 )
 from .relocation import LegacyTransaction, TransactionRelocation
@@ -56,8 +58,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AppendCallback = Callable[[ErrorCode], None]
-# (transactional id, coordinator epoch, committed, metadata, the CompleteCommit/CompleteAbort transit)
-SendMarkers = Callable[[str, int, bool, TransactionMetadata, TxnTransitMetadata], None]
 
 
 @dataclass(frozen=True)
@@ -87,12 +87,6 @@ class TransactionConfig:
 class CoordinatorEpochAndTxnMetadata:
     coordinator_epoch: int
     transaction_metadata: TransactionMetadata
-
-
-@dataclass
-class TxnMetadataCacheEntry:
-    coordinator_epoch: int
-    metadata_per_transactional_id: dict[str, TransactionMetadata]
 
 
 @dataclass(frozen=True)
