@@ -227,15 +227,15 @@ class TransactionStateManager:
         ids = [transactional_id for transactional_id in loaded if is_legacy_placed(transactional_id, partition, count)]
         if not ids:
             return []
-        wanted = {txn_key(transactional_id): transactional_id for transactional_id in ids}
+        wanted = set(ids)
         values: dict[str, bytes] = {}
         for _offset, key, value in entries:
-            if key in wanted and value is not None:
-                values[wanted[key]] = value
-        return [
-            LegacyTransaction(loaded.pop(transactional_id), partition, values[transactional_id])
-            for transactional_id in ids
-        ]
+            if key is None or value is None:
+                continue
+            transactional_id = decode_key(key)
+            if isinstance(transactional_id, str) and transactional_id in wanted:
+                values[transactional_id] = value
+        return [LegacyTransaction(loaded.pop(tid), partition, values[tid]) for tid in ids]
 
     def remove_transactions_for_partition(self, partition: int) -> None:
         self.relocation.on_partition_unloaded(partition)
