@@ -10,7 +10,7 @@ A partition P loaded here may therefore hold groups that now live in a partition
   is moved: its record (unless Q holds the group already) and its committed offsets (those Q has
   none of) enter the cache and are written into Q; once Q has them, tombstones remove them from
   P, so the move happens once. A failed write leaves P as it was; the next load moves them again.
-- Where another broker leads Q, the groups stay in P (said once at WARN) until a broker that
+- Where another broker leads Q, the groups stay in P (a WARN says so) until a broker that
   loaded P also leads Q.
 - Transactional offsets still pending in P (a transaction open across the upgrade) are not moved.
 """

@@ -12,7 +12,7 @@ partition P loaded here may therefore hold ids that now live in a partition Q:
   load. Once Q has the record, a tombstone removes the id from P, so the move happens once; a
   failed write leaves P as it was and the next load moves it again. An id Q already holds keeps
   Q's (newer) state, and P's record gets its tombstone.
-- Where another broker leads Q, the ids stay in P (said at WARN) until a broker that loaded P
+- Where another broker leads Q, the ids stay in P (a WARN says so) until a broker that loaded P
   also leads Q.
 """
 
