@@ -78,3 +78,10 @@ def test_an_id_already_in_its_own_partition_keeps_that_state(monkeypatch):
     after = restarted(current)
     assert after.describe(tid).producer_id == current_producer
     assert after.log.states(old)[-1] == (tid, None)
+
+
+def test_an_id_waits_while_the_partition_of_its_old_placement_loads():
+    tid = misplaced_id("tx", old_partition_loads_first=False, partitions=PARTITIONS)
+    h = Harness(PARTITIONS)
+    h.state.loading_partitions[legacy_partition(tid, PARTITIONS)] = (COORDINATOR_EPOCH, object())
+    assert h.state.get_transaction_state(tid) == (ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, None)
