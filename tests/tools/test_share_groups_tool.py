@@ -390,8 +390,8 @@ def heartbeat(bootstrap: str, group: str, member: str, epoch: int, topics: list[
     reader.string(), reader.string()  # error message, member id
     member_epoch = reader.take(">i")
     reader.take(">i")  # heartbeat interval
-    assigned = reader.data[reader.position] == 0x01  # a present Assignment struct (-1 for none)
-    return error, member_epoch, assigned
+    present = reader.take(">b") == 1  # the Assignment struct (-1: none sent)
+    return error, member_epoch, present and reader.array_length() > 0  # some topic partitions
 
 
 def produce(bootstrap: str, topic: str, partition: int, count: int) -> None:
