@@ -151,3 +151,48 @@ def test_a_share_groups_lag_is_the_high_watermark_past_its_start_offset() -> Non
 def test_without_share_groups_served_there_is_no_share_lag() -> None:
     metrics = scraped(anyio.run(collect_with_share_groups, sources(with_share_groups=False)))
     assert not any(name == "kafka_sharegroup_lag" for name, _ in metrics)
+
+
+def test_a_live_share_groups_lag_follows_its_reset_start_offset(capsys) -> None:
+    """Against a broker that serves share groups (skipped where it does not advertise
+    ShareGroupDescribe): a share group reset to offset 2 of five records lags by 3."""
+    import time
+    import urllib.request
+    import uuid
+
+    import pytest
+
+    from pykbroker import cli
+    from pykbroker.testkit.embedded import EmbeddedBroker
+    from pykbroker.testkit.wire import create_topic
+    from pykbroker.tools.share_group_protocol import ShareGroupClient
+
+    from .tools.test_share_groups_tool import SHARE_SETTINGS, heartbeat, produce
+
+    settings = {**SHARE_SETTINGS, "pykbroker.metrics.listener": "http://127.0.0.1:0"}
+    with EmbeddedBroker(settings) as broker:
+        bootstrap = broker.bootstrap
+        if not ShareGroupClient({"bootstrap.servers": bootstrap}, 10).serves_share_groups():
+            pytest.skip("the broker does not advertise ShareGroupDescribe")
+        create_topic(bootstrap, "share-lagging")
+        produce(bootstrap, "share-lagging", 0, 5)
+        member = str(uuid.uuid4())
+        _, epoch, assigned = heartbeat(bootstrap, "share-laggards", member, 0, ["share-lagging"])
+        deadline = time.monotonic() + 30
+        while not assigned and time.monotonic() < deadline:
+            time.sleep(0.1)
+            _, epoch, assigned = heartbeat(bootstrap, "share-laggards", member, epoch, None)
+        heartbeat(bootstrap, "share-laggards", member, -1, None)  # leaves: the group is empty
+        status = cli.main([
+            "share-groups", "--bootstrap-server", bootstrap, "--reset-offsets", "--group", "share-laggards",
+            "--topic", "share-lagging", "--to-offset", "2", "--execute",
+        ])  # fmt: skip
+        assert status == 0, capsys.readouterr().err
+        port = broker.broker.metrics_socket.getsockname()[1]
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as answer:
+            families = list(text_string_to_metric_families(answer.read().decode()))
+    metrics = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families for s in f.samples}
+    labels = {"sharegroup": "share-laggards", "topic": "share-lagging", "partition": "0"}
+    assert value(metrics, "kafka_sharegroup_start_offset", **labels) == 2
+    assert value(metrics, "kafka_sharegroup_lag", **labels) == 3
+    assert value(metrics, "kafka_server_group_coordinator_metrics_share_group_count", state="Empty") == 1
