@@ -274,11 +274,15 @@ class ShareGroupClient:
         self.config = config
         self.timeout_s = timeout_s
         self.bootstrap = split_host_port(str(config["bootstrap.servers"]).split(",")[0])
+        self._api_versions: dict[int, tuple[int, int]] | None = None
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
-        with KafkaConnection(*self.bootstrap, self.config, self.timeout_s) as connection:
-            reader = connection.request(API_VERSIONS, 0, b"")
-            return parse_api_versions(reader.data[reader.position :])
+        """The bootstrap broker's API versions (asked once)."""
+        if self._api_versions is None:
+            with KafkaConnection(*self.bootstrap, self.config, self.timeout_s) as connection:
+                reader = connection.request(API_VERSIONS, 0, b"")
+                self._api_versions = parse_api_versions(reader.data[reader.position :])
+        return self._api_versions
 
     def serves_share_groups(self) -> bool:
         """Whether the broker advertises ShareGroupDescribe (Kafka serves share groups only with
