@@ -71,7 +71,7 @@ from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.faults import FaultInjector
 from .server.listener_security import ListenerSecurity
-from .server.metrics import MetricsSources, collect, render
+from .server.metrics import MetricsSources, collect_with_share_groups, render
 from .server.metrics_http import Health, MetricsHttpServer, bind_metrics_socket, http_address
 from .server.request_metrics import RequestMetrics
 from .server.socket_server import (
@@ -581,16 +581,19 @@ class Broker:
         tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
         log.info("Metrics and health served on %s (/metrics, /health)", http_address(host, port))
 
-    def render_metrics(self) -> str:
+    async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
+        groups = _opened(self.group_coordinator)
         sources = MetricsSources(
             replicas=_opened(self.replica_manager),
-            groups=_opened(self.group_coordinator),
+            groups=groups,
             metadata=_opened(self.metadata),
             requests=self.request_metrics,
             is_active_controller=self._is_active_controller,
+            # the share groups' start offsets, where the group coordinator serves share groups
+            share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
         )
-        return render(collect(sources))
+        return render(await collect_with_share_groups(sources))
 
     def _is_active_controller(self) -> bool:
         """A single broker is its own controller; in a cluster, the one ZooKeeper elected."""
