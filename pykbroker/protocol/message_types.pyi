@@ -687,6 +687,97 @@ class AlterReplicaLogDirsResponse:
         results: list[AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult] | EncodedStructs = ...,
     ) -> None: ...
 
+# AlterShareGroupOffsetsRequest: API key 91 request, versions 0, flexible 0+
+class AlterShareGroupOffsetsRequest:
+    class AlterShareGroupOffsetsRequestPartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        start_offset: int  # versions 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            start_offset: int = ...,
+        ) -> None: ...
+
+    class AlterShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            partitions: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    group_id: str  # versions 0+
+    @property
+    def topics(self) -> list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic]: ...  # versions 0+
+    @topics.setter
+    def topics(self, value: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        group_id: str = ...,
+        topics: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
+# AlterShareGroupOffsetsResponse: API key 91 response, versions 0, flexible 0+
+class AlterShareGroupOffsetsResponse:
+    class AlterShareGroupOffsetsResponsePartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    class AlterShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            partitions: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    error_code: int  # versions 0+
+    error_message: str | None  # versions 0+, nullable 0+
+    @property
+    # versions 0+
+    def responses(self) -> list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic]: ...
+    @responses.setter
+    def responses(self, value: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        error_message: str | None = ...,
+        responses: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
 # AlterUserScramCredentialsRequest: API key 51 request, versions 0, flexible 0+
 class AlterUserScramCredentialsRequest:
     class ScramCredentialDeletion:
@@ -2081,6 +2172,65 @@ class DeleteRecordsResponse:
         topics: list[DeleteRecordsResponse.DeleteRecordsTopicResult] | EncodedStructs = ...,
     ) -> None: ...
 
+# DeleteShareGroupOffsetsRequest: API key 92 request, versions 0, flexible 0+
+class DeleteShareGroupOffsetsRequest:
+    class DeleteShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    group_id: str  # versions 0+
+    @property
+    def topics(self) -> list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic]: ...  # versions 0+
+    @topics.setter
+    def topics(self, value: list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        group_id: str = ...,
+        topics: list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DeleteShareGroupOffsetsResponse: API key 92 response, versions 0, flexible 0+
+class DeleteShareGroupOffsetsResponse:
+    class DeleteShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    error_code: int  # versions 0+
+    error_message: str | None  # versions 0+, nullable 0+
+    @property
+    # versions 0+
+    def responses(self) -> list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic]: ...
+    @responses.setter
+    def responses(self, value: list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        error_message: str | None = ...,
+        responses: list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
 # DeleteShareGroupStateRequest: API key 86 request, versions 0, flexible 0+
 class DeleteShareGroupStateRequest:
     class PartitionData:
@@ -3013,6 +3163,115 @@ class DescribeQuorumResponse:
         error_message: str | None = ...,
         topics: list[DescribeQuorumResponse.TopicData] | EncodedStructs = ...,
         nodes: list[DescribeQuorumResponse.Node] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DescribeShareGroupOffsetsRequest: API key 90 request, versions 0, flexible 0+
+class DescribeShareGroupOffsetsRequest:
+    class DescribeShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        partitions: list[int]  # versions 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            partitions: list[int] = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsRequestGroup:
+        FIELDS: ClassVar[tuple[str, ...]]
+        group_id: str  # versions 0+
+        @property
+        # versions 0+, nullable 0+
+        def topics(self) -> list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | None: ...
+        @topics.setter
+        def topics(self, value: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | EncodedStructs | None) -> None: ...
+        def __init__(
+            self,
+            *,
+            group_id: str = ...,
+            topics: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | EncodedStructs | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    @property
+    # versions 0+
+    def groups(self) -> list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup]: ...
+    @groups.setter
+    def groups(self, value: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        groups: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DescribeShareGroupOffsetsResponse: API key 90 response, versions 0, flexible 0+
+class DescribeShareGroupOffsetsResponse:
+    class DescribeShareGroupOffsetsResponsePartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        start_offset: int  # versions 0+
+        leader_epoch: int  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            start_offset: int = ...,
+            leader_epoch: int = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            partitions: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsResponseGroup:
+        FIELDS: ClassVar[tuple[str, ...]]
+        group_id: str  # versions 0+
+        @property
+        # versions 0+
+        def topics(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic]: ...
+        @topics.setter
+        def topics(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            group_id: str = ...,
+            topics: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    @property
+    # versions 0+
+    def groups(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup]: ...
+    @groups.setter
+    def groups(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        groups: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup] | EncodedStructs = ...,
     ) -> None: ...
 
 # DescribeTopicPartitionsRequest: API key 75 request, versions 0, flexible 0+
@@ -6226,7 +6485,7 @@ class ShareFetchResponse:
         node_endpoints: list[ShareFetchResponse.NodeEndpoint] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareGroupDescribeRequest: API key 77 request, versions 0, flexible 0+
+# ShareGroupDescribeRequest: API key 77 request, versions 1, flexible 0+
 class ShareGroupDescribeRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_ids: list[str]  # versions 0+
@@ -6238,7 +6497,7 @@ class ShareGroupDescribeRequest:
         include_authorized_operations: bool = ...,
     ) -> None: ...
 
-# ShareGroupDescribeResponse: API key 77 response, versions 0, flexible 0+
+# ShareGroupDescribeResponse: API key 77 response, versions 1, flexible 0+
 class ShareGroupDescribeResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6327,7 +6586,7 @@ class ShareGroupDescribeResponse:
         groups: list[ShareGroupDescribeResponse.DescribedGroup] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatRequest: API key 76 request, versions 0, flexible 0+
+# ShareGroupHeartbeatRequest: API key 76 request, versions 1, flexible 0+
 class ShareGroupHeartbeatRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_id: str  # versions 0+
@@ -6345,7 +6604,7 @@ class ShareGroupHeartbeatRequest:
         subscribed_topic_names: list[str] | None = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatResponse: API key 76 response, versions 0, flexible 0+
+# ShareGroupHeartbeatResponse: API key 76 response, versions 1, flexible 0+
 class ShareGroupHeartbeatResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
