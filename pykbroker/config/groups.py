@@ -72,9 +72,7 @@ GROUP_CONFIGS: dict[str, GroupConfigKey] = {
             _broker("group.consumer.session.timeout.ms"),
             ("group.consumer.min.session.timeout.ms", "group.consumer.max.session.timeout.ms"),
         ),
-        GroupConfigKey(
-            SHARE_AUTO_OFFSET_RESET, ConfigType.STRING, _fixed("latest"), valid=_auto_offset_reset
-        ),
+        GroupConfigKey(SHARE_AUTO_OFFSET_RESET, ConfigType.STRING, _fixed("latest"), valid=_auto_offset_reset),
         GroupConfigKey(
             SHARE_HEARTBEAT_INTERVAL,
             ConfigType.INT,

@@ -37,7 +37,9 @@ class TopicDescription:
 class PartitionAssignor(Protocol):
     name: str
 
-    def assign(self, members: Mapping[str, Any], topics: Mapping[uuid.UUID, Any]) -> dict[str, dict[uuid.UUID, frozenset[int]]]: ...
+    def assign(
+        self, members: Mapping[str, Any], topics: Mapping[uuid.UUID, Any]
+    ) -> dict[str, dict[uuid.UUID, frozenset[int]]]: ...
 
 
 class SimplePlaceholder:

@@ -31,6 +31,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ....config.groups import SHARE_HEARTBEAT_INTERVAL, SHARE_SESSION_TIMEOUT
 from ....protocol.api_keys import ApiKey
@@ -55,6 +56,9 @@ from .results import (
     TopicResult,
 )
 
+if TYPE_CHECKING:
+    from ....config.broker import BrokerConfig
+
 log = logging.getLogger(__name__)
 
 JOIN_EPOCH = 0
@@ -74,11 +78,11 @@ class ShareGroupConfig:
     max_size: int = 200
 
     @classmethod
-    def from_broker_config(cls, config: Mapping[str, object]) -> ShareGroupConfig:
+    def from_broker_config(cls, config: BrokerConfig) -> ShareGroupConfig:
         return cls(
-            int(config["group.share.session.timeout.ms"]),  # type: ignore[call-overload]
-            int(config["group.share.heartbeat.interval.ms"]),  # type: ignore[call-overload]
-            int(config["group.share.max.size"]),  # type: ignore[call-overload]
+            int(config["group.share.session.timeout.ms"]),
+            int(config["group.share.heartbeat.interval.ms"]),
+            int(config["group.share.max.size"]),
         )
 
 
@@ -380,9 +384,7 @@ class ShareGroupCoordinator:
             return
         log.info("[GroupId %s] Member %s fenced from the group because its session expired.", group.group_id, member_id)
         records = self._remove_member(group, member_id)
-        self.offsets_log.append(
-            self.manager.partition_for(group.group_id), records, None, acks=self.acks
-        )
+        self.offsets_log.append(self.manager.partition_for(group.group_id), records, None, acks=self.acks)
 
     def _cancel_sessions(self, group: ShareGroup) -> None:
         for timer in group.session_timers.values():
@@ -427,7 +429,9 @@ class ShareGroupCoordinator:
                         group.group_id, topic_id, partition, group.group_epoch, start_offset
                     )
                 except Exception:
-                    log.exception("Initializing the share state of %s %s-%d failed", group.group_id, topic_id, partition)
+                    log.exception(
+                        "Initializing the share state of %s %s-%d failed", group.group_id, topic_id, partition
+                    )
                     errors[(topic_id, partition)] = ErrorCode.UNKNOWN_SERVER_ERROR
         if self.groups.get(group.group_id) is not group:
             return errors
@@ -564,14 +568,18 @@ class ShareGroupCoordinator:
                         name,
                         uuid.UUID(int=0),
                         [
-                            PartitionResult(p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message)
+                            PartitionResult(
+                                p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
+                            )
                             for p in partitions
                         ],
                     )
                 )
                 continue
             topic_id = topic[0]
-            results.append(TopicResult(name, topic_id, [await self._describe_partition(group, topic_id, p) for p in partitions]))
+            results.append(
+                TopicResult(name, topic_id, [await self._describe_partition(group, topic_id, p) for p in partitions])
+            )
         return OffsetsResult(topics=results)
 
     async def _describe_partition(self, group: ShareGroup, topic_id: uuid.UUID, partition: int) -> PartitionResult:
@@ -607,7 +615,9 @@ class ShareGroupCoordinator:
         topic = self.topics.by_name(name)
         unknown = ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if topic is None:
-            return TopicResult(name, uuid.UUID(int=0), [PartitionResult(p, unknown, unknown.message) for p, _ in partitions])
+            return TopicResult(
+                name, uuid.UUID(int=0), [PartitionResult(p, unknown, unknown.message) for p, _ in partitions]
+            )
         topic_id, count = topic
         group.topic_names[topic_id] = name
         results: dict[int, PartitionResult] = {}

@@ -53,7 +53,13 @@ def _key(name: str, record_type: int, with_member: bool) -> RecordFormat:
 
 
 def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None) -> RecordFormat:
-    raw: dict[str, Any] = {"type": "data", "name": name, "validVersions": "0", "flexibleVersions": "0+", "fields": fields}
+    raw: dict[str, Any] = {
+        "type": "data",
+        "name": name,
+        "validVersions": "0",
+        "flexibleVersions": "0+",
+        "fields": fields,
+    }
     if structs:
         raw["commonStructs"] = structs
     return RecordFormat(raw)

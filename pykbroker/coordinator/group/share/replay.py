@@ -81,7 +81,11 @@ def _apply_member_record(group: ShareGroup, record_type: int, member_id: str, va
         member = group.members[member_id] = ShareGroupMember(member_id)
     if record_type == rec.MEMBER_METADATA and value is not None:
         metadata = rec.decode_member_metadata(value)
-        member.rack_id, member.client_id, member.client_host = metadata.rack_id, metadata.client_id, metadata.client_host
+        member.rack_id, member.client_id, member.client_host = (
+            metadata.rack_id,
+            metadata.client_id,
+            metadata.client_host,
+        )
         member.subscribed_topic_names = metadata.subscribed_topic_names
     elif record_type == rec.CURRENT_MEMBER_ASSIGNMENT:
         if value is None:
