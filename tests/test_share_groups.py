@@ -138,6 +138,20 @@ def test_members_join_get_the_simple_assignment_leave_and_expire(broker, client)
     ]
 
 
+def test_share_version_advertises_the_share_group_apis(client):
+    from pykbroker.protocol.message_types import ApiVersionsRequest
+
+    response = client.request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="t", client_software_version="1"))
+    advertised = {k.api_key: (k.min_version, k.max_version) for k in response.api_keys}
+    assert {key: advertised[key] for key in (76, 77, 90, 91, 92)} == {
+        76: (1, 1),
+        77: (1, 1),
+        90: (0, 0),
+        91: (0, 0),
+        92: (0, 0),
+    }
+
+
 def test_bad_heartbeats_get_kafkas_errors(broker, client):
     topic = new_topic(broker, "share-errors", 1)
     assert heartbeat(client, "", "m", 0, [topic]).error_code == ErrorCode.INVALID_REQUEST

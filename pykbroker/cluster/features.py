@@ -7,7 +7,8 @@ supports (name -> lowest and highest level) and the levels finalized for the clu
 `group.version` 1 is KIP-848's consumer group protocol, finalized when
 `group.coordinator.rebalance.protocols` includes "consumer"; `share.version` 1 is KIP-932's share
 groups, finalized when it includes "share". The share group APIs are advertised (and served) only
-while `share.version` is finalized at 1 or above, as Kafka does.
+while `share.version` is finalized at 1 or above, as Kafka does; group configs (the GROUP config
+resource) are served while either is.
 """
 
 from __future__ import annotations
@@ -42,6 +43,13 @@ def finalized_features(config: BrokerConfig) -> dict[str, int]:
 
 def share_groups_enabled(config: BrokerConfig) -> bool:
     return finalized_features(config).get(SHARE_VERSION, 0) >= 1
+
+
+def group_configs_enabled(config: BrokerConfig) -> bool:
+    """Whether the GROUP config resource (Kafka 4's group configs) is served: with either of the
+    Kafka 4 group protocols finalized. Without them the broker answers as Kafka 3.9 in ZooKeeper
+    mode, which knows no such resource type."""
+    return bool(finalized_features(config))
 
 
 def disabled_api_keys(config: BrokerConfig) -> frozenset[int]:

@@ -35,6 +35,7 @@ from .support.config_admin import (
     config_authorization_error,
     not_altered_here,
     parse_node_id,
+    serves_group_configs,
     store_broker_configs,
     store_group_configs,
     topic_missing,
@@ -70,7 +71,7 @@ def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestC
         _alter_broker(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)
-    elif resource.resource_type == ConfigResourceType.GROUP:
+    elif resource.resource_type == ConfigResourceType.GROUP and serves_group_configs(ctx.services):
         check_group_name_for_configs(resource.resource_name)
         store_group_configs(ctx.services, resource.resource_name, proposed, validate_only)
     elif resource.resource_type in NOT_ALTERED_HERE:

@@ -3,7 +3,8 @@
 Describes the configs of topics (resource type 2), of this broker (4, named by its id; the empty
 name describes the cluster-wide dynamic defaults), of its loggers (8) and of client metrics
 subscriptions (16; this broker keeps none, so they have no configs) and of groups (32, Kafka 4's
-group configs: every key, GROUP_CONFIG where the group sets it, else its default). Each entry has its value
+group configs: every key, GROUP_CONFIG where the group sets it, else its default; served with the
+Kafka 4 group protocols on, see cluster/features.py). Each entry has its value
 (null for sensitive configs), whether it is read-only, its source (v1+; `is_default` in v0),
 its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
 this project has none).
@@ -42,6 +43,7 @@ from .support.config_admin import (
     config_authorization_error,
     effective_broker_config,
     parse_int32,
+    serves_group_configs,
 )
 from .support.context import RequestContext
 
@@ -62,7 +64,6 @@ DESCRIBABLE = {
     ConfigResourceType.BROKER,
     ConfigResourceType.BROKER_LOGGER,
     ConfigResourceType.CLIENT_METRICS,
-    ConfigResourceType.GROUP,
 }
 
 
@@ -73,7 +74,8 @@ class Options:
 
 
 async def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
-    if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
+    describable = DESCRIBABLE | ({ConfigResourceType.GROUP} if serves_group_configs(ctx.services) else set())
+    if any(resource.resource_type not in describable for resource in request.resources):
         return DescribeConfigsResponse(
             results=[
                 _failure(resource, KafkaError(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST.message))

@@ -9,7 +9,7 @@ or SUBTRACT (3) values from a LIST config (starting from its default when it is 
 * This broker (4, named by its id) or the cluster-wide default (the empty name): the resulting
   dynamic configs must be dynamically updatable with valid values (INVALID_REQUEST with Kafka's
   message otherwise); they are kept in the metadata store.
-* Groups (32, Kafka 4's group configs): the resulting overrides must be valid group configs
+* Groups (32, Kafka 4's group configs, with the Kafka 4 group protocols on): valid group configs
   (INVALID_CONFIG with Kafka's message); they are kept in the metadata store, the group need not exist.
 * This broker's loggers (8): SET a log4j level name or DELETE a logger's own level; not kept
   across restarts (broker_loggers).
@@ -47,6 +47,7 @@ from .support.config_admin import (
     not_altered_here,
     parse_int32,
     parse_node_id,
+    serves_group_configs,
     store_broker_configs,
     store_group_configs,
     stored_broker_configs,
@@ -89,7 +90,7 @@ def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestC
         _alter_broker(resource.resource_name, operations, validate_only, ctx)
     elif kind == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, operations, validate_only, ctx)
-    elif kind == ConfigResourceType.GROUP:
+    elif kind == ConfigResourceType.GROUP and serves_group_configs(ctx.services):
         _alter_group(resource.resource_name, operations, validate_only, ctx)
     elif kind in NOT_ALTERED_HERE:
         raise not_altered_here(kind)

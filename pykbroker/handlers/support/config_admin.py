@@ -31,6 +31,7 @@ from enum import IntEnum
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ...cluster.features import group_configs_enabled
 from ...cluster.model import validate_topic_name
 from ...config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
 from ...config.broker import is_listener_config, listener_base_name
@@ -510,6 +511,10 @@ NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
 # Group configs (Kafka 4's GROUP config resource)
 
 
+def serves_group_configs(services: BrokerServices) -> bool:
+    return group_configs_enabled(services.config)
+
+
 def check_group_name_for_configs(name: str) -> None:
     if not name:
         raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
@@ -557,6 +562,8 @@ class ConfigChecks:
 
 def config_authorization_error(ctx: RequestContext, checks: ConfigChecks, resource: ConfigResource) -> ErrorCode | None:
     """Kafka's check of a config resource (`checks.of` its type); the error to answer, or None."""
+    if resource.resource_type == ConfigResourceType.GROUP and not group_configs_enabled(ctx.services.config):
+        return None  # refused later as an unknown resource type, before any check (Kafka 3.9)
     check = checks.of(resource.resource_type)
     if check is None:
         return None
