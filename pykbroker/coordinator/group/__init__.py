@@ -23,6 +23,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     formats.py           Kafka's key and value formats of __consumer_offsets records
     log_io.py            appending to and reading __consumer_offsets (through ../partition_io.py)
     offsets_topic.py     which partition holds a group; creating the topic
+    share/               share groups (KIP-932): ShareGroupCoordinator, their records and replay
 """
 
 from .config import GroupConfig, OffsetConfig
