@@ -145,6 +145,7 @@ class ShareGroupCoordinator:
             if self.manager.partition_for(group.group_id) != partition:
                 continue
             self.groups[group.group_id] = group
+            group.initializing = {}  # interrupted: initialized again on the next heartbeat, as Kafka retries
             for member_id in group.members:
                 self._schedule_session(group, member_id)
 
