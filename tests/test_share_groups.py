@@ -154,6 +154,7 @@ def test_share_version_advertises_the_share_group_apis(client):
 
 def test_bad_heartbeats_get_kafkas_errors(broker, client):
     topic = new_topic(broker, "share-errors", 1)
+    find_coordinator(client, "share-errors-group")
     assert heartbeat(client, "", "m", 0, [topic]).error_code == ErrorCode.INVALID_REQUEST
     no_topics = heartbeat(client, "share-errors-group", "m", 0, None)
     assert (no_topics.error_code, no_topics.error_message) == (
@@ -161,6 +162,9 @@ def test_bad_heartbeats_get_kafkas_errors(broker, client):
         "SubscribedTopicNames must be set in first request.",
     )
     assert heartbeat(client, "share-errors-group", "", 0, [topic]).error_code == ErrorCode.INVALID_REQUEST
+    assert heartbeat(client, "share-errors-group", "m" * 37, 0, [topic]).error_code == ErrorCode.INVALID_REQUEST
+    blank = heartbeat(client, "share-errors-group", "  ", 0, [topic])
+    assert (blank.error_code, blank.error_message) == (ErrorCode.INVALID_REQUEST, "MemberId can't be empty.")
     assert heartbeat(client, "share-errors-group", "m", -2).error_code == ErrorCode.INVALID_REQUEST
     assert heartbeat(client, "share-errors-group", "m", 3).error_code == ErrorCode.GROUP_ID_NOT_FOUND
     joined = join(client, "share-errors-group", "m", [topic])
@@ -220,6 +224,7 @@ def alter_offsets(client, group, topic, offsets):
 
 def test_share_group_offsets_go_through_the_persister(broker, client):
     topic = new_topic(broker, "share-offsets", 2)
+    find_coordinator(client, "absent-share-group")
     group = "share-offsets-group"
     joined = join(client, group, "m", [topic])
     heartbeat_until(client, group, "m", joined.member_epoch, lambda r: assigned(r))

@@ -1,7 +1,8 @@
 """ShareGroupHeartbeat (key 76), version 1 (Kafka 4.1; v0 was 4.0's early access).
 
 A share consumer joins (member epoch 0, with the topics it subscribes to), heartbeats (its member
-epoch) and leaves (-1). The answer carries its member id and epoch, the heartbeat interval
+epoch) and leaves (-1); its member id is its own (KIP-1082: empty or over 36 characters is
+INVALID_REQUEST). The answer carries its member id and epoch, the heartbeat interval
 (`share.heartbeat.interval.ms`) and, when it changed or on a full request, its assignment (topic
 ids and partitions). Errors as Kafka's: INVALID_REQUEST (a malformed request, with Kafka's
 message), GROUP_ID_NOT_FOUND (a group of another type, or an unknown group), UNKNOWN_MEMBER_ID,
@@ -25,12 +26,15 @@ READ_GROUP = check(API_KEY, "group")
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 
 Response = ShareGroupHeartbeatResponse
+MAX_MEMBER_ID_LENGTH = 36  # a client-chosen member id (KIP-1082)
 
 
 async def handle(request: ShareGroupHeartbeatRequest, ctx: RequestContext) -> ShareGroupHeartbeatResponse:
     service = ctx.services.share_groups
     if service is None or not share_groups_enabled(ctx.services.config):
         return _error(ErrorCode.UNSUPPORTED_VERSION)
+    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
+        return _error(ErrorCode.INVALID_REQUEST)  # Kafka's KafkaApis refuses it before anything else
     if not READ_GROUP.allows(ctx, request.group_id):
         return _error(READ_GROUP.denied)
     topics = request.subscribed_topic_names

@@ -679,12 +679,12 @@ def _invalid_heartbeat(
     group_id: str, member_id: str, member_epoch: int, rack_id: str | None, topics: list[str] | None
 ) -> str | None:
     """Kafka's message for a malformed ShareGroupHeartbeat; None if it is well formed."""
+    if not member_id.strip():
+        return "MemberId can't be empty."
     if not group_id.strip():
         return "GroupId can't be empty."
     if rack_id is not None and not rack_id.strip():
         return "RackId can't be empty."
-    if not member_id.strip():
-        return "MemberId can't be empty."
     if member_epoch == JOIN_EPOCH:
         if not topics:
             return "SubscribedTopicNames must be set in first request."
