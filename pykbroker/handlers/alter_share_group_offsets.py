@@ -10,6 +10,7 @@ on the group (GROUP_AUTHORIZATION_FAILED for the whole request) and on each topi
 
 import uuid
 
+from ..cluster.features import share_groups_enabled
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
@@ -29,7 +30,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 async def handle(request: AlterShareGroupOffsetsRequest, ctx: RequestContext) -> AlterShareGroupOffsetsResponse:
     service = ctx.services.share_groups
-    if service is None:
+    if service is None or not share_groups_enabled(ctx.services.config):
         return _failed(request, ErrorCode.UNSUPPORTED_VERSION, None)
     if not READ_GROUP.allows(ctx, request.group_id):
         return _failed(request, READ_GROUP.denied, READ_GROUP.denied.message)

@@ -10,6 +10,7 @@ for that topic).
 
 import uuid
 
+from ..cluster.features import share_groups_enabled
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
@@ -29,7 +30,7 @@ ZERO_UUID = uuid.UUID(int=0)
 
 async def handle(request: DeleteShareGroupOffsetsRequest, ctx: RequestContext) -> DeleteShareGroupOffsetsResponse:
     service = ctx.services.share_groups
-    if service is None:
+    if service is None or not share_groups_enabled(ctx.services.config):
         return Response(error_code=ErrorCode.UNSUPPORTED_VERSION, responses=[])
     if not DELETE_GROUP.allows(ctx, request.group_id):
         return Response(error_code=DELETE_GROUP.denied, error_message=DELETE_GROUP.denied.message, responses=[])

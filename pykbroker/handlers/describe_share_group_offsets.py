@@ -11,6 +11,7 @@ unauthorized topics out).
 
 import uuid
 
+from ..cluster.features import share_groups_enabled
 from ..coordinator.group.share.results import OffsetsResult, PartitionResult, TopicResult
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -36,7 +37,7 @@ async def handle(request: DescribeShareGroupOffsetsRequest, ctx: RequestContext)
 
 async def _describe_group(group: RequestGroup, ctx: RequestContext) -> Response.DescribeShareGroupOffsetsResponseGroup:
     service = ctx.services.share_groups
-    if service is None:
+    if service is None or not share_groups_enabled(ctx.services.config):
         return _group(group.group_id, OffsetsResult(ErrorCode.UNSUPPORTED_VERSION))
     if not DESCRIBE_GROUP.allows(ctx, group.group_id):
         error = DESCRIBE_GROUP.denied

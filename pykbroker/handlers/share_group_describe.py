@@ -8,6 +8,7 @@ group is needed (GROUP_AUTHORIZATION_FAILED), and on the topics its members use
 (TOPIC_AUTHORIZATION_FAILED for the group otherwise). Authorized operations when asked.
 """
 
+from ..cluster.features import share_groups_enabled
 from ..coordinator.group.share.results import DescribedShareGroup
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -28,9 +29,10 @@ Response = ShareGroupDescribeResponse
 
 async def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGroupDescribeResponse:
     service = ctx.services.share_groups
+    enabled = service is not None and share_groups_enabled(ctx.services.config)
     groups = []
     for group_id in request.group_ids:
-        if service is None:
+        if service is None or not enabled:
             groups.append(_failed(group_id, ErrorCode.UNSUPPORTED_VERSION))
         elif not DESCRIBE_GROUP.allows(ctx, group_id):
             groups.append(_failed(group_id, DESCRIBE_GROUP.denied))
