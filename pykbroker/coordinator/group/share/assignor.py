@@ -38,7 +38,10 @@ class PartitionAssignor(Protocol):
     name: str
 
     def assign(
-        self, members: Mapping[str, Any], topics: Mapping[uuid.UUID, Any]
+        self,
+        members: Mapping[str, Any],
+        topics: Mapping[uuid.UUID, Any],
+        assignable: Mapping[uuid.UUID, frozenset[int]] | None = None,
     ) -> dict[str, dict[uuid.UUID, frozenset[int]]]: ...
 
 
@@ -46,20 +49,26 @@ class SimplePlaceholder:
     name = "simple"
 
     def assign(
-        self, members: Mapping[str, Any], topics: Mapping[uuid.UUID, Any]
+        self,
+        members: Mapping[str, Any],
+        topics: Mapping[uuid.UUID, Any],
+        assignable: Mapping[uuid.UUID, frozenset[int]] | None = None,
     ) -> dict[str, dict[uuid.UUID, frozenset[int]]]:
+        """`assignable`: the partitions that may be assigned, by topic (all when None)."""
         result: dict[str, dict[uuid.UUID, set[int]]] = {member_id: {} for member_id in members}
         for topic_id, topic in topics.items():
             subscribers = sorted(m for m, sub in members.items() if topic_id in sub.subscribed_topic_ids)
-            count = topic.partition_count
-            if not subscribers or count <= 0:
+            partitions = [
+                p for p in range(topic.partition_count) if assignable is None or p in assignable.get(topic_id, ())
+            ]
+            if not subscribers or not partitions:
                 continue
-            if len(subscribers) <= count:
-                for partition in range(count):
-                    result[subscribers[partition % len(subscribers)]].setdefault(topic_id, set()).add(partition)
+            if len(subscribers) <= len(partitions):
+                for index, partition in enumerate(partitions):
+                    result[subscribers[index % len(subscribers)]].setdefault(topic_id, set()).add(partition)
             else:
                 for index, member_id in enumerate(subscribers):
-                    result[member_id].setdefault(topic_id, set()).add(index % count)
+                    result[member_id].setdefault(topic_id, set()).add(partitions[index % len(partitions)])
         return {m: {t: frozenset(p) for t, p in parts.items()} for m, parts in result.items()}
 
 

@@ -306,7 +306,7 @@ class ShareGroupCoordinator:
             )
             for m in group.members.values()
         }
-        computed = assignor.assign(subscriptions, descriptions)
+        computed = assignor.assign(subscriptions, descriptions, assignable=dict(group.initialized))
         target: dict[str, Assignment] = {}
         for member_id in group.members:
             assignment = {
