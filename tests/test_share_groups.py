@@ -277,6 +277,15 @@ def test_share_group_offsets_go_through_the_persister(broker, client):
     assert [(r.group_id, r.error_code) for r in deletion.results] == [(group, 0), ("absent-share-group", 0)]
     assert describe(client, group).error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
+    def states_left():  # the broker's share persister (in memory until the share coordinator is wired)
+        persister = broker.broker.group_coordinator.share.persister
+        return [key for key in persister.states if key[0] in (group, "absent-share-group")]
+
+    deadline = time.monotonic() + DEADLINE_S
+    while broker.call(states_left) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert broker.call(states_left) == []  # DeleteGroups deleted their share state
+
 
 def test_group_configs_through_the_admin_client(broker):
     from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
