@@ -1,12 +1,12 @@
 """DescribeShareGroupOffsets (key 90), version 0 (Kafka 4.1).
 
 For each share group, the share-partition start offset and leader epoch of the partitions asked
-for (all partitions with initialized share state when `topics` is null), read through the share
-persister's state summary; a partition without share state has start offset -1. An unknown topic:
-UNKNOWN_TOPIC_OR_PARTITION per partition. A group of another type or an unknown group:
-GROUP_ID_NOT_FOUND for the group. DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED for the group)
-and on each topic (TOPIC_AUTHORIZATION_FAILED per partition; all-partitions answers leave
-unauthorized topics out).
+for, read through the share persister's state summary. As Kafka: an unknown topic (listed last,
+with a zero topic id) or a partition without share state is "no data", start offset -1 and no
+error. With `topics` null, every partition with initialized share state; a group of another type
+or an unknown group is then GROUP_ID_NOT_FOUND for the group. DESCRIBE on the group
+(GROUP_AUTHORIZATION_FAILED for the group) and on each topic (TOPIC_AUTHORIZATION_FAILED per
+partition; all-partitions answers leave unauthorized topics out).
 """
 
 import uuid

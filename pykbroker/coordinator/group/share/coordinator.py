@@ -551,44 +551,40 @@ class ShareGroupCoordinator:
         return group, None
 
     async def describe_offsets(self, group_id: str, topics: list[tuple[str, list[int]]] | None) -> OffsetsResult:
-        group, failed = self._share_group_or_error(group_id, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS)
-        if group is None:
-            return failed or OffsetsResult()
-        if topics is None:  # every partition with initialized state
+        """The start offsets of the partitions asked for, as the persister's state summaries give
+        them, as Kafka's describeShareGroupOffsets: an unknown topic, or a partition the persister
+        has no state for, is "no data" (start offset -1), not an error. Without `topics`: every
+        partition with initialized state (the group must be a share group)."""
+        if topics is None:
+            group, failed = self._share_group_or_error(group_id, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS)
+            if group is None:
+                return failed or OffsetsResult()
             topics = [
                 (name, sorted(group.initialized[tid]))
                 for tid in sorted(group.initialized)
                 if (name := self.topics.name_of(tid)) is not None
             ]
-        results = []
+        else:
+            error = self.manager.validate_group_status(group_id, ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS)
+            if error is not None:
+                return OffsetsResult(error, error.message)
+        known, unknown = [], []
         for name, partitions in topics:
             topic = self.topics.by_name(name)
             if topic is None:
-                results.append(
+                unknown.append(TopicResult(name, uuid.UUID(int=0), [_no_offset(p) for p in partitions]))
+            else:
+                known.append(
                     TopicResult(
-                        name,
-                        uuid.UUID(int=0),
-                        [
-                            PartitionResult(
-                                p, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, ErrorCode.UNKNOWN_TOPIC_OR_PARTITION.message
-                            )
-                            for p in partitions
-                        ],
+                        name, topic[0], [await self._describe_partition(group_id, topic[0], p) for p in partitions]
                     )
                 )
-                continue
-            topic_id = topic[0]
-            results.append(
-                TopicResult(name, topic_id, [await self._describe_partition(group, topic_id, p) for p in partitions])
-            )
-        return OffsetsResult(topics=results)
+        return OffsetsResult(topics=known + unknown)  # Kafka lists the unknown topics last
 
-    async def _describe_partition(self, group: ShareGroup, topic_id: uuid.UUID, partition: int) -> PartitionResult:
-        if not group.is_initialized(topic_id, partition):
-            return PartitionResult(partition, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=0)
-        summary = await self.persister.read_summary(group.group_id, topic_id, partition, 0)
+    async def _describe_partition(self, group_id: str, topic_id: uuid.UUID, partition: int) -> PartitionResult:
+        summary = await self.persister.read_summary(group_id, topic_id, partition, 0)
         if summary.error != ErrorCode.NONE:
-            return PartitionResult(partition, summary.error, summary.error.message)
+            return _no_offset(partition)
         return PartitionResult(partition, start_offset=summary.start_offset, leader_epoch=summary.leader_epoch)
 
     async def alter_offsets(self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]) -> OffsetsResult:
@@ -673,6 +669,11 @@ class ShareGroupCoordinator:
 
 
 # -- request checks -----------------------------------------------------------------------------
+
+
+def _no_offset(partition: int) -> PartitionResult:
+    """A partition without share state to describe: start offset -1, the default leader epoch."""
+    return PartitionResult(partition, start_offset=UNINITIALIZED_START_OFFSET, leader_epoch=0)
 
 
 def _invalid_heartbeat(
