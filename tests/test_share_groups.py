@@ -163,6 +163,27 @@ def test_without_share_version_the_share_apis_are_neither_advertised_nor_served(
         assert describe(plain, "g").error_code == ErrorCode.UNSUPPORTED_VERSION
 
 
+def test_a_deleted_topic_takes_its_share_state_with_it(broker, client):
+    from pykbroker.protocol.message_types import DeleteTopicsRequest
+
+    topic = new_topic(broker, "share-deleted", 1)
+    joined = join(client, "deleted-topic-group", "m", [topic])
+    heartbeat_until(client, "deleted-topic-group", "m", joined.member_epoch, lambda r: assigned(r))
+    assert len(describe_offsets(client, "deleted-topic-group", None).topics) == 1
+
+    def state():
+        group = broker.broker.group_coordinator.share.groups["deleted-topic-group"]
+        persister = broker.broker.group_coordinator.share.persister
+        return dict(group.initialized), [key for key in persister.states if key[0] == "deleted-topic-group"]
+
+    client.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=[topic], timeout_ms=10000))
+    deadline = time.monotonic() + DEADLINE_S
+    while broker.call(state) != ({}, []) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert broker.call(state) == ({}, [])
+    assert assigned(heartbeat(client, "deleted-topic-group", "m", -1)) is None
+
+
 def test_bad_heartbeats_get_kafkas_errors(broker, client):
     topic = new_topic(broker, "share-errors", 1)
     find_coordinator(client, "share-errors-group")

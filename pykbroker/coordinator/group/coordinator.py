@@ -198,6 +198,7 @@ class GroupCoordinator:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
+                self.share.on_topic_deleted(name)
             return
         served = self.manager.served_partitions()
         led = (

@@ -448,6 +448,40 @@ class ShareGroupCoordinator:
             log.warning("Recording the initialized share state of %s failed: %s", group.group_id, failed.error.name)
         return errors
 
+    def on_topic_deleted(self, name: str) -> None:
+        """A deleted topic's share state goes too (Kafka's maybeCleanupShareGroupState): marked
+        as deleting, deleted through the persister, then forgotten."""
+        for group in list(self.groups.values()):
+            if not self.manager.is_group_local(group.group_id):
+                continue
+            topic_ids = [
+                t
+                for t, n in group.topic_names.items()
+                if n == name and (t in group.initialized or t in group.initializing)
+            ]
+            if topic_ids:
+                self.runtime.spawn(self._clean_up_deleted_topics, group, topic_ids)
+
+    async def _clean_up_deleted_topics(self, group: ShareGroup, topic_ids: list[uuid.UUID]) -> None:
+        partitions = {
+            t: group.initialized.get(t, frozenset()) | group.initializing.get(t, frozenset()) for t in topic_ids
+        }
+        group.deleting.update(topic_ids)
+        try:
+            await self._append(group.group_id, [_state_partitions_record(group)])
+        except _AppendFailed:
+            return
+        await self._delete_state(group.group_id, partitions)
+        for topic_id in topic_ids:
+            group.initialized.pop(topic_id, None)
+            group.initializing.pop(topic_id, None)
+            group.deleting.discard(topic_id)
+        if self.groups.get(group.group_id) is group:
+            try:
+                await self._append(group.group_id, [_state_partitions_record(group)])
+            except _AppendFailed as failed:
+                log.warning("Recording the deleted share state of %s failed: %s", group.group_id, failed.error.name)
+
     # -- writing ---------------------------------------------------------------------------
     async def _append(self, group_id: str, records: Records) -> None:
         if not records:
