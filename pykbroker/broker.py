@@ -709,6 +709,7 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
+            share_groups=self.group_coordinator,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

@@ -423,6 +423,17 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.consumer.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
         _broker("group.consumer.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
         _broker("group.consumer.max.size", INT, INT_MAX, at_least(1)),
+        # Share groups (KIP-932), as Kafka 4.1's GroupCoordinatorConfig and ShareGroupConfig
+        _broker("group.share.session.timeout.ms", INT, 45000, at_least(1)),
+        _broker("group.share.min.session.timeout.ms", INT, 45000, at_least(1)),
+        _broker("group.share.max.session.timeout.ms", INT, 60000, at_least(1)),
+        _broker("group.share.heartbeat.interval.ms", INT, 5000, at_least(1)),
+        _broker("group.share.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
+        _broker("group.share.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
+        _broker("group.share.max.size", INT, 200, between(1, 1000)),
+        _broker("group.share.record.lock.duration.ms", INT, 30000, at_least(1000)),
+        _broker("group.share.min.record.lock.duration.ms", INT, 15000, at_least(1000)),
+        _broker("group.share.max.record.lock.duration.ms", INT, 60000, at_least(1000)),
         # Offsets
         _broker("offset.metadata.max.bytes", INT, 4096),
         _broker("offsets.load.buffer.size", INT, 5242880, at_least(1)),

@@ -6586,7 +6586,7 @@ class ShareGroupDescribeResponse:
         groups: list[ShareGroupDescribeResponse.DescribedGroup] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatRequest: API key 76 request, versions 0, flexible 0+
+# ShareGroupHeartbeatRequest: API key 76 request, versions 1, flexible 0+
 class ShareGroupHeartbeatRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_id: str  # versions 0+
@@ -6604,7 +6604,7 @@ class ShareGroupHeartbeatRequest:
         subscribed_topic_names: list[str] | None = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatResponse: API key 76 response, versions 0, flexible 0+
+# ShareGroupHeartbeatResponse: API key 76 response, versions 1, flexible 0+
 class ShareGroupHeartbeatResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]

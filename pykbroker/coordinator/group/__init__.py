@@ -25,6 +25,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     offsets_topic.py     which partition holds a group; creating the topic
     assignors/           the server-side assignors of Kafka 4's groups: uniform, range, simple
     topic_regex.py       SubscribedTopicRegex: RE2/J regexes matched against whole topic names
+    share/               share groups (KIP-932): ShareGroupCoordinator, their records and replay
 """
 
 from .config import GroupConfig, OffsetConfig

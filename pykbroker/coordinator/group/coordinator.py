@@ -20,16 +20,19 @@ The collaborators, each given what it uses when it is built:
     transactions OpenTransactions       transactional offsets pending until their markers
     expiration   OffsetExpiration       the retention check, offsets of deleted topics
     admin        GroupAdmin             ListGroups, DescribeGroups, DeleteGroups
+    share        ShareGroupCoordinator  share groups (KIP-932): ShareGroupHeartbeat, ShareGroupDescribe,
+                                        the share groups of ListGroups/DeleteGroups, share group offsets
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
+from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
@@ -48,6 +51,8 @@ from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
+from .share import InMemorySharePersister, ShareGroupConfig, ShareGroupCoordinator, SharePersister, TopicsView
+from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
 from .txn_offsets import OpenTransactions
 
 if TYPE_CHECKING:
@@ -68,6 +73,10 @@ class GroupCoordinator:
         runtime: LoopRuntime,
         partition_count: Callable[[], int],
         metadata: MetadataStore | None = None,
+        *,
+        share_config: ShareGroupConfig | None = None,
+        persister: SharePersister | None = None,
+        group_configs: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.runtime = runtime
@@ -83,6 +92,16 @@ class GroupCoordinator:
         self.offsets = OffsetMetadataManager(manager, store, heartbeats)
         self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
         self.admin = GroupAdmin(manager, store)
+        self.share = ShareGroupCoordinator(
+            manager,
+            offsets_log,
+            runtime,
+            share_config or ShareGroupConfig(),
+            TopicsView(metadata),
+            persister if persister is not None else InMemorySharePersister(),
+            group_configs or (lambda group_id: {}),
+            acks=offset_config.commit_required_acks,
+        )
         self.loader = GroupLoader(
             manager,
             offsets_log,
@@ -90,6 +109,8 @@ class GroupCoordinator:
             runtime,
             on_group_loaded=rebalance.on_group_loaded,
             on_group_unloaded=rebalance.on_group_unloaded,
+            on_partition_loaded=self.share.on_partition_loaded,
+            on_partition_unloaded=self.share.on_partition_unloaded,
         )
 
     @classmethod
@@ -101,6 +122,7 @@ class GroupCoordinator:
         loader: CoordinatorLoader,
         metadata: MetadataStore,
         timer: Timer,
+        persister: SharePersister | None = None,
     ) -> GroupCoordinator:
         """The broker's coordinator: `__consumer_offsets` written through `writer` and loaded
         through `loader` (`offsets.load.buffer.size` is the loader's), its timeouts on `timer`."""
@@ -121,6 +143,9 @@ class GroupCoordinator:
             runtime,
             lambda: count,
             metadata,
+            share_config=ShareGroupConfig.from_broker_config(config),
+            persister=persister,
+            group_configs=metadata.group_configs,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -173,6 +198,7 @@ class GroupCoordinator:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
+                self.share.on_topic_deleted(name)
             return
         served = self.manager.served_partitions()
         led = (
@@ -196,6 +222,9 @@ class GroupCoordinator:
         return await reply.wait()
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
+        if self.share.is_share_group(request.group_id):  # a group of another type
+            callback(JoinResult(member_id="", error=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return
         self.joining.handle_join_group(request, callback)
 
     async def sync_group(
@@ -259,6 +288,9 @@ class GroupCoordinator:
         offsets: dict[TopicPartition, OffsetAndMetadata],
         callback: CommitCallback,
     ) -> None:
+        if self.share.is_share_group(group_id):  # share groups keep no committed offsets
+            callback({tp: ErrorCode.GROUP_ID_NOT_FOUND for tp in offsets})
+            return
         self.offsets.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, callback)
 
     async def txn_commit_offsets(
@@ -293,6 +325,8 @@ class GroupCoordinator:
     def handle_fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
     ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
+        if self.share.is_share_group(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
         return self.offsets.handle_fetch_offsets(group_id, partitions, require_stable)
 
     def handle_delete_offsets(
@@ -307,10 +341,53 @@ class GroupCoordinator:
     def handle_list_groups(
         self, states: list[str] | None = None, types: list[str] | None = None
     ) -> tuple[ErrorCode, list[GroupOverview]]:
-        return self.admin.handle_list_groups(states, types)
+        error, overviews = self.admin.handle_list_groups(states, types)
+        if error != ErrorCode.COORDINATOR_NOT_AVAILABLE:
+            overviews += [GroupOverview(*share) for share in self.share.overviews(states, types)]
+        return error, overviews
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
         return self.admin.handle_describe_group(group_id)
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
-        return self.admin.handle_delete_groups(group_ids)
+        share_ids = [g for g in group_ids if self.share.is_share_group(g)]
+        errors = self.admin.handle_delete_groups([g for g in group_ids if g not in share_ids])
+        for group_id in share_ids:
+            error = self.manager.validate_group_status(group_id, ApiKey.DELETE_GROUPS)
+            errors[group_id] = error if error is not None else self.share.delete_group(group_id)
+        return errors
+
+    # -- share groups (KIP-932) ------------------------------------------------------------
+    async def share_group_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult:
+        return await self.share.heartbeat(
+            group_id, member_id, member_epoch, rack_id, subscribed_topic_names, client_id, client_host
+        )
+
+    def describe_share_group(self, group_id: str) -> DescribedShareGroup:
+        return self.share.describe(group_id)
+
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]] | None
+    ) -> OffsetsResult:
+        return await self.share.describe_offsets(group_id, topics)
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
+    ) -> OffsetsResult:
+        return await self.share.alter_offsets(group_id, topics)
+
+    async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult:
+        return await self.share.delete_offsets(group_id, topics)
+
+    def add_share_group_listener(self, on_member_leave: Callable[[str, str], None]) -> None:
+        """`on_member_leave(group id, member id)` when a share group member leaves or is fenced."""
+        self.share.add_share_group_listener(on_member_leave)

@@ -30,6 +30,7 @@ from .txn_offsets import OpenTransactions
 log = logging.getLogger(__name__)
 
 GroupListener = Callable[[GroupMetadata], None]
+PartitionLoaded = Callable[[int, list[LoadedRecord]], None]  # (partition, its records)
 
 
 class GroupLoader:
@@ -42,6 +43,8 @@ class GroupLoader:
         *,
         on_group_loaded: GroupListener,
         on_group_unloaded: GroupListener,
+        on_partition_loaded: PartitionLoaded | None = None,
+        on_partition_unloaded: Callable[[int], None] | None = None,
     ) -> None:
         self.groups = groups
         self.offsets_log = offsets_log
@@ -50,6 +53,8 @@ class GroupLoader:
         self._on_group_loaded = on_group_loaded
         self._on_group_unloaded = on_group_unloaded
         self.relocation = GroupRelocation(groups, offsets_log, runtime, on_group_loaded)
+        self._on_partition_loaded = on_partition_loaded  # the other group types replay the records too
+        self._on_partition_unloaded = on_partition_unloaded
         self._load_tokens: dict[int, object] = {}
         self._loaded_partitions = self._loaded_records = 0  # since loading last went idle
 
@@ -85,6 +90,8 @@ class GroupLoader:
                 self._on_group_loaded(group)
         self.open_transactions.on_partition_loaded(partition, replayed.last_offset)
         self.relocation.found(partition, replayed)
+        if self._on_partition_loaded is not None:
+            self._on_partition_loaded(partition, records)
         log.debug("Finished loading __consumer_offsets-%d: %d records", partition, len(records))
         self._count_load(len(records))
 
@@ -112,4 +119,6 @@ class GroupLoader:
             self.groups.remove_group(group)
             self._on_group_unloaded(group)
             self.open_transactions.remove_group_from_all_producers(group.group_id)
+        if self._on_partition_unloaded is not None:
+            self._on_partition_unloaded(partition)
         log.debug("Unloaded the groups of __consumer_offsets-%d", partition)

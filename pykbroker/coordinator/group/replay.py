@@ -23,6 +23,7 @@ from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decod
 from .group import GroupMetadata
 from .member import MemberMetadata
 from .offset_cache import StoredOffset, TopicPartition
+from .share.replay import is_share_record
 from .state import EMPTY, STABLE
 
 log = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_offset(state, key, record)
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, record.value)
+        elif is_share_record(key.version):
+            continue  # replayed by the share groups
         else:
             log.warning(
                 "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version

@@ -106,6 +106,11 @@ API_MODULES = (
     "describe_producers",  # 61
     "describe_transactions",  # 65
     "list_transactions",  # 66
+    "share_group_heartbeat",  # 76
+    "share_group_describe",  # 77
+    "describe_share_group_offsets",  # 90
+    "alter_share_group_offsets",  # 91
+    "delete_share_group_offsets",  # 92
 )
 
 

@@ -10,6 +10,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `replica_manager` | `ReplicaService` | `replication.replica_manager.ReplicaManager` |
 | `fetch_sessions` | `FetchSessionCache` | `replication.fetch_session` |
 | `group_coordinator` | `GroupService` | `coordinator.group.GroupCoordinator` |
+| `share_groups` | `ShareGroupService` | `coordinator.group.GroupCoordinator` (its share groups); None: not served |
 | `topic_creator` | `TopicAdmin` | `cluster.topic_creation.TopicCreator` |
 | `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
 | `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
+    from ...coordinator.group.share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
     from ...log.producer_state import ProducerStateEntry
@@ -302,6 +304,33 @@ class Authorizer(Protocol):
     ) -> list[list[tuple[AclBinding, ErrorCode, str | None]]]: ...
 
 
+class ShareGroupService(Protocol):
+    """The group coordinator's share groups (KIP-932) as the share group APIs use them."""
+
+    async def share_group_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult: ...
+
+    def describe_share_group(self, group_id: str) -> DescribedShareGroup: ...
+
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]] | None
+    ) -> OffsetsResult: ...
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
+    ) -> OffsetsResult: ...
+
+    async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult: ...
+
+
 class ListenerSecurityService(Protocol):
     """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
 
@@ -328,6 +357,7 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
+    share_groups: ShareGroupService | None = None  # None: share groups are not served
 
     @property
     def config(self) -> BrokerConfig:
