@@ -242,6 +242,16 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("topic", DESCRIBE, TOPIC, NONE, FILTER, "the transaction's partitions"),
         ),
         _api(ApiKey.LIST_TRANSACTIONS, Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, NONE, FILTER)),
+        _api(
+            ApiKey.SHARE_FETCH,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.SHARE_ACKNOWLEDGE,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
     )
 }
 

@@ -106,6 +106,8 @@ API_MODULES = (
     "describe_producers",  # 61
     "describe_transactions",  # 65
     "list_transactions",  # 66
+    "share_fetch",  # 78
+    "share_acknowledge",  # 79
 )
 
 

@@ -16,6 +16,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -24,7 +25,7 @@ each use since AlterConfigs may change it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -45,6 +46,12 @@ if TYPE_CHECKING:
         LeaveResult,
         MemberIdentity,
         SyncResult,
+    )
+    from ...coordinator.share.partitions import (
+        AcknowledgementBatch,
+        ShareFetchResult,
+        ShareSessionCache,
+        ShareTopicPartition,
     )
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
@@ -182,6 +189,32 @@ class GroupService(Protocol):
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]: ...
+
+
+class SharePartitionService(Protocol):
+    """The share partitions this broker leads, and share sessions, as ShareFetch and
+    ShareAcknowledge use them."""
+
+    @property
+    def sessions(self) -> ShareSessionCache: ...
+
+    def record_lock_duration_ms(self, group_id: str) -> int: ...
+
+    async def fetch(
+        self,
+        group_id: str,
+        member_id: str,
+        partitions: Sequence[ShareTopicPartition],
+        *,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        max_records: int,
+    ) -> dict[ShareTopicPartition, ShareFetchResult]: ...
+
+    async def acknowledge(
+        self, group_id: str, member_id: str, acknowledgements: Mapping[ShareTopicPartition, list[AcknowledgementBatch]]
+    ) -> dict[ShareTopicPartition, ErrorCode]: ...
 
 
 class TopicAdmin(Protocol):
@@ -328,6 +361,7 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
+    share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
 
     @property
     def config(self) -> BrokerConfig:
