@@ -165,11 +165,14 @@ class SharePartitionManager:
             timer=self.timer,
             settings=lambda: self.settings(group_id),
             spawn=self.runtime.spawn,
-            on_records_available=lambda: self.purgatory.check_and_complete(share_fetch_key(tp)),
+            on_records_available=lambda: self._records_available(tp),
         )
         self.partitions[(group_id, tp)] = share_partition
         self._groups_of.setdefault(tp, set()).add(group_id)
         return share_partition
+
+    def _records_available(self, tp: TopicPartition) -> None:
+        self.purgatory.check_and_complete(share_fetch_key(tp))
 
     def _drop(self, group_id: str, tp: TopicPartition) -> None:
         share_partition = self.partitions.pop((group_id, tp), None)
