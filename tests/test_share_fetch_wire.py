@@ -13,11 +13,12 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records import batch as record_batch
+from pykbroker.records.records import build_batch
 from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.waiting import wait_until
 from pykbroker.testkit.wire import WireClient, metadata
 
-from .client_helpers import producer
+from .client_helpers import produce_batch
 
 ShareFetch = messages.request(ApiKey.SHARE_FETCH).cls
 ShareAcknowledge = messages.request(ApiKey.SHARE_ACKNOWLEDGE).cls
@@ -106,12 +107,11 @@ def members(broker, topic):
 
 
 def produce_batches(broker, topic: str, count: int, per_batch: int = 2) -> None:
-    """`count` batches of `per_batch` records each (one flush per batch)."""
-    client = producer(broker.bootstrap, linger_ms=0)
-    for b in range(count):
-        for r in range(per_batch):
-            client.produce(topic, value=f"{b}-{r}".encode(), partition=0)
-        client.flush(10)
+    """`count` batches of `per_batch` records each."""
+    with WireClient(broker.bootstrap) as client:
+        for b in range(count):
+            batch = build_batch([(None, f"{b}-{r}".encode()) for r in range(per_batch)])
+            assert produce_batch(client, topic, batch).error_code == 0
 
 
 def partition_of(response):

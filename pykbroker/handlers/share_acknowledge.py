@@ -3,7 +3,8 @@
 A share consumer accepts, releases or rejects records acquired for it, outside a ShareFetch.
 The member's share session must exist (SHARE_SESSION_NOT_FOUND) and the epoch be its current
 one (INVALID_SHARE_SESSION_EPOCH; epoch 0 is refused, a ShareAcknowledge never opens a
-session); epoch -1 closes the session after the acknowledgements. Each partition's
+session); epoch -1 closes the session after the acknowledgements and releases what the member
+still holds. Each partition's
 acknowledgements are written to the share-group state before the answer; errors are per
 partition: INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE for records the member
 does not hold, NOT_LEADER_OR_FOLLOWER (with the leader the metadata names) where this broker
@@ -78,7 +79,7 @@ async def handle(request: ShareAcknowledgeRequest, ctx: RequestContext) -> Share
     done = await share.acknowledge(group_id, key.member_id, valid) if valid else {}
     errors.update(((k.topic_id, k.partition), e) for k, e in done.items())
     if epoch == FINAL_EPOCH:
-        share.sessions.remove(key)
+        await share.release_session(group_id, key.member_id)
     hints = share_requests.leader_hints(ctx, [(by_id[n], e) for n, e in errors.items() if n in by_id])
     return ShareAcknowledgeResponse(
         error_code=ErrorCode.NONE,

@@ -3,7 +3,8 @@
 A share consumer fetches records acquired for it from share partitions this broker leads, and
 may acknowledge records it was given in the same request. Its share session (group id, member
 id) remembers the partitions it fetches: epoch 0 opens it (acknowledgements are then refused,
-INVALID_REQUEST), -1 closes it after its acknowledgements (nothing is fetched), any other epoch
+INVALID_REQUEST), -1 closes it after its acknowledgements (nothing is fetched; what the member
+still holds is released, as when its connection closes), any other epoch
 must be the session's (INVALID_SHARE_SESSION_EPOCH; SHARE_SESSION_NOT_FOUND without one) and
 adds the partitions named, after dropping the forgotten ones. `group.share.max.share.sessions`
 sessions at most (SHARE_SESSION_LIMIT_REACHED).
@@ -93,7 +94,7 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
             max_records=request.max_records,
         )
     else:
-        share.sessions.remove(key)
+        await share.release_session(group_id, key.member_id)
     listed = _listed(named, results, errors, acknowledge_errors)
     moved = [(k, r.error_code) for k, r in results.items()]
     moved += [(by_id[n], e) for n, e in acknowledge_errors.items() if n in by_id]
@@ -121,7 +122,7 @@ def _update_session(
     if epoch == INITIAL_EPOCH:
         if acknowledges:
             raise SessionError(ErrorCode.INVALID_REQUEST)
-        session = sessions.open(key)
+        session = sessions.open(key, ctx.connection_id)
     elif epoch == FINAL_EPOCH:
         sessions.get(key, epoch)
         return []

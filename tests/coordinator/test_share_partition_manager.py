@@ -141,3 +141,28 @@ def test_session_epochs_increment_and_must_match():
     with pytest.raises(SessionError) as wrong:
         cache.continue_session(key, 1)
     assert wrong.value.code == ErrorCode.INVALID_SHARE_SESSION_EPOCH
+
+
+def test_a_closed_connection_ends_the_sessions_it_opened_and_releases_their_records(broker):
+    broker.manager.sessions.open(ShareSessionKey("g", "m1"), "conn-1")
+    broker.manager.sessions.open(ShareSessionKey("g", "m2"), "conn-2")
+    assert fetch(broker.manager, "m1").acquired == [AcquiredRange(0, 5, 1)]
+
+    async def close_and_serve_background_work():
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(broker.manager.run)
+            broker.manager.connection_closed("conn-1")
+            await anyio.wait_all_tasks_blocked()
+            tasks.cancel_scope.cancel()
+
+    anyio.run(close_and_serve_background_work)
+    assert list(broker.manager.sessions.sessions) == [ShareSessionKey("g", "m2")]
+    assert fetch(broker.manager, "m2").acquired == [AcquiredRange(0, 5, 2)]
+
+
+def test_closing_a_session_releases_what_the_member_still_holds(broker):
+    broker.manager.sessions.open(ShareSessionKey("g", "m1"))
+    assert fetch(broker.manager, "m1").acquired == [AcquiredRange(0, 5, 1)]
+    assert anyio.run(broker.manager.release_session, "g", "m1") == ErrorCode.NONE
+    assert anyio.run(broker.manager.release_session, "g", "m1") == ErrorCode.SHARE_SESSION_NOT_FOUND
+    assert fetch(broker.manager, "m2").acquired == [AcquiredRange(0, 5, 2)]

@@ -216,6 +216,10 @@ class SharePartitionService(Protocol):
         self, group_id: str, member_id: str, acknowledgements: Mapping[ShareTopicPartition, list[AcknowledgementBatch]]
     ) -> dict[ShareTopicPartition, ErrorCode]: ...
 
+    async def release_session(self, group_id: str, member_id: str) -> ErrorCode: ...
+
+    def connection_closed(self, connection_id: str) -> None: ...
+
 
 class TopicAdmin(Protocol):
     """Creating topics: by CreateTopics, and automatically on Metadata requests."""

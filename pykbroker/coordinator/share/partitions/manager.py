@@ -31,7 +31,7 @@ from ....replication.fetch_types import PartitionFetchRequest, PartitionFetchRes
 from ...runtime import LoopRuntime
 from ..persister import SharePersister
 from .fetch_utils import aborted_batches, acquired_bytes, fetched_batches, parse_duration_ms
-from .sessions import ShareSessionCache
+from .sessions import ShareSessionCache, ShareSessionKey
 from .share_partition import SharePartition
 from .states import READ_COMMITTED, AcknowledgementBatch, AcquiredRange, ShareSettings
 
@@ -356,11 +356,28 @@ class SharePartitionManager:
                 tasks.start_soon(acknowledge_one, key, batches)
         return results
 
-    # -- members leaving ------------------------------------------------------------------
+    # -- sessions ending, members leaving -------------------------------------------------
+    async def release_session(self, group_id: str, member_id: str) -> ErrorCode:
+        """A share session closed (epoch -1): it goes, and the records the member still holds
+        are released. SHARE_SESSION_NOT_FOUND without one."""
+        if self.sessions.remove(ShareSessionKey(group_id, member_id)) is None:
+            return ErrorCode.SHARE_SESSION_NOT_FOUND
+        await self._release_records(group_id, member_id)
+        return ErrorCode.NONE
+
+    def connection_closed(self, connection_id: str) -> None:
+        """A client connection closed: the share sessions it opened end as if closed by the
+        client, releasing their members' records (Kafka's connection disconnect listener)."""
+        for key in self.sessions.remove_opened_on(connection_id):
+            self.runtime.spawn(self._release_records, key.group_id, key.member_id)
+
     async def release_member(self, group_id: str, member_id: str) -> None:
         """A member left its share group: its share session goes and its acquired records are
         released (delivered again to the others)."""
         self.sessions.remove_member(group_id, member_id)
+        await self._release_records(group_id, member_id)
+
+    async def _release_records(self, group_id: str, member_id: str) -> None:
         for (group, _), share_partition in list(self.partitions.items()):
             if group == group_id and share_partition.loaded:
                 await share_partition.release_member(member_id)

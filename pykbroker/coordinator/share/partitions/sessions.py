@@ -36,6 +36,7 @@ class ShareSessionKey(NamedTuple):
 @dataclass
 class ShareSession:
     key: ShareSessionKey
+    connection_id: str = ""  # the client connection that opened it: its close ends the session
     epoch: int = 1  # the epoch the next request must carry
     partitions: dict[SharePartitionKey, None] = field(default_factory=dict)  # in the order added
 
@@ -63,12 +64,13 @@ class ShareSessionCache:
     def __len__(self) -> int:
         return len(self.sessions)
 
-    def open(self, key: ShareSessionKey) -> ShareSession:
-        """Epoch 0: a new session for the member (its previous one goes)."""
+    def open(self, key: ShareSessionKey, connection_id: str = "") -> ShareSession:
+        """Epoch 0: a new session for the member (its previous one goes), opened on the client
+        connection `connection_id`."""
         self.sessions.pop(key, None)
         if len(self.sessions) >= self.max_sessions:
             raise SessionError(ErrorCode.SHARE_SESSION_LIMIT_REACHED)
-        session = self.sessions[key] = ShareSession(key)
+        session = self.sessions[key] = ShareSession(key, connection_id)
         return session
 
     def continue_session(self, key: ShareSessionKey, epoch: int) -> ShareSession:
@@ -91,3 +93,10 @@ class ShareSessionCache:
 
     def remove_member(self, group_id: str, member_id: str) -> None:
         self.sessions.pop(ShareSessionKey(group_id, member_id), None)
+
+    def remove_opened_on(self, connection_id: str) -> list[ShareSessionKey]:
+        """The client connection closed: the sessions it opened go; their keys."""
+        keys = [key for key, session in self.sessions.items() if session.connection_id == connection_id]
+        for key in keys:
+            del self.sessions[key]
+        return keys
