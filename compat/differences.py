@@ -139,10 +139,16 @@ AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answe
                         "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
                         "learns the topic (clients retry either way)")
 
+KAFKA_4_SHARE_APIS = ("Kafka 3.9.0 serves no ShareFetch or ShareAcknowledge v1 (KIP-932 share groups are Kafka "
+                      "4.1's) and closes the connection; pykbroker authorizes them as Kafka 4.1 does: READ on "
+                      "the group for the request, READ on each topic for its partitions")
+
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
       for request, field in (("create acls", "results"), ("describe acls", "error_message"),
                              ("delete acls", "filter_results"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+    Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
+    Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
 ]

@@ -274,7 +274,7 @@ def test_an_unknown_partition_is_unknown_topic_or_partition(broker, topic):
 
 
 @pytest.mark.parametrize("group, member, error", [
-    ("", "m", ErrorCode.INVALID_GROUP_ID), ("g", "", ErrorCode.INVALID_REQUEST)])
+    ("", "m", ErrorCode.INVALID_GROUP_ID), ("g", "", ErrorCode.INVALID_REQUEST), ("g", "m" * 37, ErrorCode.INVALID_REQUEST)])
 def test_a_missing_group_or_member_id_is_refused(broker, group, member, error):
     with WireClient(broker.bootstrap) as client:
         response = client.request(ApiKey.SHARE_FETCH, 1, ShareFetch(

@@ -10,7 +10,8 @@ partition: INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE for recor
 does not hold, NOT_LEADER_OR_FOLLOWER (with the leader the metadata names) where this broker
 does not lead.
 
-Authorization as Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request),
+A member id is required, of at most 36 characters (INVALID_REQUEST); the group id too
+(INVALID_GROUP_ID). Authorization as Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request),
 READ on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
 
 Version 2 (IsRenewAck, acknowledge type Renew) is not served.
@@ -40,6 +41,7 @@ API_KEY = ApiKey.SHARE_ACKNOWLEDGE
 MIN_VERSION = 1
 MAX_VERSION = 1
 
+MAX_MEMBER_ID_LENGTH = 36
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
@@ -51,7 +53,7 @@ async def handle(request: ShareAcknowledgeRequest, ctx: RequestContext) -> Share
     group_id = request.group_id
     if not group_id or not READ_GROUP.allows(ctx, group_id):
         return _error(READ_GROUP.denied if group_id else ErrorCode.INVALID_GROUP_ID)
-    if not request.member_id:
+    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
         return _error(ErrorCode.INVALID_REQUEST)
     key = ShareSessionKey(group_id, request.member_id)
     epoch = request.share_session_epoch

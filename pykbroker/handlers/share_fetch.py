@@ -17,7 +17,8 @@ member). MaxWaitMs/MinBytes: the fetch waits in the ShareFetch purgatory until M
 acquired, never longer than MaxWaitMs. Partitions led elsewhere are NOT_LEADER_OR_FOLLOWER
 with the leader the metadata names (CurrentLeader, NodeEndpoints).
 
-Authorization as Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request),
+A member id is required, of at most 36 characters (INVALID_REQUEST); the group id too
+(INVALID_GROUP_ID). Authorization as Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request),
 READ on each topic (TOPIC_AUTHORIZATION_FAILED for its partitions).
 
 Version 2 (ShareAcquireMode, acknowledge type Renew) is not served.
@@ -49,6 +50,7 @@ API_KEY = ApiKey.SHARE_FETCH
 MIN_VERSION = 1
 MAX_VERSION = 1
 
+MAX_MEMBER_ID_LENGTH = 36
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
@@ -62,7 +64,7 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
     group_id = request.group_id
     if not group_id or not READ_GROUP.allows(ctx, group_id):
         return _error(READ_GROUP.denied if group_id else ErrorCode.INVALID_GROUP_ID)
-    if not request.member_id:
+    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
         return _error(ErrorCode.INVALID_REQUEST)
     named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     raw_acknowledgements = {

@@ -6106,6 +6106,7 @@ class ShareFetchRequest:
     max_records: int  # versions 1+
     batch_size: int  # versions 1+
     share_acquire_mode: int  # versions 2+
+    is_renew_ack: bool  # versions 2+
     @property
     def topics(self) -> list[ShareFetchRequest.FetchTopic]: ...  # versions 0+
     @topics.setter
@@ -6126,6 +6127,7 @@ class ShareFetchRequest:
         max_records: int = ...,
         batch_size: int = ...,
         share_acquire_mode: int = ...,
+        is_renew_ack: bool = ...,
         topics: list[ShareFetchRequest.FetchTopic] | EncodedStructs = ...,
         forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | EncodedStructs = ...,
     ) -> None: ...
