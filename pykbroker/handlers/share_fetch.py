@@ -44,6 +44,7 @@ from ..protocol.message_types import ShareFetchRequest, ShareFetchResponse
 from .support import share_requests
 from .support.authorization import check
 from .support.context import RequestContext
+from .support.services import SharePartitionService
 from .support.share_requests import LeaderHints, PartitionErrors
 
 API_KEY = ApiKey.SHARE_FETCH
@@ -76,13 +77,13 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
     epoch = request.share_session_epoch
     key = ShareSessionKey(group_id, request.member_id)
     try:
-        to_fetch = _update_session(ctx, key, epoch, named, request, bool(raw_acknowledgements))
+        to_fetch = _update_session(share, ctx, key, named, request, bool(raw_acknowledgements))
     except SessionError as exc:
         return _error(exc.code)
     lock_ms = share.record_lock_duration_ms(group_id)
-    served, errors = share_requests.resolve(ctx, READ_TOPIC, set(named) | set(to_fetch))
+    served, errors = share_requests.resolve(ctx, READ_TOPIC, [*named, *to_fetch])
     by_id = {(k.topic_id, k.partition): k for k in served}
-    acknowledge_errors = await _acknowledge(ctx, group_id, key.member_id, raw_acknowledgements, by_id, errors)
+    acknowledge_errors = await _acknowledge(share, key, raw_acknowledgements, by_id, errors)
     results: dict[ShareTopicPartition, ShareFetchResult] = {}
     if epoch != FINAL_EPOCH:
         fetchable = [by_id[n] for n in to_fetch if n in by_id]
@@ -97,7 +98,7 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
         )
     else:
         await share.release_session(group_id, key.member_id)
-    listed = _listed(named, results, errors, acknowledge_errors)
+    listed = _listed(named, results)
     moved = [(k, r.error_code) for k, r in results.items()]
     moved += [(by_id[n], e) for n, e in acknowledge_errors.items() if n in by_id]
     hints = share_requests.leader_hints(ctx, moved)
@@ -117,10 +118,16 @@ def _error(code: ErrorCode) -> ShareFetchResponse:
 
 
 def _update_session(
-    ctx: RequestContext, key: ShareSessionKey, epoch: int, named: Named, request: ShareFetchRequest, acknowledges: bool
+    share: SharePartitionService,
+    ctx: RequestContext,
+    key: ShareSessionKey,
+    named: Named,
+    request: ShareFetchRequest,
+    acknowledges: bool,
 ) -> Named:
     """Open, continue or close the member's share session; the partitions to fetch."""
-    sessions = ctx.services.share_partitions.sessions  # type: ignore[union-attr]
+    sessions = share.sessions
+    epoch = request.share_session_epoch
     if epoch == INITIAL_EPOCH:
         if acknowledges:
             raise SessionError(ErrorCode.INVALID_REQUEST)
@@ -136,9 +143,8 @@ def _update_session(
 
 
 async def _acknowledge(
-    ctx: RequestContext,
-    group_id: str,
-    member_id: str,
+    share: SharePartitionService,
+    key: ShareSessionKey,
     raw: dict[tuple[uuid.UUID, int], list[ShareFetchRequest.AcknowledgementBatch]],
     by_id: dict[tuple[uuid.UUID, int], ShareTopicPartition],
     errors: PartitionErrors,
@@ -156,19 +162,12 @@ async def _acknowledge(
         else:
             valid[by_id[named]] = batches
     if valid:
-        share = ctx.services.share_partitions
-        assert share is not None
-        done = await share.acknowledge(group_id, member_id, valid)
+        done = await share.acknowledge(key.group_id, key.member_id, valid)
         results.update(((k.topic_id, k.partition), e) for k, e in done.items())
     return results
 
 
-def _listed(
-    named: Named,
-    results: dict[ShareTopicPartition, ShareFetchResult],
-    errors: PartitionErrors,
-    acknowledge_errors: PartitionErrors,
-) -> Named:
+def _listed(named: Named, results: dict[ShareTopicPartition, ShareFetchResult]) -> Named:
     """The partitions the response lists: those the request named, and the session's others
     that have records or an error."""
     listed = dict.fromkeys(named)
