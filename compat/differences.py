@@ -56,6 +56,9 @@ ACCEPTED: list[Accepted] = [
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
+               "only their early-access v0, and only with unstable API versions enabled") for api in (
+        "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
