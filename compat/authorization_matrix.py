@@ -166,6 +166,7 @@ class Setup:
 
     node_id: int
     doomed_topic_id: uuid.UUID
+    topic_id: uuid.UUID = uuid.UUID(int=0)  # mx-topic's, for the requests that name topics by id
 
 
 def cells(setup: Setup) -> list[Cell]:
@@ -312,6 +313,15 @@ def cells(setup: Setup) -> list[Cell]:
              lambda: {"transactional_ids": [TXN]}),
         Cell("list transactions", ApiKey.LIST_TRANSACTIONS, 1, ("transactional_id",), lambda: {
             "state_filters": [], "producer_id_filters": [], "duration_filter": -1}),
+        Cell("share fetch", ApiKey.SHARE_FETCH, 1, ("group", "topic"), lambda: {
+            "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 0, "max_wait_ms": 0,
+            "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "forgotten_topics_data": [],
+            "topics": [{"topic_id": setup.topic_id, "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": []}]}]}),
+        Cell("share acknowledge", ApiKey.SHARE_ACKNOWLEDGE, 1, ("group", "topic"), lambda: {
+            "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 1,
+            "topics": [{"topic_id": setup.topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]}),
     ]
 
 
@@ -483,7 +493,7 @@ def prepare(bootstrap: str) -> Setup:
     with _admin(bootstrap) as admin:
         metadata = admin.request(ApiKey.METADATA, 12, _request(ApiKey.METADATA, _metadata([TOPIC, DOOMED])))
     ids = {t.name: t.topic_id for t in metadata.topics}
-    return Setup(node_id=metadata.brokers[0].node_id, doomed_topic_id=ids[DOOMED])
+    return Setup(node_id=metadata.brokers[0].node_id, doomed_topic_id=ids[DOOMED], topic_id=ids[TOPIC])
 
 
 def _coordinator_ready(bootstrap: str, key_type: int, key: str) -> bool:

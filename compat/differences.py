@@ -56,6 +56,9 @@ ACCEPTED: list[Accepted] = [
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
+               "only their early-access v0, and only with unstable API versions enabled") for api in (
+        "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
@@ -139,10 +142,16 @@ AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answe
                         "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
                         "learns the topic (clients retry either way)")
 
+KAFKA_4_SHARE_APIS = ("Kafka 3.9.0 serves no ShareFetch or ShareAcknowledge v1 (KIP-932 share groups are Kafka "
+                      "4.1's) and closes the connection; pykbroker authorizes them as Kafka 4.1 does: READ on "
+                      "the group for the request, READ on each topic for its partitions")
+
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
       for request, field in (("create acls", "results"), ("describe acls", "error_message"),
                              ("delete acls", "filter_results"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+    Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
+    Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
 ]

@@ -42,6 +42,7 @@ from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
+from .coordinator.share.partitions import InMemorySharePersister, SharePartitionManager
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.support.config_admin import decoded_broker_configs
 from .handlers.support.registry import build_registry, default_modules
@@ -132,6 +133,7 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
@@ -359,6 +361,7 @@ class Broker:
             self.timer,
         )
         group_coordinator.startup()
+        self._open_share_partitions(replica_manager)
         topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
@@ -367,6 +370,14 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _open_share_partitions(self, replica_manager: ReplicaManager) -> None:
+        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
+        kept by the share persister; the in-memory one until the share coordinator's is wired.
+        A share group's departing members reach `SharePartitionManager.on_member_leave`."""
+        self.share_partitions = SharePartitionManager(
+            replica_manager, InMemorySharePersister(), self.timer, lambda: self.config
+        )
 
     def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
         """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
@@ -555,6 +566,7 @@ class Broker:
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.share_partitions).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
                 await self._serve_metrics(tasks)
@@ -654,6 +666,8 @@ class Broker:
             self.txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
+        if self.share_partitions is not None:
+            self.share_partitions.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
@@ -710,6 +724,7 @@ class Broker:
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
             share_groups=self.group_coordinator,
+            share_partitions=self.share_partitions,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

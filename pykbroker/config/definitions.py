@@ -431,9 +431,13 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.share.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
         _broker("group.share.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
         _broker("group.share.max.size", INT, 200, between(1, 1000)),
-        _broker("group.share.record.lock.duration.ms", INT, 30000, at_least(1000)),
+        _broker("group.share.record.lock.duration.ms", INT, 30000, between(1000, 3600000)),
         _broker("group.share.min.record.lock.duration.ms", INT, 15000, at_least(1000)),
         _broker("group.share.max.record.lock.duration.ms", INT, 60000, at_least(1000)),
+        # Share partitions (KIP-932)
+        _broker("group.share.delivery.count.limit", INT, 5, between(2, 10)),
+        _broker("group.share.partition.max.record.locks", INT, 2000, between(100, 10000)),
+        _broker("group.share.max.share.sessions", INT, 2000, at_least(1)),
         # Offsets
         _broker("offset.metadata.max.bytes", INT, 4096),
         _broker("offsets.load.buffer.size", INT, 5242880, at_least(1)),

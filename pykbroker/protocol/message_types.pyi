@@ -6156,7 +6156,7 @@ class SaslHandshakeResponse:
         mechanisms: list[str] = ...,
     ) -> None: ...
 
-# ShareAcknowledgeRequest: API key 79 request, versions 0, flexible 0+
+# ShareAcknowledgeRequest: API key 79 request, versions 1-2, flexible 0+
 class ShareAcknowledgeRequest:
     class AcknowledgementBatch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6203,6 +6203,7 @@ class ShareAcknowledgeRequest:
     group_id: str | None  # versions 0+, nullable 0+
     member_id: str | None  # versions 0+, nullable 0+
     share_session_epoch: int  # versions 0+
+    is_renew_ack: bool  # versions 2+
     @property
     def topics(self) -> list[ShareAcknowledgeRequest.AcknowledgeTopic]: ...  # versions 0+
     @topics.setter
@@ -6213,10 +6214,11 @@ class ShareAcknowledgeRequest:
         group_id: str | None = ...,
         member_id: str | None = ...,
         share_session_epoch: int = ...,
+        is_renew_ack: bool = ...,
         topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareAcknowledgeResponse: API key 79 response, versions 0, flexible 0+
+# ShareAcknowledgeResponse: API key 79 response, versions 1-2, flexible 0+
 class ShareAcknowledgeResponse:
     class LeaderIdAndEpoch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6277,6 +6279,7 @@ class ShareAcknowledgeResponse:
     throttle_time_ms: int  # versions 0+
     error_code: int  # versions 0+
     error_message: str | None  # versions 0+, nullable 0+
+    acquisition_lock_timeout_ms: int  # versions 2+
     @property
     def responses(self) -> list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse]: ...  # versions 0+
     @responses.setter
@@ -6291,11 +6294,12 @@ class ShareAcknowledgeResponse:
         throttle_time_ms: int = ...,
         error_code: int = ...,
         error_message: str | None = ...,
+        acquisition_lock_timeout_ms: int = ...,
         responses: list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse] | EncodedStructs = ...,
         node_endpoints: list[ShareAcknowledgeResponse.NodeEndpoint] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareFetchRequest: API key 78 request, versions 0, flexible 0+
+# ShareFetchRequest: API key 78 request, versions 1-2, flexible 0+
 class ShareFetchRequest:
     class AcknowledgementBatch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6313,7 +6317,7 @@ class ShareFetchRequest:
     class FetchPartition:
         FIELDS: ClassVar[tuple[str, ...]]
         partition_index: int  # versions 0+
-        partition_max_bytes: int  # versions 0+
+        partition_max_bytes: int  # versions 0
         @property
         def acknowledgement_batches(self) -> list[ShareFetchRequest.AcknowledgementBatch]: ...  # versions 0+
         @acknowledgement_batches.setter
@@ -6358,6 +6362,10 @@ class ShareFetchRequest:
     max_wait_ms: int  # versions 0+
     min_bytes: int  # versions 0+
     max_bytes: int  # versions 0+
+    max_records: int  # versions 1+
+    batch_size: int  # versions 1+
+    share_acquire_mode: int  # versions 2+
+    is_renew_ack: bool  # versions 2+
     @property
     def topics(self) -> list[ShareFetchRequest.FetchTopic]: ...  # versions 0+
     @topics.setter
@@ -6375,11 +6383,15 @@ class ShareFetchRequest:
         max_wait_ms: int = ...,
         min_bytes: int = ...,
         max_bytes: int = ...,
+        max_records: int = ...,
+        batch_size: int = ...,
+        share_acquire_mode: int = ...,
+        is_renew_ack: bool = ...,
         topics: list[ShareFetchRequest.FetchTopic] | EncodedStructs = ...,
         forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareFetchResponse: API key 78 response, versions 0, flexible 0+
+# ShareFetchResponse: API key 78 response, versions 1-2, flexible 0+
 class ShareFetchResponse:
     class LeaderIdAndEpoch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6467,6 +6479,7 @@ class ShareFetchResponse:
     throttle_time_ms: int  # versions 0+
     error_code: int  # versions 0+
     error_message: str | None  # versions 0+, nullable 0+
+    acquisition_lock_timeout_ms: int  # versions 1+
     @property
     def responses(self) -> list[ShareFetchResponse.ShareFetchableTopicResponse]: ...  # versions 0+
     @responses.setter
@@ -6481,6 +6494,7 @@ class ShareFetchResponse:
         throttle_time_ms: int = ...,
         error_code: int = ...,
         error_message: str | None = ...,
+        acquisition_lock_timeout_ms: int = ...,
         responses: list[ShareFetchResponse.ShareFetchableTopicResponse] | EncodedStructs = ...,
         node_endpoints: list[ShareFetchResponse.NodeEndpoint] | EncodedStructs = ...,
     ) -> None: ...

@@ -255,6 +255,16 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES, "the topics of the group's members; else the group"),
         ),
         _api(
+            ApiKey.SHARE_FETCH,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.SHARE_ACKNOWLEDGE,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
             ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
             Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES),
             Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES),

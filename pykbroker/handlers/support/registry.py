@@ -108,6 +108,8 @@ API_MODULES = (
     "list_transactions",  # 66
     "share_group_heartbeat",  # 76
     "share_group_describe",  # 77
+    "share_fetch",  # 78
+    "share_acknowledge",  # 79
     "describe_share_group_offsets",  # 90
     "alter_share_group_offsets",  # 91
     "delete_share_group_offsets",  # 92

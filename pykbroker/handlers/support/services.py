@@ -17,6 +17,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -25,7 +26,7 @@ each use since AlterConfigs may change it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -48,6 +49,12 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from ...coordinator.group.share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
+    from ...coordinator.share.partitions import (
+        AcknowledgementBatch,
+        ShareFetchResult,
+        ShareSessionCache,
+        ShareTopicPartition,
+    )
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
     from ...log.producer_state import ProducerStateEntry
@@ -184,6 +191,36 @@ class GroupService(Protocol):
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]: ...
+
+
+class SharePartitionService(Protocol):
+    """The share partitions this broker leads, and share sessions, as ShareFetch and
+    ShareAcknowledge use them."""
+
+    @property
+    def sessions(self) -> ShareSessionCache: ...
+
+    def record_lock_duration_ms(self, group_id: str) -> int: ...
+
+    async def fetch(
+        self,
+        group_id: str,
+        member_id: str,
+        partitions: Sequence[ShareTopicPartition],
+        *,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        max_records: int,
+    ) -> dict[ShareTopicPartition, ShareFetchResult]: ...
+
+    async def acknowledge(
+        self, group_id: str, member_id: str, acknowledgements: Mapping[ShareTopicPartition, list[AcknowledgementBatch]]
+    ) -> dict[ShareTopicPartition, ErrorCode]: ...
+
+    async def release_session(self, group_id: str, member_id: str) -> ErrorCode: ...
+
+    def connection_closed(self, connection_id: str) -> None: ...
 
 
 class TopicAdmin(Protocol):
@@ -358,6 +395,7 @@ class BrokerServices:
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
     share_groups: ShareGroupService | None = None  # None: share groups are not served
+    share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
 
     @property
     def config(self) -> BrokerConfig:
