@@ -30,6 +30,8 @@ log = logging.getLogger(__name__)
 
 NULL_TOPIC_ID = "The topic id cannot be null."
 NEGATIVE_PARTITION_ID = "The partition id cannot be a negative number."
+WRITE_UNINITIALIZED = "Write operation on uninitialized share partition not allowed."
+READ_UNINITIALIZED = "Read operation on uninitialized share partition not allowed."
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class ShareCoordinatorShard:
 
     def _forget(self, key: SharePartitionKey) -> None:
         for table in (self.states, self.leader_epochs, self.state_epochs, self.updates_since_snapshot):
-            table.pop(key, None)  # type: ignore[attr-defined]
+            table.pop(key, None)
 
     def _replay_snapshot(self, key: SharePartitionKey, value: ShareGroupOffset) -> None:
         self._raise_epoch(self.leader_epochs, key, value.leader_epoch)
@@ -133,7 +135,7 @@ class ShareCoordinatorShard:
     ) -> tuple[list[ShareStateRecord], ShareState]:
         from .persister import ShareState
 
-        error = self._key_error(key)
+        error = self._key_error(key) or self._uninitialized_error(key, WRITE_UNINITIALIZED)
         if error is None and leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
         if error is None and state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
@@ -146,23 +148,21 @@ class ShareCoordinatorShard:
         return [record], ShareState(ErrorCode.NONE)
 
     def read_state(self, key: SharePartitionKey, leader_epoch: int) -> tuple[list[ShareStateRecord], ShareState]:
-        """The state, and a record raising the leader epoch when a newer leader reads."""
+        """The state, and a record raising the leader epoch when a newer leader reads. A key
+        must be initialized before it is read or written (INVALID_REQUEST)."""
         from .persister import ShareState
 
-        error = self._key_error(key)
+        error = self._key_error(key) or self._uninitialized_error(key, READ_UNINITIALIZED)
         if error is None and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
         if error is None:
             error = self._metadata_error(key)
         if error is not None:
             return [], error
-        current = self.states.get(key)
-        if current is None:
-            state = ShareState(ErrorCode.NONE)
-        else:
-            state = ShareState(
-                ErrorCode.NONE, current.state_epoch, current.start_offset, current.leader_epoch, current.batches
-            )
+        current = self.states[key]
+        state = ShareState(
+            ErrorCode.NONE, current.state_epoch, current.start_offset, current.leader_epoch, current.batches
+        )
         if leader_epoch == -1 or self.leader_epochs.get(key) == leader_epoch:
             return [], state
         log.info("Read with leader epoch update call for key %s having new leader epoch %d.", key, leader_epoch)
@@ -220,6 +220,26 @@ class ShareCoordinatorShard:
             return [], ShareState(ErrorCode.NONE)
         return [ShareStateRecord(key, True, None)], ShareState(ErrorCode.NONE)
 
+    def cold_snapshot_records(self, interval_ms: int) -> list[ShareStateRecord]:
+        """Fresh snapshots of the keys whose last snapshot is `interval_ms` old or older, so
+        that time retention of the topic keeps every state in use."""
+        now = self.now_ms()
+        records = []
+        for key, current in self.states.items():
+            if now - current.write_timestamp < interval_ms:
+                continue
+            value = ShareGroupOffset(
+                current.snapshot_epoch + 1,
+                current.state_epoch,
+                current.leader_epoch,
+                current.start_offset,
+                current.batches,
+                current.create_timestamp,
+                now,
+            )
+            records.append(ShareStateRecord(key, True, value))
+        return records
+
     # -- helpers --------------------------------------------------------------------------------
 
     def _key_error(self, key: SharePartitionKey) -> ShareState | None:
@@ -230,6 +250,13 @@ class ShareCoordinatorShard:
         if key.partition < 0:
             return ShareState(ErrorCode.INVALID_REQUEST, error_message=NEGATIVE_PARTITION_ID)
         return None
+
+    def _uninitialized_error(self, key: SharePartitionKey, message: str) -> ShareState | None:
+        from .persister import ShareState
+
+        if key in self.states:
+            return None
+        return ShareState(ErrorCode.INVALID_REQUEST, state_epoch=0, start_offset=0, error_message=message)
 
     def _metadata_error(self, key: SharePartitionKey) -> ShareState | None:
         from .persister import ShareState
