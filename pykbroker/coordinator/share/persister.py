@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 from ...protocol.errors import ErrorCode
 from .combiner import PersisterStateBatch
 from .shard import ShareCoordinatorShard, SharePartitionKey
+from .state import DEFAULT_LEADER_EPOCH, DEFAULT_STATE_EPOCH, UNINITIALIZED_START_OFFSET, ShareState
 
 __all__ = [
     "InMemorySharePersister",
@@ -31,22 +31,6 @@ __all__ = [
     "DEFAULT_STATE_EPOCH",
     "DEFAULT_LEADER_EPOCH",
 ]
-
-UNINITIALIZED_START_OFFSET = -1  # Kafka's PartitionFactory constants
-DEFAULT_STATE_EPOCH = 0
-DEFAULT_LEADER_EPOCH = -1
-
-
-@dataclass(frozen=True)
-class ShareState:
-    """The answer to a read: an error, or the share-partition's state (batches empty in a summary)."""
-
-    error: ErrorCode
-    state_epoch: int = DEFAULT_STATE_EPOCH
-    start_offset: int = UNINITIALIZED_START_OFFSET
-    leader_epoch: int = DEFAULT_LEADER_EPOCH
-    batches: tuple[PersisterStateBatch, ...] = ()
-    error_message: str | None = None
 
 
 class SharePersister(Protocol):

@@ -13,18 +13,17 @@ tombstone.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import logging
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from ...cluster.model import uuid_to_base64
 from ...protocol.errors import ErrorCode
 from .combiner import PersisterStateBatch, combine_state_batches
-
-if TYPE_CHECKING:
-    from .persister import ShareState
+from .state import ShareState
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +47,35 @@ class SharePartitionKey:
 def share_coordinator_key(group_id: str, topic_id: uuid.UUID, partition: int) -> str:
     """Kafka's SharePartitionKey.asCoordinatorKey (topic id in Kafka's base64 form)."""
     return f"{group_id}:{uuid_to_base64(topic_id)}:{partition}"
+
+
+def parse_share_coordinator_key(key: str) -> SharePartitionKey | None:
+    """The key of a FindCoordinator SHARE key, None when it is malformed (Kafka's
+    SharePartitionKey.validate: three `:`-separated parts, a group id, a base64 topic id and a
+    non-negative partition number)."""
+    parts = key.split(":")
+    while parts and parts[-1] == "":  # Java's String.split drops trailing empty strings
+        parts.pop()
+    if len(parts) != 3:
+        return None
+    group_id, topic_text, partition_text = (part.strip() for part in parts)
+    if not group_id or not partition_text.isdigit() or not partition_text.isascii():
+        return None
+    topic_id = _topic_id(topic_text)
+    if topic_id is None or int(partition_text) > 0x7FFFFFFF:
+        return None
+    return SharePartitionKey(parts[0], topic_id, int(partition_text))
+
+
+def _topic_id(text: str) -> uuid.UUID | None:
+    """Kafka's Uuid.fromString: URL-safe base64 of 16 bytes."""
+    if not text or len(text) > 24:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+    except (ValueError, binascii.Error):
+        return None
+    return uuid.UUID(bytes=raw) if len(raw) == 16 else None
 
 
 @dataclass(frozen=True)
@@ -133,8 +161,6 @@ class ShareCoordinatorShard:
         start_offset: int,
         batches: Sequence[PersisterStateBatch],
     ) -> tuple[list[ShareStateRecord], ShareState]:
-        from .persister import ShareState
-
         error = self._key_error(key) or self._uninitialized_error(key, WRITE_UNINITIALIZED)
         if error is None and leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
@@ -150,8 +176,6 @@ class ShareCoordinatorShard:
     def read_state(self, key: SharePartitionKey, leader_epoch: int) -> tuple[list[ShareStateRecord], ShareState]:
         """The state, and a record raising the leader epoch when a newer leader reads. A key
         must be initialized before it is read or written (INVALID_REQUEST)."""
-        from .persister import ShareState
-
         error = self._key_error(key) or self._uninitialized_error(key, READ_UNINITIALIZED)
         if error is None and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
@@ -170,8 +194,6 @@ class ShareCoordinatorShard:
         return [record], state
 
     def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> ShareState:
-        from .persister import ShareState
-
         error = self._key_error(key)
         if error is None and leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
@@ -188,8 +210,6 @@ class ShareCoordinatorShard:
         self, key: SharePartitionKey, state_epoch: int, start_offset: int
     ) -> tuple[list[ShareStateRecord], ShareState]:
         """A fresh snapshot (no batches, leader epoch -1): initializing starts the state over."""
-        from .persister import ShareState
-
         error = self._key_error(key)
         if error is None and state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
             error = ShareState(ErrorCode.FENCED_STATE_EPOCH)
@@ -211,8 +231,6 @@ class ShareCoordinatorShard:
         return [ShareStateRecord(key, True, value)], ShareState(ErrorCode.NONE)
 
     def delete_state(self, key: SharePartitionKey) -> tuple[list[ShareStateRecord], ShareState]:
-        from .persister import ShareState
-
         error = self._key_error(key)
         if error is not None:
             return [], error
@@ -243,8 +261,6 @@ class ShareCoordinatorShard:
     # -- helpers --------------------------------------------------------------------------------
 
     def _key_error(self, key: SharePartitionKey) -> ShareState | None:
-        from .persister import ShareState
-
         if key.topic_id.int == 0:
             return ShareState(ErrorCode.INVALID_REQUEST, error_message=NULL_TOPIC_ID)
         if key.partition < 0:
@@ -252,15 +268,11 @@ class ShareCoordinatorShard:
         return None
 
     def _uninitialized_error(self, key: SharePartitionKey, message: str) -> ShareState | None:
-        from .persister import ShareState
-
         if key in self.states:
             return None
         return ShareState(ErrorCode.INVALID_REQUEST, state_epoch=0, start_offset=0, error_message=message)
 
     def _metadata_error(self, key: SharePartitionKey) -> ShareState | None:
-        from .persister import ShareState
-
         if not self.partition_exists(key.topic_id, key.partition):
             return ShareState(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
         return None

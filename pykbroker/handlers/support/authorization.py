@@ -154,6 +154,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             ApiKey.FIND_COORDINATOR,
             Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES, "key type 0"),
             Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, TXN_DENIED, RES, "key type 1"),
+            Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, RES, "key type 2 (SHARE, v6+)"),
         ),
         _api(ApiKey.JOIN_GROUP, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
         _api(ApiKey.HEARTBEAT, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
@@ -242,6 +243,11 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("topic", DESCRIBE, TOPIC, NONE, FILTER, "the transaction's partitions"),
         ),
         _api(ApiKey.LIST_TRANSACTIONS, Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, NONE, FILTER)),
+        _api(ApiKey.INITIALIZE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.WRITE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.DELETE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
     )
 }
 

@@ -106,6 +106,11 @@ API_MODULES = (
     "describe_producers",  # 61
     "describe_transactions",  # 65
     "list_transactions",  # 66
+    "initialize_share_group_state",  # 83
+    "read_share_group_state",  # 84
+    "write_share_group_state",  # 85
+    "delete_share_group_state",  # 86
+    "read_share_group_state_summary",  # 87
 )
 
 

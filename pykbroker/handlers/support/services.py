@@ -16,6 +16,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
+| `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -46,6 +48,9 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
+    from ...coordinator.share.combiner import PersisterStateBatch
+    from ...coordinator.share.persister import SharePersister, ShareState
+    from ...coordinator.share.shard import SharePartitionKey
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
     from ...log.producer_state import ProducerStateEntry
@@ -220,6 +225,32 @@ class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
 
 
+class ShareCoordinatorService(Protocol):
+    """The share coordinator as the share-group state APIs and FindCoordinator use it."""
+
+    @property
+    def is_active(self) -> bool: ...
+
+    def partition_for(self, key: SharePartitionKey) -> int: ...
+
+    async def initialize_state(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> ShareState: ...
+
+    async def read_state(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
+
+    async def write_state(
+        self,
+        key: SharePartitionKey,
+        state_epoch: int,
+        leader_epoch: int,
+        start_offset: int,
+        batches: list[PersisterStateBatch],
+    ) -> ShareState: ...
+
+    async def delete_state(self, key: SharePartitionKey) -> ShareState: ...
+
+    async def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
+
+
 class TransactionService(Protocol):
     """The transaction coordinator as the transaction APIs and FindCoordinator use it."""
 
@@ -328,6 +359,8 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
+    share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
+    share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
 
     @property
     def config(self) -> BrokerConfig:
