@@ -56,8 +56,11 @@ ACCEPTED: list[Accepted] = [
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
-    Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
-             "coordinator key type (KIP-932, early access in Kafka 3.9)"),
+    *(Accepted(f"{API} / api_keys / {api}", "KIP-932's share-group state RPCs between brokers, "
+               "served as Kafka 4 serves them (Kafka 3.9 has them only as unstable versions, "
+               "not advertised)") for api in (
+        "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
+        "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
              "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
     Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
