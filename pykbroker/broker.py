@@ -682,6 +682,9 @@ class Broker:
             listener.sock.close()
         if self.metrics_socket is not None:
             self.metrics_socket.close()
+        if self.share_persister is not None:
+            self.share_persister.shutdown()
+            self.share_persister = None
         if self.share_coordinator is not None:
             self.share_coordinator.shutdown()
             self.share_coordinator = None

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -203,7 +203,7 @@ class EmbeddedBroker:
             return function(*args)
         return anyio.from_thread.run_sync(function, *args, token=token)
 
-    def call_async(self, function: Callable[..., Awaitable[_Result]], *args: object) -> _Result:
+    def call_async(self, function: Callable[..., Coroutine[Any, Any, _Result]], *args: object) -> _Result:
         """Run the coroutine function `function(*args)` on the broker's event loop, from another
         thread, and return its result (e.g. a service's async method)."""
         token = self._loop_token

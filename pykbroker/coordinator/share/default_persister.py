@@ -218,9 +218,10 @@ class DefaultStatePersister:
         state = await self._call(key, lambda c: c.delete_state(key), remote)
         return state.error
 
-    async def close(self) -> None:
+    def shutdown(self) -> None:
+        """Close the connections to other brokers (in the background, on the coordinator's runtime)."""
         for connection in self.connections.pop_all():
-            await connection.aclose()
+            self.coordinator.runtime.spawn(connection.aclose)
 
     # -- finding the coordinator and calling it --------------------------------------------
     def _backoff(self) -> _Backoff:
