@@ -357,6 +357,8 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
+        # first: the group coordinator and the share-partitions reach it through the persister
+        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -372,7 +374,6 @@ class Broker:
         )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
-        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         metadata.register()
         self.controller = self._start_controller(metadata)
 

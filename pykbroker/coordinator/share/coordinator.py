@@ -7,9 +7,10 @@ the `__share_group_state` partitions this broker leads, and follows leadership c
     state = await coordinator.read_state(SharePartitionKey("g", topic_id, 0), leader_epoch=3)
 
 Each led partition has a `ShareCoordinatorShard`, rebuilt from the partition's records when this
-broker becomes its leader (meanwhile its keys answer COORDINATOR_LOAD_IN_PROGRESS) and dropped
-when it resigns. A key whose partition this broker does not lead answers NOT_COORDINATOR, and
-every key COORDINATOR_NOT_AVAILABLE once the coordinator is shut down.
+broker becomes its leader, or leads it at a new leader epoch (meanwhile its keys answer
+COORDINATOR_LOAD_IN_PROGRESS), and dropped when it resigns. A key whose partition this broker
+does not lead answers NOT_COORDINATOR, and every key COORDINATOR_NOT_AVAILABLE once the
+coordinator is shut down.
 
 An operation asks the shard for its records and its answer; the records are appended (acks=-1,
 `share.coordinator.write.timeout.ms`) and then replayed, one operation at a time per partition,
@@ -86,10 +87,12 @@ class ShareCoordinatorConfig:
 
 
 class _LoadedPartition:
-    """A led partition's shard and the lock that runs its operations one at a time."""
+    """A led partition's shard, the leader epoch it was loaded at, and the lock that runs its
+    operations one at a time."""
 
-    def __init__(self, shard: ShareCoordinatorShard) -> None:
+    def __init__(self, shard: ShareCoordinatorShard, leader_epoch: int) -> None:
         self.shard = shard
+        self.leader_epoch = leader_epoch
         self.lock = anyio.Lock()
 
 
@@ -115,7 +118,7 @@ class ShareCoordinator:
         self.metadata = metadata
         self.partition_exists = partition_exists or self._partition_in_metadata
         self.loaded: dict[int, _LoadedPartition] = {}
-        self.loading: dict[int, object] = {}  # partition -> the token of its load
+        self.loading: dict[int, tuple[object, int]] = {}  # partition -> (the token of its load, leader epoch)
         self.is_active = False
 
     @classmethod
@@ -170,10 +173,12 @@ class ShareCoordinator:
         return info is not None and partition in info.partitions
 
     # -- following leadership of __share_group_state ---------------------------------------
-    def on_election(self, partition: int) -> None:
-        log.info("Elected as the share coordinator for partition %d", partition)
+    def on_election(self, partition: int, leader_epoch: int = 0) -> None:
+        """Load the partition (again, at a new leader epoch: another leader may have written)."""
+        log.info("Elected as the share coordinator for partition %d at epoch %d", partition, leader_epoch)
+        self.loaded.pop(partition, None)
         token = object()
-        self.loading[partition] = token
+        self.loading[partition] = (token, leader_epoch)
         if self.loader.is_empty(SHARE_GROUP_STATE_TOPIC, partition):
             self._finish_load(partition, token, [])
         else:
@@ -184,8 +189,9 @@ class ShareCoordinator:
         self._finish_load(partition, token, [(key, value) for _offset, key, value in entries if key is not None])
 
     def _finish_load(self, partition: int, token: object, entries: list[tuple[bytes, bytes | None]]) -> None:
-        if self.loading.get(partition) is not token:
-            return  # resigned while loading
+        loading = self.loading.get(partition)
+        if loading is None or loading[0] is not token:
+            return  # resigned (or elected again) while loading
         del self.loading[partition]
         shard = self._new_shard()
         for key, value in entries:
@@ -196,7 +202,7 @@ class ShareCoordinator:
                 continue
             if record is not None:
                 shard.replay(record)
-        self.loaded[partition] = _LoadedPartition(shard)
+        self.loaded[partition] = _LoadedPartition(shard, loading[1])
         log.info(
             "Finished loading %s-%d: %d records, %d share-partitions",
             SHARE_GROUP_STATE_TOPIC,
@@ -215,20 +221,22 @@ class ShareCoordinator:
     def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if name != SHARE_GROUP_STATE_TOPIC:
             return
-        served = self.loaded.keys() | self.loading.keys()
+        served = {partition: loaded.leader_epoch for partition, loaded in self.loaded.items()}
+        served.update({partition: epoch for partition, (_token, epoch) in self.loading.items()})
         led = (
-            set()
+            {}
             if info is None
             else {
-                index
+                index: state.leader_epoch
                 for index, state in info.partitions.items()
                 if state.leader == self.broker_id and self.writer.is_leader(SHARE_GROUP_STATE_TOPIC, index)
             }
         )
-        for partition in sorted(served - led):
+        for partition in sorted(served.keys() - led.keys()):
             self.on_resignation(partition)
-        for partition in sorted(led - served):
-            self.on_election(partition)
+        for partition, epoch in sorted(led.items()):
+            if served.get(partition) != epoch:
+                self.on_election(partition, epoch)
 
     # -- the operations --------------------------------------------------------------------
     async def write_state(
