@@ -1,7 +1,8 @@
 """The share coordinator's RPCs on the wire (KIP-932, as Kafka 4 brokers send them to each
 other): FindCoordinator v6 with key type SHARE, InitializeShareGroupState, ReadShareGroupState,
 WriteShareGroupState, ReadShareGroupStateSummary and DeleteShareGroupState, their answers to bad
-input, and a restart of the broker that keeps the state in `__share_group_state`."""
+input, the pruning of records no state needs, and a restart of the broker that keeps the state
+in `__share_group_state`."""
 from __future__ import annotations
 
 import uuid
@@ -9,6 +10,8 @@ import uuid
 import pytest
 
 from pykbroker.cluster.model import uuid_to_base64
+from pykbroker.coordinator.share.shard import SharePartitionKey
+from pykbroker.coordinator.share.state_topic import partition_for
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
@@ -19,7 +22,13 @@ from pykbroker.testkit.wire import WireClient
 TOPIC = "share-state-topic"
 GROUP = "share-group"
 NONE = ErrorCode.NONE
-SETTINGS = {"share.coordinator.state.topic.num.partitions": "3", "offsets.topic.num.partitions": "1"}
+STATE_PARTITIONS = 10  # more than the keys the tests initialize: some partitions hold no state
+SETTINGS = {
+    "share.coordinator.state.topic.num.partitions": str(STATE_PARTITIONS),
+    "share.coordinator.snapshot.update.records.per.snapshot": "2",
+    "share.coordinator.state.topic.prune.interval.ms": "100",
+    "offsets.topic.num.partitions": "1",
+}
 
 FindCoordinator = messages.request(ApiKey.FIND_COORDINATOR).cls
 Initialize = messages.request(ApiKey.INITIALIZE_SHARE_GROUP_STATE).cls
@@ -102,7 +111,7 @@ def test_find_coordinator_v6_names_the_share_coordinator_and_creates_the_state_t
     coordinator = find_share_coordinator(client, key)
     assert (coordinator.error_code, coordinator.node_id, coordinator.port) == (NONE, 0, broker.port)
     info = broker.broker.metadata.topic("__share_group_state")
-    assert len(info.partitions) == 3
+    assert len(info.partitions) == STATE_PARTITIONS
     assert info.configs["cleanup.policy"] == "delete" and info.configs["compression.type"] == "producer"
 
 
@@ -165,6 +174,33 @@ def test_deleted_state_must_be_initialized_again(client, topic_id):
     assert initialize(client, topic_id, 2, start_offset=7).error_code == NONE
     assert delete(client, topic_id, 2).error_code == NONE
     assert read(client, topic_id, 2).error_code == ErrorCode.INVALID_REQUEST
+
+
+def group_alone_in_its_state_partition(broker, topic_id):
+    """A group whose key (partition 0 of the topic) has a `__share_group_state` partition of its own."""
+    coordinator = broker.broker.share_coordinator
+    for index in range(100):
+        group = f"pruned-group-{index}"
+        state_partition = partition_for(SharePartitionKey(group, topic_id, 0).coordinator_key(), STATE_PARTITIONS)
+        if not broker.call(lambda: coordinator.loaded[state_partition].shard.states):
+            return group, state_partition
+    raise AssertionError("every partition of __share_group_state holds a state")
+
+
+def test_records_before_the_last_snapshot_of_every_share_partition_are_pruned(broker, client, topic_id):
+    group, state_partition = group_alone_in_its_state_partition(broker, topic_id)
+
+    def log_start():
+        replica = broker.broker.replica_manager.partitions[("__share_group_state", state_partition)]
+        return broker.call(lambda: replica.log.log_start_offset)
+
+    assert initialize(client, topic_id, 0, state_epoch=0, start_offset=0, group=group).error_code == NONE
+    first = log_start()
+    for offset in range(8):  # snapshots every third write: the earlier records are not needed
+        assert write(client, topic_id, 0, [(offset, offset, 2, 1)], group=group).error_code == NONE
+    wait_until(lambda: log_start() > first, "records pruned")
+    state = read(client, topic_id, 0, group=group)
+    assert (state.error_code, batches_of(state)) == (NONE, [(0, 7, 2, 1)])
 
 
 def test_a_restarted_broker_loads_the_state_from_its_log(data_directory, client, topic_id, broker):

@@ -21,7 +21,9 @@ UNKNOWN_SERVER_ERROR for MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FE
 
 Every `share.coordinator.cold.partition.snapshot.interval.ms` a fresh ShareSnapshot is written for
 each key whose last snapshot is older than that, so that the topic's time retention (it is not
-compacted) never removes a state still in use.
+compacted) never removes a state still in use; every
+`share.coordinator.state.topic.prune.interval.ms` the records below the oldest last snapshot of a
+key (or all, when no key has a state) are deleted, as nothing needs them to rebuild the state.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ import anyio
 from ...common.timer import Timer
 from ...protocol.errors import ErrorCode
 from ...records.records import RecordLike, build_batch
-from ..partition_io import CoordinatorLoader, PartitionWriter
+from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
 from ..runtime import LoopRuntime
 from .combiner import PersisterStateBatch
 from .persister import ShareState
@@ -75,6 +77,7 @@ class ShareCoordinatorConfig:
     write_timeout_ms: int = 5000
     compression: int = 0
     cold_snapshot_interval_ms: int = 300000
+    prune_interval_ms: int = 300000
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig) -> ShareCoordinatorConfig:
@@ -83,6 +86,7 @@ class ShareCoordinatorConfig:
             write_timeout_ms=int(config["share.coordinator.write.timeout.ms"]),
             compression=int(config["share.coordinator.state.topic.compression.codec"]),
             cold_snapshot_interval_ms=int(config["share.coordinator.cold.partition.snapshot.interval.ms"]),
+            prune_interval_ms=int(config["share.coordinator.state.topic.prune.interval.ms"]),
         )
 
 
@@ -94,6 +98,7 @@ class _LoadedPartition:
         self.shard = shard
         self.leader_epoch = leader_epoch
         self.lock = anyio.Lock()
+        self.pruned_offset = 0  # records below it were deleted by this coordinator
 
 
 class ShareCoordinator:
@@ -151,6 +156,7 @@ class ShareCoordinator:
             if info is not None:
                 self._on_topic_changed(SHARE_GROUP_STATE_TOPIC, info)
         self.runtime.call_later(self.config.cold_snapshot_interval_ms, self._snapshot_cold_partitions)
+        self.runtime.call_later(self.config.prune_interval_ms, self._prune_partitions)
         self.is_active = True
         log.info("Share coordinator %d started", self.broker_id)
 
@@ -186,22 +192,24 @@ class ShareCoordinator:
 
     async def _load(self, partition: int, token: object) -> None:
         entries = await self.loader.load(SHARE_GROUP_STATE_TOPIC, partition)
-        self._finish_load(partition, token, [(key, value) for _offset, key, value in entries if key is not None])
+        self._finish_load(partition, token, entries)
 
-    def _finish_load(self, partition: int, token: object, entries: list[tuple[bytes, bytes | None]]) -> None:
+    def _finish_load(self, partition: int, token: object, entries: list[Entry]) -> None:
         loading = self.loading.get(partition)
         if loading is None or loading[0] is not token:
             return  # resigned (or elected again) while loading
         del self.loading[partition]
         shard = self._new_shard()
-        for key, value in entries:
+        for batch_offset, key, value in entries:  # a batch's records count from its base offset: none is lost
+            if key is None:
+                continue
             try:
                 record = decode_record(key, value)
             except (ValueError, IndexError, UnicodeDecodeError) as exc:
                 log.error("Skipping an unreadable record of %s-%d: %s", SHARE_GROUP_STATE_TOPIC, partition, exc)
                 continue
             if record is not None:
-                shard.replay(record)
+                shard.replay(record, batch_offset)
         self.loaded[partition] = _LoadedPartition(shard, loading[1])
         log.info(
             "Finished loading %s-%d: %d records, %d share-partitions",
@@ -286,20 +294,20 @@ class ShareCoordinator:
                 return ShareState(ErrorCode.NOT_COORDINATOR)  # resigned while waiting
             records, answer = operation(loaded.shard)
             if records:
-                error = await self._append(partition, records)
+                error, base_offset = await self._append(partition, records)
                 if self.loaded.get(partition) is not loaded:
                     return ShareState(ErrorCode.NOT_COORDINATOR)
                 if error != ErrorCode.NONE:
                     return ShareState(error)
-                for record in records:
-                    loaded.shard.replay(record)
+                for index, record in enumerate(records):
+                    loaded.shard.replay(record, base_offset + index)
             return answer
 
-    async def _append(self, partition: int, records: list[ShareStateRecord]) -> ErrorCode:
+    async def _append(self, partition: int, records: list[ShareStateRecord]) -> tuple[ErrorCode, int]:
         now = self.runtime.now_ms()
         items: list[RecordLike] = [(*encode_record(record), [], now) for record in records]
         batch = bytearray(build_batch(items, compression=self.config.compression))
-        error, _offset = await self.writer.append(
+        error, base_offset = await self.writer.append(
             SHARE_GROUP_STATE_TOPIC,
             partition,
             batch,
@@ -308,7 +316,7 @@ class ShareCoordinator:
         )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", SHARE_GROUP_STATE_TOPIC, partition, error.name)
-        return _APPEND_ERRORS.get(error, error)
+        return _APPEND_ERRORS.get(error, error), base_offset
 
     # -- snapshots of cold share-partitions ------------------------------------------------
     def _snapshot_cold_partitions(self) -> None:
@@ -326,7 +334,33 @@ class ShareCoordinator:
             if self.loaded.get(partition) is not loaded:
                 return
             records = loaded.shard.cold_snapshot_records(self.config.cold_snapshot_interval_ms)
-            if records and await self._append(partition, records) == ErrorCode.NONE:
-                if self.loaded.get(partition) is loaded:
-                    for record in records:
-                        loaded.shard.replay(record)
+            if not records:
+                return
+            error, base_offset = await self._append(partition, records)
+            if error == ErrorCode.NONE and self.loaded.get(partition) is loaded:
+                for index, record in enumerate(records):
+                    loaded.shard.replay(record, base_offset + index)
+
+    # -- pruning records no state needs ----------------------------------------------------
+    def _prune_partitions(self) -> None:
+        if not self.is_active:
+            return
+        for partition in sorted(self.loaded):
+            self.runtime.spawn(self._prune, partition)
+        self.runtime.call_later(self.config.prune_interval_ms, self._prune_partitions)
+
+    async def _prune(self, partition: int) -> None:
+        """Delete the records below the partition's redundant offset (Kafka's
+        share.coordinator.state.topic.prune.interval.ms job)."""
+        loaded = self.loaded.get(partition)
+        if loaded is None:
+            return
+        offset = loaded.shard.redundant_offset()
+        if offset <= loaded.pruned_offset:
+            return
+        error = await self.writer.delete_records(SHARE_GROUP_STATE_TOPIC, partition, offset)
+        if error == ErrorCode.NONE:
+            loaded.pruned_offset = offset
+            log.debug("Pruned %s-%d below offset %d", SHARE_GROUP_STATE_TOPIC, partition, offset)
+        else:
+            log.debug("Pruning %s-%d below %d failed: %s", SHARE_GROUP_STATE_TOPIC, partition, offset, error.name)

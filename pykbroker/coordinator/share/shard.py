@@ -115,11 +115,25 @@ class ShareCoordinatorShard:
         self.leader_epochs: dict[SharePartitionKey, int] = {}
         self.state_epochs: dict[SharePartitionKey, int] = {}
         self.updates_since_snapshot: dict[SharePartitionKey, int] = {}
+        self.snapshot_offsets: dict[SharePartitionKey, int] = {}  # where each key's last snapshot is
+        self.end_offset = 0  # the offset after the last record replayed
+
+    def redundant_offset(self) -> int:
+        """Below this offset no record is needed to rebuild the state (Kafka's
+        ShareCoordinatorOffsetsManager): each key's state starts at its last snapshot."""
+        return min(self.snapshot_offsets.values(), default=self.end_offset)
 
     # -- replay ---------------------------------------------------------------------------------
 
-    def replay(self, record: ShareStateRecord) -> None:
+    def replay(self, record: ShareStateRecord, offset: int | None = None) -> None:
+        """Apply a record; `offset` is where it is in the log (None: not written, as in memory)."""
         key, value = record.key, record.value
+        if offset is not None:
+            self.end_offset = max(self.end_offset, offset + 1)
+            if value is None:
+                self.snapshot_offsets.pop(key, None)
+            elif record.is_snapshot:
+                self.snapshot_offsets[key] = offset
         if value is None:
             self._forget(key)
         elif record.is_snapshot:
