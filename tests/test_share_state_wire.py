@@ -163,6 +163,11 @@ def test_bad_partitions_and_topics_are_refused(client, topic_id):
     assert initialize(client, topic_id, 99).error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
 
 
+def test_a_batch_running_backwards_is_refused(client, topic_id):
+    assert initialize(client, topic_id, 0, group="backwards").error_code == NONE
+    assert write(client, topic_id, 0, [(9, 3, 2, 1)], group="backwards").error_code == ErrorCode.INVALID_REQUEST
+
+
 def test_an_empty_group_id_or_topic_list_gets_an_empty_response(client, topic_id):
     assert client.request(ApiKey.READ_SHARE_GROUP_STATE, 0, Read(group_id=GROUP, topics=[])).results == []
     empty_group = Write(group_id="", topics=[Write.WriteStateData(topic_id=topic_id, partitions=[

@@ -3,7 +3,8 @@
 Kafka's PersisterStateBatchCombiner: batches before the start offset are pruned (a batch that
 straddles it keeps only its part from the start offset on); overlapping batches are resolved in
 favour of the higher (delivery count, delivery state); contiguous batches with the same delivery
-information are joined.
+information are joined. A batch whose first offset is above its last is left out (the share
+coordinator refuses such writes).
 """
 
 from __future__ import annotations
@@ -125,7 +126,8 @@ def combine_state_batches(
     batches_so_far: Sequence[PersisterStateBatch], new_batches: Sequence[PersisterStateBatch], start_offset: int
 ) -> list[PersisterStateBatch]:
     """Kafka's PersisterStateBatchCombiner.combineStateBatches."""
-    combined = _prune([*batches_so_far, *new_batches], start_offset)
+    well_formed = (b for b in [*batches_so_far, *new_batches] if b.first_offset <= b.last_offset)
+    combined = _prune(well_formed, start_offset)
     if len(combined) < 2:
         return combined
     final: list[PersisterStateBatch] = []

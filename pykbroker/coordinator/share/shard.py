@@ -31,6 +31,7 @@ NULL_TOPIC_ID = "The topic id cannot be null."
 NEGATIVE_PARTITION_ID = "The partition id cannot be a negative number."
 WRITE_UNINITIALIZED = "Write operation on uninitialized share partition not allowed."
 READ_UNINITIALIZED = "Read operation on uninitialized share partition not allowed."
+INVALID_BATCH = "A state batch's first offset must be at least 0 and at most its last offset."
 
 
 @dataclass(frozen=True)
@@ -175,7 +176,9 @@ class ShareCoordinatorShard:
         start_offset: int,
         batches: Sequence[PersisterStateBatch],
     ) -> tuple[list[ShareStateRecord], ShareState]:
-        error = self._key_error(key) or self._uninitialized_error(key, WRITE_UNINITIALIZED)
+        error = (
+            self._key_error(key) or self._batches_error(batches) or self._uninitialized_error(key, WRITE_UNINITIALIZED)
+        )
         if error is None and leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
         if error is None and state_epoch != -1 and self.state_epochs.get(key, state_epoch) > state_epoch:
@@ -280,6 +283,13 @@ class ShareCoordinatorShard:
         if key.partition < 0:
             return ShareState(ErrorCode.INVALID_REQUEST, error_message=NEGATIVE_PARTITION_ID)
         return None
+
+    @staticmethod
+    def _batches_error(batches: Sequence[PersisterStateBatch]) -> ShareState | None:
+        """A batch must run from a first offset up to a last offset not below it."""
+        if all(0 <= batch.first_offset <= batch.last_offset for batch in batches):
+            return None
+        return ShareState(ErrorCode.INVALID_REQUEST, error_message=INVALID_BATCH)
 
     def _uninitialized_error(self, key: SharePartitionKey, message: str) -> ShareState | None:
         if key in self.states:
