@@ -115,3 +115,26 @@ def test_a_share_key_lives_in_the_partition_javas_hash_gives_it():
     assert parse_share_coordinator_key(KEY.coordinator_key()) == KEY
     for malformed in ("", "group", "group:topic:0", f"group:{KEY.coordinator_key().split(':')[1]}:x", ":x:1"):
         assert parse_share_coordinator_key(malformed) is None
+
+
+def test_the_in_memory_persister_answers_as_the_share_coordinator():
+    import anyio
+
+    from pykbroker.coordinator.share import InMemorySharePersister
+
+    async def scenario():
+        persister = InMemorySharePersister()
+        assert (await persister.read_state("g", TOPIC_ID, 0, 0)).error == ErrorCode.INVALID_REQUEST
+        assert await persister.initialize_state("g", TOPIC_ID, 0, 1, -1) == ErrorCode.NONE
+        fresh = await persister.read_state("g", TOPIC_ID, 0, 2)
+        assert (fresh.error, fresh.state_epoch, fresh.start_offset, fresh.leader_epoch) == (ErrorCode.NONE, 1, -1, 2)
+        batches = [Batch(5, 9, ACKNOWLEDGED, 1)]
+        assert await persister.write_state("g", TOPIC_ID, 0, 1, 2, 5, batches) == ErrorCode.NONE
+        assert await persister.write_state("g", TOPIC_ID, 0, 1, 1, 5, batches) == ErrorCode.FENCED_LEADER_EPOCH
+        assert (await persister.read_state("g", TOPIC_ID, 0, 2)).batches == tuple(batches)
+        brief = await persister.read_summary("g", TOPIC_ID, 0, -1)
+        assert (brief.state_epoch, brief.start_offset, brief.batches) == (1, 5, ())
+        assert await persister.delete_state("g", TOPIC_ID, 0) == ErrorCode.NONE
+        assert (await persister.read_summary("g", TOPIC_ID, 0, -1)).start_offset == -1
+
+    anyio.run(scenario)

@@ -201,9 +201,8 @@ class ShareCoordinatorShard:
         if error is not None:
             return [], error
         current = self.states[key]
-        state = ShareState(
-            ErrorCode.NONE, current.state_epoch, current.start_offset, current.leader_epoch, current.batches
-        )
+        recorded_epoch = current.leader_epoch if leader_epoch == -1 else leader_epoch  # once this read is written
+        state = ShareState(ErrorCode.NONE, current.state_epoch, current.start_offset, recorded_epoch, current.batches)
         if leader_epoch == -1 or self.leader_epochs.get(key) == leader_epoch:
             return [], state
         log.info("Read with leader epoch update call for key %s having new leader epoch %d.", key, leader_epoch)
