@@ -2,7 +2,8 @@
 
 The group coordinator deletes the durable state of share-partitions at their share coordinator
 (`coordinator/share/`) when a share group or its offsets are deleted: a tombstone is written for
-each share-partition that has a state; one without is answered NONE. See
+each share-partition that has a state; one without is answered NONE, a partition the metadata
+does not know UNKNOWN_TOPIC_OR_PARTITION. See
 `support/share_state_requests.py` for what the share-group state APIs share (CLUSTER_ACTION,
 empty requests, coordinator errors).
 """

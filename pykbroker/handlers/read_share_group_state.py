@@ -2,7 +2,7 @@
 
 A share-partition leader reads the durable state of a share-partition from its share coordinator
 (`coordinator/share/`), giving its leader epoch: a newer epoch is recorded, an older one is
-FENCED_LEADER_EPOCH. The answer is the state epoch, start offset and state batches; a
+FENCED_LEADER_EPOCH (-1 reads without either). The answer is the state epoch, start offset and state batches; a
 share-partition never initialized is INVALID_REQUEST. See `support/share_state_requests.py` for
 what the share-group state APIs share (CLUSTER_ACTION, empty requests, coordinator errors).
 """

@@ -194,7 +194,7 @@ class ShareCoordinatorShard:
         """The state, and a record raising the leader epoch when a newer leader reads. A key
         must be initialized before it is read or written (INVALID_REQUEST)."""
         error = self._key_error(key) or self._uninitialized_error(key, READ_UNINITIALIZED)
-        if error is None and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
+        if error is None and leader_epoch != -1 and self.leader_epochs.get(key, leader_epoch) > leader_epoch:
             error = ShareState(ErrorCode.FENCED_LEADER_EPOCH)
         if error is None:
             error = self._metadata_error(key)
@@ -247,7 +247,7 @@ class ShareCoordinatorShard:
         return [ShareStateRecord(key, True, value)], ShareState(ErrorCode.NONE)
 
     def delete_state(self, key: SharePartitionKey) -> tuple[list[ShareStateRecord], ShareState]:
-        error = self._key_error(key)
+        error = self._key_error(key) or self._metadata_error(key)
         if error is not None:
             return [], error
         if key not in self.states:
