@@ -79,6 +79,8 @@ ACCEPTED: list[Accepted] = [
         "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
+             "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "
              "coordinator: pykbroker has the classic coordinator"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
