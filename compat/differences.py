@@ -144,10 +144,16 @@ AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answe
                         "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
                         "learns the topic (clients retry either way)")
 
+SHARE_COORDINATOR = ("KIP-932's share coordinator, which brokers call with ClusterAction as Kafka 4's do "
+                     "(FindCoordinator key type SHARE, the share-group state APIs); Kafka 3.9 has none")
+
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
       for request, field in (("create acls", "results"), ("describe acls", "error_message"),
                              ("delete acls", "filter_results"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+    *(Accepted(f"{request} / *", SHARE_COORDINATOR) for request in (
+        "initialize share group state", "read share group state", "write share group state",
+        "delete share group state", "read share group state summary", "find share coordinator")),
 ]
