@@ -322,7 +322,30 @@ def cells(setup: Setup) -> list[Cell]:
             "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 1,
             "topics": [{"topic_id": setup.topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
                 {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]}),
+        # KIP-932's share coordinator, between brokers: before any SHARE lookup creates its topic
+        Cell("initialize share group state", ApiKey.INITIALIZE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"state_epoch": 0, "start_offset": -1})),
+        Cell("read share group state", ApiKey.READ_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"leader_epoch": 0})),
+        Cell("write share group state", ApiKey.WRITE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "state_batches": []})),
+        Cell("delete share group state", ApiKey.DELETE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({})),
+        Cell("read share group state summary", ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, 0, ("cluster",),
+             lambda: _share_state({"leader_epoch": 0})),
+        Cell("find share coordinator", ApiKey.FIND_COORDINATOR, 6, ("cluster",),
+             lambda: {"key_type": 2, "coordinator_keys": [f"{GROUP}:{SHARE_TOPIC_ID}:0"]},
+             creates_topic="__share_group_state"),
     ]
+
+
+SHARE_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAABw"  # Kafka's base64 of the topic id the share-state requests name
+
+
+def _share_state(partition: dict) -> dict:
+    """A share-group state request (KIP-932) for partition 0 of a topic id no topic has."""
+    return {"group_id": GROUP, "topics": [
+        {"topic_id": uuid.UUID(int=7), "partitions": [{"partition": 0, **partition}]}]}
 
 
 # -- the callers' ACLs ------------------------------------------------------------------------

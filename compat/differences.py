@@ -61,6 +61,11 @@ ACCEPTED: list[Accepted] = [
         "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
+    *(Accepted(f"{API} / api_keys / {api}", "KIP-932's share-group state RPCs between brokers, "
+               "served as Kafka 4 serves them (Kafka 3.9 has them only as unstable versions, "
+               "not advertised)") for api in (
+        "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
+        "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
              "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
     Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
@@ -79,6 +84,8 @@ ACCEPTED: list[Accepted] = [
         "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
+             "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "
              "coordinator: pykbroker has the classic coordinator"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
@@ -145,6 +152,8 @@ AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answe
 KAFKA_4_SHARE_APIS = ("Kafka 3.9.0 serves no ShareFetch or ShareAcknowledge v1 (KIP-932 share groups are Kafka "
                       "4.1's) and closes the connection; pykbroker authorizes them as Kafka 4.1 does: READ on "
                       "the group for the request, READ on each topic for its partitions")
+SHARE_COORDINATOR = ("KIP-932's share coordinator, which brokers call with ClusterAction as Kafka 4's do "
+                     "(FindCoordinator key type SHARE, the share-group state APIs); Kafka 3.9 has none")
 
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
@@ -154,4 +163,7 @@ MATRIX_ACCEPTED: list[Accepted] = [
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
     Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
     Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
+    *(Accepted(f"{request} / *", SHARE_COORDINATOR) for request in (
+        "initialize share group state", "read share group state", "write share group state",
+        "delete share group state", "read share group state summary", "find share coordinator")),
 ]

@@ -42,7 +42,8 @@ from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
-from .coordinator.share.partitions import InMemorySharePersister, SharePartitionManager
+from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_topic
+from .coordinator.share.partitions import SharePartitionManager
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.support.config_admin import decoded_broker_configs
 from .handlers.support.registry import build_registry, default_modules
@@ -97,7 +98,11 @@ _Service = TypeVar("_Service")
 
 
 def _is_internal_partition(key: tuple[str, int]) -> bool:
-    return key[0] in (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
+    return key[0] in (
+        offsets_topic.OFFSETS_TOPIC,
+        txn_topic.TRANSACTION_STATE_TOPIC,
+        state_topic.SHARE_GROUP_STATE_TOPIC,
+    )
 
 
 def _opened(service: _Service | None) -> _Service:
@@ -137,6 +142,8 @@ class Broker:
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_persister: DefaultStatePersister | None = None  # the SharePersister of KIP-932
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
@@ -352,6 +359,8 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
+        # first: the group coordinator and the share-partitions reach it through the persister
+        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -359,9 +368,10 @@ class Broker:
             CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
             metadata,
             self.timer,
+            persister=self.share_persister,
         )
         group_coordinator.startup()
-        self._open_share_partitions(replica_manager)
+        self._open_share_partitions(replica_manager, metadata, group_coordinator)
         topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
@@ -371,13 +381,16 @@ class Broker:
         metadata.register()
         self.controller = self._start_controller(metadata)
 
-    def _open_share_partitions(self, replica_manager: ReplicaManager) -> None:
+    def _open_share_partitions(
+        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
+    ) -> None:
         """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
-        kept by the share persister; the in-memory one until the share coordinator's is wired.
-        A share group's departing members reach `SharePartitionManager.on_member_leave`."""
-        self.share_partitions = SharePartitionManager(
-            replica_manager, InMemorySharePersister(), self.timer, lambda: self.config
+        kept through the share persister, each group's settings come from its group configs, and
+        a share group's departing members release what they hold (`on_member_leave`)."""
+        self.share_partitions = share_partitions = SharePartitionManager(
+            replica_manager, _opened(self.share_persister), self.timer, lambda: self.config, metadata.group_configs
         )
+        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
 
     def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
         """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
@@ -425,6 +438,33 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
+
+    def _open_share_coordinator(
+        self, metadata: MetadataStore, topic_creator: TopicCreator, replica_manager: ReplicaManager
+    ) -> None:
+        """The share coordinator on `__share_group_state` (KIP-932), and the persister through
+        which the rest of the broker reaches the share coordinator of any key."""
+        self.share_coordinator = share_coordinator = ShareCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["share.coordinator.load.buffer.size"])),
+            metadata,
+            self.timer,
+        )
+        share_coordinator.startup()
+        topic_creator.register_internal_topic(
+            state_topic.SHARE_GROUP_STATE_TOPIC,
+            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self.share_persister = DefaultStatePersister(
+            self.broker_id,
+            metadata,
+            share_coordinator,
+            listener_name=self.inter_broker_listener,
+            request_timeout_ms=int(self.config["request.timeout.ms"]),
+            connect=self.inter_broker_connect(),
+        )
 
     def _connect_group_coordinator_to_transactions(
         self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
@@ -568,6 +608,7 @@ class Broker:
                 tasks.start_soon(_opened(self.group_coordinator).run)
                 tasks.start_soon(_opened(self.share_partitions).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
+                tasks.start_soon(_opened(self.share_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
                 await self._serve_metrics(tasks)
                 self.started = True
@@ -661,6 +702,12 @@ class Broker:
             listener.sock.close()
         if self.metrics_socket is not None:
             self.metrics_socket.close()
+        if self.share_persister is not None:
+            self.share_persister.shutdown()
+            self.share_persister = None
+        if self.share_coordinator is not None:
+            self.share_coordinator.shutdown()
+            self.share_coordinator = None
         if self.txn_coordinator is not None:
             self.txn_coordinator.shutdown()
             self.txn_coordinator = None
@@ -719,6 +766,8 @@ class Broker:
             txn_markers=_opened(self.txn_markers),
             txn_coordinator=_opened(self.txn_coordinator),
             txn_verifier=_opened(self.txn_verifier),
+            share_coordinator=_opened(self.share_coordinator),
+            share_persister=_opened(self.share_persister),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
             listener_security=self.listener_security,

@@ -155,6 +155,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             ApiKey.FIND_COORDINATOR,
             Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES, "key type 0"),
             Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, TXN_DENIED, RES, "key type 1"),
+            Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, RES, "key type 2 (SHARE, v6+)"),
         ),
         _api(ApiKey.JOIN_GROUP, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
         _api(ApiKey.HEARTBEAT, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
@@ -279,6 +280,11 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("group", DELETE, GROUP, GROUP_DENIED, REQ),
             Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
         ),
+        _api(ApiKey.INITIALIZE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.WRITE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.DELETE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
     )
 }
 

@@ -18,6 +18,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
 | `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
+| `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
+| `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -49,12 +51,15 @@ if TYPE_CHECKING:
         SyncResult,
     )
     from ...coordinator.group.share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
+    from ...coordinator.share.combiner import PersisterStateBatch
     from ...coordinator.share.partitions import (
         AcknowledgementBatch,
         ShareFetchResult,
         ShareSessionCache,
         ShareTopicPartition,
     )
+    from ...coordinator.share.persister import SharePersister, ShareState
+    from ...coordinator.share.shard import SharePartitionKey
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
     from ...log.producer_state import ProducerStateEntry
@@ -259,6 +264,32 @@ class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
 
 
+class ShareCoordinatorService(Protocol):
+    """The share coordinator as the share-group state APIs and FindCoordinator use it."""
+
+    @property
+    def is_active(self) -> bool: ...
+
+    def partition_for(self, key: SharePartitionKey) -> int: ...
+
+    async def initialize_state(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> ShareState: ...
+
+    async def read_state(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
+
+    async def write_state(
+        self,
+        key: SharePartitionKey,
+        state_epoch: int,
+        leader_epoch: int,
+        start_offset: int,
+        batches: list[PersisterStateBatch],
+    ) -> ShareState: ...
+
+    async def delete_state(self, key: SharePartitionKey) -> ShareState: ...
+
+    async def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
+
+
 class TransactionService(Protocol):
     """The transaction coordinator as the transaction APIs and FindCoordinator use it."""
 
@@ -396,6 +427,8 @@ class BrokerServices:
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
     share_groups: ShareGroupService | None = None  # None: share groups are not served
     share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
+    share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
+    share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
 
     @property
     def config(self) -> BrokerConfig:

@@ -38,13 +38,13 @@ from ....protocol.api_keys import ApiKey
 from ....protocol.errors import ErrorCode
 from ...partition_io import LoadedRecord
 from ...runtime import LoopRuntime, Reply
+from ...share.persister import SharePersister
+from ..assignors import MemberSubscription, SimpleAssignor, TopicDescription
 from ..log_io import OffsetsLog, Records
 from ..manager import GroupMetadataManager
 from ..state import DEAD
 from . import records as rec
-from .assignor import simple_assignor
 from .model import EMPTY, SHARE_GROUP_TYPE, SHARE_PROTOCOL_TYPE, SIMPLE_ASSIGNOR, ShareGroup, ShareGroupMember
-from .persister import SharePersister
 from .records import Assignment
 from .replay import replay_share_groups
 from .results import (
@@ -282,7 +282,7 @@ class ShareGroupCoordinator:
         return int.from_bytes(digest[:8], "big", signed=True)
 
     def _compute_target_assignment(self, group: ShareGroup, records: Records) -> None:
-        assignor, subscription_cls, topic_cls = simple_assignor()
+        assignor = SimpleAssignor()
         topic_ids: dict[str, uuid.UUID] = {}
         descriptions = {}
         for name in group.subscribed_topic_names():
@@ -295,9 +295,9 @@ class ShareGroupCoordinator:
                 continue
             topic_ids[name] = topic_id
             # Only the partitions with initialized share state are assigned (Kafka 4.1).
-            descriptions[topic_id] = topic_cls(topic_id, name, count, {})
+            descriptions[topic_id] = TopicDescription(topic_id, name, count, {})
         subscriptions = {
-            m.member_id: subscription_cls(
+            m.member_id: MemberSubscription(
                 m.member_id,
                 None,
                 m.rack_id,

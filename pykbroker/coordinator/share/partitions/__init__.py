@@ -8,8 +8,8 @@ this broker leads, share sessions, and the ShareFetch purgatory.
     await manager.release_member(group, member)           # a member left its share group
 """
 
+from ..persister import InMemorySharePersister
 from .manager import ShareFetchResult, SharePartitionManager, ShareTopicPartition
-from .memory_persister import InMemorySharePersister
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionError, ShareSessionCache, ShareSessionKey
 from .share_partition import SharePartition
 from .states import AcknowledgementBatch, AcknowledgeType, AcquiredRange, RecordState, ShareSettings
