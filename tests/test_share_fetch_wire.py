@@ -1,7 +1,9 @@
 """ShareFetch and ShareAcknowledge v1 on the wire, driven with hand-made member ids (no share
-group heartbeat needed): share sessions and their epochs, acquisition and redelivery,
-acknowledgements (in ShareFetch and in ShareAcknowledge), long polling, and bad input answered
-with Kafka's error codes."""
+group heartbeat needed; the share state of the group's partition is initialized through the
+broker's persister, as the group coordinator does when it first assigns the partition): share
+sessions and their epochs, acquisition and redelivery, acknowledgements (in ShareFetch and in
+ShareAcknowledge), long polling, a partition whose share state was never initialized, and bad
+input answered with Kafka's error codes."""
 from __future__ import annotations
 
 import itertools
@@ -93,11 +95,23 @@ class ShareMember:
         self.client.close()
 
 
+def initialize_share_state(broker, group: str, topic_id: uuid.UUID) -> None:
+    """What the group coordinator does when it first assigns partition 0 in the share group."""
+    persister = broker.broker.share_persister
+    assert broker.call_async(persister.initialize_state, group, topic_id, 0, 0, -1) == ErrorCode.NONE
+
+
 @pytest.fixture
 def members(broker, topic):
+    """Members of a share group whose partition 0 of the topic has its share state initialized
+    (`initialized_state=False`: a group it was never assigned in)."""
     made = []
+    initialized = set()
 
-    def member(group="wire-share-group"):
+    def member(group="wire-share-group", initialized_state=True):
+        if initialized_state and group not in initialized:
+            initialize_share_state(broker, group, topic[1])
+            initialized.add(group)
         made.append(ShareMember(broker, group, topic[1]))
         return made[-1]
 
@@ -248,6 +262,26 @@ def test_acknowledging_records_never_acquired_is_invalid_record_state(members):
     member.fetch()
     answer = member.acknowledge(100, 101, ACCEPT)
     assert answer.responses[0].partitions[0].error_code == ErrorCode.INVALID_RECORD_STATE
+
+
+def test_a_partition_whose_share_state_was_never_initialized_is_unknown_server_error(broker, topic, members):
+    """As Kafka: the share coordinator refuses to read a state never initialized, the share
+    partition fails to load, and the fetch answers the partition UNKNOWN_SERVER_ERROR with the
+    persister's message; acknowledgements of it are UNKNOWN_TOPIC_OR_PARTITION (no share
+    partition was made)."""
+    member = members("never-assigned-group", initialized_state=False)
+    produce_batches(broker, topic[0], 1)
+    response = member.fetch()
+    assert response.error_code == 0
+    failed = partition_of(response)
+    assert (failed.error_code, failed.error_message) == (
+        ErrorCode.UNKNOWN_SERVER_ERROR, "Read operation on uninitialized share partition not allowed.")
+    assert failed.acquired_records == []
+    answer = member.acknowledge(0, 1, ACCEPT)
+    assert answer.error_code == 0
+    assert answer.responses[0].partitions[0].error_code == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    initialize_share_state(broker, "never-assigned-group", topic[1])  # assigned at last: served from now on
+    assert partition_of(member.fetch()).error_code == 0
 
 
 def test_an_unknown_topic_id_is_unknown_topic_id(broker):

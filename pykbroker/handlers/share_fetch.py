@@ -194,6 +194,7 @@ def _topic_responses(
         partition = ShareFetchResponse.PartitionData(
             partition_index=index,
             error_code=error,
+            error_message=result.error_message if result is not None and named not in errors else None,
             acknowledge_error_code=acknowledge_errors.get(named, ErrorCode.NONE),
             records=result.records if result is not None else b"",
             acquired_records=[

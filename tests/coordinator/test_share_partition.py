@@ -1,6 +1,7 @@
 """A share partition's in-flight records (Kafka's SharePartition), on a fake clock and an
 in-memory persister: acquisition, lock expiry and redelivery, accept/release/reject, archival at
-the delivery count limit, the start offset, the in-flight limit, loading persisted state."""
+the delivery count limit, the start offset, the in-flight limit, loading persisted state, and a
+state the group coordinator never initialized (which the persister refuses to read)."""
 from __future__ import annotations
 
 import uuid
@@ -28,10 +29,21 @@ ACCEPT, RELEASE, REJECT, GAP = 1, 2, 3, 0
 LOCK_MS = 30000
 
 
+def initialize_state(persister: InMemorySharePersister, start_offset: int = -1) -> None:
+    """What the group coordinator does when the partition is first assigned in the share group."""
+    assert anyio.run(persister.initialize_state, GROUP, TOPIC_ID, 0, 0, start_offset) == ErrorCode.NONE
+
+
 class Harness:
+    """A share partition; over a fresh persister, its state is initialized as the group
+    coordinator does (a persister passed in is used as it is)."""
+
     def __init__(self, persister: InMemorySharePersister | None = None, **settings) -> None:
         self.timer = MockTimer()
-        self.persister = persister or InMemorySharePersister()
+        if persister is None:
+            persister = InMemorySharePersister()
+            initialize_state(persister)
+        self.persister = persister
         self.pending: list = []
         self.settings = ShareSettings(record_lock_duration_ms=LOCK_MS, **settings)
         self.partition = SharePartition(
@@ -173,6 +185,7 @@ def test_an_acknowledgement_the_persister_refuses_gives_the_records_back():
             return ErrorCode.COORDINATOR_NOT_AVAILABLE if self.fail else await super().write_state(*args, **kwargs)
 
     persister = Failing()
+    initialize_state(persister)
     share = Harness(persister)
     share.load()
     share.acquire("m1", (0, 4))
@@ -184,6 +197,7 @@ def test_an_acknowledgement_the_persister_refuses_gives_the_records_back():
 
 def test_a_new_leader_loads_the_persisted_state_and_redelivers_what_was_in_flight():
     persister = InMemorySharePersister()
+    initialize_state(persister)
     first = Harness(persister)
     first.load()
     first.acquire("m1", (0, 9))
@@ -206,10 +220,33 @@ def test_an_uninitialized_start_offset_is_chosen_from_share_auto_offset_reset_an
 
 def test_loading_with_an_older_leader_epoch_is_refused_as_not_leader():
     persister = InMemorySharePersister()
-    anyio.run(persister.write_state, GROUP, TOPIC_ID, 0, 0, 9, 0, [PersisterStateBatch(0, 0, 0, 1)])
+    initialize_state(persister)
+    written = anyio.run(persister.write_state, GROUP, TOPIC_ID, 0, 0, 9, 0, [PersisterStateBatch(0, 0, 0, 1)])
+    assert written == ErrorCode.NONE
     share = Harness(persister)
     assert share.load() == ErrorCode.NOT_LEADER_OR_FOLLOWER  # loads at leader epoch 3
     assert share.partition.fenced
+
+
+def test_a_state_never_initialized_is_not_loaded_unknown_server_error_with_the_persisters_message():
+    """As Kafka's SharePartition.maybeInitialize: the share coordinator refuses to read a state the
+    group coordinator never initialized (INVALID_REQUEST), which the share partition answers as
+    UNKNOWN_SERVER_ERROR; nothing is written, and the partition is not fenced (a later load may work)."""
+    persister = InMemorySharePersister()
+    share = Harness(persister)
+    assert share.load() == ErrorCode.UNKNOWN_SERVER_ERROR
+    assert share.partition.load_error_message == "Read operation on uninitialized share partition not allowed."
+    assert not share.partition.loaded and not share.partition.fenced
+    assert share.persisted().error == ErrorCode.INVALID_REQUEST  # still uninitialized
+
+
+def test_a_state_initialized_with_a_start_offset_is_loaded_from_it():
+    persister = InMemorySharePersister()
+    initialize_state(persister, start_offset=7)
+    share = Harness(persister)
+    assert share.load(reset_offset=42) == ErrorCode.NONE
+    assert share.partition.start_offset == share.partition.end_offset == 7
+    assert share.acquire("m1", (5, 9)) == [AcquiredRange(7, 9, 1)]
 
 
 def test_records_of_aborted_transactions_are_archived_not_delivered(share):

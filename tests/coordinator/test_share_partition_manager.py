@@ -1,7 +1,8 @@
 """The share partitions of a broker (SharePartitionManager) over a fake replica manager: a
 member that leaves has its records released and its session removed, a share partition is
 dropped when this broker stops leading and the next leader epoch loads it from the persister,
-and the share session cache's limit."""
+a partition whose share state the group coordinator never initialized, and the share session
+cache's limit."""
 from __future__ import annotations
 
 import uuid
@@ -82,19 +83,29 @@ class FakeReplicaManager:
         self.partition.leader_epoch += 1
 
 
+def initialize_state(persister: InMemorySharePersister, group: str = "g") -> None:
+    """What the group coordinator does when the partition is first assigned in the share group."""
+    assert anyio.run(persister.initialize_state, group, TOPIC_ID, 0, 0, -1) == ErrorCode.NONE
+
+
 @pytest.fixture
 def broker():
     replicas = FakeReplicaManager(batches=3)
     persister = InMemorySharePersister()
+    initialize_state(persister)
     manager = SharePartitionManager(replicas, persister, MockTimer(), lambda: CONFIG,
                                     group_config=lambda group: {"share.auto.offset.reset": "earliest"})
     return SimpleNamespace(replicas=replicas, persister=persister, manager=manager)
 
 
-def fetch(manager, member, max_records=0):
-    results = anyio.run(lambda: manager.fetch("g", member, [KEY], max_wait_ms=0, min_bytes=1,
+def fetch(manager, member, max_records=0, group="g"):
+    results = anyio.run(lambda: manager.fetch(group, member, [KEY], max_wait_ms=0, min_bytes=1,
                                               max_bytes=1 << 20, max_records=max_records))
     return results[KEY]
+
+
+def acknowledge(manager, member, first, last, group="g"):
+    return anyio.run(manager.acknowledge, group, member, {KEY: [AcknowledgementBatch(first, last, (1,))]})[KEY]
 
 
 def test_a_fetch_returns_the_stored_batches_with_the_acquired_ranges(broker):
@@ -166,3 +177,31 @@ def test_closing_a_session_releases_what_the_member_still_holds(broker):
     assert anyio.run(broker.manager.release_session, "g", "m1") == ErrorCode.NONE
     assert anyio.run(broker.manager.release_session, "g", "m1") == ErrorCode.SHARE_SESSION_NOT_FOUND
     assert fetch(broker.manager, "m2").acquired == [AcquiredRange(0, 5, 2)]
+
+
+def test_a_partition_whose_share_state_was_never_initialized_is_unknown_server_error_and_not_kept(broker):
+    """Kafka's SharePartitionManager: the share partition fails to initialize (the persister
+    refuses to read an uninitialized state) and the fetch answers the partition with
+    UNKNOWN_SERVER_ERROR and the persister's message; the failed share partition is dropped."""
+    result = fetch(broker.manager, "m1", group="never-assigned")
+    assert (result.error_code, result.error_message) == (
+        ErrorCode.UNKNOWN_SERVER_ERROR, "Read operation on uninitialized share partition not allowed.")
+    assert result.acquired == [] and result.records == b""
+    assert broker.manager.partitions.keys() == set()
+
+
+def test_once_the_group_coordinator_initializes_the_state_the_next_fetch_serves_it(broker):
+    assert fetch(broker.manager, "m1", group="late").error_code == ErrorCode.UNKNOWN_SERVER_ERROR
+    initialize_state(broker.persister, "late")
+    assert fetch(broker.manager, "m1", group="late").acquired == [AcquiredRange(0, 5, 1)]
+
+
+def test_acknowledging_a_partition_no_fetch_made_a_share_partition_of_is_unknown_topic_or_partition(broker):
+    """Kafka answers acknowledgements only from share partitions in its cache: one never fetched
+    here, or whose state failed to load, is UNKNOWN_TOPIC_OR_PARTITION (nothing is loaded)."""
+    assert acknowledge(broker.manager, "m1", 0, 1) == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    fetch(broker.manager, "m1", group="never-assigned")
+    assert acknowledge(broker.manager, "m1", 0, 1, group="never-assigned") == ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+    assert broker.manager.partitions.keys() == set()
+    assert fetch(broker.manager, "m1").acquired == [AcquiredRange(0, 5, 1)]
+    assert acknowledge(broker.manager, "m1", 0, 1) == ErrorCode.NONE

@@ -9,7 +9,7 @@ this broker leads, share sessions, and the ShareFetch purgatory.
 """
 
 from ..persister import InMemorySharePersister
-from .manager import ShareFetchResult, SharePartitionManager, ShareTopicPartition
+from .manager import PartitionError, ShareFetchResult, SharePartitionManager, ShareTopicPartition
 from .sessions import FINAL_EPOCH, INITIAL_EPOCH, SessionError, ShareSessionCache, ShareSessionKey
 from .share_partition import SharePartition
 from .states import AcknowledgementBatch, AcknowledgeType, AcquiredRange, RecordState, ShareSettings
@@ -21,6 +21,7 @@ __all__ = [
     "AcknowledgementBatch",
     "AcquiredRange",
     "InMemorySharePersister",
+    "PartitionError",
     "RecordState",
     "SessionError",
     "ShareFetchResult",

@@ -2,8 +2,10 @@
 ShareAcknowledge ask of them (Kafka's `SharePartitionManager` and `DelayedShareFetch`).
 
 A share partition is created and loaded from the persister when a share consumer first
-fetches or acknowledges it here, and dropped when this broker stops leading the partition (or
-the persister fences it): the next leader loads it again. A fetch reads each partition through
+fetches it here, and dropped when this broker stops leading the partition, when its load fails
+(a state the group coordinator never initialized: UNKNOWN_SERVER_ERROR with the persister's
+message) or when the persister fences it: the next fetch loads it again. Acknowledgements reach
+only share partitions a fetch created (UNKNOWN_TOPIC_OR_PARTITION otherwise), as in Kafka. A fetch reads each partition through
 the replica manager's read path (max wait 0) from the share partition's next fetch offset,
 acquires what it can for the member and returns the stored batches holding acquired records.
 With fewer than `min_bytes` acquired it waits in the ShareFetch purgatory, up to `max_wait_ms`,
@@ -63,6 +65,15 @@ class ShareFetchResult:
     error_code: ErrorCode = ErrorCode.NONE
     records: bytes = b""
     acquired: list[AcquiredRange] = field(default_factory=list)
+    error_message: str | None = None
+
+
+@dataclass(frozen=True)
+class PartitionError:
+    """Why a share partition cannot be served here: Kafka's error code and message."""
+
+    error_code: ErrorCode
+    error_message: str | None = None
 
 
 class DelayedShareFetch(DelayedOperation):
@@ -130,13 +141,16 @@ class SharePartitionManager:
         return self.settings(group_id).record_lock_duration_ms
 
     # -- share partitions -----------------------------------------------------------------
-    async def share_partition(self, group_id: str, key: ShareTopicPartition) -> SharePartition | ErrorCode:
-        """The group's share partition of `key`, loaded; or why it cannot be served here."""
+    async def share_partition(
+        self, group_id: str, key: ShareTopicPartition, *, create: bool = True
+    ) -> SharePartition | PartitionError:
+        """The group's share partition of `key`, loaded; or why it cannot be served here. Without
+        `create`, only one already made here (by a fetch) is used: UNKNOWN_TOPIC_OR_PARTITION."""
         tp = key.topic_partition
         try:
             leader = self.replica_manager.leader_partition(*tp)
         except KafkaError as exc:
-            return exc.code
+            return PartitionError(exc.code)
         share_partition = self.partitions.get((group_id, tp))
         if share_partition is not None and (
             share_partition.fenced or share_partition.leader_epoch not in (-1, leader.leader_epoch)
@@ -144,14 +158,16 @@ class SharePartitionManager:
             self._drop(group_id, tp)
             share_partition = None
         if share_partition is None:
+            if not create:
+                return PartitionError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             share_partition = self._create(group_id, key)
         error = await share_partition.maybe_initialize(
             leader.leader_epoch, lambda strategy: self._reset_offset(tp, strategy, group_id)
         )
         if error != ErrorCode.NONE:
             if self.partitions.get((group_id, tp)) is share_partition:
-                self._drop(group_id, tp)  # loaded again by the next request
-            return error
+                self._drop(group_id, tp)  # loaded again by the next fetch
+            return PartitionError(error, share_partition.load_error_message)
         return share_partition
 
     def _create(self, group_id: str, key: ShareTopicPartition) -> SharePartition:
@@ -239,7 +255,7 @@ class SharePartitionManager:
             if isinstance(found, SharePartition):
                 served.append((key, found))
             else:
-                results[key] = ShareFetchResult(found)
+                results[key] = ShareFetchResult(found.error_code, error_message=found.error_message)
         acquired = await self._acquire(member_id, served, max_bytes, max_records)
         total = sum(len(r.records) for r in acquired.values())
         has_error = bool(results) or any(r.error_code != ErrorCode.NONE for r in acquired.values())
@@ -341,15 +357,16 @@ class SharePartitionManager:
     async def acknowledge(
         self, group_id: str, member_id: str, acknowledgements: Mapping[ShareTopicPartition, list[AcknowledgementBatch]]
     ) -> dict[ShareTopicPartition, ErrorCode]:
-        """Apply the member's acknowledgements of each partition, each written before it is answered."""
+        """Apply the member's acknowledgements of each partition, each written before it is
+        answered; a partition no fetch made a share partition of here is UNKNOWN_TOPIC_OR_PARTITION."""
         results: dict[ShareTopicPartition, ErrorCode] = {}
 
         async def acknowledge_one(key: ShareTopicPartition, batches: list[AcknowledgementBatch]) -> None:
-            found = await self.share_partition(group_id, key)
+            found = await self.share_partition(group_id, key, create=False)
             if isinstance(found, SharePartition):
                 results[key] = await found.acknowledge(member_id, batches)
             else:
-                results[key] = found
+                results[key] = found.error_code
 
         async with anyio.create_task_group() as tasks:
             for key, batches in acknowledgements.items():

@@ -11,7 +11,8 @@ flight are acquired again.
 
 State is read from the persister when the partition is first used (start offset -1: chosen from
 the group's `share.auto.offset.reset`) and written after every change, before an acknowledgement
-is answered; acquired records are written as available, so that a new leader delivers them again.
+is answered. A state the group coordinator never initialized cannot be read: the persister's
+INVALID_REQUEST fails the load as UNKNOWN_SERVER_ERROR, with the persister's message; acquired records are written as available, so that a new leader delivers them again.
 Everything runs on the broker's event loop; lock expiry is a task on the broker's timer.
 """
 
@@ -113,6 +114,7 @@ class SharePartition:
         self.state_epoch = 0
         self.leader_epoch = -1
         self.load_error = ErrorCode.NONE
+        self.load_error_message: str | None = None  # the persister's message with `load_error`
         self.fenced = False  # the persister fenced this leader: the partition must be dropped
         self._loaded: anyio.Event | None = None
 
@@ -142,6 +144,8 @@ class SharePartition:
     async def _load(self, leader_epoch: int, reset_offset: Callable[[str], int]) -> ErrorCode:
         state = await self.persister.read_state(self.group_id, self.topic_id, self.index, leader_epoch)
         if state.error != ErrorCode.NONE:
+            # e.g. INVALID_REQUEST for a state never initialized: UNKNOWN_SERVER_ERROR, with its message
+            self.load_error_message = state.error_message
             return _persister_error(state.error)
         self.state_epoch = state.state_epoch
         self.leader_epoch = leader_epoch
