@@ -5,9 +5,11 @@ A share partition is created and loaded from the persister when a share consumer
 fetches it here, and dropped when this broker stops leading the partition, when its load fails
 (a state the group coordinator never initialized: UNKNOWN_SERVER_ERROR with the persister's
 message) or when the persister fences it: the next fetch loads it again. Acknowledgements reach
-only share partitions a fetch created (UNKNOWN_TOPIC_OR_PARTITION otherwise), as in Kafka. A fetch reads each partition through
-the replica manager's read path (max wait 0) from the share partition's next fetch offset,
-acquires what it can for the member and returns the stored batches holding acquired records.
+only share partitions a fetch created (UNKNOWN_TOPIC_OR_PARTITION otherwise), as in Kafka.
+
+A fetch reads each partition through the replica manager's read path (max wait 0) from the share
+partition's next fetch offset, acquires what it can for the member and returns the stored
+batches holding acquired records.
 With fewer than `min_bytes` acquired it waits in the ShareFetch purgatory, up to `max_wait_ms`,
 until a partition has records to acquire (appended, released or whose lock expired).
 

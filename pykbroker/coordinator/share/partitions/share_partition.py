@@ -11,8 +11,9 @@ flight are acquired again.
 
 State is read from the persister when the partition is first used (start offset -1: chosen from
 the group's `share.auto.offset.reset`) and written after every change, before an acknowledgement
-is answered. A state the group coordinator never initialized cannot be read: the persister's
-INVALID_REQUEST fails the load as UNKNOWN_SERVER_ERROR, with the persister's message; acquired records are written as available, so that a new leader delivers them again.
+is answered; acquired records are written as available, so that a new leader delivers them
+again. A state the group coordinator never initialized cannot be read: the persister's
+INVALID_REQUEST fails the load as UNKNOWN_SERVER_ERROR, with the persister's message.
 Everything runs on the broker's event loop; lock expiry is a task on the broker's timer.
 """
 
