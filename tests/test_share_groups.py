@@ -24,7 +24,8 @@ from pykbroker.protocol.message_types import (
     ShareGroupHeartbeatRequest,
 )
 from pykbroker.testkit.embedded import EmbeddedBroker
-from pykbroker.testkit.wire import WireClient, create_topic
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient, create_topic, metadata
 
 SHARE_SETTINGS = {
     "group.coordinator.rebalance.protocols": "classic,consumer,share",
@@ -100,6 +101,19 @@ def new_topic(broker, name, partitions):
     return name
 
 
+def topic_id_of(broker, topic) -> uuid.UUID:
+    [found] = metadata(broker.bootstrap, [topic]).topics
+    return found.topic_id
+
+
+def share_states_kept(broker, group, topic_id, partitions) -> list[int]:
+    """The partitions whose share state the broker's persister (the share coordinator) still
+    keeps for the group: reading a state never initialized, or deleted, is INVALID_REQUEST."""
+    persister = broker.broker.share_persister
+    return [p for p in partitions
+            if broker.call_async(persister.read_state, group, topic_id, p, -1).error != ErrorCode.INVALID_REQUEST]
+
+
 def test_members_join_get_the_simple_assignment_leave_and_expire(broker, client):
     topic = new_topic(broker, "share-assign", 2)
     group = "share-assign-group"
@@ -170,17 +184,16 @@ def test_a_deleted_topic_takes_its_share_state_with_it(broker, client):
     joined = join(client, "deleted-topic-group", "m", [topic])
     heartbeat_until(client, "deleted-topic-group", "m", joined.member_epoch, lambda r: assigned(r))
     assert len(describe_offsets(client, "deleted-topic-group", None).topics) == 1
+    topic_id = topic_id_of(broker, topic)
+    assert share_states_kept(broker, "deleted-topic-group", topic_id, [0]) == [0]
 
     def state():
         group = broker.broker.group_coordinator.share.groups["deleted-topic-group"]
-        persister = broker.broker.group_coordinator.share.persister
-        return dict(group.initialized), [key for key in persister.states if key[0] == "deleted-topic-group"]
+        return dict(group.initialized)
 
     client.request(ApiKey.DELETE_TOPICS, 4, DeleteTopicsRequest(topic_names=[topic], timeout_ms=10000))
-    deadline = time.monotonic() + DEADLINE_S
-    while broker.call(state) != ({}, []) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert broker.call(state) == ({}, [])
+    wait_until(lambda: broker.call(state) == {} and not share_states_kept(broker, "deleted-topic-group", topic_id, [0]),
+               "the share state of the deleted topic deleted", timeout=DEADLINE_S)
     assert assigned(heartbeat(client, "deleted-topic-group", "m", -1)) is None
 
 
@@ -303,14 +316,12 @@ def test_share_group_offsets_go_through_the_persister(broker, client):
     assert [(r.group_id, r.error_code) for r in deletion.results] == [(group, 0), ("absent-share-group", 0)]
     assert describe(client, group).error_code == ErrorCode.GROUP_ID_NOT_FOUND
 
-    def states_left():  # the broker's share persister (in memory until the share coordinator is wired)
-        persister = broker.broker.group_coordinator.share.persister
-        return [key for key in persister.states if key[0] in (group, "absent-share-group")]
+    topic_id = topic_id_of(broker, topic)
 
-    deadline = time.monotonic() + DEADLINE_S
-    while broker.call(states_left) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert broker.call(states_left) == []  # DeleteGroups deleted their share state
+    def states_left():  # in the broker's share coordinator, through its persister
+        return [(g, p) for g in (group, "absent-share-group") for p in share_states_kept(broker, g, topic_id, [0, 1])]
+
+    wait_until(lambda: not states_left(), "DeleteGroups deleting the groups' share state", timeout=DEADLINE_S)
 
 
 def test_group_configs_through_the_admin_client(broker):
