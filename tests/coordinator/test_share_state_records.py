@@ -59,6 +59,20 @@ def test_a_tombstone_forgets_the_share_partition():
     assert KEY not in shard.states and KEY not in shard.leader_epochs
 
 
+def test_the_keys_of_a_deleted_topic_get_tombstones():
+    """Kafka's maybeCleanupShareState: when the metadata drops a topic, its keys are deleted."""
+    other = SharePartitionKey("share-group", uuid.UUID(int=9), 0)
+    shard = new_shard()
+    for key in (KEY, other):
+        apply(shard, shard.initialize_state(key, 0, -1))
+    tombstones = shard.deleted_topic_tombstones(lambda topic_id: topic_id != TOPIC_ID)
+    assert tombstones == [ShareStateRecord(KEY, True, None)]
+    for record in tombstones:
+        shard.replay(decode_record(*encode_record(record)))
+    assert list(shard.states) == [other]
+    assert shard.read_state(KEY, -1)[1].error == ErrorCode.INVALID_REQUEST
+
+
 def test_writes_are_updates_between_snapshots_written_every_n_updates():
     shard = new_shard(records_per_snapshot=2)
     apply(shard, shard.initialize_state(KEY, 0, 0))

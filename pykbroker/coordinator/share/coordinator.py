@@ -24,6 +24,9 @@ each key whose last snapshot is older than that, so that the topic's time retent
 compacted) never removes a state still in use; every
 `share.coordinator.state.topic.prune.interval.ms` the records below the oldest last snapshot of a
 key (or all, when no key has a state) are deleted, as nothing needs them to rebuild the state.
+
+When the metadata drops a topic, every led partition writes tombstones for the keys of topics
+that no longer exist (Kafka's handleTopicsDeletion): a deleted topic takes its share state along.
 """
 
 from __future__ import annotations
@@ -228,6 +231,8 @@ class ShareCoordinator:
 
     def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if name != SHARE_GROUP_STATE_TOPIC:
+            if info is None and self.is_active:
+                self._delete_states_of_deleted_topics()
             return
         served = {partition: loaded.leader_epoch for partition, loaded in self.loaded.items()}
         served.update({partition: epoch for partition, (_token, epoch) in self.loading.items()})
@@ -327,19 +332,37 @@ class ShareCoordinator:
         self.runtime.call_later(self.config.cold_snapshot_interval_ms, self._snapshot_cold_partitions)
 
     async def _snapshot_cold(self, partition: int) -> None:
+        interval_ms = self.config.cold_snapshot_interval_ms
+        await self._write_records(partition, lambda shard: shard.cold_snapshot_records(interval_ms))
+
+    async def _write_records(
+        self, partition: int, records_of: Callable[[ShareCoordinatorShard], list[ShareStateRecord]]
+    ) -> None:
+        """Append and replay the records the partition's shard gives (a background job)."""
         loaded = self.loaded.get(partition)
         if loaded is None:
             return
         async with loaded.lock:
             if self.loaded.get(partition) is not loaded:
                 return
-            records = loaded.shard.cold_snapshot_records(self.config.cold_snapshot_interval_ms)
+            records = records_of(loaded.shard)
             if not records:
                 return
             error, base_offset = await self._append(partition, records)
             if error == ErrorCode.NONE and self.loaded.get(partition) is loaded:
                 for index, record in enumerate(records):
                     loaded.shard.replay(record, base_offset + index)
+
+    # -- deleted topics --------------------------------------------------------------------
+    def _delete_states_of_deleted_topics(self) -> None:
+        for partition in sorted(self.loaded):
+            self.runtime.spawn(self._write_records, partition, self._deleted_topic_tombstones)
+
+    def _deleted_topic_tombstones(self, shard: ShareCoordinatorShard) -> list[ShareStateRecord]:
+        metadata = self.metadata
+        if metadata is None:
+            return []
+        return shard.deleted_topic_tombstones(lambda topic_id: metadata.topic_by_id(topic_id) is not None)
 
     # -- pruning records no state needs ----------------------------------------------------
     def _prune_partitions(self) -> None:

@@ -254,6 +254,11 @@ class ShareCoordinatorShard:
             return [], ShareState(ErrorCode.NONE)
         return [ShareStateRecord(key, True, None)], ShareState(ErrorCode.NONE)
 
+    def deleted_topic_tombstones(self, topic_exists: Callable[[uuid.UUID], bool]) -> list[ShareStateRecord]:
+        """Tombstones for the keys of topics that no longer exist (Kafka's maybeCleanupShareState,
+        run when the metadata drops a topic)."""
+        return [ShareStateRecord(key, True, None) for key in self.states if not topic_exists(key.topic_id)]
+
     def cold_snapshot_records(self, interval_ms: int) -> list[ShareStateRecord]:
         """Fresh snapshots of the keys whose last snapshot is `interval_ms` old or older, so
         that time retention of the topic keeps every state in use."""
