@@ -74,8 +74,11 @@ def configure_group(bootstrap: str, group: str) -> None:
     next(iter(admin.incremental_alter_configs([resource]).values())).result(timeout=30)
 
 
-def poll_until(share: ShareConsumer, condition, what: str, *, seen: list[int], timeout: float = 90.0) -> list:
-    """Poll until `condition(collected)` holds; every offset delivered goes to `seen` too."""
+def poll_until(share: ShareConsumer, condition, what: str, *, seen: list[int], acknowledge=None,
+               timeout: float = 90.0) -> list:
+    """Poll until `condition(collected)` holds; every offset delivered goes to `seen` too. With
+    `acknowledge` (message -> AcknowledgeType) what a poll gives is acknowledged before the next
+    poll (explicit mode requires it); without, a second poll is refused while records are held."""
     collected: list = []
     deadline = time.monotonic() + timeout
     while not condition(collected):
@@ -83,6 +86,8 @@ def poll_until(share: ShareConsumer, condition, what: str, *, seen: list[int], t
         got = [m for m in share.poll(1.0) if m.error() is None]
         seen += [m.offset() for m in got]
         collected += got
+        for message in got if acknowledge is not None else ():
+            share.acknowledge(message, acknowledge(message))
     return collected
 
 
@@ -104,10 +109,8 @@ def test_after_the_share_partition_leader_is_killed_accepted_records_stay_accept
     delivered: list[int] = []
     try:
         holder.subscribe([TOPIC])
-        first = poll_until(holder, lambda got: offsets(got) >= set(range(10)), "the first delivery", seen=delivered)
-        for message in first:
-            kind = AcknowledgeType.ACCEPT if message.offset() in ACCEPTED else AcknowledgeType.RELEASE
-            holder.acknowledge(message, kind)
+        poll_until(holder, lambda got: offsets(got) >= set(range(10)), "the first delivery", seen=delivered,
+                   acknowledge=accept_or_release)
         holder.commit_sync()  # written to the share coordinator before it is answered
         acknowledged_at = len(delivered)
         again = poll_until(holder, lambda got: offsets(got) >= set(RELEASED), "the released records",
@@ -121,22 +124,25 @@ def test_after_the_share_partition_leader_is_killed_accepted_records_stay_accept
 
         reader.subscribe([TOPIC])
         after = poll_until(reader, lambda got: offsets(got) >= set(RELEASED) | set(LATER),
-                           "the records not acknowledged, from the new leader", seen=delivered)
+                           "the records not acknowledged, from the new leader", seen=delivered, acknowledge=accept)
         assert all(m.delivery_count() >= 2 for m in after if m.offset() in RELEASED)
-        for message in after:
-            reader.acknowledge(message, AcknowledgeType.ACCEPT)
         reader.commit_sync()
         deadline = time.monotonic() + 2 * LOCK_MS / 1000
-        while time.monotonic() < deadline:
-            late = [m for m in reader.poll(0.5) if m.error() is None]
-            delivered += [m.offset() for m in late]
-            for message in late:
-                reader.acknowledge(message, AcknowledgeType.ACCEPT)
+        poll_until(reader, lambda got: time.monotonic() > deadline, "the lock duration", seen=delivered,
+                   acknowledge=accept)
         redelivered = delivered[acknowledged_at:]
         assert not set(ACCEPTED) & set(redelivered), f"accepted records delivered again: {redelivered}"
     finally:
         reader.close()
         holder.close()
+
+
+def accept_or_release(message) -> AcknowledgeType:
+    return AcknowledgeType.ACCEPT if message.offset() in ACCEPTED else AcknowledgeType.RELEASE
+
+
+def accept(message) -> AcknowledgeType:
+    return AcknowledgeType.ACCEPT
 
 
 def share_consumer(bootstrap: str, group: str) -> ShareConsumer:
