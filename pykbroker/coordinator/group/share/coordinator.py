@@ -449,8 +449,9 @@ class ShareGroupCoordinator:
         return errors
 
     def on_topic_deleted(self, name: str) -> None:
-        """A deleted topic's share state goes too (Kafka's maybeCleanupShareGroupState): marked
-        as deleting, deleted through the persister, then forgotten."""
+        """A deleted topic's partitions are no longer initialized in the group (Kafka's
+        maybeCleanupShareGroupState); the share coordinator deletes their state itself, as the
+        metadata drops the topic (the persister would refuse: the topic is unknown by then)."""
         for group in list(self.groups.values()):
             if not self.manager.is_group_local(group.group_id):
                 continue
@@ -463,15 +464,6 @@ class ShareGroupCoordinator:
                 self.runtime.spawn(self._clean_up_deleted_topics, group, topic_ids)
 
     async def _clean_up_deleted_topics(self, group: ShareGroup, topic_ids: list[uuid.UUID]) -> None:
-        partitions = {
-            t: group.initialized.get(t, frozenset()) | group.initializing.get(t, frozenset()) for t in topic_ids
-        }
-        group.deleting.update(topic_ids)
-        try:
-            await self._append(group.group_id, [_state_partitions_record(group)])
-        except _AppendFailed:
-            return
-        await self._delete_state(group.group_id, partitions)
         for topic_id in topic_ids:
             group.initialized.pop(topic_id, None)
             group.initializing.pop(topic_id, None)
