@@ -7,7 +7,8 @@ session); epoch -1 closes the session after the acknowledgements and releases wh
 still holds. Each partition's
 acknowledgements are written to the share-group state before the answer; errors are per
 partition: INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE for records the member
-does not hold, NOT_LEADER_OR_FOLLOWER (with the leader the metadata names) where this broker
+does not hold, UNKNOWN_TOPIC_OR_PARTITION for a partition no ShareFetch made a share partition of
+here (as Kafka), NOT_LEADER_OR_FOLLOWER (with the leader the metadata names) where this broker
 does not lead.
 
 A member id is required, of at most 36 characters (INVALID_REQUEST); the group id too

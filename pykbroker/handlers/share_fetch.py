@@ -15,7 +15,9 @@ AcquisitionLockTimeoutMs. Acknowledgement results are AcknowledgeErrorCode per p
 (INVALID_REQUEST for malformed batches, INVALID_RECORD_STATE for records not acquired by the
 member). MaxWaitMs/MinBytes: the fetch waits in the ShareFetch purgatory until MinBytes are
 acquired, never longer than MaxWaitMs. Partitions led elsewhere are NOT_LEADER_OR_FOLLOWER
-with the leader the metadata names (CurrentLeader, NodeEndpoints).
+with the leader the metadata names (CurrentLeader, NodeEndpoints). A partition whose share state
+the group coordinator never initialized (never assigned in the group) is UNKNOWN_SERVER_ERROR
+with the share coordinator's ErrorMessage, as Kafka answers.
 
 A member id is required, of at most 36 characters (INVALID_REQUEST); the group id too
 (INVALID_GROUP_ID). Authorization as Kafka: READ on the group (GROUP_AUTHORIZATION_FAILED for the whole request),
