@@ -50,6 +50,7 @@ from .log.descriptor_limit import open_file_limit, report_open_file_limit, segme
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
+from .protocol.api_keys import ApiKey
 from .protocol.errors import ErrorCode
 from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
@@ -106,6 +107,14 @@ def _opened(service: _Service | None) -> _Service:
     return service
 
 
+def _disabled_group_apis(config: BrokerConfig) -> set[int]:
+    """The group APIs not advertised: those of a protocol `group.coordinator.rebalance.protocols`
+    leaves out, as Kafka."""
+    if "consumer" in config["group.coordinator.rebalance.protocols"]:
+        return set()
+    return {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
+
+
 class Broker:
     def __init__(self, config: BrokerConfig) -> None:
         self.static_config = config  # server.properties and --override
@@ -117,7 +126,11 @@ class Broker:
         self.inter_broker_security = InterBrokerSecurity()
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
-        self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
+        self.api_versions = sorted(
+            (key, e.min_version, e.max_version)
+            for key, e in self.registry.items()
+            if key not in _disabled_group_apis(config)
+        )
         # set by open(); None until then, and after a failed open() for what was not reached
         self.metadata: MetadataStore | None = None
         self.controller: LocalController | Controller | None = None

@@ -1193,7 +1193,7 @@ class BrokerRegistrationResponse:
         broker_epoch: int = ...,
     ) -> None: ...
 
-# ConsumerGroupDescribeRequest: API key 69 request, versions 0, flexible 0+
+# ConsumerGroupDescribeRequest: API key 69 request, versions 0-1, flexible 0+
 class ConsumerGroupDescribeRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_ids: list[str]  # versions 0+
@@ -1205,7 +1205,7 @@ class ConsumerGroupDescribeRequest:
         include_authorized_operations: bool = ...,
     ) -> None: ...
 
-# ConsumerGroupDescribeResponse: API key 69 response, versions 0, flexible 0+
+# ConsumerGroupDescribeResponse: API key 69 response, versions 0-1, flexible 0+
 class ConsumerGroupDescribeResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -1244,6 +1244,7 @@ class ConsumerGroupDescribeResponse:
         subscribed_topic_regex: str | None  # versions 0+, nullable 0+
         assignment: ConsumerGroupDescribeResponse.Assignment  # versions 0+
         target_assignment: ConsumerGroupDescribeResponse.Assignment  # versions 0+
+        member_type: int  # versions 1+
         def __init__(
             self,
             *,
@@ -1257,6 +1258,7 @@ class ConsumerGroupDescribeResponse:
             subscribed_topic_regex: str | None = ...,
             assignment: ConsumerGroupDescribeResponse.Assignment = ...,
             target_assignment: ConsumerGroupDescribeResponse.Assignment = ...,
+            member_type: int = ...,
         ) -> None: ...
 
     class DescribedGroup:
@@ -1300,7 +1302,7 @@ class ConsumerGroupDescribeResponse:
         groups: list[ConsumerGroupDescribeResponse.DescribedGroup] | EncodedStructs = ...,
     ) -> None: ...
 
-# ConsumerGroupHeartbeatRequest: API key 68 request, versions 0, flexible 0+
+# ConsumerGroupHeartbeatRequest: API key 68 request, versions 0-1, flexible 0+
 class ConsumerGroupHeartbeatRequest:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -1321,6 +1323,7 @@ class ConsumerGroupHeartbeatRequest:
     rack_id: str | None  # versions 0+, nullable 0+
     rebalance_timeout_ms: int  # versions 0+
     subscribed_topic_names: list[str] | None  # versions 0+, nullable 0+
+    subscribed_topic_regex: str | None  # versions 1+, nullable 1+
     server_assignor: str | None  # versions 0+, nullable 0+
     @property
     # versions 0+, nullable 0+
@@ -1337,11 +1340,12 @@ class ConsumerGroupHeartbeatRequest:
         rack_id: str | None = ...,
         rebalance_timeout_ms: int = ...,
         subscribed_topic_names: list[str] | None = ...,
+        subscribed_topic_regex: str | None = ...,
         server_assignor: str | None = ...,
         topic_partitions: list[ConsumerGroupHeartbeatRequest.TopicPartitions] | EncodedStructs | None = ...,
     ) -> None: ...
 
-# ConsumerGroupHeartbeatResponse: API key 68 response, versions 0, flexible 0+
+# ConsumerGroupHeartbeatResponse: API key 68 response, versions 0-1, flexible 0+
 class ConsumerGroupHeartbeatResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]

@@ -20,11 +20,13 @@ The collaborators, each given what it uses when it is built:
     transactions OpenTransactions       transactional offsets pending until their markers
     expiration   OffsetExpiration       the retention check, offsets of deleted topics
     admin        GroupAdmin             ListGroups, DescribeGroups, DeleteGroups
+    consumer_groups ConsumerGroupManager ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -35,6 +37,14 @@ from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .admin import GroupAdmin
 from .config import GroupConfig, OffsetConfig
+from .consumer.manager import (
+    ConsumerGroupManager,
+    ConsumerGroupSettings,
+    DescribedGroup,
+    HeartbeatRequest,
+    HeartbeatResult,
+)
+from .group import GroupMetadata
 from .formats import OffsetAndMetadata
 from .join import Joining, JoinRequest
 from .loader import GroupLoader
@@ -68,6 +78,7 @@ class GroupCoordinator:
         runtime: LoopRuntime,
         partition_count: Callable[[], int],
         metadata: MetadataStore | None = None,
+        consumer_settings: ConsumerGroupSettings | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.runtime = runtime
@@ -83,13 +94,25 @@ class GroupCoordinator:
         self.offsets = OffsetMetadataManager(manager, store, heartbeats)
         self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
         self.admin = GroupAdmin(manager, store)
+        self.consumer_groups = consumer = ConsumerGroupManager(
+            manager, runtime, consumer_settings or ConsumerGroupSettings(), metadata
+        )
+
+        def on_group_loaded(group: GroupMetadata) -> None:
+            rebalance.on_group_loaded(group)
+            consumer.on_group_loaded(group)
+
+        def on_group_unloaded(group: GroupMetadata) -> None:
+            rebalance.on_group_unloaded(group)
+            consumer.on_group_unloaded(group)
+
         self.loader = GroupLoader(
             manager,
             offsets_log,
             transactions,
             runtime,
-            on_group_loaded=rebalance.on_group_loaded,
-            on_group_unloaded=rebalance.on_group_unloaded,
+            on_group_loaded=on_group_loaded,
+            on_group_unloaded=on_group_unloaded,
         )
 
     @classmethod
@@ -121,6 +144,7 @@ class GroupCoordinator:
             runtime,
             lambda: count,
             metadata,
+            ConsumerGroupSettings.from_broker_config(config),
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -173,6 +197,7 @@ class GroupCoordinator:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
+            self.consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
         led = (
@@ -236,6 +261,23 @@ class GroupCoordinator:
 
     def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult:
         return self.members.handle_leave_group(group_id, leaving)
+
+    # -- consumer groups (KIP-848) ---------------------------------------------------------
+    @property
+    def consumer_groups_enabled(self) -> bool:
+        """Whether `group.coordinator.rebalance.protocols` includes "consumer"."""
+        return self.consumer_groups.settings.enabled
+
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult:
+        reply: Reply[HeartbeatResult] = Reply()
+        self.consumer_groups.handle_heartbeat(request, reply.set)
+        return await reply.wait()
+
+    def consumer_group_describe(self, group_id: str) -> DescribedGroup:
+        return self.consumer_groups.describe(group_id)
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return self.consumer_groups.topic_name(topic_id)
 
     # -- offsets ---------------------------------------------------------------------------
     async def commit_offsets(

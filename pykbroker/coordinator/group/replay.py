@@ -4,6 +4,9 @@ Later records win; a tombstone (null value) removes an offset or a group. Groups
 no group record (simple consumers, or groups whose record was removed) come back Empty. A group
 record with members comes back Stable, one without members Empty.
 
+Consumer groups (KIP-848) come back from their records (`consumer/replay.py`) with their
+epochs, members, target and current assignments.
+
 Offsets in a transactional batch (TxnOffsetCommit) are pending for their producer until that
 producer's control record: COMMIT makes them committed (each unless an offset written later to
 the log holds its partition), ABORT drops them; those without a marker yet stay pending, and the
@@ -19,6 +22,8 @@ from dataclasses import dataclass, field
 from ...records.control import COMMIT, parse_control_type
 from ...records.errors import InvalidRecordError
 from ..partition_io import LoadedRecord
+from .consumer import records as consumer_records
+from .consumer.replay import ConsumerGroupReplay
 from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key, decode_offset_value
 from .group import GroupMetadata
 from .member import MemberMetadata
@@ -37,6 +42,7 @@ class ReplayedPartition:
     removed_groups: set[str] = field(default_factory=set)
     committed: GroupOffsets = field(default_factory=dict)
     pending: dict[int, GroupOffsets] = field(default_factory=dict)  # by producer id
+    consumer_groups: dict[str, ConsumerGroupReplay] = field(default_factory=dict)
     last_offset: int = -1  # of the last batch read
     _committed_index: dict[str, dict[TopicPartition, StoredOffset]] | None = field(default=None, repr=False)
     _pending_index: dict[str, dict[int, dict[TopicPartition, StoredOffset]]] | None = field(default=None, repr=False)
@@ -44,7 +50,8 @@ class ReplayedPartition:
     def group_ids(self) -> list[str]:
         with_offsets = [group for group, _ in self.committed]
         with_pending = [group for offsets in self.pending.values() for group, _ in offsets]
-        return list(dict.fromkeys([*self.groups, *with_offsets, *with_pending]))
+        consumer = [group for group, replayed in self.consumer_groups.items() if replayed.exists]
+        return list(dict.fromkeys([*self.groups, *consumer, *with_offsets, *with_pending]))
 
     def offsets_of(self, group_id: str) -> dict[TopicPartition, StoredOffset]:
         return self._offsets_by_group().get(group_id, {})
@@ -86,6 +93,10 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_offset(state, key, record)
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, record.value)
+        elif key.version in consumer_records.RECORD_TYPES:
+            consumer_key = consumer_records.decode_key(key.version, record.key)
+            replayed = state.consumer_groups.setdefault(consumer_key.group_id, ConsumerGroupReplay(consumer_key.group_id))
+            replayed.apply(consumer_key, record.value)
         else:
             log.warning(
                 "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version
@@ -136,6 +147,7 @@ def build_group(
     offsets: dict[TopicPartition, StoredOffset],
     now_ms: Callable[[], int],
     pending: dict[int, dict[TopicPartition, StoredOffset]] | None = None,
+    consumer: ConsumerGroupReplay | None = None,
 ) -> GroupMetadata:
     """A group as loaded: from its record if any (Stable with members, else Empty), with its
     offsets and its pending transactional offsets by producer id."""
@@ -164,6 +176,9 @@ def build_group(
             group.add(member)
         group.leader_id = record.leader
         group.subscribed_topics = group.compute_subscribed_topics()
+    if consumer is not None and consumer.exists:
+        group.consumer = consumer.build()
+        group.protocol_type = "consumer"
     for tp, stored in offsets.items():
         group.offsets.load(tp, stored)
     for producer_id, producer_offsets in (pending or {}).items():

@@ -24,6 +24,7 @@ each use since AlterConfigs may change it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
     from ...cluster.store import MetadataStore
     from ...common.txn_marker import TxnMarker
     from ...config import BrokerConfig
+    from ...coordinator.group.consumer.manager import DescribedGroup, HeartbeatRequest, HeartbeatResult
     from ...coordinator.group.formats import OffsetAndMetadata
     from ...coordinator.group.join import JoinRequest
     from ...coordinator.group.model import (
@@ -182,6 +184,15 @@ class GroupService(Protocol):
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]: ...
+
+    @property
+    def consumer_groups_enabled(self) -> bool: ...
+
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult: ...
+
+    def consumer_group_describe(self, group_id: str) -> DescribedGroup: ...
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
 
 
 class TopicAdmin(Protocol):
