@@ -2,11 +2,13 @@
 
 Lists every API and version range the broker fully handles (taken from the handler registry).
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
+v3+ answers also list the supported and finalized features (`cluster/features.py`).
 A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
 """
 
 import re
 
+from ..cluster.features import FINALIZED_FEATURES_EPOCH, finalized_features, supported_features
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ApiVersionsRequest, ApiVersionsResponse
@@ -22,13 +24,25 @@ _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-
 async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
     if ctx.api_version >= 3 and not _valid_client_software(request):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
-    return ApiVersionsResponse(
+    response = ApiVersionsResponse(
         error_code=ErrorCode.NONE,
         api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
             for key, low, high in ctx.services.api_versions
         ],
     )
+    if ctx.api_version >= 3:
+        response.supported_features = [
+            ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
+            for name, (low, high) in supported_features().items()
+        ]
+        finalized = finalized_features(ctx.services.config)
+        response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH if finalized else -1
+        response.finalized_features = [
+            ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
+            for name, level in finalized.items()
+        ]
+    return response
 
 
 def _valid_client_software(request: ApiVersionsRequest) -> bool:

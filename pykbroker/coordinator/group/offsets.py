@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
+from .consumer.offsets import validate_consumer_offset_commit
 from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
@@ -77,7 +78,10 @@ class OffsetMetadataManager:
                 return
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
             group = self.groups.get_or_create_group(group_id)
-        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
+        if group.consumer is not None:
+            error = validate_consumer_offset_commit(group.consumer, member_id, generation_id, is_transactional=False)
+        else:
+            error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:
             callback({tp: error for tp in offsets})
         elif group.is_(EMPTY):
@@ -128,7 +132,10 @@ class OffsetMetadataManager:
         callback: CommitCallback,
     ) -> None:
         """Kafka's doTxnCommitOffsets: check the committer, then write the pending offsets."""
-        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
+        if group.consumer is not None:
+            error = validate_consumer_offset_commit(group.consumer, member_id, generation_id, is_transactional=True)
+        else:
+            error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
         if error is not None:
             callback({tp: error for tp in offsets})
             return
