@@ -157,7 +157,9 @@ class BrokerConfig:
         """Kafka's GroupCoordinatorConfig checks: the classic protocol stays on, and the consumer
         groups' session timeout and heartbeat interval lie within their bounds."""
         if "classic" not in self["group.coordinator.rebalance.protocols"]:
-            raise ConfigError("group.coordinator.rebalance.protocols", "Disabling the 'classic' protocol is not supported.")
+            raise ConfigError(
+                "group.coordinator.rebalance.protocols", "Disabling the 'classic' protocol is not supported."
+            )
         for kind in ("session.timeout.ms", "heartbeat.interval.ms"):
             key, low, high = (f"group.consumer.{kind}", f"group.consumer.min.{kind}", f"group.consumer.max.{kind}")
             if self[high] < self[low]:

@@ -430,11 +430,13 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.consumer.max.size", INT, INT_MAX, at_least(1)),
         _broker(
             "group.consumer.assignors",
-            LIST, [
+            LIST,
+            [
                 "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
                 "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
             ],
-            non_empty_list,),
+            non_empty_list,
+        ),
         _broker(
             "group.consumer.migration.policy",
             STRING,

@@ -23,6 +23,7 @@ from .state import DEAD, EMPTY
 
 log = logging.getLogger(__name__)
 
+
 class GroupAdmin:
     def __init__(self, groups: GroupMetadataManager, store: OffsetStore) -> None:
         self.groups = groups

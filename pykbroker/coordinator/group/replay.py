@@ -95,7 +95,9 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_group(state, key.group, record.value)
         elif key.version in consumer_records.RECORD_TYPES:
             consumer_key = consumer_records.decode_key(key.version, record.key)
-            replayed = state.consumer_groups.setdefault(consumer_key.group_id, ConsumerGroupReplay(consumer_key.group_id))
+            replayed = state.consumer_groups.setdefault(
+                consumer_key.group_id, ConsumerGroupReplay(consumer_key.group_id)
+            )
             replayed.apply(consumer_key, record.value)
         else:
             log.warning(

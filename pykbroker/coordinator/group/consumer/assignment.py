@@ -101,7 +101,10 @@ def compile_topic_regex(pattern: str) -> TopicRegex:
         raise InvalidTopicRegex(f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {e}.") from None
 
 
-ASSIGNORS: dict[str, PartitionAssignor] = {"uniform": RoundRobinAssignor("uniform"), "range": RoundRobinAssignor("range")}
+ASSIGNORS: dict[str, PartitionAssignor] = {
+    "uniform": RoundRobinAssignor("uniform"),
+    "range": RoundRobinAssignor("range"),
+}
 
 
 def assignor_names(configured: list[str]) -> list[str]:

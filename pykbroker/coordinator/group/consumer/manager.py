@@ -182,7 +182,11 @@ class ConsumerGroupManager:
         except GroupError as e:
             reply(HeartbeatResult(e.error, e.message))
             return
-        self._write(request.group_id, records, lambda error: reply(result if error == ErrorCode.NONE else HeartbeatResult(error)))
+        self._write(
+            request.group_id,
+            records,
+            lambda error: reply(result if error == ErrorCode.NONE else HeartbeatResult(error)),
+        )
 
     def _heartbeat(self, request: HeartbeatRequest, records: Records) -> HeartbeatResult:
         holder = self._group_for_heartbeat(request.group_id, create=request.member_epoch == 0)
@@ -232,7 +236,9 @@ class ConsumerGroupManager:
         if bump:
             group.group_epoch += 1
             group.metadata_hash = metadata_hash
-            records.append((rec.key(rec.METADATA, group.group_id), rec.metadata_value(group.group_epoch, metadata_hash)))
+            records.append(
+                (rec.key(rec.METADATA, group.group_id), rec.metadata_value(group.group_epoch, metadata_hash))
+            )
             log.info("[GroupId %s] Bumped group epoch to %d.", group.group_id, group.group_epoch)
         if group.group_epoch > group.assignment_epoch:
             self._update_target_assignment(group, records)
@@ -314,7 +320,10 @@ class ConsumerGroupManager:
         group.update_member(member)
         records.append(_member_metadata_record(group.group_id, member))
         records.append(
-            (rec.key(rec.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id), rec.target_assignment_member_value(target))
+            (
+                rec.key(rec.TARGET_ASSIGNMENT_MEMBER, group.group_id, member_id),
+                rec.target_assignment_member_value(target),
+            )
         )
         records.append(_current_assignment_record(group.group_id, member))
         return member
@@ -529,7 +538,11 @@ class ConsumerGroupManager:
             holder = self.groups.get_group(group_id)
             group = None if holder is None else holder.consumer
             current = None if group is None else group.members.get(member.member_id)
-            if current is not None and current.state == MemberState.UNREVOKED_PARTITIONS and current.member_epoch == epoch:
+            if (
+                current is not None
+                and current.state == MemberState.UNREVOKED_PARTITIONS
+                and current.member_epoch == epoch
+            ):
                 self._expire(group_id, member.member_id, "failed to revoke partitions within the rebalance timeout")
 
         self._rebalance_timers[key] = self.runtime.call_later(timeout, expire)
@@ -624,8 +637,7 @@ def _validate_request(request: HeartbeatRequest, assignors: tuple[str, ...]) -> 
     if request.server_assignor is not None and request.server_assignor not in assignors:
         raise GroupError(
             ErrorCode.UNSUPPORTED_ASSIGNOR,
-            f"ServerAssignor {request.server_assignor} is not supported. "
-            f"Supported assignors: {', '.join(assignors)}.",
+            f"ServerAssignor {request.server_assignor} is not supported. Supported assignors: {', '.join(assignors)}.",
         )
     if request.subscribed_topic_regex:
         try:
@@ -754,9 +766,10 @@ def build_member(
             member,
             member_epoch=current.member_epoch,
             previous_member_epoch=current.previous_member_epoch,
-            state=MemberState(current.state) if current.state in MemberState._value2member_map_ else MemberState.UNKNOWN,
+            state=MemberState(current.state)
+            if current.state in MemberState._value2member_map_
+            else MemberState.UNKNOWN,
             assigned=dict(current.assigned),
             pending_revocation=dict(current.pending_revocation),
         )
     return member
-

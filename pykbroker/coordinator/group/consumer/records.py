@@ -74,7 +74,13 @@ def _key(name: str, record_type: int, *fields: str) -> dict[str, object]:
 
 
 def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None) -> RecordFormat:
-    raw: dict[str, Any] = {"type": "data", "name": name, "validVersions": "0", "flexibleVersions": "0+", "fields": fields}
+    raw: dict[str, Any] = {
+        "type": "data",
+        "name": name,
+        "validVersions": "0",
+        "flexibleVersions": "0+",
+        "fields": fields,
+    }
     if structs:
         raw["commonStructs"] = structs
     return RecordFormat(raw)

@@ -37,7 +37,9 @@ class ConsumerGroupReplay:
         elif t == rec.CURRENT_MEMBER_ASSIGNMENT and key.member_id is not None:
             _put(self.current, key.member_id, None if value is None else rec.decode_current_assignment_value(value))
         elif t == rec.TARGET_ASSIGNMENT_MEMBER and key.member_id is not None:
-            _put(self.targets, key.member_id, None if value is None else rec.decode_target_assignment_member_value(value))
+            _put(
+                self.targets, key.member_id, None if value is None else rec.decode_target_assignment_member_value(value)
+            )
         elif t == rec.REGULAR_EXPRESSION and key.regex is not None:
             _put(self.regexes, key.regex, None if value is None else rec.decode_regular_expression_value(value).topics)
 
