@@ -44,8 +44,8 @@ from .consumer.manager import (
     HeartbeatRequest,
     HeartbeatResult,
 )
-from .group import GroupMetadata
 from .formats import OffsetAndMetadata
+from .group import GroupMetadata
 from .join import Joining, JoinRequest
 from .loader import GroupLoader
 from .log_io import OffsetsLog, OffsetsTopicLog

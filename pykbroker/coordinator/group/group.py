@@ -17,9 +17,9 @@ from typing import Protocol
 from ...common.purgatory import DelayedOperation
 from ...protocol import messages
 from ...protocol.errors import ErrorCode
+from .consumer.group import ConsumerGroup
 from .member import JoinCallback, MemberMetadata, Protocols, chain_callbacks
 from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, JoinResult, MemberSummary, SyncResult
-from .consumer.group import ConsumerGroup
 from .offset_cache import OffsetCache
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, VALID_PREVIOUS_STATES, GroupState
 

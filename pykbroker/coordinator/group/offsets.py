@@ -27,11 +27,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from .consumer.offsets import validate_consumer_offset_commit
 from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..runtime import Reply
+from .consumer.offsets import validate_consumer_offset_commit
 from .group import GroupMetadata
 from .heartbeats import Heartbeats
 from .log_io import TxnProducer

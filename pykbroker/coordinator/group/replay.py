@@ -16,6 +16,7 @@ group comes back with them (as Kafka's loadGroupsAndOffsets does).
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -94,11 +95,7 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, record.value)
         elif key.version in consumer_records.RECORD_TYPES:
-            consumer_key = consumer_records.decode_key(key.version, record.key)
-            replayed = state.consumer_groups.setdefault(
-                consumer_key.group_id, ConsumerGroupReplay(consumer_key.group_id)
-            )
-            replayed.apply(consumer_key, record.value)
+            _apply_consumer_group_record(state, key.version, record)
         else:
             log.warning(
                 "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version
@@ -132,6 +129,16 @@ def _apply_offset(state: ReplayedPartition, key: OffsetKey, record: LoadedRecord
         offsets.pop(group_tp, None)
     else:
         offsets[group_tp] = StoredOffset(decode_offset_value(record.value), record.batch_offset)
+
+
+def _apply_consumer_group_record(state: ReplayedPartition, record_type: int, record: LoadedRecord) -> None:
+    assert record.key is not None
+    try:
+        key = consumer_records.decode_key(record_type, record.key)
+        replayed = state.consumer_groups.setdefault(key.group_id, ConsumerGroupReplay(key.group_id))
+        replayed.apply(key, record.value)
+    except (ValueError, IndexError, UnicodeDecodeError, struct.error) as e:
+        log.warning("Skipping an unreadable consumer group record of type %d in __consumer_offsets: %s", record_type, e)
 
 
 def _apply_group(state: ReplayedPartition, group_id: str, value: bytes | None) -> None:

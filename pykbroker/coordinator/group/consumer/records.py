@@ -86,7 +86,7 @@ def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, o
     return RecordFormat(raw)
 
 
-_TOPIC_PARTITIONS = {
+_TOPIC_PARTITIONS: dict[str, object] = {
     "name": "TopicPartitions",
     "versions": "0+",
     "fields": [_f("TopicId", "uuid"), _f("Partitions", "[]int32")],

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import records as rec
 from .group import ConsumerGroup
@@ -60,7 +61,7 @@ class ConsumerGroupReplay:
         return group
 
 
-def _put(table: dict, key: str, value: object) -> None:  # type: ignore[type-arg]
+def _put(table: dict[str, Any], key: str, value: object) -> None:
     if value is None:
         table.pop(key, None)
     else:
