@@ -52,7 +52,16 @@ from .log_io import OffsetsLog, OffsetsTopicLog
 from .manager import GroupMetadataManager
 from .member import JoinCallback, SyncCallback
 from .member_requests import MemberRequests
-from .model import FetchedOffset, GroupOverview, GroupSummary, JoinResult, LeaveResult, MemberIdentity, SyncResult
+from .model import (
+    UNKNOWN_MEMBER_ID,
+    FetchedOffset,
+    GroupOverview,
+    GroupSummary,
+    JoinResult,
+    LeaveResult,
+    MemberIdentity,
+    SyncResult,
+)
 from .offset_expiration import OffsetExpiration
 from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
@@ -221,6 +230,11 @@ class GroupCoordinator:
         return await reply.wait()
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
+        if self.manager.is_group_local(request.group_id) and not self.manager.is_group_loading(request.group_id):
+            error = self.consumer_groups.classic_join(request.group_id)
+            if error is not None:
+                callback(JoinResult(UNKNOWN_MEMBER_ID, error))
+                return
         self.joining.handle_join_group(request, callback)
 
     async def sync_group(
@@ -275,6 +289,17 @@ class GroupCoordinator:
 
     def consumer_group_describe(self, group_id: str) -> DescribedGroup:
         return self.consumer_groups.describe(group_id)
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
+        """Kafka's ConsumerGroup.validateOffsetFetch: a consumer group member fetching offsets
+        must be current (member epoch -1: not a member, not checked)."""
+        group = self.manager.get_group(group_id)
+        if group is None or group.consumer is None or member_epoch == -1:
+            return None
+        member = group.consumer.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None if member.member_epoch == member_epoch else ErrorCode.STALE_MEMBER_EPOCH
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         return self.consumer_groups.topic_name(topic_id)

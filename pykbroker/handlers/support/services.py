@@ -194,6 +194,8 @@ class GroupService(Protocol):
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
 
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None: ...
+
 
 class TopicAdmin(Protocol):
     """Creating topics: by CreateTopics, and automatically on Metadata requests."""

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from ....protocol.api_keys import ApiKey
 from ....protocol.errors import ErrorCode
 from ...runtime import LoopRuntime
+from ..formats import group_key
 from ..group import GroupMetadata
 from ..state import EMPTY as CLASSIC_EMPTY
 from . import records as rec
@@ -189,7 +190,7 @@ class ConsumerGroupManager:
         )
 
     def _heartbeat(self, request: HeartbeatRequest, records: Records) -> HeartbeatResult:
-        holder = self._group_for_heartbeat(request.group_id, create=request.member_epoch == 0)
+        holder = self._group_for_heartbeat(request.group_id, request.member_epoch == 0, records)
         group = _consumer_group(holder)
         if request.member_epoch == 0 and request.member_id not in group.members:
             if len(group.members) >= self.settings.max_size:
@@ -329,7 +330,7 @@ class ConsumerGroupManager:
         return member
 
     def _leave(self, request: HeartbeatRequest, records: Records) -> HeartbeatResult:
-        holder = self._group_for_heartbeat(request.group_id, create=False)
+        holder = self._group_for_heartbeat(request.group_id, False, records)
         group = _consumer_group(holder)
         if request.instance_id is None:
             member = group.members.get(request.member_id)
@@ -379,13 +380,34 @@ class ConsumerGroupManager:
             (rec.key(rec.METADATA, group.group_id), rec.metadata_value(group.group_epoch, group.metadata_hash))
         )
 
+    def classic_join(self, group_id: str) -> ErrorCode | None:
+        """A classic JoinGroup for `group_id`: an empty consumer group becomes a classic group
+        again (its records deleted, its offsets kept); a consumer group with members answers
+        INCONSISTENT_GROUP_PROTOCOL (online migration of a member to the classic protocol is
+        not served)."""
+        holder = self.groups.get_group(group_id)
+        if holder is None or holder.consumer is None:
+            return None
+        if holder.consumer.members:
+            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        records = group_tombstones(holder.consumer)
+        holder.consumer = None
+        holder.protocol_type = None
+        self._write(group_id, records, lambda error: None)
+        log.info("[GroupId %s] Converted the empty consumer group to a classic group.", group_id)
+        return None
+
     # -- the group ----------------------------------------------------------------------------------
-    def _group_for_heartbeat(self, group_id: str, create: bool) -> GroupMetadata:
+    def _group_for_heartbeat(self, group_id: str, create: bool, records: Records) -> GroupMetadata:
         holder = self.groups.get_group(group_id)
         if holder is not None and holder.consumer is None:
             if create and holder.is_(CLASSIC_EMPTY) and not holder.members:
-                holder.consumer = ConsumerGroup(group_id)  # an empty classic group becomes a consumer group
+                # an empty classic group becomes a consumer group: its record goes, its offsets stay
+                if holder.generation_id > 0:
+                    records.append((group_key(group_id), None))
+                holder.consumer = ConsumerGroup(group_id)
                 holder.protocol_type = "consumer"
+                holder.generation_id = 0
                 return holder
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if holder is None or holder.consumer is None or holder.consumer.deleted:
