@@ -244,3 +244,38 @@ def test_a_restarted_broker_resumes_the_group_with_its_epochs_and_assignment(tmp
             described = client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1, Describe(group_ids=["g-restart"])).groups[0]
             assert (described.group_state, described.group_epoch, described.assignment_epoch) == ("Stable", 1, 1)
             assert {p for tp in described.members[0].assignment.topic_partitions for p in tp.partitions} == {0, 1}
+
+
+def test_list_groups_shows_the_type_and_delete_groups_refuses_a_group_with_members(broker):
+    create_topic(broker.bootstrap, "cg-admin", 1)
+    ListGroups = messages.request(ApiKey.LIST_GROUPS).cls
+    DeleteGroups = messages.request(ApiKey.DELETE_GROUPS).cls
+    with WireClient(broker.bootstrap) as client:
+        member = join(client, "g-admin", ["cg-admin"])
+        listed = client.request(ApiKey.LIST_GROUPS, 5, ListGroups(types_filter=["consumer"]))
+        mine = [g for g in listed.groups if g.group_id == "g-admin"]
+        assert [(g.protocol_type, g.group_state, g.group_type) for g in mine] == [("consumer", "Stable", "consumer")]
+        classic_only = client.request(ApiKey.LIST_GROUPS, 5, ListGroups(types_filter=["classic"]))
+        assert "g-admin" not in [g.group_id for g in classic_only.groups]
+        refused = client.request(ApiKey.DELETE_GROUPS, 2, DeleteGroups(groups_names=["g-admin"])).results[0]
+        assert refused.error_code == ErrorCode.NON_EMPTY_GROUP
+        heartbeat(client, "g-admin", member.member_id, -1)
+        deleted = client.request(ApiKey.DELETE_GROUPS, 2, DeleteGroups(groups_names=["g-admin"])).results[0]
+        assert deleted.error_code == 0
+        gone = client.request(ApiKey.CONSUMER_GROUP_DESCRIBE, 1, Describe(group_ids=["g-admin"])).groups[0]
+        assert gone.error_code == ErrorCode.GROUP_ID_NOT_FOUND
+
+
+@pytest.mark.parametrize("settings,message", [
+    ({"group.coordinator.rebalance.protocols": "classic,streams"}, "streams"),
+    ({"group.coordinator.rebalance.protocols": "consumer"}, "Disabling the 'classic' protocol is not supported."),
+    ({"group.consumer.heartbeat.interval.ms": "45000", "group.consumer.max.heartbeat.interval.ms": "60000"},
+     "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms"),
+    ({"group.consumer.migration.policy": "sideways"}, "sideways"),
+])
+def test_group_coordinator_settings_the_broker_cannot_honour_stop_it_at_start(settings, message):
+    from pykbroker.config import BrokerConfig
+    from pykbroker.config.types import ConfigError
+
+    with pytest.raises(ConfigError, match=message):
+        BrokerConfig({"log.dirs": "/tmp/unused", **settings})
