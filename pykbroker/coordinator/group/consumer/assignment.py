@@ -1,16 +1,19 @@
 """The server-side assignors consumer groups use, behind the interface of
 `coordinator/group/assignors/` (`MemberSubscription`, `TopicDescription`, `PartitionAssignor`,
-`ASSIGNORS`), and the topic regular expressions of `coordinator/group/topic_regex.py`.
+`ASSIGNORS`), and the topic regular expressions of `coordinator/group/topic_regex.py`
+(`compile_topic_regex`, `InvalidTopicRegex`).
 
-Where those modules are not present, a round-robin assignor stands in under the names "uniform"
-and "range", and regular expressions are Python's (full match).
+When those modules are present they are used (`ASSIGNORS`, `compile_topic_regex`,
+`INVALID_TOPIC_REGEX` below resolve to them); otherwise a round-robin assignor stands in under the
+names "uniform" and "range", and regular expressions are Python's (full match).
 """
 
 from __future__ import annotations
 
+import importlib
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -81,7 +84,7 @@ class RoundRobinAssignor:
         return {m: {t: frozenset(ps) for t, ps in a.items()} for m, a in result.items()}
 
 
-class InvalidTopicRegex(Exception):
+class InvalidTopicRegex(ValueError):
     pass
 
 
@@ -101,10 +104,29 @@ def compile_topic_regex(pattern: str) -> TopicRegex:
         raise InvalidTopicRegex(f"SubscribedTopicRegex `{pattern}` is not a valid regular expression: {e}.") from None
 
 
-ASSIGNORS: dict[str, PartitionAssignor] = {
-    "uniform": RoundRobinAssignor("uniform"),
-    "range": RoundRobinAssignor("range"),
-}
+class RegexMatcher(Protocol):
+    def matches(self, topic: str) -> bool: ...
+
+
+def _module(name: str) -> object | None:
+    try:
+        return importlib.import_module(f"pykbroker.coordinator.group.{name}")
+    except ModuleNotFoundError:
+        return None
+
+
+_ASSIGNORS_MODULE = _module("assignors")
+_REGEX_MODULE = _module("topic_regex")
+
+ASSIGNORS: dict[str, PartitionAssignor] = getattr(
+    _ASSIGNORS_MODULE,
+    "ASSIGNORS",
+    {"uniform": RoundRobinAssignor("uniform"), "range": RoundRobinAssignor("range")},
+)
+# the assignor's failure to assign (Kafka's PartitionAssignorException)
+ASSIGNOR_ERROR: type[Exception] = getattr(_ASSIGNORS_MODULE, "PartitionAssignorError", RuntimeError)
+compile_regex: Callable[[str], RegexMatcher] = getattr(_REGEX_MODULE, "compile_topic_regex", compile_topic_regex)
+INVALID_TOPIC_REGEX: type[Exception] = getattr(_REGEX_MODULE, "InvalidTopicRegex", InvalidTopicRegex)
 
 
 def assignor_names(configured: list[str]) -> list[str]:

@@ -31,12 +31,13 @@ from ..group import GroupMetadata
 from ..state import EMPTY as CLASSIC_EMPTY
 from . import records as rec
 from .assignment import (
+    ASSIGNOR_ERROR,
     ASSIGNORS,
-    InvalidTopicRegex,
+    INVALID_TOPIC_REGEX,
     MemberSubscription,
     TopicDescription,
     assignor_names,
-    compile_topic_regex,
+    compile_regex,
 )
 from .group import (
     LEAVE_GROUP_MEMBER_EPOCH,
@@ -429,10 +430,10 @@ class ConsumerGroupManager:
             topics = authorized(topics)
         for regex in group.regexes_in_use():
             try:
-                compiled = compile_topic_regex(regex)
-            except InvalidTopicRegex:
+                compiled = compile_regex(regex)
+            except INVALID_TOPIC_REGEX:
                 continue
-            matching = frozenset(t for t in topics if compiled.matches(t) and not t.startswith("__"))
+            matching = frozenset(t for t in topics if compiled.matches(t))
             if group.resolved_regexes.get(regex) != matching:
                 group.resolved_regexes[regex] = matching
                 records.append(
@@ -460,7 +461,11 @@ class ConsumerGroupManager:
             for m in group.members.values()
         }
         assignor = ASSIGNORS[group.preferred_server_assignor(self.default_assignor)]
-        new_target = assignor.assign(subscriptions, topics) if subscriptions else {}
+        try:
+            new_target = assignor.assign(subscriptions, topics) if subscriptions else {}
+        except ASSIGNOR_ERROR as e:
+            log.error("[GroupId %s] The '%s' assignor failed: %s", group.group_id, assignor.name, e)
+            raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, str(e)) from None
         for member_id in group.members:
             assignment = {t: ps for t, ps in new_target.get(member_id, {}).items() if ps}
             if assignment != group.target_assignment.get(member_id):
@@ -663,8 +668,8 @@ def _validate_request(request: HeartbeatRequest, assignors: tuple[str, ...]) -> 
         )
     if request.subscribed_topic_regex:
         try:
-            compile_topic_regex(request.subscribed_topic_regex)
-        except InvalidTopicRegex as e:
+            compile_regex(request.subscribed_topic_regex)
+        except INVALID_TOPIC_REGEX as e:
             raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(e)) from None
 
 
