@@ -230,9 +230,11 @@ class ConsumerGroupManager:
             records.append(_member_metadata_record(group.group_id, updated))
             bump = not updated.subscription_equals(member) or is_new
         group.update_member(updated)
-        if self._refresh_regexes(group, records, request.authorized_topics):
+        refresh = group.metadata_refresh_needed or bump
+        group.metadata_refresh_needed = False
+        if self._refresh_regexes(group, records, request.authorized_topics, only_new=not refresh):
             bump = True
-        metadata_hash = self._metadata_hash(group)
+        metadata_hash = self._metadata_hash(group) if refresh or bump else group.metadata_hash
         if metadata_hash != group.metadata_hash:
             bump = True
         if bump:
@@ -420,15 +422,24 @@ class ConsumerGroupManager:
         return holder
 
     def _refresh_regexes(
-        self, group: ConsumerGroup, records: Records, authorized: Callable[[set[str]], set[str]] | None
+        self,
+        group: ConsumerGroup,
+        records: Records,
+        authorized: Callable[[set[str]], set[str]] | None,
+        only_new: bool = False,
     ) -> bool:
         """Resolve the regexes the members use against the topics now (those the member may
         see); whether any resolution changed."""
         changed = False
+        regexes = group.regexes_in_use()
+        if only_new:
+            regexes -= set(group.resolved_regexes)
+        if not regexes:
+            return False
         topics = set(self._topic_names())
         if authorized is not None:
             topics = authorized(topics)
-        for regex in group.regexes_in_use():
+        for regex in regexes:
             try:
                 compiled = compile_regex(regex)
             except INVALID_TOPIC_REGEX:
