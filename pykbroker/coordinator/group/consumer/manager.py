@@ -170,13 +170,15 @@ class ConsumerGroupManager:
 
     # -- ConsumerGroupHeartbeat --------------------------------------------------------------------
     def handle_heartbeat(self, request: HeartbeatRequest, reply: Reply) -> None:
-        error = self.groups.validate_group_status(request.group_id, ApiKey.CONSUMER_GROUP_HEARTBEAT)
-        if error is not None:
-            reply(HeartbeatResult(error))
+        if not self.groups.is_active:
+            reply(HeartbeatResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         records: Records = []
         try:
             _validate_request(request, self.settings.assignors)
+            error = self.groups.validate_group_status(request.group_id, ApiKey.CONSUMER_GROUP_HEARTBEAT)
+            if error is not None:
+                raise GroupError(error)
             if request.member_epoch in (LEAVE_GROUP_MEMBER_EPOCH, LEAVE_GROUP_STATIC_MEMBER_EPOCH):
                 result = self._leave(request, records)
             else:
