@@ -43,26 +43,28 @@ BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
 NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerberos, "
                "OAUTHBEARER, delegation tokens, TLS to ZooKeeper or Java plug-in classes: it has "
                "none of their settings")
+KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
+                          "does not serve")
 NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
 NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "delegation tokens, quotas, partition reassignment, features, the KIP-848 "
-               "consumer group protocol, and Kafka's inter-broker requests (pykbroker's brokers "
-               "learn leadership from ZooKeeper watches)") for api in (
+               "delegation tokens, quotas, partition reassignment, features, and Kafka's "
+               "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
+               "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
+        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
+    *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    Accepted(f"{API} / finalized_features", KAFKA4_CONSUMER_GROUPS + ": group.version 1 is "
+             "finalized, as in Kafka 4; Kafka 3.9 in ZooKeeper mode has no finalized features"),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
              "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
-    Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
-             "finalized features with epoch -1; Kafka in ZooKeeper mode the version of its empty "
-             "/feature znode, 0"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),
@@ -76,8 +78,8 @@ ACCEPTED: list[Accepted] = [
         "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
-    Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "
-             "coordinator: pykbroker has the classic coordinator"),
+    Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
+             "defaults (group.coordinator.rebalance.protocols classic,consumer)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
         "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
         "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),

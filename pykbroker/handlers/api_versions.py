@@ -2,7 +2,8 @@
 
 Lists every API and version range the broker fully handles (taken from the handler registry).
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
-v3+ answers also list the supported and finalized features (`cluster/features.py`).
+v3 answers also list the supported features (leaving out those whose lowest level is 0, which
+v3 readers refuse, KAFKA-17011) and the finalized ones (`cluster/features.py`).
 A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
 """
 
@@ -35,9 +36,10 @@ async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersion
         response.supported_features = [
             ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
             for name, (low, high) in supported_features().items()
+            if low > 0  # v3 readers refuse a minimum of 0 (KAFKA-17011): such features are left out
         ]
         finalized = finalized_features(ctx.services.config)
-        response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH if finalized else -1
+        response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH
         response.finalized_features = [
             ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
             for name, level in finalized.items()
