@@ -147,4 +147,6 @@ MATRIX_ACCEPTED: list[Accepted] = [
                              ("delete acls", "filter_results"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+    Accepted("consumer group * / *", "Kafka's KIP-848 consumer groups: Kafka 3.9 in ZooKeeper mode "
+             "does not serve them (it closes the connection)"),
 ]
