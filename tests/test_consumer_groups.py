@@ -279,3 +279,35 @@ def test_group_coordinator_settings_the_broker_cannot_honour_stop_it_at_start(se
 
     with pytest.raises(ConfigError, match=message):
         BrokerConfig({"log.dirs": "/tmp/unused", **settings})
+
+
+def consume_and_commit(c, topic, count, timeout=30.0):
+    """Read `count` records of `topic` with `c`, committing each; their values."""
+    values = []
+    deadline = time.time() + timeout
+    while len(values) < count and time.time() < deadline:
+        message = c.poll(0.1)
+        if message is not None and not message.error():
+            values.append(int(message.value()))
+            c.commit(message=message, asynchronous=False)
+    return values
+
+
+def test_a_group_switches_protocol_once_empty_and_keeps_its_committed_offsets(broker):
+    """Offline migration: the classic consumers stop, consumer-protocol ones go on from the
+    committed offsets, then classic ones again."""
+    create_topic(broker.bootstrap, "cg-switch", 1)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    for i in range(30):
+        producer.produce("cg-switch", str(i).encode())
+    producer.flush()
+    rounds = [{"group.protocol": "classic", "session.timeout.ms": 6000}, {"group.protocol": "consumer"},
+              {"group.protocol": "classic", "session.timeout.ms": 6000}]
+    read = []
+    for settings in rounds:
+        c = Consumer({"bootstrap.servers": broker.bootstrap, "group.id": "g-switch", "auto.offset.reset": "earliest",
+                      "enable.auto.commit": False, **settings})
+        c.subscribe(["cg-switch"])
+        read += consume_and_commit(c, "cg-switch", 10)
+        c.close()
+    assert read == list(range(30))
