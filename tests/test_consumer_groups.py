@@ -311,3 +311,24 @@ def test_a_group_switches_protocol_once_empty_and_keeps_its_committed_offsets(br
         read += consume_and_commit(c, "cg-switch", 10)
         c.close()
     assert read == list(range(30))
+
+
+def test_a_member_that_stops_heartbeating_is_removed_after_its_session_timeout(broker):
+    create_topic(broker.bootstrap, "cg-expire", 2)
+    with WireClient(broker.bootstrap) as client:
+        silent = join(client, "g-expire", ["cg-expire"])
+        assert assigned(silent) == {0, 1}
+        survivor = join(client, "g-expire", ["cg-expire"])
+        owned_now, epoch = [], survivor.member_epoch
+        deadline = time.time() + 30
+        while time.time() < deadline:  # the silent member never revokes: its session ends
+            answer = heartbeat(client, "g-expire", survivor.member_id, epoch, topic_partitions=owned_now)
+            assert answer.error_code == 0
+            epoch = answer.member_epoch
+            if answer.assignment is not None:
+                owned_now = owned(answer)
+                if assigned(answer) == {0, 1}:
+                    break
+            time.sleep(0.3)
+        assert {p for tp in owned_now for p in tp.partitions} == {0, 1}
+        assert heartbeat(client, "g-expire", silent.member_id, 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID

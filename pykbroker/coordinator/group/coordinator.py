@@ -312,9 +312,13 @@ class GroupCoordinator:
         group_instance_id: str | None,
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
+        *,
+        api_version: int = 8,
     ) -> dict[TopicPartition, ErrorCode]:
         reply: Reply[dict[TopicPartition, ErrorCode]] = Reply()
-        self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, reply.set)
+        self.handle_commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, reply.set, api_version=api_version
+        )
         return await reply.wait()
 
     def handle_commit_offsets(
@@ -325,8 +329,13 @@ class GroupCoordinator:
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
         callback: CommitCallback,
+        *,
+        api_version: int = 8,
     ) -> None:
-        self.offsets.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, callback)
+        """`api_version` is the OffsetCommit request's (consumer group members must use v9+)."""
+        self.offsets.handle_commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, callback, api_version=api_version
+        )
 
     async def txn_commit_offsets(
         self,

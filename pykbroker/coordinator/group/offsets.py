@@ -66,6 +66,8 @@ class OffsetMetadataManager:
         generation_id: int,
         offsets: Offsets,
         callback: CommitCallback,
+        *,
+        api_version: int = 8,
     ) -> None:
         error = self.groups.validate_group_status(group_id, ApiKey.OFFSET_COMMIT)
         if error is not None:
@@ -74,12 +76,15 @@ class OffsetMetadataManager:
         group = self.groups.get_group(group_id)
         if group is None:
             if generation_id >= 0:  # a member of a group this coordinator does not know
-                callback({tp: ErrorCode.ILLEGAL_GENERATION for tp in offsets})
+                unknown = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
+                callback({tp: unknown for tp in offsets})
                 return
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
             group = self.groups.get_or_create_group(group_id)
         if group.consumer is not None:
-            error = validate_consumer_offset_commit(group.consumer, member_id, generation_id, is_transactional=False)
+            error = validate_consumer_offset_commit(
+                group.consumer, member_id, generation_id, is_transactional=False, api_version=api_version
+            )
         else:
             error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:

@@ -149,6 +149,8 @@ class GroupService(Protocol):
         group_instance_id: str | None,
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
+        *,
+        api_version: int = 8,
     ) -> dict[TopicPartition, ErrorCode]: ...
 
     async def txn_commit_offsets(
