@@ -332,3 +332,25 @@ def test_a_member_that_stops_heartbeating_is_removed_after_its_session_timeout(b
             time.sleep(0.3)
         assert {p for tp in owned_now for p in tp.partitions} == {0, 1}
         assert heartbeat(client, "g-expire", silent.member_id, 1).error_code == ErrorCode.UNKNOWN_MEMBER_ID
+
+
+def test_more_partitions_or_a_deleted_topic_move_the_group_epoch(broker):
+    from confluent_kafka.admin import NewPartitions
+
+    create_topic(broker.bootstrap, "cg-grow", 1)
+    create_topic(broker.bootstrap, "cg-doomed", 1)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    with WireClient(broker.bootstrap) as client:
+        member = join(client, "g-grow", ["cg-grow", "cg-doomed"])
+        assert member.member_epoch == 1 and len(member.assignment.topic_partitions) == 2
+        admin.create_partitions([NewPartitions("cg-grow", 3)])["cg-grow"].result()
+        admin.delete_topics(["cg-doomed"])["cg-doomed"].result()
+        deadline, answer = time.time() + 30, member
+        while time.time() < deadline:
+            answer = heartbeat(client, "g-grow", member.member_id, answer.member_epoch, topic_partitions=owned(answer)
+                               if answer.assignment is not None else None)
+            if answer.assignment is not None and assigned(answer) == {0, 1, 2}:
+                break
+            time.sleep(0.2)
+        assert answer.member_epoch > 1
+        assert [sorted(tp.partitions) for tp in answer.assignment.topic_partitions] == [[0, 1, 2]]
