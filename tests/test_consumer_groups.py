@@ -354,3 +354,20 @@ def test_more_partitions_or_a_deleted_topic_move_the_group_epoch(broker):
             time.sleep(0.2)
         assert answer.member_epoch > 1
         assert [sorted(tp.partitions) for tp in answer.assignment.topic_partitions] == [[0, 1, 2]]
+
+
+def test_a_restarted_static_consumer_gets_its_partitions_back(broker):
+    create_topic(broker.bootstrap, "cg-static-e2e", 4)
+    static = {"group.instance.id": "static-a"}
+    a, b = consumer(broker.bootstrap, "g-static-e2e", **static), consumer(broker.bootstrap, "g-static-e2e")
+    for c in (a, b):
+        c.subscribe(["cg-static-e2e"])
+    assert poll_until([a, b], lambda: len(a.assignment()) + len(b.assignment()) == 4 and a.assignment())
+    before = {tp.partition for tp in a.assignment()}
+    a.close()
+    restarted = consumer(broker.bootstrap, "g-static-e2e", **static)
+    restarted.subscribe(["cg-static-e2e"])
+    assert poll_until([restarted, b], lambda: {tp.partition for tp in restarted.assignment()} == before)
+    assert len(b.assignment()) == 4 - len(before)
+    for c in (restarted, b):
+        c.close()
