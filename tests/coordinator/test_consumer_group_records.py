@@ -69,3 +69,19 @@ def test_leaving_writes_tombstones_for_the_member_and_a_new_group_epoch():
     assert [value is None for _, _, value in tail] == [True, True, True, False]
     assert records.decode_metadata_value(tail[-1][2])[0] == 2
     assert c.manager.get_group("g").consumer.members == {}
+
+
+def test_a_heartbeat_whose_records_are_not_written_changes_nothing():
+    log = MemoryOffsetsLog()
+    c = consumer_coordinator(log)
+    join(c, "m1")
+    log.fail_with = ErrorCode.NOT_ENOUGH_REPLICAS
+    assert join(c, "m2").error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    group = c.manager.get_group("g").consumer
+    assert sorted(group.members) == ["m1"] and group.group_epoch == 1
+    assert join(consumer_coordinator(MemoryOffsetsLog()), "m1").error == ErrorCode.NONE
+    failing = MemoryOffsetsLog()
+    failing.fail_with = ErrorCode.NOT_ENOUGH_REPLICAS
+    fresh = consumer_coordinator(failing)
+    assert join(fresh, "m1").error == ErrorCode.COORDINATOR_NOT_AVAILABLE
+    assert fresh.manager.get_group("g") is None

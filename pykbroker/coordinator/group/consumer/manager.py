@@ -16,6 +16,7 @@ FENCED_MEMBER_EPOCH, UNRELEASED_INSTANCE_ID, FENCED_INSTANCE_ID, INVALID_REGULAR
 from __future__ import annotations
 
 import base64
+import copy
 import hashlib
 import logging
 import uuid
@@ -139,6 +140,23 @@ class DescribedGroup:
 Reply = Callable[[HeartbeatResult], None]
 
 
+@dataclass(frozen=True)
+class _Snapshot:
+    """A group's consumer group state before a heartbeat, to restore if the heartbeat fails."""
+
+    holder: GroupMetadata | None
+    consumer: ConsumerGroup | None
+    protocol_type: str | None
+    generation_id: int
+
+    @classmethod
+    def of(cls, holder: GroupMetadata | None) -> _Snapshot:
+        if holder is None:
+            return cls(None, None, None, 0)
+        consumer = None if holder.consumer is None else copy.deepcopy(holder.consumer)
+        return cls(holder, consumer, holder.protocol_type, holder.generation_id)
+
+
 class ConsumerGroupManager:
     def __init__(
         self,
@@ -174,6 +192,7 @@ class ConsumerGroupManager:
             reply(HeartbeatResult(ErrorCode.COORDINATOR_NOT_AVAILABLE))
             return
         records: Records = []
+        before = _Snapshot.of(self.groups.get_group(request.group_id))
         try:
             _validate_request(request, self.settings.assignors)
             error = self.groups.validate_group_status(request.group_id, ApiKey.CONSUMER_GROUP_HEARTBEAT)
@@ -184,13 +203,37 @@ class ConsumerGroupManager:
             else:
                 result = self._heartbeat(request, records)
         except GroupError as e:
+            self._restore(request.group_id, before)
             reply(HeartbeatResult(e.error, e.message))
             return
-        self._write(
-            request.group_id,
-            records,
-            lambda error: reply(result if error == ErrorCode.NONE else HeartbeatResult(error)),
-        )
+
+        def written(error: ErrorCode) -> None:
+            if error != ErrorCode.NONE:
+                self._restore(request.group_id, before)
+                reply(HeartbeatResult(error))
+            else:
+                reply(result)
+
+        self._write(request.group_id, records, written)
+
+    def _restore(self, group_id: str, before: _Snapshot) -> None:
+        """Undo what a heartbeat changed in memory when it failed or its records were not
+        written (Kafka reverts to its last committed snapshot)."""
+        holder = self.groups.get_group(group_id)
+        if holder is None:
+            return
+        if before.holder is None:
+            if holder.consumer is not None and not holder.offsets.has_offsets():
+                self.groups.remove_group(holder)
+            else:
+                holder.consumer, holder.protocol_type = None, None
+            return
+        if holder is before.holder:
+            holder.consumer, holder.protocol_type, holder.generation_id = (
+                before.consumer,
+                before.protocol_type,
+                before.generation_id,
+            )
 
     def _heartbeat(self, request: HeartbeatRequest, records: Records) -> HeartbeatResult:
         holder = self._group_for_heartbeat(request.group_id, request.member_epoch == 0, records)
