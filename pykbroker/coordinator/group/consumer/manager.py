@@ -292,9 +292,7 @@ class ConsumerGroupManager:
         if group.group_epoch > group.assignment_epoch:
             self._update_target_assignment(group, records)
         target = group.target_assignment.get(updated.member_id, {})
-        reconciled = reconcile(
-            updated, group.assignment_epoch, target, CurrentPartitionEpoch(group), _owned_or_none(request)
-        )
+        reconciled = reconcile(updated, group.assignment_epoch, target, CurrentPartitionEpoch(group), request.owned)
         if not reconciled.assignment_equals(member) or is_new:
             records.append(_current_assignment_record(group.group_id, reconciled))
         group.update_member(reconciled)
@@ -757,10 +755,6 @@ def _is_subset(owned: Assignment | None, assigned: Assignment) -> bool:
     if owned is None:
         return True
     return all(parts <= assigned.get(topic_id, frozenset()) for topic_id, parts in owned.items())
-
-
-def _owned_or_none(request: HeartbeatRequest) -> Assignment | None:
-    return request.owned
 
 
 def _consumer_group(holder: GroupMetadata) -> ConsumerGroup:
