@@ -371,3 +371,29 @@ def test_a_restarted_static_consumer_gets_its_partitions_back(broker):
     assert len(b.assignment()) == 4 - len(before)
     for c in (restarted, b):
         c.close()
+
+
+def test_offset_delete_keeps_the_offsets_of_topics_a_consumer_group_subscribes_to(broker):
+    create_topic(broker.bootstrap, "cg-keep", 1)
+    create_topic(broker.bootstrap, "cg-drop", 1)
+    OffsetCommit = messages.request(ApiKey.OFFSET_COMMIT).cls
+    OffsetDelete = messages.request(ApiKey.OFFSET_DELETE).cls
+    with WireClient(broker.bootstrap) as client:
+        member = join(client, "g-odel", ["cg-keep"])
+        commit = OffsetCommit(group_id="g-odel", generation_id_or_member_epoch=member.member_epoch,
+                              member_id=member.member_id, topics=[
+                                  OffsetCommit.OffsetCommitRequestTopic(name=name, partitions=[
+                                      OffsetCommit.OffsetCommitRequestPartition(partition_index=0,
+                                                                                committed_offset=1)])
+                                  for name in ("cg-keep", "cg-drop")])
+        committed = client.request(ApiKey.OFFSET_COMMIT, 9, commit)
+        assert [p.error_code for t in committed.topics for p in t.partitions] == [0, 0]
+        stale = client.request(ApiKey.OFFSET_COMMIT, 9, OffsetCommit(
+            group_id="g-odel", generation_id_or_member_epoch=member.member_epoch + 1, member_id=member.member_id,
+            topics=commit.topics))
+        assert {p.error_code for t in stale.topics for p in t.partitions} == {ErrorCode.STALE_MEMBER_EPOCH}
+        deleted = client.request(ApiKey.OFFSET_DELETE, 0, OffsetDelete(group_id="g-odel", topics=[
+            OffsetDelete.OffsetDeleteRequestTopic(name=name, partitions=[
+                OffsetDelete.OffsetDeleteRequestPartition(partition_index=0)]) for name in ("cg-keep", "cg-drop")]))
+        assert {t.name: t.partitions[0].error_code for t in deleted.topics} == {
+            "cg-keep": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "cg-drop": 0}

@@ -188,7 +188,7 @@ class OffsetMetadataManager:
         if group is None or group.is_(DEAD):
             return self.groups.missing_group_error(group_id), {}
         results: dict[TopicPartition, ErrorCode]
-        if group.is_(EMPTY):
+        if group.is_(EMPTY) and not group.is_active_consumer_group:
             deletable, results = list(partitions), {}
         elif group.is_consumer_group:
             deletable = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]
