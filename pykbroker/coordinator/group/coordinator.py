@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 
 from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
+from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
@@ -53,7 +54,6 @@ from .manager import GroupMetadataManager
 from .member import JoinCallback, SyncCallback
 from .member_requests import MemberRequests
 from .model import (
-    UNKNOWN_MEMBER_ID,
     FetchedOffset,
     GroupOverview,
     GroupSummary,
@@ -67,6 +67,7 @@ from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
+from .state import DEAD, EMPTY
 from .txn_offsets import OpenTransactions
 
 if TYPE_CHECKING:
@@ -103,8 +104,35 @@ class GroupCoordinator:
         self.offsets = OffsetMetadataManager(manager, store, heartbeats)
         self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
         self.admin = GroupAdmin(manager, store)
+
+        def on_classic_group_converted(group: GroupMetadata) -> None:
+            """A classic group became a consumer group: its members' waiting JoinGroup and
+            SyncGroup get REBALANCE_IN_PROGRESS (they join the consumer group anew), its timers
+            and delayed operations end, its classic bookkeeping is emptied."""
+            for member in list(group.members.values()):
+                group.invoke_join_callback(member, JoinResult(member.member_id, ErrorCode.REBALANCE_IN_PROGRESS))
+                group.invoke_sync_callback(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+            rebalance.heartbeats.cancel_all(group)
+            group.members.clear()
+            group.static_members.clear()
+            group.pending_members.clear()
+            group.supported_protocols.clear()
+            group.num_awaiting_join = 0
+            group.state = DEAD  # a delayed join completing now skips its rebalance
+            rebalance.remove_sync_expiration(group)
+            if group.join_operation is not None:
+                group.join_operation.force_complete()
+                group.join_operation = None
+            group.state = EMPTY
+            group.generation_id = 0
+            group.leader_id = None
+
         self.consumer_groups = consumer = ConsumerGroupManager(
-            manager, runtime, consumer_settings or ConsumerGroupSettings(), metadata
+            manager,
+            runtime,
+            consumer_settings or ConsumerGroupSettings(),
+            metadata,
+            on_classic_group_converted=on_classic_group_converted,
         )
 
         def on_group_loaded(group: GroupMetadata) -> None:
@@ -230,12 +258,21 @@ class GroupCoordinator:
         return await reply.wait()
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
-        if self.manager.is_group_local(request.group_id) and not self.manager.is_group_loading(request.group_id):
-            error = self.consumer_groups.classic_join(request.group_id)
-            if error is not None:
-                callback(JoinResult(UNKNOWN_MEMBER_ID, error))
+        group = self._consumer_group_served(request.group_id)
+        if group is not None:
+            if group.consumer is not None and group.consumer.members:
+                self.consumer_groups.classic_members.join(group, request, callback)
                 return
+            self.consumer_groups.classic_join(request.group_id)
         self.joining.handle_join_group(request, callback)
+
+    def _consumer_group_served(self, group_id: str) -> GroupMetadata | None:
+        """The group of `group_id` if this coordinator serves it now and it is a consumer group
+        (whose classic members the classic requests then speak for)."""
+        if self.manager.validate_group_status(group_id, ApiKey.JOIN_GROUP) is not None:
+            return None
+        group = self.manager.get_group(group_id)
+        return group if group is not None and group.consumer is not None else None
 
     async def sync_group(
         self,
@@ -264,6 +301,12 @@ class GroupCoordinator:
         assignments: dict[str, bytes],
         callback: SyncCallback,
     ) -> None:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            self.consumer_groups.classic_members.sync(
+                group, generation_id, member_id, protocol_type, protocol_name, callback
+            )
+            return
         self.members.handle_sync_group(
             group_id, generation_id, member_id, protocol_type, protocol_name, group_instance_id, assignments, callback
         )
@@ -271,9 +314,15 @@ class GroupCoordinator:
     def handle_heartbeat(
         self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
     ) -> ErrorCode:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            return self.consumer_groups.classic_members.heartbeat(group, member_id, generation_id)
         return self.members.handle_heartbeat(group_id, member_id, group_instance_id, generation_id)
 
     def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            return self.consumer_groups.classic_members.leave(group, leaving)
         return self.members.handle_leave_group(group_id, leaving)
 
     # -- consumer groups (KIP-848) ---------------------------------------------------------

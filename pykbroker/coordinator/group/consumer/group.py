@@ -47,6 +47,14 @@ class ConsumerGroupMember:
     state: MemberState = MemberState.STABLE
     assigned: Assignment = field(default_factory=dict)
     pending_revocation: Assignment = field(default_factory=dict)
+    # a member using the classic protocol (JoinGroup/SyncGroup/Heartbeat) inside a consumer group:
+    # its protocols (name, metadata) and session timeout; None for a consumer protocol member
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None
+    classic_session_timeout_ms: int = -1
+
+    @property
+    def uses_classic_protocol(self) -> bool:
+        return self.classic_protocols is not None
 
     def subscription_equals(self, other: ConsumerGroupMember) -> bool:
         return (
@@ -63,6 +71,7 @@ class ConsumerGroupMember:
             and self.client_host == other.client_host
             and self.rebalance_timeout_ms == other.rebalance_timeout_ms
             and self.server_assignor == other.server_assignor
+            and self.classic_protocols == other.classic_protocols
         )
 
     def assignment_equals(self, other: ConsumerGroupMember) -> bool:

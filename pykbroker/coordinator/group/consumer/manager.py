@@ -40,6 +40,7 @@ from .assignment import (
     assignor_names,
     compile_regex,
 )
+from .classic_members import ClassicMembers, upgrade
 from .group import (
     LEAVE_GROUP_MEMBER_EPOCH,
     LEAVE_GROUP_STATIC_MEMBER_EPOCH,
@@ -79,6 +80,7 @@ class ConsumerGroupSettings:
     max_size: int = 2**31 - 1
     assignors: tuple[str, ...] = ("uniform", "range")
     enabled: bool = True
+    migration_policy: str = "bidirectional"
 
     @classmethod
     def from_broker_config(cls, config: BrokerConfig) -> ConsumerGroupSettings:
@@ -88,6 +90,7 @@ class ConsumerGroupSettings:
             int(config["group.consumer.max.size"]),
             tuple(assignor_names(list(config["group.consumer.assignors"]))),
             "consumer" in config["group.coordinator.rebalance.protocols"],
+            str(config["group.consumer.migration.policy"]).lower(),
         )
 
 
@@ -165,12 +168,15 @@ class ConsumerGroupManager:
         settings: ConsumerGroupSettings,
         metadata: MetadataStore | None,
         group_config: GroupConfigLookup = lambda group_id: {},
+        on_classic_group_converted: Callable[[GroupMetadata], None] = lambda holder: None,
     ) -> None:
         self.groups = groups
         self.runtime = runtime
         self.settings = settings
         self.metadata = metadata
         self.group_config = group_config
+        self.on_classic_group_converted = on_classic_group_converted  # cancels the classic group's timers
+        self.classic_members = ClassicMembers(self)
         self._session_timers: dict[tuple[str, str], TimerTask] = {}
         self._rebalance_timers: dict[tuple[str, str], TimerTask] = {}
 
@@ -270,6 +276,35 @@ class ConsumerGroupManager:
             client_host=request.client_host,
         )
         is_new = member.member_id not in group.members
+        reconciled = self.update_and_reconcile(
+            group, member, updated, request.owned, records, is_new=is_new, authorized=request.authorized_topics
+        )
+        full_request = request.member_epoch == 0 or (
+            request.rebalance_timeout_ms != -1
+            and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
+            and request.owned is not None
+        )
+        return HeartbeatResult(
+            member_id=reconciled.member_id,
+            member_epoch=reconciled.member_epoch,
+            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
+            assignment=reconciled.assigned if full_request or reconciled.assigned != member.assigned else None,
+        )
+
+    def update_and_reconcile(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+        owned: Assignment | None,
+        records: Records,
+        *,
+        is_new: bool,
+        authorized: Callable[[set[str]], set[str]] | None = None,
+    ) -> ConsumerGroupMember:
+        """Record `updated` (the member as its request describes it), bump the group epoch when
+        the subscriptions or the subscribed topics changed, compute a new target assignment if
+        the group epoch passed it, and move the member towards its target; the member now."""
         bump = False
         if not updated.metadata_equals(member) or is_new:
             records.append(_member_metadata_record(group.group_id, updated))
@@ -277,7 +312,7 @@ class ConsumerGroupManager:
         group.update_member(updated)
         refresh = group.metadata_refresh_needed or bump
         group.metadata_refresh_needed = False
-        if self._refresh_regexes(group, records, request.authorized_topics, only_new=not refresh):
+        if self._refresh_regexes(group, records, authorized, only_new=not refresh):
             bump = True
         metadata_hash = self._metadata_hash(group) if refresh or bump else group.metadata_hash
         if metadata_hash != group.metadata_hash:
@@ -292,23 +327,17 @@ class ConsumerGroupManager:
         if group.group_epoch > group.assignment_epoch:
             self._update_target_assignment(group, records)
         target = group.target_assignment.get(updated.member_id, {})
-        reconciled = reconcile(updated, group.assignment_epoch, target, CurrentPartitionEpoch(group), request.owned)
+        reconciled = reconcile(updated, group.assignment_epoch, target, CurrentPartitionEpoch(group), owned)
         if not reconciled.assignment_equals(member) or is_new:
             records.append(_current_assignment_record(group.group_id, reconciled))
         group.update_member(reconciled)
-        self._schedule_session_timeout(group.group_id, reconciled.member_id)
+        self.schedule_session_timeout(group.group_id, reconciled)
         self._maybe_schedule_rebalance_timeout(group.group_id, reconciled)
-        full_request = request.member_epoch == 0 or (
-            request.rebalance_timeout_ms != -1
-            and (request.subscribed_topic_names is not None or request.subscribed_topic_regex is not None)
-            and request.owned is not None
-        )
-        return HeartbeatResult(
-            member_id=reconciled.member_id,
-            member_epoch=reconciled.member_epoch,
-            heartbeat_interval_ms=self.heartbeat_interval_ms(group.group_id),
-            assignment=reconciled.assigned if full_request or reconciled.assigned != member.assigned else None,
-        )
+        return reconciled
+
+    def schedule_session_timeout(self, group_id: str, member: ConsumerGroupMember) -> None:
+        """(Re)start a member's session (a classic member's own session timeout)."""
+        self._schedule_session_timeout(group_id, member.member_id, member.classic_session_timeout_ms)
 
     def _dynamic_member(self, group: ConsumerGroup, request: HeartbeatRequest) -> ConsumerGroupMember:
         member = group.members.get(request.member_id)
@@ -426,22 +455,18 @@ class ConsumerGroupManager:
             (rec.key(rec.METADATA, group.group_id), rec.metadata_value(group.group_epoch, group.metadata_hash))
         )
 
-    def classic_join(self, group_id: str) -> ErrorCode | None:
-        """A classic JoinGroup for `group_id`: an empty consumer group becomes a classic group
-        again (its records deleted, its offsets kept); a consumer group with members answers
-        INCONSISTENT_GROUP_PROTOCOL (online migration of a member to the classic protocol is
-        not served)."""
+    def classic_join(self, group_id: str) -> None:
+        """A classic JoinGroup for an empty consumer group: it becomes a classic group again (its
+        records deleted, its offsets kept), as Kafka's maybeDeleteEmptyConsumerGroup. (A consumer
+        group with members serves the classic member itself: `classic_members`.)"""
         holder = self.groups.get_group(group_id)
-        if holder is None or holder.consumer is None:
-            return None
-        if holder.consumer.members:
-            return ErrorCode.INCONSISTENT_GROUP_PROTOCOL
+        if holder is None or holder.consumer is None or holder.consumer.members:
+            return
         records = group_tombstones(holder.consumer)
         holder.consumer = None
         holder.protocol_type = None
         self._write(group_id, records, lambda error: None)
         log.info("[GroupId %s] Converted the empty consumer group to a classic group.", group_id)
-        return None
 
     # -- the group ----------------------------------------------------------------------------------
     def _group_for_heartbeat(self, group_id: str, create: bool, records: Records) -> GroupMetadata:
@@ -455,6 +480,10 @@ class ConsumerGroupManager:
                 holder.protocol_type = "consumer"
                 holder.generation_id = 0
                 return holder
+            why_not = upgrade(self, holder, records) if create and holder.members else "it is not empty"
+            if why_not is None:
+                return holder
+            log.info("[GroupId %s] Cannot upgrade the classic group to a consumer group: %s.", group_id, why_not)
             raise GroupError(ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         if holder is None or holder.consumer is None or holder.consumer.deleted:
             if not create:
@@ -564,6 +593,60 @@ class ConsumerGroupManager:
             result[info.topic_id] = TopicDescription(info.topic_id, name, len(info.partitions), partition_racks)
         return result
 
+    def ids_of(self, by_name: Mapping[str, list[int]]) -> Assignment:
+        """Partitions by topic name as partitions by topic id (unknown topics left out)."""
+        result: Assignment = {}
+        for name, partitions in by_name.items():
+            info = None if self.metadata is None else self.metadata.topic(name)
+            if info is not None and partitions:
+                result[info.topic_id] = result.get(info.topic_id, frozenset()) | frozenset(partitions)
+        return result
+
+    def names_of(self, by_id: Assignment) -> dict[str, list[int]]:
+        result: dict[str, list[int]] = {}
+        for topic_id, partitions in by_id.items():
+            name = self.topic_name(topic_id)
+            if name is not None:
+                result[name] = sorted(partitions)
+        return result
+
+    def metadata_hash_of(self, group: ConsumerGroup) -> int:
+        return self._metadata_hash(group)
+
+    def group_records(self, group: ConsumerGroup) -> Records:
+        """Every record of `group` (a group converted from a classic one)."""
+        records: Records = []
+        for member in group.members.values():
+            records.append(_member_metadata_record(group.group_id, member))
+            records.append(
+                (
+                    rec.key(rec.TARGET_ASSIGNMENT_MEMBER, group.group_id, member.member_id),
+                    rec.target_assignment_member_value(group.target_assignment.get(member.member_id, {})),
+                )
+            )
+            records.append(_current_assignment_record(group.group_id, member))
+        records.append(
+            (rec.key(rec.METADATA, group.group_id), rec.metadata_value(group.group_epoch, group.metadata_hash))
+        )
+        records.append(
+            (
+                rec.key(rec.TARGET_ASSIGNMENT_METADATA, group.group_id),
+                rec.target_assignment_metadata_value(group.assignment_epoch),
+            )
+        )
+        return records
+
+    def write(self, group_id: str, records: Records, callback: Callable[[ErrorCode], None]) -> None:
+        self._write(group_id, records, callback)
+
+    def fence(self, group: ConsumerGroup, member_id: str, records: Records) -> None:
+        self._fence(group, member_id, records)
+
+    def replace_static_member(
+        self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str, records: Records
+    ) -> ConsumerGroupMember:
+        return self._replace_static_member(group, old, member_id, records)
+
     def topic_name(self, topic_id: uuid.UUID) -> str | None:
         if self.metadata is None:
             return None
@@ -589,13 +672,16 @@ class ConsumerGroupManager:
                 group.metadata_refresh_needed = True
 
     # -- timers -------------------------------------------------------------------------------------
-    def _schedule_session_timeout(self, group_id: str, member_id: str) -> None:
+    def _schedule_session_timeout(self, group_id: str, member_id: str, timeout_ms: int = -1) -> None:
+        """(Re)start the member's session: the group's session timeout, or `timeout_ms` (a
+        classic member's own)."""
         key = (group_id, member_id)
         old = self._session_timers.pop(key, None)
         if old is not None:
             old.cancel()
         self._session_timers[key] = self.runtime.call_later(
-            self.session_timeout_ms(group_id), lambda: self._on_session_timeout(group_id, member_id)
+            timeout_ms if timeout_ms > 0 else self.session_timeout_ms(group_id),
+            lambda: self._on_session_timeout(group_id, member_id),
         )
 
     def _on_session_timeout(self, group_id: str, member_id: str) -> None:
@@ -782,6 +868,7 @@ def _member_metadata_record(group_id: str, member: ConsumerGroupMember) -> tuple
                 member.subscribed_topic_regex,
                 member.rebalance_timeout_ms,
                 member.server_assignor,
+                member.classic_protocols,
             )
         ),
     )
@@ -837,6 +924,7 @@ def build_member(
             subscribed_topic_regex=metadata.subscribed_topic_regex,
             rebalance_timeout_ms=metadata.rebalance_timeout_ms,
             server_assignor=metadata.server_assignor,
+            classic_protocols=metadata.classic_protocols,
         )
     if current is not None:
         member = replace(

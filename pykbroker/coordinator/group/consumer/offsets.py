@@ -23,6 +23,8 @@ def validate_consumer_offset_commit(
     member = group.members.get(member_id)
     if member is None:
         return ErrorCode.UNKNOWN_MEMBER_ID
+    if member.uses_classic_protocol:  # a classic member names its member epoch as its generation
+        return None if member_epoch == member.member_epoch else ErrorCode.ILLEGAL_GENERATION
     if not is_transactional and api_version < 9:
         return ErrorCode.UNSUPPORTED_VERSION  # "OffsetCommit version 9 or above must be used by members using
         # the modern group protocol"

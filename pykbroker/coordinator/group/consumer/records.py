@@ -181,6 +181,7 @@ class MemberMetadataRecord:
     subscribed_topic_regex: str | None
     rebalance_timeout_ms: int
     server_assignor: str | None
+    classic_protocols: tuple[tuple[str, bytes], ...] | None = None  # ClassicMemberMetadata's
 
 
 @dataclass(frozen=True)
@@ -242,8 +243,16 @@ def decode_metadata_value(data: bytes) -> tuple[int, int]:
 
 
 def member_metadata_value(record: MemberMetadataRecord) -> bytes:
+    cls = MemberMetadataValue.cls
+    classic = None
+    if record.classic_protocols is not None:
+        classic = cls.ClassicMemberMetadata(
+            supported_protocols=[
+                cls.ClassicProtocol(name=name, metadata=metadata) for name, metadata in record.classic_protocols
+            ]
+        )
     return MemberMetadataValue.encode(
-        MemberMetadataValue.cls(
+        cls(
             instance_id=record.instance_id,
             rack_id=record.rack_id,
             client_id=record.client_id,
@@ -252,6 +261,7 @@ def member_metadata_value(record: MemberMetadataRecord) -> bytes:
             subscribed_topic_regex=record.subscribed_topic_regex,
             rebalance_timeout_ms=record.rebalance_timeout_ms,
             server_assignor=record.server_assignor,
+            classic_member_metadata=classic,
         ),
         VALUE_VERSION,
     )
@@ -259,6 +269,7 @@ def member_metadata_value(record: MemberMetadataRecord) -> bytes:
 
 def decode_member_metadata_value(data: bytes) -> MemberMetadataRecord:
     v = MemberMetadataValue.decode(data, _version(data))
+    classic = v.classic_member_metadata
     return MemberMetadataRecord(
         v.instance_id,
         v.rack_id,
@@ -268,6 +279,7 @@ def decode_member_metadata_value(data: bytes) -> MemberMetadataRecord:
         v.subscribed_topic_regex,
         v.rebalance_timeout_ms,
         v.server_assignor,
+        None if classic is None else tuple((p.name, bytes(p.metadata)) for p in classic.supported_protocols),
     )
 
 
