@@ -356,22 +356,24 @@ def test_more_partitions_or_a_deleted_topic_move_the_group_epoch(broker):
         assert [sorted(tp.partitions) for tp in answer.assignment.topic_partitions] == [[0, 1, 2]]
 
 
-def test_a_restarted_static_consumer_gets_its_partitions_back(broker):
-    create_topic(broker.bootstrap, "cg-static-e2e", 4)
-    static = {"group.instance.id": "static-a"}
-    a, b = consumer(broker.bootstrap, "g-static-e2e", **static), consumer(broker.bootstrap, "g-static-e2e")
-    for c in (a, b):
-        c.subscribe(["cg-static-e2e"])
-    assert poll_until([a, b], lambda: len(a.assignment()) + len(b.assignment()) == 4 and a.assignment())
-    before = {tp.partition for tp in a.assignment()}
-    a.close()
-    restarted = consumer(broker.bootstrap, "g-static-e2e", **static)
-    restarted.subscribe(["cg-static-e2e"])
-    assert poll_until([restarted, b], lambda: {tp.partition for tp in restarted.assignment()} == before)
-    assert len(b.assignment()) == 4 - len(before)
-    for c in (restarted, b):
-        c.close()
-
+def test_a_restarted_static_consumer_gets_its_partitions_back():
+    """Within the session timeout (20 s here, as the restart may be slow on a busy machine)."""
+    with EmbeddedBroker({**SHORT_SESSIONS, "group.consumer.session.timeout.ms": 20000,
+                         "group.consumer.max.session.timeout.ms": 20000}) as broker:
+        create_topic(broker.bootstrap, "cg-static-e2e", 4)
+        static = {"group.instance.id": "static-a"}
+        a, b = consumer(broker.bootstrap, "g-static-e2e", **static), consumer(broker.bootstrap, "g-static-e2e")
+        for c in (a, b):
+            c.subscribe(["cg-static-e2e"])
+        assert poll_until([a, b], lambda: len(a.assignment()) == 2 and len(b.assignment()) == 2)
+        before = {tp.partition for tp in a.assignment()}
+        a.close()
+        restarted = consumer(broker.bootstrap, "g-static-e2e", **static)
+        restarted.subscribe(["cg-static-e2e"])
+        assert poll_until([restarted, b], lambda: {tp.partition for tp in restarted.assignment()} == before)
+        assert len(b.assignment()) == 2
+        for c in (restarted, b):
+            c.close()
 
 def test_offset_delete_keeps_the_offsets_of_topics_a_consumer_group_subscribes_to(broker):
     create_topic(broker.bootstrap, "cg-keep", 1)
@@ -397,3 +399,42 @@ def test_offset_delete_keeps_the_offsets_of_topics_a_consumer_group_subscribes_t
                 OffsetDelete.OffsetDeleteRequestPartition(partition_index=0)]) for name in ("cg-keep", "cg-drop")]))
         assert {t.name: t.partitions[0].error_code for t in deleted.topics} == {
             "cg-keep": ErrorCode.GROUP_SUBSCRIBED_TO_TOPIC, "cg-drop": 0}
+
+
+def test_a_classic_group_upgraded_member_by_member_and_back_keeps_consuming(broker):
+    """Online migration (policy bidirectional): classic members replaced one by one by
+    consumer-protocol members, then back; every record is read, the committed offsets go on."""
+    create_topic(broker.bootstrap, "cg-migrate", 4)
+    producer = Producer({"bootstrap.servers": broker.bootstrap})
+    sent = 0
+
+    def produce(count):
+        nonlocal sent
+        for _ in range(count):
+            producer.produce("cg-migrate", str(sent).encode(), partition=sent % 4)
+            sent += 1
+        producer.flush()
+
+    def member(protocol):
+        extra = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500} if protocol == "classic" else {}
+        c = consumer(broker.bootstrap, "g-migrate", **{"group.protocol": protocol, **extra})
+        c.subscribe(["cg-migrate"])
+        return c
+
+    seen: set = set()
+    first, second = member("classic"), member("classic")
+    produce(40)
+    assert poll_until([first, second], lambda: len(seen) == 40 and first.assignment() and second.assignment(),
+                      seen=seen)
+    members = [first, second]
+    for index, protocol in enumerate(["consumer", "consumer", "classic", "classic"]):
+        members[index % 2].close()
+        members[index % 2] = member(protocol)
+        produce(20)
+        assert poll_until(members, lambda: len(seen) == sent and all(len(c.assignment()) == 2 for c in members),
+                          timeout=60, seen=seen)
+    assert len(seen) == sent == 120
+    committed = members[0].committed([TopicPartition("cg-migrate", p) for p in range(4)], timeout=10)
+    assert [tp.offset for tp in committed] == [30] * 4
+    for c in members:
+        c.close()
