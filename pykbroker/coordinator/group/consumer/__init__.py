@@ -8,6 +8,8 @@ out through ConsumerGroupHeartbeat.
     replay.py      rebuilding consumer groups from those records
     assignment.py  the server-side assignors and topic regular expressions used
     offsets.py     who may commit and fetch offsets of a consumer group (member epochs)
+    classic_members.py  online migration: a classic group's upgrade, classic members served
+                   inside a consumer group
 
 A consumer group lives in the coordinator's cache as the `consumer` of a `GroupMetadata` (which
 keeps its committed offsets), so that offsets, listing and deletion serve both group types.
