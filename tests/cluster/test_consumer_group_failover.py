@@ -11,7 +11,6 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.testkit.wire import WireClient
 
 CLUSTER_OPTIONS = {"overrides": {
     "offsets.topic.replication.factor": "3",

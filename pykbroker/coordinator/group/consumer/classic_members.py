@@ -21,20 +21,68 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ....protocol import messages
 from ....protocol.errors import ErrorCode
 from ..formats import group_key
 from ..model import JoinResult, LeaveMemberResult, LeaveResult, MemberIdentity, SyncResult
-from .group import ConsumerGroup, ConsumerGroupMember, MemberState
+from .group import Assignment, ConsumerGroup, ConsumerGroupMember, MemberState
 
 if TYPE_CHECKING:
     from ..group import GroupMetadata
     from ..join import JoinRequest
-    from .manager import ConsumerGroupManager, Records
+
+Records = list[tuple[bytes, bytes | None]]
+
+
+class MigrationSettings(Protocol):
+    @property
+    def migration_policy(self) -> str: ...
+
+    @property
+    def max_size(self) -> int: ...
+
+
+class ConsumerGroupManager(Protocol):
+    """What migration uses of the consumer groups' manager (`manager.ConsumerGroupManager`)."""
+
+    @property
+    def settings(self) -> MigrationSettings: ...
+
+    def on_classic_group_converted(self, holder: GroupMetadata) -> None: ...
+
+    def ids_of(self, by_name: Mapping[str, list[int]]) -> Assignment: ...
+
+    def names_of(self, by_id: Assignment) -> dict[str, list[int]]: ...
+
+    def metadata_hash_of(self, group: ConsumerGroup) -> int: ...
+
+    def group_records(self, group: ConsumerGroup) -> Records: ...
+
+    def schedule_session_timeout(self, group_id: str, member: ConsumerGroupMember) -> None: ...
+
+    def replace_static_member(
+        self, group: ConsumerGroup, old: ConsumerGroupMember, member_id: str, records: Records
+    ) -> ConsumerGroupMember: ...
+
+    def update_and_reconcile(
+        self,
+        group: ConsumerGroup,
+        member: ConsumerGroupMember,
+        updated: ConsumerGroupMember,
+        owned: Assignment | None,
+        records: Records,
+        *,
+        is_new: bool,
+    ) -> ConsumerGroupMember: ...
+
+    def write(self, group_id: str, records: Records, callback: Callable[[ErrorCode], None]) -> None: ...
+
+    def fence(self, group: ConsumerGroup, member_id: str, records: Records) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
