@@ -166,6 +166,7 @@ class Setup:
 
     node_id: int
     doomed_topic_id: uuid.UUID
+    topic_id: uuid.UUID = uuid.UUID(int=0)  # mx-topic's, for the requests that name topics by id
 
 
 def cells(setup: Setup) -> list[Cell]:
@@ -317,7 +318,39 @@ def cells(setup: Setup) -> list[Cell]:
             "subscribed_topic_names": [TOPIC], "topic_partitions": []}),
         Cell("consumer group describe", ApiKey.CONSUMER_GROUP_DESCRIBE, 1, ("group", "topic"), lambda: {
             "group_ids": [GROUP], "include_authorized_operations": False}),
+        Cell("share fetch", ApiKey.SHARE_FETCH, 1, ("group", "topic"), lambda: {
+            "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 0, "max_wait_ms": 0,
+            "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "forgotten_topics_data": [],
+            "topics": [{"topic_id": setup.topic_id, "partitions": [
+                {"partition_index": 0, "acknowledgement_batches": []}]}]}),
+        Cell("share acknowledge", ApiKey.SHARE_ACKNOWLEDGE, 1, ("group", "topic"), lambda: {
+            "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 1,
+            "topics": [{"topic_id": setup.topic_id, "partitions": [{"partition_index": 0, "acknowledgement_batches": [
+                {"first_offset": 0, "last_offset": 0, "acknowledge_types": [1]}]}]}]}),
+        # KIP-932's share coordinator, between brokers: before any SHARE lookup creates its topic
+        Cell("initialize share group state", ApiKey.INITIALIZE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"state_epoch": 0, "start_offset": -1})),
+        Cell("read share group state", ApiKey.READ_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"leader_epoch": 0})),
+        Cell("write share group state", ApiKey.WRITE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({"state_epoch": 0, "leader_epoch": 0, "start_offset": -1, "state_batches": []})),
+        Cell("delete share group state", ApiKey.DELETE_SHARE_GROUP_STATE, 0, ("cluster",),
+             lambda: _share_state({})),
+        Cell("read share group state summary", ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, 0, ("cluster",),
+             lambda: _share_state({"leader_epoch": 0})),
+        Cell("find share coordinator", ApiKey.FIND_COORDINATOR, 6, ("cluster",),
+             lambda: {"key_type": 2, "coordinator_keys": [f"{GROUP}:{SHARE_TOPIC_ID}:0"]},
+             creates_topic="__share_group_state"),
     ]
+
+
+SHARE_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAABw"  # Kafka's base64 of the topic id the share-state requests name
+
+
+def _share_state(partition: dict) -> dict:
+    """A share-group state request (KIP-932) for partition 0 of a topic id no topic has."""
+    return {"group_id": GROUP, "topics": [
+        {"topic_id": uuid.UUID(int=7), "partitions": [{"partition": 0, **partition}]}]}
 
 
 # -- the callers' ACLs ------------------------------------------------------------------------
@@ -488,7 +521,7 @@ def prepare(bootstrap: str) -> Setup:
     with _admin(bootstrap) as admin:
         metadata = admin.request(ApiKey.METADATA, 12, _request(ApiKey.METADATA, _metadata([TOPIC, DOOMED])))
     ids = {t.name: t.topic_id for t in metadata.topics}
-    return Setup(node_id=metadata.brokers[0].node_id, doomed_topic_id=ids[DOOMED])
+    return Setup(node_id=metadata.brokers[0].node_id, doomed_topic_id=ids[DOOMED], topic_id=ids[TOPIC])
 
 
 def _coordinator_ready(bootstrap: str, key_type: int, key: str) -> bool:

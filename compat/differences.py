@@ -61,8 +61,16 @@ ACCEPTED: list[Accepted] = [
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
     Accepted(f"{API} / finalized_features", KAFKA4_CONSUMER_GROUPS + ": group.version 1 is "
              "finalized, as in Kafka 4; Kafka 3.9 in ZooKeeper mode has no finalized features"),
+    *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
+               "only their early-access v0, and only with unstable API versions enabled") for api in (
+        "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
     Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
              "coordinator key type (KIP-932, early access in Kafka 3.9)"),
+    *(Accepted(f"{API} / api_keys / {api}", "KIP-932's share-group state RPCs between brokers, "
+               "served as Kafka 4 serves them (Kafka 3.9 has them only as unstable versions, "
+               "not advertised)") for api in (
+        "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
+        "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
              "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
@@ -78,6 +86,8 @@ ACCEPTED: list[Accepted] = [
         "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
+             "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
              "defaults (group.coordinator.rebalance.protocols classic,consumer)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
@@ -141,6 +151,12 @@ AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answe
                         "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
                         "learns the topic (clients retry either way)")
 
+KAFKA_4_SHARE_APIS = ("Kafka 3.9.0 serves no ShareFetch or ShareAcknowledge v1 (KIP-932 share groups are Kafka "
+                      "4.1's) and closes the connection; pykbroker authorizes them as Kafka 4.1 does: READ on "
+                      "the group for the request, READ on each topic for its partitions")
+SHARE_COORDINATOR = ("KIP-932's share coordinator, which brokers call with ClusterAction as Kafka 4's do "
+                     "(FindCoordinator key type SHARE, the share-group state APIs); Kafka 3.9 has none")
+
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
       for request, field in (("create acls", "results"), ("describe acls", "error_message"),
@@ -149,4 +165,9 @@ MATRIX_ACCEPTED: list[Accepted] = [
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
     Accepted("consumer group * / *", "Kafka's KIP-848 consumer groups: Kafka 3.9 in ZooKeeper mode "
              "does not serve them (it closes the connection)"),
+    Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
+    Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
+    *(Accepted(f"{request} / *", SHARE_COORDINATOR) for request in (
+        "initialize share group state", "read share group state", "write share group state",
+        "delete share group state", "read share group state summary", "find share coordinator")),
 ]

@@ -42,6 +42,8 @@ from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
+from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_topic
+from .coordinator.share.partitions import SharePartitionManager
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.support.config_admin import decoded_broker_configs
 from .handlers.support.registry import build_registry, default_modules
@@ -50,7 +52,6 @@ from .log.descriptor_limit import open_file_limit, report_open_file_limit, segme
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
-from .protocol.api_keys import ApiKey
 from .protocol.errors import ErrorCode
 from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
@@ -72,7 +73,7 @@ from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.faults import FaultInjector
 from .server.listener_security import ListenerSecurity
-from .server.metrics import MetricsSources, collect, render
+from .server.metrics import MetricsSources, collect_with_share_groups, render
 from .server.metrics_http import Health, MetricsHttpServer, bind_metrics_socket, http_address
 from .server.request_metrics import RequestMetrics
 from .server.socket_server import (
@@ -97,7 +98,11 @@ _Service = TypeVar("_Service")
 
 
 def _is_internal_partition(key: tuple[str, int]) -> bool:
-    return key[0] in (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
+    return key[0] in (
+        offsets_topic.OFFSETS_TOPIC,
+        txn_topic.TRANSACTION_STATE_TOPIC,
+        state_topic.SHARE_GROUP_STATE_TOPIC,
+    )
 
 
 def _opened(service: _Service | None) -> _Service:
@@ -105,14 +110,6 @@ def _opened(service: _Service | None) -> _Service:
     if service is None:
         raise RuntimeError("broker not open")
     return service
-
-
-def _disabled_group_apis(config: BrokerConfig) -> set[int]:
-    """The group APIs not advertised: those of a protocol `group.coordinator.rebalance.protocols`
-    leaves out, as Kafka."""
-    if "consumer" in config["group.coordinator.rebalance.protocols"]:
-        return set()
-    return {ApiKey.CONSUMER_GROUP_HEARTBEAT, ApiKey.CONSUMER_GROUP_DESCRIBE}
 
 
 class Broker:
@@ -126,11 +123,7 @@ class Broker:
         self.inter_broker_security = InterBrokerSecurity()
         self.log_dir_locks: LogDirLocks | None = None
         self.registry = build_registry(default_modules())
-        self.api_versions = sorted(
-            (key, e.min_version, e.max_version)
-            for key, e in self.registry.items()
-            if key not in _disabled_group_apis(config)
-        )
+        self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
         # set by open(); None until then, and after a failed open() for what was not reached
         self.metadata: MetadataStore | None = None
         self.controller: LocalController | Controller | None = None
@@ -145,9 +138,12 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
+        self.share_partitions: SharePartitionManager | None = None
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
+        self.share_coordinator: ShareCoordinator | None = None
+        self.share_persister: DefaultStatePersister | None = None  # the SharePersister of KIP-932
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
         self.request_metrics = RequestMetrics()
@@ -363,6 +359,8 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
+        # first: the group coordinator and the share-partitions reach it through the persister
+        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -370,8 +368,10 @@ class Broker:
             CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
             metadata,
             self.timer,
+            persister=self.share_persister,
         )
         group_coordinator.startup()
+        self._open_share_partitions(replica_manager, metadata, group_coordinator)
         topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
@@ -380,6 +380,17 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _open_share_partitions(
+        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
+    ) -> None:
+        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
+        kept through the share persister, each group's settings come from its group configs, and
+        a share group's departing members release what they hold (`on_member_leave`)."""
+        self.share_partitions = share_partitions = SharePartitionManager(
+            replica_manager, _opened(self.share_persister), self.timer, lambda: self.config, metadata.group_configs
+        )
+        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
 
     def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
         """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
@@ -427,6 +438,33 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
+
+    def _open_share_coordinator(
+        self, metadata: MetadataStore, topic_creator: TopicCreator, replica_manager: ReplicaManager
+    ) -> None:
+        """The share coordinator on `__share_group_state` (KIP-932), and the persister through
+        which the rest of the broker reaches the share coordinator of any key."""
+        self.share_coordinator = share_coordinator = ShareCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["share.coordinator.load.buffer.size"])),
+            metadata,
+            self.timer,
+        )
+        share_coordinator.startup()
+        topic_creator.register_internal_topic(
+            state_topic.SHARE_GROUP_STATE_TOPIC,
+            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self.share_persister = DefaultStatePersister(
+            self.broker_id,
+            metadata,
+            share_coordinator,
+            listener_name=self.inter_broker_listener,
+            request_timeout_ms=int(self.config["request.timeout.ms"]),
+            connect=self.inter_broker_connect(),
+        )
 
     def _connect_group_coordinator_to_transactions(
         self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
@@ -568,7 +606,9 @@ class Broker:
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
+                tasks.start_soon(_opened(self.share_partitions).run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
+                tasks.start_soon(_opened(self.share_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
                 await self._serve_metrics(tasks)
                 self.started = True
@@ -594,16 +634,19 @@ class Broker:
         tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
         log.info("Metrics and health served on %s (/metrics, /health)", http_address(host, port))
 
-    def render_metrics(self) -> str:
+    async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
+        groups = _opened(self.group_coordinator)
         sources = MetricsSources(
             replicas=_opened(self.replica_manager),
-            groups=_opened(self.group_coordinator),
+            groups=groups,
             metadata=_opened(self.metadata),
             requests=self.request_metrics,
             is_active_controller=self._is_active_controller,
+            # the share groups' start offsets, where the group coordinator serves share groups
+            share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
         )
-        return render(collect(sources))
+        return render(await collect_with_share_groups(sources))
 
     def _is_active_controller(self) -> bool:
         """A single broker is its own controller; in a cluster, the one ZooKeeper elected."""
@@ -659,11 +702,19 @@ class Broker:
             listener.sock.close()
         if self.metrics_socket is not None:
             self.metrics_socket.close()
+        if self.share_persister is not None:
+            self.share_persister.shutdown()
+            self.share_persister = None
+        if self.share_coordinator is not None:
+            self.share_coordinator.shutdown()
+            self.share_coordinator = None
         if self.txn_coordinator is not None:
             self.txn_coordinator.shutdown()
             self.txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
+        if self.share_partitions is not None:
+            self.share_partitions.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
@@ -715,10 +766,14 @@ class Broker:
             txn_markers=_opened(self.txn_markers),
             txn_coordinator=_opened(self.txn_coordinator),
             txn_verifier=_opened(self.txn_verifier),
+            share_coordinator=_opened(self.share_coordinator),
+            share_persister=_opened(self.share_persister),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
+            share_groups=self.group_coordinator,
+            share_partitions=self.share_partitions,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

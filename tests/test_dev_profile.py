@@ -26,6 +26,10 @@ CHECKOUT = Path(__file__).resolve().parents[1]
 FREE_PORT = ["--override", "listeners=PLAINTEXT://127.0.0.1:0"]
 SINGLE_NODE_KEYS = ("offsets.topic.replication.factor", "transaction.state.log.replication.factor",
                     "transaction.state.log.min.isr", "group.initial.rebalance.delay.ms")
+# Kafka 4's example config/server.properties also lowers those of __share_group_state (KIP-932),
+# which Kafka 3.9 does not have
+KAFKA4_SINGLE_NODE_KEYS = {"share.coordinator.state.topic.replication.factor": "1",
+                           "share.coordinator.state.topic.min.isr": "1"}
 
 
 class DevBroker:
@@ -138,7 +142,8 @@ def test_the_example_file_sets_what_the_profile_sets():
 
 def test_the_profile_is_kafkas_example_for_one_node_as_kafka_sh_gives_it_to_kafka():
     assert {key: DEV_PROFILE[key] for key in SINGLE_NODE_KEYS} == {key: KAFKA_SH_SETTINGS[key] for key in SINGLE_NODE_KEYS}
-    assert set(DEV_PROFILE) == {"listeners", *SINGLE_NODE_KEYS}
+    assert {key: DEV_PROFILE[key] for key in KAFKA4_SINGLE_NODE_KEYS} == KAFKA4_SINGLE_NODE_KEYS
+    assert set(DEV_PROFILE) == {"listeners", *SINGLE_NODE_KEYS, *KAFKA4_SINGLE_NODE_KEYS}
 
 
 def test_the_harness_starts_from_the_profile_with_the_callers_settings_on_top():

@@ -189,6 +189,10 @@ class EmbeddedMetadataStore(MetadataStore):
         self._save_state()
         self._notify_user_configs(user, configs)
 
+    def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        self.apply_group_configs(group_id, configs)
+        self._save_state()
+
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
         return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions, replication_factor)
 
@@ -245,6 +249,7 @@ class EmbeddedMetadataStore(MetadataStore):
             self._topics[t["name"]] = TopicInfo(t["name"], uuid.UUID(t["topic_id"]), partitions, t.get("configs", {}))
         self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
         self._user_configs = {user: dict(configs) for user, configs in raw.get("user_configs", {}).items()}
+        self._group_configs = {group: dict(configs) for group, configs in raw.get("group_configs", {}).items()}
 
     def _save_state(self) -> int:
         """Number a change; its snapshot goes to the writer at the end of this turn of the loop."""
@@ -269,7 +274,13 @@ class EmbeddedMetadataStore(MetadataStore):
         self._changed_topics.clear()
         if len(self._topic_lines) > len(self._topics):  # some were deleted
             self._topic_lines = {name: self._topic_lines[name] for name in self._topics}
-        configs = json.dumps({"broker_configs": self._broker_configs, "user_configs": self._user_configs})
+        configs = json.dumps(
+            {
+                "broker_configs": self._broker_configs,
+                "user_configs": self._user_configs,
+                "group_configs": self._group_configs,
+            }
+        )
         self._writer.submit(StateSnapshot(lines, configs), self._changes)
 
     def _topic_line(self, name: str, info: TopicInfo) -> str:
@@ -288,7 +299,7 @@ class StateSnapshot:
     """The state file's text in parts: one line per topic, then the dynamic configs' object."""
 
     topic_lines: list[str]
-    configs: str  # a JSON object: {"broker_configs": ..., "user_configs": ...}
+    configs: str  # a JSON object: {"broker_configs": ..., "user_configs": ..., "group_configs": ...}
 
     def text(self) -> str:
         topics = ",\n".join(self.topic_lines)

@@ -41,6 +41,7 @@ TopicListener = Callable[[str, "TopicInfo | None"], None]  # (name, new state or
 BrokerEntity = int | None  # a broker id, or None for the cluster-wide default
 BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
 UserConfigListener = Callable[[str, dict], None]  # (sanitized user name, its new configs)
+GroupConfigListener = Callable[[str, dict], None]  # (group id, its new dynamic configs)
 
 
 class MetadataStore(ABC):
@@ -52,6 +53,8 @@ class MetadataStore(ABC):
         self._topic_listeners: list[TopicListener] = []
         self._broker_config_listeners: list[BrokerConfigListener] = []
         self._user_config_listeners: list[UserConfigListener] = []
+        self._group_config_listeners: list[GroupConfigListener] = []
+        self._group_configs: dict[str, dict[str, str]] = {}
         self._topic_id_index: TopicNamesById | None = None
 
     # -- reading -----------------------------------------------------------------------
@@ -165,6 +168,33 @@ class MetadataStore(ABC):
     def _notify_user_configs(self, user: str, configs: dict[str, str]) -> None:
         for listener in self._user_config_listeners:
             listener(user, dict(configs))
+
+    # -- group configs (Kafka's GROUP config resource) --------------------------------
+    def group_configs(self, group_id: str) -> dict[str, str]:
+        """The dynamic configs of one group; empty when it has none."""
+        return dict(self._group_configs.get(group_id, {}))
+
+    def all_group_configs(self) -> dict[str, dict[str, str]]:
+        return {group: dict(configs) for group, configs in self._group_configs.items()}
+
+    def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        """Replace the dynamic configs of one group (an empty dict removes them). The stores
+        make them durable; this base keeps them in memory."""
+        self.apply_group_configs(group_id, configs)
+
+    def apply_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        """Take a group's configs as they now are (written here, or by another broker)."""
+        if self._group_configs.get(group_id, {}) == configs:
+            return
+        if configs:
+            self._group_configs[group_id] = dict(configs)
+        else:
+            self._group_configs.pop(group_id, None)
+        for listener in self._group_config_listeners:
+            listener(group_id, dict(configs))
+
+    def add_group_config_listener(self, listener: GroupConfigListener) -> None:
+        self._group_config_listeners.append(listener)
 
     # -- change notification -----------------------------------------------------------
     def add_topic_listener(self, listener: TopicListener) -> None:

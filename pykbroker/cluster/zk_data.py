@@ -11,7 +11,7 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/brokers/ids/<id>` (ephemeral) | version 5 registration: endpoints, listener map, host, port, rack, jmx_port, timestamp, features |
 | `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` |
 | `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
-| `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>` | `{"version":1,"config":{"k":"v"}}` |
+| `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>`, `/config/groups/<group>` (pykbroker's) | `{"version":1,"config":{"k":"v"}}` |
 | `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
 | `/admin/delete_topics/<t>` | no data: a request to delete the topic |
@@ -56,6 +56,7 @@ LITERAL_PATTERN = "LITERAL"  # the pattern type whose ACLs live under `/kafka-ac
 TOPIC_CONFIG_TYPE = "topics"
 BROKER_CONFIG_TYPE = "brokers"
 USER_CONFIG_TYPE = "users"
+GROUP_CONFIG_TYPE = "groups"  # pykbroker's own: Kafka keeps group configs in KRaft only
 DEFAULT_BROKER_ENTITY = "<default>"
 
 # The znodes a Kafka broker makes sure exist when it starts (Kafka's PersistentZkPaths).

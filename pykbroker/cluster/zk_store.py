@@ -336,6 +336,12 @@ class ZkMetadataStore(MetadataStore):
             self._user_configs.pop(user, None)
         self._notify_user_configs(user, configs)
 
+    # -- group configs: /config/groups/<group>, announced as other entities' configs -----
+    def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
+        self._set_entity_configs(zk_data.GROUP_CONFIG_TYPE, group_id, configs)
+        self._announce_config_change(zk_data.GROUP_CONFIG_TYPE, group_id)
+        self.apply_group_configs(group_id, dict(configs))
+
     # -- ISR changes from a leader (asynchronous) --------------------------------------
     def propose_isr(
         self,

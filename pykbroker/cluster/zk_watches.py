@@ -45,6 +45,7 @@ class ClusterView(Protocol):
     def apply_topic_configs(self, name: str, configs: dict[str, str]) -> None: ...
     def apply_broker_configs(self, entity: str, configs: dict[str, str]) -> None: ...
     def apply_user_configs(self, user: str, configs: dict[str, str]) -> None: ...
+    def apply_group_configs(self, group_id: str, configs: dict[str, str]) -> None: ...
 
 
 class ClusterWatches:
@@ -65,6 +66,8 @@ class ClusterWatches:
             self._post_broker_configs(entity)
         for user in self.zk_client.get_all_entities_with_config(zk_data.USER_CONFIG_TYPE):
             self._post_user_configs(user)
+        for group in self.zk_client.get_all_entities_with_config(zk_data.GROUP_CONFIG_TYPE):
+            self._post_group_configs(group)
         self.zk_client.watch_broker_ids(self._on_brokers)
         self.zk_client.watch_controller(self._on_controller)
         self.zk_client.watch_topics(self._on_topics)
@@ -176,12 +179,18 @@ class ClusterWatches:
                 self._post_broker_configs(name)
             elif entity_type == zk_data.USER_CONFIG_TYPE and "/" not in name:  # not a user's client quotas
                 self._post_user_configs(name)
+            elif entity_type == zk_data.GROUP_CONFIG_TYPE:
+                self._post_group_configs(name)
         if now_ms() - notification.ctime_ms > CONFIG_CHANGE_EXPIRATION_MS:
             self.zk_client.delete_config_change_notification(child)
 
     def _post_broker_configs(self, entity: str) -> None:
         configs = self.zk_client.get_entity_configs(zk_data.BROKER_CONFIG_TYPE, entity)
         self.bridge.post(self.store.apply_broker_configs, entity, configs)
+
+    def _post_group_configs(self, group: str) -> None:
+        configs = self.zk_client.get_entity_configs(zk_data.GROUP_CONFIG_TYPE, group)
+        self.bridge.post(self.store.apply_group_configs, group, configs)
 
     def _post_user_configs(self, user: str) -> None:
         configs = self.zk_client.get_entity_configs(zk_data.USER_CONFIG_TYPE, user)

@@ -64,7 +64,8 @@ class ConfigDefinition:
 
     Topic configs list their broker `synonyms` in Kafka's order of precedence. Broker configs
     say whether they are `dynamic` (updatable at runtime; DescribeConfigs reports the others
-    read-only). `kafka` is False for this project's own keys.
+    read-only). `kafka` is False for this project's own keys; `internal` marks Kafka's internal
+    keys (`defineInternal`), which are read but which DescribeConfigs does not list.
     """
 
     name: str
@@ -74,6 +75,7 @@ class ConfigDefinition:
     synonyms: tuple[Synonym, ...] = ()
     dynamic: bool = False
     kafka: bool = True
+    internal: bool = False
     doc: str = field(default="", compare=False)
 
     @property
@@ -443,6 +445,21 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             "bidirectional",
             one_of_ignoring_case("bidirectional", "upgrade", "downgrade", "disabled"),
         ),
+        # Share groups (KIP-932), as Kafka 4.1's GroupCoordinatorConfig and ShareGroupConfig
+        _broker("group.share.session.timeout.ms", INT, 45000, at_least(1)),
+        _broker("group.share.min.session.timeout.ms", INT, 45000, at_least(1)),
+        _broker("group.share.max.session.timeout.ms", INT, 60000, at_least(1)),
+        _broker("group.share.heartbeat.interval.ms", INT, 5000, at_least(1)),
+        _broker("group.share.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
+        _broker("group.share.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
+        _broker("group.share.max.size", INT, 200, between(1, 1000)),
+        _broker("group.share.record.lock.duration.ms", INT, 30000, between(1000, 3600000)),
+        _broker("group.share.min.record.lock.duration.ms", INT, 15000, at_least(1000)),
+        _broker("group.share.max.record.lock.duration.ms", INT, 60000, at_least(1000)),
+        # Share partitions (KIP-932)
+        _broker("group.share.delivery.count.limit", INT, 5, between(2, 10)),
+        _broker("group.share.partition.max.record.locks", INT, 2000, between(100, 10000)),
+        _broker("group.share.max.share.sessions", INT, 2000, at_least(1)),
         # Offsets
         _broker("offset.metadata.max.bytes", INT, 4096),
         _broker("offsets.load.buffer.size", INT, 5242880, at_least(1)),
@@ -466,6 +483,21 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("transaction.remove.expired.transaction.cleanup.interval.ms", INT, 3600000, at_least(1)),
         _broker("transaction.partition.verification.enable", BOOLEAN, True),
         _broker("producer.id.expiration.ms", INT, 86400000, at_least(1)),
+        # Share coordinator (KIP-932)
+        _broker("share.coordinator.state.topic.num.partitions", INT, 50, at_least(1)),
+        _broker("share.coordinator.state.topic.replication.factor", SHORT, 3, at_least(1)),
+        _broker("share.coordinator.state.topic.min.isr", SHORT, 2, at_least(1)),
+        _broker("share.coordinator.state.topic.segment.bytes", INT, 104857600, at_least(1)),
+        _broker("share.coordinator.state.topic.compression.codec", INT, 0),
+        _broker("share.coordinator.threads", INT, 1, at_least(1)),
+        _broker("share.coordinator.snapshot.update.records.per.snapshot", INT, 500, between(0, 500)),
+        _broker("share.coordinator.load.buffer.size", INT, 5242880, at_least(1)),
+        _broker("share.coordinator.append.linger.ms", INT, -1, at_least(-1)),
+        _broker("share.coordinator.write.timeout.ms", INT, 5000, at_least(1)),
+        ConfigDefinition("share.coordinator.state.topic.prune.interval.ms", INT, 300000, at_least(1), internal=True),
+        ConfigDefinition(
+            "share.coordinator.cold.partition.snapshot.interval.ms", INT, 300000, at_least(1), internal=True
+        ),
         # ZooKeeper
         _broker("zookeeper.connect", STRING),
         _broker("zookeeper.session.timeout.ms", INT, 18000),

@@ -114,7 +114,8 @@ def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> li
     resource name): only the keys that have a dynamic cluster-wide default.
     """
     if per_broker:
-        keys = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka] + broker.unknown_keys
+        listed = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka and not definition.internal]
+        keys = listed + broker.unknown_keys
         keys += [key for key in broker.supplied_keys if is_listener_config(key) and key not in keys]
     else:
         keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))

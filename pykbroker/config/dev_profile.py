@@ -21,6 +21,8 @@ DEV_PROFILE: dict[str, str] = {
     "offsets.topic.replication.factor": "1",  # default 3
     "transaction.state.log.replication.factor": "1",  # default 3
     "transaction.state.log.min.isr": "1",  # default 2
+    "share.coordinator.state.topic.replication.factor": "1",  # default 3
+    "share.coordinator.state.topic.min.isr": "1",  # default 2
     "group.initial.rebalance.delay.ms": "0",  # default 3000
 }
 

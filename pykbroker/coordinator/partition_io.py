@@ -45,6 +45,11 @@ class PartitionWriter(Protocol):
         `verification_guard` its verification gave (KIP-890), while verification is on."""
         ...
 
+    async def delete_records(self, topic: str, partition: int, before_offset: int) -> ErrorCode:
+        """Delete the partition's records below `before_offset` (at most its high watermark), as
+        the leader: the share coordinator prunes what no state needs any more."""
+        ...
+
 
 class CoordinatorLoader(Protocol):
     def is_empty(self, topic: str, partition: int) -> bool:

@@ -29,12 +29,15 @@ from .support.config_admin import (
     alter_each_resource,
     check_config_entries,
     check_dynamic_broker_configs,
+    check_group_name_for_configs,
     check_topic_name_for_configs,
     check_topic_overrides,
     config_authorization_error,
     not_altered_here,
     parse_node_id,
+    serves_group_configs,
     store_broker_configs,
+    store_group_configs,
     topic_missing,
 )
 from .support.context import RequestContext
@@ -45,7 +48,9 @@ MAX_VERSION = 2
 
 AlterConfigsResource = AlterConfigsRequest.AlterConfigsResource
 Result = AlterConfigsResponse.AlterConfigsResourceResponse
-CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"), group=check(API_KEY, "group")
+)
 
 
 async def handle(request: AlterConfigsRequest, ctx: RequestContext) -> AlterConfigsResponse:
@@ -66,6 +71,9 @@ def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestC
         _alter_broker(resource.resource_name, proposed, validate_only, ctx)
     elif resource.resource_type == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, proposed, validate_only, ctx)
+    elif resource.resource_type == ConfigResourceType.GROUP and serves_group_configs(ctx.services):
+        check_group_name_for_configs(resource.resource_name)
+        store_group_configs(ctx.services, resource.resource_name, proposed, validate_only)
     elif resource.resource_type in NOT_ALTERED_HERE:
         raise not_altered_here(resource.resource_type)
     else:

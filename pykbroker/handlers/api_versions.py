@@ -1,6 +1,8 @@
 """ApiVersions (key 18), versions 0-3.
 
-Lists every API and version range the broker fully handles (taken from the handler registry).
+Lists every API and version range the broker fully handles (taken from the handler registry),
+but those of a feature not finalized (the consumer group APIs without `group.version`, the share
+group APIs without `share.version`).
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
 v3 answers also list the supported features (leaving out those whose lowest level is 0, which
 v3 readers refuse, KAFKA-17011) and the finalized ones (`cluster/features.py`).
@@ -9,7 +11,12 @@ A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a 
 
 import re
 
-from ..cluster.features import FINALIZED_FEATURES_EPOCH, finalized_features, supported_features
+from ..cluster.features import (
+    FINALIZED_FEATURES_EPOCH,
+    disabled_api_keys,
+    finalized_features,
+    supported_features,
+)
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ApiVersionsRequest, ApiVersionsResponse
@@ -25,11 +32,13 @@ _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-
 async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersionsResponse:
     if ctx.api_version >= 3 and not _valid_client_software(request):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
+    disabled = disabled_api_keys(ctx.services.config)  # the APIs of features not finalized
     response = ApiVersionsResponse(
         error_code=ErrorCode.NONE,
         api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
             for key, low, high in ctx.services.api_versions
+            if key not in disabled
         ],
     )
     if ctx.api_version >= 3:

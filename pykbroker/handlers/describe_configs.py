@@ -2,7 +2,9 @@
 
 Describes the configs of topics (resource type 2), of this broker (4, named by its id; the empty
 name describes the cluster-wide dynamic defaults), of its loggers (8) and of client metrics
-subscriptions (16; this broker keeps none, so they have no configs). Each entry has its value
+subscriptions (16; this broker keeps none, so they have no configs) and of groups (32, Kafka 4's
+group configs: every key, GROUP_CONFIG where the group sets it, else its default; served with the
+Kafka 4 group protocols on, see cluster/features.py). Each entry has its value
 (null for sensitive configs), whether it is read-only, its source (v1+; `is_default` in v0),
 its synonyms (v1+, when asked), its type (v3+) and documentation (v3+, when asked; null where
 this project has none).
@@ -29,6 +31,7 @@ from ..config import (
     describe_broker_configs,
     describe_topic_configs,
 )
+from ..config.groups import describe_group_configs
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.message_types import DescribeConfigsRequest, DescribeConfigsResponse
@@ -40,6 +43,7 @@ from .support.config_admin import (
     config_authorization_error,
     effective_broker_config,
     parse_int32,
+    serves_group_configs,
 )
 from .support.context import RequestContext
 
@@ -51,7 +55,9 @@ DescribeConfigsResource = DescribeConfigsRequest.DescribeConfigsResource
 Result = DescribeConfigsResponse.DescribeConfigsResult
 Entry = DescribeConfigsResponse.DescribeConfigsResourceResult
 Synonym = DescribeConfigsResponse.DescribeConfigsSynonym
-CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"), group=check(API_KEY, "group")
+)
 
 DESCRIBABLE = {
     ConfigResourceType.TOPIC,
@@ -68,7 +74,8 @@ class Options:
 
 
 async def handle(request: DescribeConfigsRequest, ctx: RequestContext) -> DescribeConfigsResponse:
-    if any(resource.resource_type not in DESCRIBABLE for resource in request.resources):
+    describable = DESCRIBABLE | ({ConfigResourceType.GROUP} if serves_group_configs(ctx.services) else set())
+    if any(resource.resource_type not in describable for resource in request.resources):
         return DescribeConfigsResponse(
             results=[
                 _failure(resource, KafkaError(ErrorCode.INVALID_REQUEST, ErrorCode.INVALID_REQUEST.message))
@@ -123,6 +130,8 @@ def _entries(resource: DescribeConfigsResource, options: Options, ctx: RequestCo
         return _broker_entries(resource.resource_name, options, ctx)
     if kind is ConfigResourceType.BROKER_LOGGER:
         return _logger_entries(resource.resource_name, ctx.services.broker_id)
+    if kind is ConfigResourceType.GROUP:
+        return _group_entries(resource.resource_name, options, ctx)
     return _client_metrics_entries(resource.resource_name)
 
 
@@ -148,6 +157,14 @@ def _broker_entries(name: str, options: Options, ctx: RequestContext) -> list[En
             )
     entries = describe_broker_configs(effective_broker_config(ctx.services), per_broker=bool(name))
     return [_entry(entry, options, _broker_doc(entry.name)) for entry in entries]
+
+
+def _group_entries(name: str, options: Options, ctx: RequestContext) -> list[Entry]:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Group name must not be empty")
+    overrides = ctx.services.metadata.group_configs(name)
+    entries = describe_group_configs(overrides, effective_broker_config(ctx.services))
+    return [_entry(entry, options, "") for entry in entries]
 
 
 def _broker_doc(name: str) -> str:

@@ -1,22 +1,30 @@
-"""FindCoordinator (key 10), versions 0-5.
+"""FindCoordinator (key 10), versions 0-6.
 
 The coordinator of a group is the leader of the group's `__consumer_offsets` partition (see
 `coordinator/group/offsets_topic.py`), the coordinator of a transactional id the leader of the
-id's `__transaction_state` partition (`coordinator/transaction/txn_topic.py`); each topic is
-created on first use. v0-v3 ask for one key (v0: always a group), v4+ for a batch of
+id's `__transaction_state` partition (`coordinator/transaction/txn_topic.py`), the share
+coordinator of a share-partition key `groupId:topicId:partition` the leader of the key's
+`__share_group_state` partition (`coordinator/share/state_topic.py`); each topic is created on
+first use. v0-v3 ask for one key (v0: always a group), v4+ for a batch of
 `coordinator_keys`, each answered on its own. A request that creates a topic is answered once the
 creation is durable in the metadata store, since coordinators then write to it.
 
-- Key types GROUP (0) and TRANSACTION (1) are served; other key types make the request
-  INVALID_REQUEST.
+- Key types GROUP (0) and TRANSACTION (1) are served, and SHARE (2) from v6 (KIP-932; brokers
+  ask it, with CLUSTER_ACTION on the cluster, else CLUSTER_AUTHORIZATION_FAILED); other key types,
+  SHARE before v6 and a SHARE key that is not `groupId:topicId:partition` (Kafka's
+  SharePartitionKey.validate) are INVALID_REQUEST.
 - COORDINATOR_NOT_AVAILABLE when the internal topic cannot be created (e.g. fewer live brokers
-  than `offsets.topic.replication.factor` or `transaction.state.log.replication.factor`) or the
+  than `offsets.topic.replication.factor`, `transaction.state.log.replication.factor` or
+  `share.coordinator.state.topic.replication.factor`) or the
   partition has no live leader.
 - As Kafka, v1-v3 answer success with the error message "NONE", errors with the error's default
   message and node -1, host "" and port -1.
 """
 
+from ..cluster.model import TopicInfo
 from ..coordinator.group import offsets_topic
+from ..coordinator.share import state_topic
+from ..coordinator.share.shard import parse_share_coordinator_key
 from ..coordinator.transaction import txn_topic
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -26,19 +34,26 @@ from .support.context import RequestContext
 
 API_KEY = ApiKey.FIND_COORDINATOR
 MIN_VERSION = 0
-MAX_VERSION = 5
+MAX_VERSION = 6
 
 DESCRIBE_GROUP = check(API_KEY, "group")
 DESCRIBE_TRANSACTIONAL_ID = check(API_KEY, "transactional_id")
+CLUSTER_ACTION_ON_CLUSTER = check(API_KEY, "cluster")
 
 GROUP_KEY_TYPE = 0
 TRANSACTION_KEY_TYPE = 1
+SHARE_KEY_TYPE = 2
+SHARE_MIN_VERSION = 6
 NO_NODE = (-1, "", -1)
 
 
 async def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
     key_type = request.key_type if ctx.api_version >= 1 else GROUP_KEY_TYPE
-    internal_topics = (offsets_topic.OFFSETS_TOPIC, txn_topic.TRANSACTION_STATE_TOPIC)
+    internal_topics = (
+        offsets_topic.OFFSETS_TOPIC,
+        txn_topic.TRANSACTION_STATE_TOPIC,
+        state_topic.SHARE_GROUP_STATE_TOPIC,
+    )
     existed = {name for name in internal_topics if ctx.services.metadata.topic(name) is not None}
     if ctx.api_version >= 4:
         response = FindCoordinatorResponse(
@@ -64,23 +79,50 @@ def _batched_entry(ctx: RequestContext, key_type: int, key: str) -> FindCoordina
 
 
 def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
-    services = ctx.services
-    if key_type == GROUP_KEY_TYPE and not DESCRIBE_GROUP.allows(ctx, key):
-        return DESCRIBE_GROUP.denied, NO_NODE
-    if key_type == TRANSACTION_KEY_TYPE and not DESCRIBE_TRANSACTIONAL_ID.allows(ctx, key):
-        return DESCRIBE_TRANSACTIONAL_ID.denied, NO_NODE
-    if key_type == GROUP_KEY_TYPE:
-        info = offsets_topic.ensure_created(services.metadata, services.topic_creator, services.config)
-        partition = services.group_coordinator.partition_for(key)
-    elif key_type == TRANSACTION_KEY_TYPE:
-        info = txn_topic.ensure_created(services.metadata, services.topic_creator, services.config)
-        partition = services.txn_coordinator.partition_for(key)
-    else:
-        return ErrorCode.INVALID_REQUEST, NO_NODE
+    error, info, partition = _coordinator_partition(ctx, key_type, key)
+    if error != ErrorCode.NONE:
+        return error, NO_NODE
     state = None if info is None else info.partitions.get(partition)
     if state is None or state.leader < 0:
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
-    for node in services.live_brokers(ctx.listener_name):
+    for node in ctx.services.live_brokers(ctx.listener_name):
         if node.broker_id == state.leader:
             return ErrorCode.NONE, (node.broker_id, node.host, node.port)
     return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
+
+
+def _coordinator_partition(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, TopicInfo | None, int]:
+    """The internal topic (created on first use; None if it cannot be) and the partition whose
+    leader coordinates `key`, or why the key may not be looked up."""
+    services = ctx.services
+    if key_type == GROUP_KEY_TYPE:
+        if not DESCRIBE_GROUP.allows(ctx, key):
+            return DESCRIBE_GROUP.denied, None, -1
+        info = offsets_topic.ensure_created(services.metadata, services.topic_creator, services.config)
+        return ErrorCode.NONE, info, services.group_coordinator.partition_for(key)
+    if key_type == TRANSACTION_KEY_TYPE:
+        if not DESCRIBE_TRANSACTIONAL_ID.allows(ctx, key):
+            return DESCRIBE_TRANSACTIONAL_ID.denied, None, -1
+        info = txn_topic.ensure_created(services.metadata, services.topic_creator, services.config)
+        return ErrorCode.NONE, info, services.txn_coordinator.partition_for(key)
+    if key_type == SHARE_KEY_TYPE and ctx.api_version >= SHARE_MIN_VERSION:
+        if not CLUSTER_ACTION_ON_CLUSTER.allows(ctx):
+            return CLUSTER_ACTION_ON_CLUSTER.denied, None, -1
+        partition = _share_partition(ctx, key)
+        if partition is None:
+            return ErrorCode.INVALID_REQUEST, None, -1
+        info = state_topic.ensure_created(services.metadata, services.topic_creator, services.config)
+        return ErrorCode.NONE, info, partition
+    return ErrorCode.INVALID_REQUEST, None, -1
+
+
+def _share_partition(ctx: RequestContext, key: str) -> int | None:
+    """The `__share_group_state` partition of a SHARE key; None for a malformed key."""
+    share_key = parse_share_coordinator_key(key)
+    if share_key is None:
+        return None
+    coordinator = ctx.services.share_coordinator
+    if coordinator is not None:
+        return coordinator.partition_for(share_key)
+    count = state_topic.partition_count(ctx.services.metadata, ctx.services.config)
+    return state_topic.partition_for(key, count)

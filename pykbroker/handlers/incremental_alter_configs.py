@@ -9,6 +9,8 @@ or SUBTRACT (3) values from a LIST config (starting from its default when it is 
 * This broker (4, named by its id) or the cluster-wide default (the empty name): the resulting
   dynamic configs must be dynamically updatable with valid values (INVALID_REQUEST with Kafka's
   message otherwise); they are kept in the metadata store.
+* Groups (32, Kafka 4's group configs, with the Kafka 4 group protocols on): valid group configs
+  (INVALID_CONFIG with Kafka's message); they are kept in the metadata store, the group need not exist.
 * This broker's loggers (8): SET a log4j level name or DELETE a logger's own level; not kept
   across restarts (broker_loggers).
 
@@ -37,6 +39,7 @@ from .support.config_admin import (
     broker_list_default,
     check_config_entries,
     check_dynamic_broker_configs,
+    check_group_name_for_configs,
     check_operation,
     check_topic_name_for_configs,
     check_topic_overrides,
@@ -44,7 +47,9 @@ from .support.config_admin import (
     not_altered_here,
     parse_int32,
     parse_node_id,
+    serves_group_configs,
     store_broker_configs,
+    store_group_configs,
     stored_broker_configs,
     topic_list_default,
     topic_missing,
@@ -57,7 +62,9 @@ MAX_VERSION = 1
 
 AlterConfigsResource = IncrementalAlterConfigsRequest.AlterConfigsResource
 Result = IncrementalAlterConfigsResponse.AlterConfigsResourceResponse
-CONFIG_CHECKS = ConfigChecks(topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"))
+CONFIG_CHECKS = ConfigChecks(
+    topic=check(API_KEY, "topic"), cluster=check(API_KEY, "cluster"), group=check(API_KEY, "group")
+)
 
 
 Operation = tuple[str, int, "str | None"]  # (config name, operation, value)
@@ -83,6 +90,8 @@ def _alter(resource: AlterConfigsResource, *, validate_only: bool, ctx: RequestC
         _alter_broker(resource.resource_name, operations, validate_only, ctx)
     elif kind == ConfigResourceType.TOPIC:
         _alter_topic(resource.resource_name, operations, validate_only, ctx)
+    elif kind == ConfigResourceType.GROUP and serves_group_configs(ctx.services):
+        _alter_group(resource.resource_name, operations, validate_only, ctx)
     elif kind in NOT_ALTERED_HERE:
         raise not_altered_here(kind)
     else:
@@ -132,6 +141,23 @@ def _alter_topic(name: str, operations: list[Operation], validate_only: bool, ct
         raise topic_missing(name)
     if not validate_only:
         ctx.services.metadata.set_topic_configs(name, proposed)
+
+
+def _alter_group(name: str, operations: list[Operation], validate_only: bool, ctx: RequestContext) -> None:
+    for _, op, _ in operations:
+        check_operation(op)
+    check_group_name_for_configs(name)
+    current = ctx.services.metadata.group_configs(name)
+    proposed = apply_operations(current, operations, _no_list_default, _group_key_not_a_list)
+    store_group_configs(ctx.services, name, proposed, validate_only)
+
+
+def _no_list_default(key: str) -> str | None:
+    raise KeyError(key)  # no group config is a LIST
+
+
+def _group_key_not_a_list(key: str, op: OpType) -> KafkaError:
+    return KafkaError(ErrorCode.INVALID_CONFIG, f"Config value {op.name.lower()} is not allowed for config key: {key}")
 
 
 def _topic_key_not_a_list(key: str, op: OpType) -> KafkaError:

@@ -92,6 +92,9 @@ class ApiKey(IntEnum):
     WRITE_SHARE_GROUP_STATE = 85
     DELETE_SHARE_GROUP_STATE = 86
     READ_SHARE_GROUP_STATE_SUMMARY = 87
+    DESCRIBE_SHARE_GROUP_OFFSETS = 90
+    ALTER_SHARE_GROUP_OFFSETS = 91
+    DELETE_SHARE_GROUP_OFFSETS = 92
 
 
 # The schema name of each API: "<name>Request" and "<name>Response" in protocol/messages/.
@@ -184,4 +187,7 @@ MESSAGE_NAMES: dict[int, str] = {  # looked up by ApiKey members and by plain in
     ApiKey.WRITE_SHARE_GROUP_STATE: "WriteShareGroupState",
     ApiKey.DELETE_SHARE_GROUP_STATE: "DeleteShareGroupState",
     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: "ReadShareGroupStateSummary",
+    ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS: "DescribeShareGroupOffsets",
+    ApiKey.ALTER_SHARE_GROUP_OFFSETS: "AlterShareGroupOffsets",
+    ApiKey.DELETE_SHARE_GROUP_OFFSETS: "DeleteShareGroupOffsets",
 }

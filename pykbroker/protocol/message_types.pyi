@@ -687,6 +687,97 @@ class AlterReplicaLogDirsResponse:
         results: list[AlterReplicaLogDirsResponse.AlterReplicaLogDirTopicResult] | EncodedStructs = ...,
     ) -> None: ...
 
+# AlterShareGroupOffsetsRequest: API key 91 request, versions 0, flexible 0+
+class AlterShareGroupOffsetsRequest:
+    class AlterShareGroupOffsetsRequestPartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        start_offset: int  # versions 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            start_offset: int = ...,
+        ) -> None: ...
+
+    class AlterShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            partitions: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestPartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    group_id: str  # versions 0+
+    @property
+    def topics(self) -> list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic]: ...  # versions 0+
+    @topics.setter
+    def topics(self, value: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        group_id: str = ...,
+        topics: list[AlterShareGroupOffsetsRequest.AlterShareGroupOffsetsRequestTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
+# AlterShareGroupOffsetsResponse: API key 91 response, versions 0, flexible 0+
+class AlterShareGroupOffsetsResponse:
+    class AlterShareGroupOffsetsResponsePartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    class AlterShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            partitions: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponsePartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    error_code: int  # versions 0+
+    error_message: str | None  # versions 0+, nullable 0+
+    @property
+    # versions 0+
+    def responses(self) -> list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic]: ...
+    @responses.setter
+    def responses(self, value: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        error_message: str | None = ...,
+        responses: list[AlterShareGroupOffsetsResponse.AlterShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
 # AlterUserScramCredentialsRequest: API key 51 request, versions 0, flexible 0+
 class AlterUserScramCredentialsRequest:
     class ScramCredentialDeletion:
@@ -2085,6 +2176,65 @@ class DeleteRecordsResponse:
         topics: list[DeleteRecordsResponse.DeleteRecordsTopicResult] | EncodedStructs = ...,
     ) -> None: ...
 
+# DeleteShareGroupOffsetsRequest: API key 92 request, versions 0, flexible 0+
+class DeleteShareGroupOffsetsRequest:
+    class DeleteShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    group_id: str  # versions 0+
+    @property
+    def topics(self) -> list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic]: ...  # versions 0+
+    @topics.setter
+    def topics(self, value: list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        group_id: str = ...,
+        topics: list[DeleteShareGroupOffsetsRequest.DeleteShareGroupOffsetsRequestTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DeleteShareGroupOffsetsResponse: API key 92 response, versions 0, flexible 0+
+class DeleteShareGroupOffsetsResponse:
+    class DeleteShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    error_code: int  # versions 0+
+    error_message: str | None  # versions 0+, nullable 0+
+    @property
+    # versions 0+
+    def responses(self) -> list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic]: ...
+    @responses.setter
+    def responses(self, value: list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        error_code: int = ...,
+        error_message: str | None = ...,
+        responses: list[DeleteShareGroupOffsetsResponse.DeleteShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+    ) -> None: ...
+
 # DeleteShareGroupStateRequest: API key 86 request, versions 0, flexible 0+
 class DeleteShareGroupStateRequest:
     class PartitionData:
@@ -3017,6 +3167,115 @@ class DescribeQuorumResponse:
         error_message: str | None = ...,
         topics: list[DescribeQuorumResponse.TopicData] | EncodedStructs = ...,
         nodes: list[DescribeQuorumResponse.Node] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DescribeShareGroupOffsetsRequest: API key 90 request, versions 0, flexible 0+
+class DescribeShareGroupOffsetsRequest:
+    class DescribeShareGroupOffsetsRequestTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        partitions: list[int]  # versions 0+
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            partitions: list[int] = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsRequestGroup:
+        FIELDS: ClassVar[tuple[str, ...]]
+        group_id: str  # versions 0+
+        @property
+        # versions 0+, nullable 0+
+        def topics(self) -> list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | None: ...
+        @topics.setter
+        def topics(self, value: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | EncodedStructs | None) -> None: ...
+        def __init__(
+            self,
+            *,
+            group_id: str = ...,
+            topics: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestTopic] | EncodedStructs | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    @property
+    # versions 0+
+    def groups(self) -> list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup]: ...
+    @groups.setter
+    def groups(self, value: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        groups: list[DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup] | EncodedStructs = ...,
+    ) -> None: ...
+
+# DescribeShareGroupOffsetsResponse: API key 90 response, versions 0, flexible 0+
+class DescribeShareGroupOffsetsResponse:
+    class DescribeShareGroupOffsetsResponsePartition:
+        FIELDS: ClassVar[tuple[str, ...]]
+        partition_index: int  # versions 0+
+        start_offset: int  # versions 0+
+        leader_epoch: int  # versions 0+
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            partition_index: int = ...,
+            start_offset: int = ...,
+            leader_epoch: int = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsResponseTopic:
+        FIELDS: ClassVar[tuple[str, ...]]
+        topic_name: str  # versions 0+
+        topic_id: uuid.UUID  # versions 0+
+        @property
+        # versions 0+
+        def partitions(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition]: ...
+        @partitions.setter
+        def partitions(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition] | EncodedStructs) -> None: ...
+        def __init__(
+            self,
+            *,
+            topic_name: str = ...,
+            topic_id: uuid.UUID = ...,
+            partitions: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponsePartition] | EncodedStructs = ...,
+        ) -> None: ...
+
+    class DescribeShareGroupOffsetsResponseGroup:
+        FIELDS: ClassVar[tuple[str, ...]]
+        group_id: str  # versions 0+
+        @property
+        # versions 0+
+        def topics(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic]: ...
+        @topics.setter
+        def topics(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic] | EncodedStructs) -> None: ...
+        error_code: int  # versions 0+
+        error_message: str | None  # versions 0+, nullable 0+
+        def __init__(
+            self,
+            *,
+            group_id: str = ...,
+            topics: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseTopic] | EncodedStructs = ...,
+            error_code: int = ...,
+            error_message: str | None = ...,
+        ) -> None: ...
+
+    FIELDS: ClassVar[tuple[str, ...]]
+    throttle_time_ms: int  # versions 0+
+    @property
+    # versions 0+
+    def groups(self) -> list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup]: ...
+    @groups.setter
+    def groups(self, value: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup] | EncodedStructs) -> None: ...
+    def __init__(
+        self,
+        *,
+        throttle_time_ms: int = ...,
+        groups: list[DescribeShareGroupOffsetsResponse.DescribeShareGroupOffsetsResponseGroup] | EncodedStructs = ...,
     ) -> None: ...
 
 # DescribeTopicPartitionsRequest: API key 75 request, versions 0, flexible 0+
@@ -5901,7 +6160,7 @@ class SaslHandshakeResponse:
         mechanisms: list[str] = ...,
     ) -> None: ...
 
-# ShareAcknowledgeRequest: API key 79 request, versions 0, flexible 0+
+# ShareAcknowledgeRequest: API key 79 request, versions 1-2, flexible 0+
 class ShareAcknowledgeRequest:
     class AcknowledgementBatch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -5948,6 +6207,7 @@ class ShareAcknowledgeRequest:
     group_id: str | None  # versions 0+, nullable 0+
     member_id: str | None  # versions 0+, nullable 0+
     share_session_epoch: int  # versions 0+
+    is_renew_ack: bool  # versions 2+
     @property
     def topics(self) -> list[ShareAcknowledgeRequest.AcknowledgeTopic]: ...  # versions 0+
     @topics.setter
@@ -5958,10 +6218,11 @@ class ShareAcknowledgeRequest:
         group_id: str | None = ...,
         member_id: str | None = ...,
         share_session_epoch: int = ...,
+        is_renew_ack: bool = ...,
         topics: list[ShareAcknowledgeRequest.AcknowledgeTopic] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareAcknowledgeResponse: API key 79 response, versions 0, flexible 0+
+# ShareAcknowledgeResponse: API key 79 response, versions 1-2, flexible 0+
 class ShareAcknowledgeResponse:
     class LeaderIdAndEpoch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6022,6 +6283,7 @@ class ShareAcknowledgeResponse:
     throttle_time_ms: int  # versions 0+
     error_code: int  # versions 0+
     error_message: str | None  # versions 0+, nullable 0+
+    acquisition_lock_timeout_ms: int  # versions 2+
     @property
     def responses(self) -> list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse]: ...  # versions 0+
     @responses.setter
@@ -6036,11 +6298,12 @@ class ShareAcknowledgeResponse:
         throttle_time_ms: int = ...,
         error_code: int = ...,
         error_message: str | None = ...,
+        acquisition_lock_timeout_ms: int = ...,
         responses: list[ShareAcknowledgeResponse.ShareAcknowledgeTopicResponse] | EncodedStructs = ...,
         node_endpoints: list[ShareAcknowledgeResponse.NodeEndpoint] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareFetchRequest: API key 78 request, versions 0, flexible 0+
+# ShareFetchRequest: API key 78 request, versions 1-2, flexible 0+
 class ShareFetchRequest:
     class AcknowledgementBatch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6058,7 +6321,7 @@ class ShareFetchRequest:
     class FetchPartition:
         FIELDS: ClassVar[tuple[str, ...]]
         partition_index: int  # versions 0+
-        partition_max_bytes: int  # versions 0+
+        partition_max_bytes: int  # versions 0
         @property
         def acknowledgement_batches(self) -> list[ShareFetchRequest.AcknowledgementBatch]: ...  # versions 0+
         @acknowledgement_batches.setter
@@ -6103,6 +6366,10 @@ class ShareFetchRequest:
     max_wait_ms: int  # versions 0+
     min_bytes: int  # versions 0+
     max_bytes: int  # versions 0+
+    max_records: int  # versions 1+
+    batch_size: int  # versions 1+
+    share_acquire_mode: int  # versions 2+
+    is_renew_ack: bool  # versions 2+
     @property
     def topics(self) -> list[ShareFetchRequest.FetchTopic]: ...  # versions 0+
     @topics.setter
@@ -6120,11 +6387,15 @@ class ShareFetchRequest:
         max_wait_ms: int = ...,
         min_bytes: int = ...,
         max_bytes: int = ...,
+        max_records: int = ...,
+        batch_size: int = ...,
+        share_acquire_mode: int = ...,
+        is_renew_ack: bool = ...,
         topics: list[ShareFetchRequest.FetchTopic] | EncodedStructs = ...,
         forgotten_topics_data: list[ShareFetchRequest.ForgottenTopic] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareFetchResponse: API key 78 response, versions 0, flexible 0+
+# ShareFetchResponse: API key 78 response, versions 1-2, flexible 0+
 class ShareFetchResponse:
     class LeaderIdAndEpoch:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6212,6 +6483,7 @@ class ShareFetchResponse:
     throttle_time_ms: int  # versions 0+
     error_code: int  # versions 0+
     error_message: str | None  # versions 0+, nullable 0+
+    acquisition_lock_timeout_ms: int  # versions 1+
     @property
     def responses(self) -> list[ShareFetchResponse.ShareFetchableTopicResponse]: ...  # versions 0+
     @responses.setter
@@ -6226,11 +6498,12 @@ class ShareFetchResponse:
         throttle_time_ms: int = ...,
         error_code: int = ...,
         error_message: str | None = ...,
+        acquisition_lock_timeout_ms: int = ...,
         responses: list[ShareFetchResponse.ShareFetchableTopicResponse] | EncodedStructs = ...,
         node_endpoints: list[ShareFetchResponse.NodeEndpoint] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareGroupDescribeRequest: API key 77 request, versions 0, flexible 0+
+# ShareGroupDescribeRequest: API key 77 request, versions 1, flexible 0+
 class ShareGroupDescribeRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_ids: list[str]  # versions 0+
@@ -6242,7 +6515,7 @@ class ShareGroupDescribeRequest:
         include_authorized_operations: bool = ...,
     ) -> None: ...
 
-# ShareGroupDescribeResponse: API key 77 response, versions 0, flexible 0+
+# ShareGroupDescribeResponse: API key 77 response, versions 1, flexible 0+
 class ShareGroupDescribeResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -6331,7 +6604,7 @@ class ShareGroupDescribeResponse:
         groups: list[ShareGroupDescribeResponse.DescribedGroup] | EncodedStructs = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatRequest: API key 76 request, versions 0, flexible 0+
+# ShareGroupHeartbeatRequest: API key 76 request, versions 1, flexible 0+
 class ShareGroupHeartbeatRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_id: str  # versions 0+
@@ -6349,7 +6622,7 @@ class ShareGroupHeartbeatRequest:
         subscribed_topic_names: list[str] | None = ...,
     ) -> None: ...
 
-# ShareGroupHeartbeatResponse: API key 76 response, versions 0, flexible 0+
+# ShareGroupHeartbeatResponse: API key 76 response, versions 1, flexible 0+
 class ShareGroupHeartbeatResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]

@@ -74,6 +74,14 @@ class CoordinatorPartitionWriter:
         )
         return results[tp].error, results[tp].base_offset
 
+    async def delete_records(self, topic: str, partition: int, before_offset: int) -> ErrorCode:
+        """DeleteRecords as the partition's leader (Kafka's CoordinatorPartitionWriter.deleteRecords)."""
+        try:
+            self.replica_manager.delete_records(topic, partition, before_offset)
+        except KafkaError as exc:
+            return exc.code
+        return ErrorCode.NONE
+
     async def maybe_start_transaction_verification(
         self,
         topic: str,

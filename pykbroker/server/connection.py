@@ -20,6 +20,7 @@ only frames, so the same loop serves a TLS connection's frames.
 
 from __future__ import annotations
 
+import itertools
 import logging
 import socket
 import ssl
@@ -63,6 +64,7 @@ class ListenerAuthentication:
 
 log = logging.getLogger(__name__)
 
+_CONNECTION_NUMBERS = itertools.count()  # tells apart connections from the same host
 _TLS_HANDSHAKE_RECORD = (0x16, 0x03)  # a TLS record of type handshake, version 3.x
 
 
@@ -75,6 +77,7 @@ async def serve_connection(
 ) -> None:
     listener_name, tls, protocol = listener.name, listener.tls, listener.security_protocol
     peer = _peer_name(sock)
+    connection_id = f"{listener_name}-{peer}-{next(_CONNECTION_NUMBERS)}"
     io: SocketIO
     principal: KafkaPrincipal = ANONYMOUS
     if tls is None:
@@ -94,9 +97,13 @@ async def serve_connection(
         principal = established
     try:
         if authentication is None:
-            await _serve_requests(io, dispatcher, peer, listener_name, max_request_size, principal, protocol)
+            await _serve_requests(
+                io, dispatcher, peer, listener_name, max_request_size, principal, protocol, connection_id
+            )
         else:
-            await _serve_authenticated(io, dispatcher, peer, listener_name, max_request_size, authentication)
+            await _serve_authenticated(
+                io, dispatcher, peer, listener_name, max_request_size, authentication, connection_id
+            )
     except FrameTooLarge as exc:
         if tls is None and tuple(io.peek(2)) == _TLS_HANDSHAKE_RECORD:
             log.warning(
@@ -123,6 +130,7 @@ async def serve_connection(
         log.exception("Closing connection from %s after an unexpected error", peer)
     finally:
         io.close()
+        dispatcher.connection_closed(connection_id)
 
 
 async def _serve_requests(
@@ -133,12 +141,15 @@ async def _serve_requests(
     max_request_size: int,
     principal: KafkaPrincipal,
     protocol: str,
+    connection_id: str,
 ) -> None:
     while True:
         frame = await io.read_frame(max_request_size)
         if frame is None:
             return
-        pieces = await dispatcher.dispatch(frame, peer, listener_name, principal=principal, security_protocol=protocol)
+        pieces = await dispatcher.dispatch(
+            frame, peer, listener_name, principal=principal, security_protocol=protocol, connection_id=connection_id
+        )
         if pieces is not None:
             await io.send_pieces([size_prefix(pieces), *pieces])
 
@@ -150,6 +161,7 @@ async def _serve_authenticated(
     listener_name: str,
     max_request_size: int,
     authentication: ListenerAuthentication,
+    connection_id: str,
 ) -> None:
     protocol = authentication.security_protocol
 
@@ -179,7 +191,9 @@ async def _serve_authenticated(
             log.info("Closing connection from %s: the SASL session of %s expired", peer, auth.principal)
             return
         principal: KafkaPrincipal = auth.principal or ANONYMOUS
-        pieces = await dispatcher.dispatch(frame, peer, listener_name, principal=principal, security_protocol=protocol)
+        pieces = await dispatcher.dispatch(
+            frame, peer, listener_name, principal=principal, security_protocol=protocol, connection_id=connection_id
+        )
         if pieces is not None:
             await io.send_pieces([size_prefix(pieces), *pieces])
 

@@ -54,6 +54,7 @@ class Dispatcher:
         *,
         principal: KafkaPrincipal = ANONYMOUS,
         security_protocol: str = "PLAINTEXT",
+        connection_id: str = "",
     ) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
         started_ms = SYSTEM_CLOCK.monotonic_ms()
@@ -86,6 +87,7 @@ class Dispatcher:
             len(frame),
             principal=principal,
             security_protocol=security_protocol,
+            connection_id=connection_id,
         )
         try:
             pieces = await self._answer(entry, request, ctx)
@@ -110,6 +112,13 @@ class Dispatcher:
         elapsed_ms = SYSTEM_CLOCK.monotonic_ms() - started_ms
         from_follower = api_key == ApiKey.FETCH and _fetch_replica_id(request, api_version) >= 0
         self.request_metrics.record(api_key, api_version, elapsed_ms, fetch_from_follower=from_follower)
+
+    def connection_closed(self, connection_id: str) -> None:
+        """A client connection closed: the share sessions it opened end (Kafka's connection
+        disconnect listener)."""
+        share_partitions = self.services.share_partitions
+        if share_partitions is not None:
+            share_partitions.connection_closed(connection_id)
 
     def version_range(self, api_key: int) -> tuple[int, int]:
         """(min, max) version served of an API; (0, -1) when it is not served."""

@@ -15,8 +15,25 @@ also follows, with `lowercaseOutputName: true`) name them:
     kafka.log:type=Log,name=Size,topic=t,partition=0
         kafka_log_log_size{topic="t",partition="0"}
 
+Kafka 4's group coordinator also reports its groups as Kafka metrics (not Yammer ones), which the
+JMX exporter names after the MBean and the attribute:
+
+    kafka.server:type=group-coordinator-metrics,protocol=classic  group-count
+        kafka_server_group_coordinator_metrics_group_count{protocol="classic"}
+    kafka.server:type=group-coordinator-metrics,state=Stable      consumer-group-count
+        kafka_server_group_coordinator_metrics_consumer_group_count{state="Stable"}
+
+(`group-count` by protocol: classic, consumer, share; `classic-group-count`,
+`consumer-group-count` and `share-group-count` by state). The old GroupMetadataManager gauges
+count classic groups only, as in Kafka 4.
+
 Consumer lag is no broker metric in Kafka; it is reported here under kafka_exporter's names
-(`kafka_consumergroup_lag{consumergroup,topic,partition}`), computed when scraped.
+(`kafka_consumergroup_lag{consumergroup,topic,partition}`), computed when scraped, for classic
+and consumer-protocol groups alike (both commit offsets). A share group commits none: its lag is
+Kafka 4's share-partition lag, the partition's high watermark past the share-partition start
+offset, under the same naming (`kafka_sharegroup_lag{sharegroup,topic,partition}`); the start
+offsets come from the group coordinator's share group offsets (DescribeShareGroupOffsets), which
+is why `collect_with_share_groups` is a coroutine.
 
 Everything is read when `/metrics` is asked for (`collect`), from what the rooms already keep:
 the replica manager's counters and partitions, the request counts, the group coordinator's groups
@@ -25,10 +42,13 @@ and committed offsets, the metadata. The rooms are reached through the narrow pr
 
 from __future__ import annotations
 
+import logging
 import math
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
+
+import anyio
 
 from ..protocol.errors import ErrorCode
 from .request_metrics import RequestMetrics
@@ -41,8 +61,18 @@ if TYPE_CHECKING:
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
+log = logging.getLogger(__name__)
+
 # Kafka's GroupMetadataManager gauges: NumGroups<State> for each classic group state
 GROUP_STATES = ("PreparingRebalance", "CompletingRebalance", "Stable", "Dead", "Empty")
+# Kafka 4's GroupCoordinatorMetrics: the group types (`protocol` tag) and each type's states
+GROUP_PROTOCOLS = ("classic", "consumer", "share")
+GROUP_STATES_BY_PROTOCOL = {
+    "classic": GROUP_STATES,
+    "consumer": ("Empty", "Assigning", "Reconciling", "Stable", "Dead"),
+    "share": ("Empty", "Stable", "Dead"),
+}
+SHARE_OFFSETS_TIMEOUT_S = 5.0  # a scrape waits at most this long for the share groups' start offsets
 
 
 class ReplicaSource(Protocol):
@@ -67,6 +97,39 @@ class GroupSource(Protocol):
     ) -> tuple[ErrorCode, dict[tuple[str, int], FetchedOffset]]: ...
 
 
+class SharePartitionStart(Protocol):
+    """A partition of a share group's offsets: its share-partition start offset (-1: not chosen)."""
+
+    @property
+    def partition(self) -> int: ...
+    @property
+    def start_offset(self) -> int: ...
+    @property
+    def error(self) -> ErrorCode: ...
+
+
+class ShareTopicStarts(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def partitions(self) -> Sequence[SharePartitionStart]: ...
+
+
+class ShareGroupStarts(Protocol):
+    """A share group's offsets, as the group coordinator describes them (DescribeShareGroupOffsets)."""
+
+    @property
+    def error(self) -> ErrorCode: ...
+    @property
+    def topics(self) -> Sequence[ShareTopicStarts]: ...
+
+
+# The group coordinator's `describe_share_group_offsets(group_id, None)`: every partition of the group
+ShareGroupOffsetsReader = Callable[[str, None], Awaitable[ShareGroupStarts]]
+# (group id, topic, partition) -> share-partition start offset
+ShareStartOffsets = dict[tuple[str, str, int], int]
+
+
 class MetadataSource(Protocol):
     """What the metrics read of the metadata store."""
 
@@ -82,6 +145,7 @@ class MetricsSources:
     metadata: MetadataSource
     requests: RequestMetrics
     is_active_controller: Callable[[], bool]
+    share_group_offsets: ShareGroupOffsetsReader | None = None  # None: no share groups served
 
 
 @dataclass
@@ -98,17 +162,46 @@ class MetricFamily:
         return self
 
 
-def collect(sources: MetricsSources) -> list[MetricFamily]:
-    """Every metric family, read now."""
+def collect(sources: MetricsSources, share_starts: ShareStartOffsets | None = None) -> list[MetricFamily]:
+    """Every metric family, read now; the share groups' lag from `share_starts` (none without)."""
     summaries = sources.replicas.partition_summaries()
     return [
         *_broker_topic_metrics(sources.replicas.topic_stats),
         *_replica_manager_metrics(sources.replicas, summaries),
         *_controller_metrics(sources.metadata, sources.is_active_controller()),
         *_request_metrics(sources.requests),
-        *_group_metrics(sources.groups, summaries),
+        *_group_metrics(sources.groups, summaries, share_starts or {}),
         _log_sizes(summaries),
     ]
+
+
+async def collect_with_share_groups(sources: MetricsSources) -> list[MetricFamily]:
+    """`collect`, with the start offsets of the share groups this broker coordinates read first."""
+    return collect(sources, await share_start_offsets(sources))
+
+
+async def share_start_offsets(sources: MetricsSources) -> ShareStartOffsets:
+    """Each local share group's share-partition start offsets (those chosen); a group whose
+    offsets cannot be read is left out, and a slow read ends after SHARE_OFFSETS_TIMEOUT_S."""
+    reader = sources.share_group_offsets
+    if reader is None:
+        return {}
+    _, overviews = sources.groups.handle_list_groups(types=["share"])
+    starts: ShareStartOffsets = {}
+    with anyio.move_on_after(SHARE_OFFSETS_TIMEOUT_S):
+        for group_id in sorted(o.group_id for o in overviews if o.group_type == "share"):
+            try:
+                described = await reader(group_id, None)
+            except Exception:  # a scrape must never fail for one group
+                log.debug("Reading the share group offsets of %s failed", group_id, exc_info=True)
+                continue
+            if described.error != ErrorCode.NONE:
+                continue
+            for topic in described.topics:
+                for p in topic.partitions:
+                    if p.error == ErrorCode.NONE and p.start_offset >= 0:
+                        starts[(group_id, topic.name, p.partition)] = p.start_offset
+    return starts
 
 
 def render(families: Iterable[MetricFamily]) -> str:
@@ -200,14 +293,34 @@ def _quantile_label(quantile: float) -> str:
     return text[:-1] if text.endswith("0") else text
 
 
-def _group_metrics(groups: GroupSource, summaries: list[PartitionSummary]) -> list[MetricFamily]:
+def _group_metrics(
+    groups: GroupSource, summaries: list[PartitionSummary], share_starts: ShareStartOffsets
+) -> list[MetricFamily]:
     error, overviews = groups.handle_list_groups()
     if error not in (ErrorCode.NONE, ErrorCode.COORDINATOR_LOAD_IN_PROGRESS):
         overviews = []
-    families = [_coordinator_gauge("NumGroups").add(len(overviews))]
+    classic = [g for g in overviews if g.group_type == "classic"]
+    families = [_coordinator_gauge("NumGroups").add(len(classic))]
     for state in GROUP_STATES:
-        families.append(_coordinator_gauge(f"NumGroups{state}").add(sum(1 for g in overviews if g.state == state)))
-    families.extend(_consumer_lag(groups, sorted(g.group_id for g in overviews), summaries))
+        families.append(_coordinator_gauge(f"NumGroups{state}").add(sum(1 for g in classic if g.state == state)))
+    families.extend(_group_coordinator_metrics(overviews))
+    with_offsets = sorted(g.group_id for g in overviews if g.group_type != "share")
+    families.extend(_consumer_lag(groups, with_offsets, summaries))
+    families.extend(_share_group_lag(share_starts, summaries))
+    return families
+
+
+def _group_coordinator_metrics(overviews: list[GroupOverview]) -> list[MetricFamily]:
+    """Kafka 4's `group-count` by protocol and `<protocol>-group-count` by state."""
+    by_protocol = _client_gauge("group-coordinator-metrics", "group-count", "protocol")
+    families = [by_protocol]
+    for protocol in GROUP_PROTOCOLS:
+        of_protocol = [g for g in overviews if g.group_type == protocol]
+        by_protocol.add(len(of_protocol), protocol=protocol)
+        by_state = _client_gauge("group-coordinator-metrics", f"{protocol}-group-count", "state")
+        for state in GROUP_STATES_BY_PROTOCOL[protocol]:
+            by_state.add(sum(1 for g in of_protocol if g.state == state), state=state)
+        families.append(by_state)
     return families
 
 
@@ -242,6 +355,30 @@ def _consumer_lag(groups: GroupSource, group_ids: list[str], summaries: list[Par
     return [current, lag, lag_sum]
 
 
+def _share_group_lag(starts: ShareStartOffsets, summaries: list[PartitionSummary]) -> list[MetricFamily]:
+    """A share group's lag for the partitions hosted here: the high watermark past the
+    share-partition start offset (the records not yet delivered for good, at most)."""
+    high_watermarks = {(s.topic, s.partition): s.high_watermark for s in summaries}
+    start = MetricFamily(
+        "kafka_sharegroup_start_offset", "gauge", "Share-partition start offset of a share group at a topic/partition"
+    )
+    lag = MetricFamily("kafka_sharegroup_lag", "gauge", "Current approximate lag of a share group at a topic/partition")
+    lag_sum = MetricFamily("kafka_sharegroup_lag_sum", "gauge", "Current approximate lag of a share group at a topic")
+    sums: dict[tuple[str, str], int] = {}
+    for (group_id, topic, partition), offset in sorted(starts.items()):
+        high_watermark = high_watermarks.get((topic, partition))
+        if high_watermark is None:
+            continue
+        behind = max(high_watermark - offset, 0)
+        labels = {"sharegroup": group_id, "topic": topic, "partition": str(partition)}
+        start.add(offset, **labels)
+        lag.add(behind, **labels)
+        sums[(group_id, topic)] = sums.get((group_id, topic), 0) + behind
+    for (group_id, topic), total in sums.items():
+        lag_sum.add(total, sharegroup=group_id, topic=topic)
+    return [start, lag, lag_sum]
+
+
 def _log_sizes(summaries: list[PartitionSummary]) -> MetricFamily:
     family = _gauge("kafka.log", "Log", "Size", "topic, partition")
     for summary in sorted(summaries):
@@ -262,6 +399,14 @@ def _gauge(domain: str, mbean_type: str, gauge: str, tags: str = "") -> MetricFa
     """A gauge's Value: `kafka_<domain>_<type>_<name>`."""
     name = f"{_prometheus_prefix(domain, mbean_type)}_{gauge.lower()}"
     return MetricFamily(name, "gauge", _mbean(domain, mbean_type, gauge, tags))
+
+
+def _client_gauge(mbean_type: str, attribute: str, tag: str) -> MetricFamily:
+    """A Kafka (client library) metric of the broker, as the JMX exporter names its MBean
+    `kafka.server:type=<type>,<tag>=<value>` and attribute: `kafka_server_<type>_<attribute>`,
+    dashes made underscores, the tag a label."""
+    name = f"kafka_server_{mbean_type}_{attribute}".replace("-", "_").lower()
+    return MetricFamily(name, "gauge", f"kafka.server:type={mbean_type},{tag}=<{tag}> {attribute}")
 
 
 def _coordinator_gauge(gauge: str) -> MetricFamily:

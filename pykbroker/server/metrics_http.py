@@ -1,6 +1,7 @@
 """The HTTP endpoint of `pykbroker.metrics.listener`: `/metrics` and `/health`, on the broker's loop.
 
-    GET /metrics   200, Prometheus text format 0.0.4 (`metrics.render(metrics.collect(...))`)
+    GET /metrics   200, Prometheus text format 0.0.4 (`metrics.render(metrics.collect(...))`; the
+                   renderer may be a coroutine function: the share groups' offsets are awaited)
     GET /health    200 {"status": "UP", ...} once the broker serves; 503 {"status": "STARTING"}
                    before (and {"status": "STOPPING"} while it stops)
 
@@ -11,10 +12,11 @@ holds up the event loop; building the answer is the only work done on it.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import socket
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 import anyio
@@ -55,7 +57,7 @@ class Health:
 
 
 class MetricsHttpServer:
-    def __init__(self, render_metrics: Callable[[], str], health: Callable[[], Health]) -> None:
+    def __init__(self, render_metrics: Callable[[], str | Awaitable[str]], health: Callable[[], Health]) -> None:
         self.render_metrics = render_metrics
         self.health = health
 
@@ -69,14 +71,14 @@ class MetricsHttpServer:
             try:
                 with anyio.fail_after(REQUEST_TIMEOUT_S):
                     head = await _read_head(stream)
-                    response = self._answer(head)
+                    response = await self._answer(head)
                     await stream.send(response.encode(head_only=head.startswith(b"HEAD ")))
             except (TimeoutError, anyio.EndOfStream, anyio.BrokenResourceError, OSError):
                 pass
             except Exception:  # a bug must cost one scrape, never the broker
                 log.exception("Metrics request failed")
 
-    def _answer(self, head: bytes) -> HttpResponse:
+    async def _answer(self, head: bytes) -> HttpResponse:
         parts = head.split(b"\r\n", 1)[0].split()
         if len(parts) != 3 or not parts[2].startswith(b"HTTP/"):
             return _text(400, "Bad Request\n")
@@ -84,7 +86,10 @@ class MetricsHttpServer:
         if method not in (b"GET", b"HEAD"):
             return _text(405, "Method Not Allowed\n")
         if target == b"/metrics":
-            return HttpResponse(200, CONTENT_TYPE, self.render_metrics().encode())
+            text = self.render_metrics()
+            if inspect.isawaitable(text):
+                text = await text
+            return HttpResponse(200, CONTENT_TYPE, text.encode())
         if target == b"/health":
             health = self.health()
             body = json.dumps(health.details).encode()

@@ -9,7 +9,7 @@ It runs the harness's single-broker settings (`settings.py`: the development pro
 data in a temporary directory, removed when it stops, unless `directory` names one to keep.
 `start()` and `stop()` may be called from any thread; `async with` runs them on a worker thread,
 so that the caller's event loop never blocks. Faults are injected on the broker's loop
-(`inject_fault`, `remove_fault`, `clear_faults`).
+(`inject_fault`, `remove_fault`, `clear_faults`); `call` and `call_async` run functions there.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -202,6 +202,14 @@ class EmbeddedBroker:
         if self._thread is threading.current_thread():
             return function(*args)
         return anyio.from_thread.run_sync(function, *args, token=token)
+
+    def call_async(self, function: Callable[..., Coroutine[Any, Any, _Result]], *args: object) -> _Result:
+        """Run the coroutine function `function(*args)` on the broker's event loop, from another
+        thread, and return its result (e.g. a service's async method)."""
+        token = self._loop_token
+        if token is None or not self.is_running():
+            raise RuntimeError("the embedded broker is not running")
+        return anyio.from_thread.run(function, *args, token=token)
 
     def inject_fault(self, **rule_fields: Any) -> int:
         """Add a fault (the fields of `pykbroker.server.faults.FaultRule`); returns its id."""

@@ -43,4 +43,6 @@ def cluster_settings(brokers: int) -> dict[str, str]:
         "offsets.topic.replication.factor": str(replication_factor),
         "transaction.state.log.replication.factor": str(replication_factor),
         "transaction.state.log.min.isr": str(min_isr),
+        "share.coordinator.state.topic.replication.factor": str(replication_factor),
+        "share.coordinator.state.topic.min.isr": str(min_isr),
     }

@@ -22,11 +22,13 @@ from typing import Any
 from confluent_kafka import KafkaException
 
 from ..common.java_order import hash_map_order, string_hash, topic_partition_hash
+from . import consumer_group_view, group_protocol
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 from .group_admin import (
     KAFKA_GROUP_STATES,
     GroupAdmin,
     GroupDescription,
+    GroupListing,
     OffsetRow,
     collect_offset_rows,
     error_name,
@@ -260,8 +262,26 @@ def parse_types(text: str) -> set[str]:
     return {kind for kind in types if kind}
 
 
+def with_kafka_4_states(admin: GroupAdmin, listings: list[GroupListing]) -> list[GroupListing]:
+    """confluent-kafka knows no `Assigning` or `Reconciling` (a consumer-protocol group's states):
+    where it says `Unknown`, the state ListGroups v5 answers (best effort: not over SASL)."""
+    if not any(listing.type == "Consumer" and listing.state == "Unknown" for listing in listings):
+        return listings
+    try:
+        answered = group_protocol.list_groups(admin.config, admin.broker_addresses(), admin.timeout_s)
+    except ToolError:
+        return listings
+    states = {group.group_id: consumer_group_view.state_name(group.state) for group in answered}
+    for listing in listings:
+        if listing.state == "Unknown":
+            listing.state = states.get(listing.group_id, listing.state)
+    return listings
+
+
 def list_groups(admin: GroupAdmin, args: argparse.Namespace) -> None:
     listings = admin.list_groups()
+    if args.state is not None or args.output == "json":
+        listings = with_kafka_4_states(admin, listings)
     include_state, include_type = args.state is not None, args.type is not None
     if include_state and args.state:
         states = parse_states(args.state)
@@ -296,10 +316,11 @@ def format_group_listing(listings: list, include_type: bool, include_state: bool
 
 def describe_groups(admin: GroupAdmin, args: argparse.Namespace, outcome: Outcome) -> None:
     descriptions = admin.describe_groups(selected_groups(admin, args))
+    kip848 = consumer_protocol_groups(admin, descriptions)
     if args.members:
-        documents = [describe_members(description, args, outcome) for description in descriptions]
+        documents = [describe_members(kip848, description, args, outcome) for description in descriptions]
     elif args.state is not None:
-        documents = [describe_state(description, args, outcome) for description in descriptions]
+        documents = [describe_state(kip848, description, args, outcome) for description in descriptions]
     else:
         documents = [describe_offsets(admin, description, args, outcome) for description in descriptions]
     if args.output == "json":
@@ -375,7 +396,36 @@ def format_offsets(rows: list[OffsetRow]) -> str:
     return "".join("\n" + line for line in lines)
 
 
-def describe_members(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
+ConsumerProtocolGroups = dict[str, group_protocol.DescribedConsumerGroup]
+
+
+def consumer_protocol_groups(admin: GroupAdmin, descriptions: list[GroupDescription]) -> ConsumerProtocolGroups:
+    """ConsumerGroupDescribe of the consumer-protocol groups: what confluent-kafka leaves out
+    (epochs, target assignments, Kafka 4's state names, which replace the description's). Where
+    it cannot be asked (a SASL listener), the groups are described as confluent-kafka sees them."""
+    described: ConsumerProtocolGroups = {}
+    for description in descriptions:
+        if description.type != "Consumer":
+            continue
+        try:
+            group = group_protocol.describe_consumer_group(admin.config, description.group_id, admin.timeout_s)
+        except ToolError:
+            continue
+        if group.error is None:
+            described[description.group_id] = group
+            description.state = consumer_group_view.state_name(group.state)
+    return described
+
+
+def describe_members(
+    kip848: ConsumerProtocolGroups, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
+) -> dict | None:
+    described = kip848.get(description.group_id)
+    if described is not None and args.output != "json":
+        state = consumer_group_view.state_name(described.state)
+        should_print_group(description.group_id, state, len(described.members), outcome)
+        print(consumer_group_view.format_consumer_members(described, args.verbose), end="")
+        return None
     members = description.members
     if args.output == "json":
         if group_is_dead(description, outcome):
@@ -426,7 +476,13 @@ def format_members(group: str, members: list, verbose: bool) -> str:
     return "\n" + "\n".join(lines) + "\n"
 
 
-def describe_state(description: GroupDescription, args: argparse.Namespace, outcome: Outcome) -> dict | None:
+def describe_state(
+    kip848: ConsumerProtocolGroups, description: GroupDescription, args: argparse.Namespace, outcome: Outcome
+) -> dict | None:
+    described = kip848.get(description.group_id)
+    if args.output != "json" and (args.verbose or described is not None):
+        print_state_as_kafka_4(described, description, args.verbose, outcome)
+        return None
     coordinator = description.coordinator
     if args.output == "json":
         if group_is_dead(description, outcome):
@@ -443,6 +499,32 @@ def describe_state(description: GroupDescription, args: argparse.Namespace, outc
     if should_print_group(description.group_id, description.state, 1, outcome):
         print(format_state(description), end="")
     return None
+
+
+def print_state_as_kafka_4(
+    described: group_protocol.DescribedConsumerGroup | None,
+    description: GroupDescription,
+    verbose: bool,
+    outcome: Outcome,
+) -> None:
+    """Kafka 4's `--state` table: a consumer-protocol group's own state and epochs (from
+    ConsumerGroupDescribe), a classic group's epochs as `-`."""
+    state, strategy, members = description.state, description.assignment_strategy, len(description.members)
+    epochs = None
+    if described is not None:
+        state, strategy, members = (
+            consumer_group_view.state_name(described.state),
+            described.assignor_name,
+            len(described.members),
+        )
+        epochs = (described.group_epoch, described.assignment_epoch)
+    if not should_print_group(description.group_id, state, 1, outcome):
+        return
+    coordinator = description.coordinator
+    node = MISSING if coordinator is None else f"{coordinator.host}:{coordinator.port}  ({coordinator.id})"
+    print(
+        consumer_group_view.format_state(description.group_id, node, strategy, state, members, epochs, verbose), end=""
+    )
 
 
 def format_state(description: GroupDescription) -> str:

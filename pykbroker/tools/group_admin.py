@@ -98,6 +98,7 @@ class GroupDescription:
     assignment_strategy: str
     coordinator: Node | None
     members: list[Member]
+    type: str = "Classic"  # Kafka's GroupType name: "Classic" or "Consumer" (KIP-848)
 
 
 @dataclass
@@ -181,6 +182,10 @@ class GroupAdmin:
             )
             for listing in (listings[group_id] for group_id in hash_map_order(listings, string_hash))
         ]
+
+    def broker_addresses(self) -> list[tuple[str, int]]:
+        metadata = self.client.list_topics(timeout=self.timeout_s)
+        return [(str(broker.host), int(broker.port)) for _, broker in sorted(metadata.brokers.items())]
 
     def describe_groups(self, group_ids: list[str]) -> list[GroupDescription]:
         """The groups sorted by id, as the tool prints them."""
@@ -319,6 +324,7 @@ def to_group_description(description: Any) -> GroupDescription:
         assignment_strategy=description.partition_assignor or "",
         coordinator=None if coordinator is None else Node(coordinator.id, coordinator.host, coordinator.port),
         members=members,
+        type=TYPE_NAMES.get(getattr(description, "type", ConsumerGroupType.UNKNOWN), "Classic"),
     )
 
 

@@ -86,4 +86,6 @@ def test_java_string_hash_code():
 def test_a_groups_partition_is_kafkas():
     assert partition_for("polygenelubricants", 50) == 0  # abs(Integer.MIN_VALUE) is 0 here
     assert partition_for("hello", 50) == 99162322 % 50
-    assert partition_for("my-group", 50) == (java_string_hash("my-group") & 0x7FFFFFFF) % 50
+    # a negative hash code: Kafka takes its absolute value (Utils.abs), not its low 31 bits
+    assert java_string_hash("my-group") == -1906497762
+    assert partition_for("my-group", 50) == 1906497762 % 50 == 12

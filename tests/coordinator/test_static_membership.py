@@ -111,3 +111,36 @@ def test_an_administrator_removes_a_static_member_by_its_instance_id():
     assert [m.error for m in result.members] == [ErrorCode.NONE]
     group = c.manager.get_group("g")
     assert not group.has(b) and group.state is PREPARING_REBALANCE
+
+
+def test_with_no_initial_delay_the_first_join_still_waits_for_the_timer():
+    """group.initial.rebalance.delay.ms=0: the first generation is not formed inside the
+    JoinGroup that starts it but on the timer's next tick (in Kafka, its purgatory's thread)."""
+    c = coordinator(initial_delay_ms=0)
+    answers = join(c, instance_id="instance-a")
+    assert answers == [] and c.manager.get_group("g").state is PREPARING_REBALANCE
+    c.runtime.advance(1)
+    assert (answers[0].error, answers[0].generation_id) == (ErrorCode.NONE, 1)
+
+
+def test_with_no_initial_delay_static_members_joining_together_share_the_first_generation():
+    """Two static members started together (librdkafka's 0102_static_group_rebalance): the
+    second JoinGroup, handled before the timer's tick, joins generation 1, as on Kafka; it
+    would otherwise rebalance the group and revoke what the first member was just given."""
+    c = coordinator(initial_delay_ms=0)
+    first = join(c, instance_id="instance-a")
+    second = join(c, instance_id="instance-b")
+    c.runtime.advance(1)
+    assert first == [] and second == [], "a new member arrived: one more tick"
+    c.runtime.advance(1)
+    assert [a[0].generation_id for a in (first, second)] == [1, 1]
+    assert len(first[0].members) == 2 and c.manager.get_group("g").size == 2
+
+
+def test_with_no_initial_delay_a_member_arriving_after_the_tick_rebalances_the_group():
+    c = coordinator(initial_delay_ms=0)
+    first = join(c, instance_id="instance-a")
+    c.runtime.advance(1)
+    second = join(c, instance_id="instance-b")
+    assert first[0].generation_id == 1 and second == []
+    assert c.manager.get_group("g").state is PREPARING_REBALANCE

@@ -47,7 +47,10 @@ def advertised_pairs(target: FuzzTarget) -> list[tuple[int, int]]:
 
 @st.composite
 def hostile_request(draw, target: FuzzTarget) -> bytes:
-    api_key, version = draw(st.sampled_from(advertised_pairs(target)))
+    """An API drawn evenly (an API served in one version is hit as often as one served in
+    eighteen), then one of its versions."""
+    api_key = draw(st.sampled_from(sorted(target.advertised)))
+    version = draw(st.sampled_from(target.advertised[api_key]))
     return draw(request_frame(api_key, version, correlation_id=draw(st.integers(-(2**31), 2**31 - 1))))
 
 
@@ -132,7 +135,7 @@ def assert_memory_bounded(target: FuzzTarget) -> None:
 def test_hostile_requests_of_every_api_on_plaintext(target):
     fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=650, share=0.3)
     # most hostile requests are well-formed enough to reach their handler: a fuzzer whose requests
-    # were all refused at the door would test nothing (38 of 44 APIs answered with the fixed seed)
+    # were all refused at the door would test nothing
     assert len(target.answered_apis) >= 0.75 * len(target.advertised), sorted(target.answered_apis)
 
 

@@ -5,6 +5,7 @@ One broker with the ACL authorizer: `User:admin` is a super user and sets up top
 expects Kafka's error code; some also check that the ACL lets the request through.
 """
 import time
+import uuid
 
 import pytest
 
@@ -341,3 +342,33 @@ def test_scram_credentials_are_described_with_describe_and_altered_with_alter_on
         described = erin.request(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, describe_scram("erin-scram"))
         assert [(r.user, r.error_code, [(c.mechanism, c.iterations) for c in r.credential_infos])
                 for r in described.results] == [("erin-scram", 0, [(2, 8192)])]
+
+
+SHARE_TOPIC_ID = uuid.UUID(int=7)
+
+
+def share_state_request(api_key):
+    """A one-partition request of a share-group state API (Initialize/Read/Write/Delete/Summary)."""
+    cls = messages.request(api_key).cls
+    topic_type = {ApiKey.INITIALIZE_SHARE_GROUP_STATE: "InitializeStateData",
+                  ApiKey.READ_SHARE_GROUP_STATE: "ReadStateData",
+                  ApiKey.WRITE_SHARE_GROUP_STATE: "WriteStateData",
+                  ApiKey.DELETE_SHARE_GROUP_STATE: "DeleteStateData",
+                  ApiKey.READ_SHARE_GROUP_STATE_SUMMARY: "ReadStateSummaryData"}[api_key]
+    topic = getattr(cls, topic_type)(topic_id=SHARE_TOPIC_ID, partitions=[cls.PartitionData(partition=0)])
+    return cls(group_id="share-group", topics=[topic])
+
+
+@pytest.mark.parametrize("api_key", [ApiKey.INITIALIZE_SHARE_GROUP_STATE, ApiKey.READ_SHARE_GROUP_STATE,
+                                     ApiKey.WRITE_SHARE_GROUP_STATE, ApiKey.DELETE_SHARE_GROUP_STATE,
+                                     ApiKey.READ_SHARE_GROUP_STATE_SUMMARY])
+def test_share_group_state_apis_need_cluster_action(alice, api_key):
+    """Kafka 4 (KIP-932): brokers call each other's share coordinator with ClusterAction."""
+    answer = alice.request(api_key, 0, share_state_request(api_key))
+    assert [(p.partition, p.error_code) for r in answer.results for p in r.partitions] == [(0, CLUSTER_DENIED)]
+
+
+def test_a_share_coordinator_lookup_needs_cluster_action(alice):
+    answer = alice.request(ApiKey.FIND_COORDINATOR, 6, req(
+        ApiKey.FIND_COORDINATOR, key_type=2, coordinator_keys=["share-group:AAAAAAAAAAAAAAAAAAAAAA:0"]))
+    assert [c.error_code for c in answer.coordinators] == [CLUSTER_DENIED]

@@ -25,6 +25,9 @@ offsets, stored in the internal topic `__consumer_offsets`.
     log_io.py            appending to and reading __consumer_offsets (through ../partition_io.py)
     offsets_topic.py     which partition holds a group; creating the topic
     consumer/            consumer groups (KIP-848): members, epochs, reconciliation, records
+    assignors/           the server-side assignors of Kafka 4's groups: uniform, range, simple
+    topic_regex.py       SubscribedTopicRegex: RE2/J regexes matched against whole topic names
+    share/               share groups (KIP-932): ShareGroupCoordinator, their records and replay
 """
 
 from .config import GroupConfig, OffsetConfig

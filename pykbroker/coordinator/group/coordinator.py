@@ -21,13 +21,15 @@ The collaborators, each given what it uses when it is built:
     expiration   OffsetExpiration       the retention check, offsets of deleted topics
     admin        GroupAdmin             ListGroups, DescribeGroups, DeleteGroups
     consumer_groups ConsumerGroupManager ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
+    share        ShareGroupCoordinator  share groups (KIP-932): ShareGroupHeartbeat, ShareGroupDescribe,
+                                        the share groups of ListGroups/DeleteGroups, share group offsets
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from ...common.timer import Timer
@@ -43,8 +45,8 @@ from .consumer.manager import (
     ConsumerGroupSettings,
     DescribedGroup,
     HeartbeatRequest,
-    HeartbeatResult,
 )
+from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
 from .formats import OffsetAndMetadata
 from .group import GroupMetadata
 from .join import Joining, JoinRequest
@@ -67,6 +69,8 @@ from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
+from .share import InMemorySharePersister, ShareGroupConfig, ShareGroupCoordinator, SharePersister, TopicsView
+from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
 from .state import DEAD, EMPTY
 from .txn_offsets import OpenTransactions
 
@@ -89,6 +93,10 @@ class GroupCoordinator:
         partition_count: Callable[[], int],
         metadata: MetadataStore | None = None,
         consumer_settings: ConsumerGroupSettings | None = None,
+        *,
+        share_config: ShareGroupConfig | None = None,
+        persister: SharePersister | None = None,
+        group_configs: Callable[[str], Mapping[str, str]] | None = None,
     ) -> None:
         self.broker_id = broker_id
         self.runtime = runtime
@@ -132,6 +140,7 @@ class GroupCoordinator:
             runtime,
             consumer_settings or ConsumerGroupSettings(),
             metadata,
+            group_config=group_configs or (lambda group_id: {}),
             on_classic_group_converted=on_classic_group_converted,
         )
 
@@ -143,6 +152,16 @@ class GroupCoordinator:
             rebalance.on_group_unloaded(group)
             consumer.on_group_unloaded(group)
 
+        self.share = ShareGroupCoordinator(
+            manager,
+            offsets_log,
+            runtime,
+            share_config or ShareGroupConfig(),
+            TopicsView(metadata),
+            persister if persister is not None else InMemorySharePersister(),
+            group_configs or (lambda group_id: {}),
+            acks=offset_config.commit_required_acks,
+        )
         self.loader = GroupLoader(
             manager,
             offsets_log,
@@ -150,6 +169,8 @@ class GroupCoordinator:
             runtime,
             on_group_loaded=on_group_loaded,
             on_group_unloaded=on_group_unloaded,
+            on_partition_loaded=self.share.on_partition_loaded,
+            on_partition_unloaded=self.share.on_partition_unloaded,
         )
 
     @classmethod
@@ -161,6 +182,7 @@ class GroupCoordinator:
         loader: CoordinatorLoader,
         metadata: MetadataStore,
         timer: Timer,
+        persister: SharePersister | None = None,
     ) -> GroupCoordinator:
         """The broker's coordinator: `__consumer_offsets` written through `writer` and loaded
         through `loader` (`offsets.load.buffer.size` is the loader's), its timeouts on `timer`."""
@@ -182,6 +204,9 @@ class GroupCoordinator:
             lambda: count,
             metadata,
             ConsumerGroupSettings.from_broker_config(config),
+            share_config=ShareGroupConfig.from_broker_config(config),
+            persister=persister,
+            group_configs=metadata.group_configs,
         )
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -234,6 +259,7 @@ class GroupCoordinator:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
+                self.share.on_topic_deleted(name)
             self.consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
@@ -258,6 +284,9 @@ class GroupCoordinator:
         return await reply.wait()
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
+        if self.share.is_share_group(request.group_id):  # a group of another type
+            callback(JoinResult(member_id="", error=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
+            return
         group = self._consumer_group_served(request.group_id)
         if group is not None:
             if group.consumer is not None and group.consumer.members:
@@ -331,12 +360,18 @@ class GroupCoordinator:
         """Whether `group.coordinator.rebalance.protocols` includes "consumer"."""
         return self.consumer_groups.settings.enabled
 
-    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult:
-        reply: Reply[HeartbeatResult] = Reply()
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult:
+        if self.share.is_share_group(request.group_id):  # a group of another type
+            return ConsumerHeartbeatResult(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
+            )
+        reply: Reply[ConsumerHeartbeatResult] = Reply()
         self.consumer_groups.handle_heartbeat(request, reply.set)
         return await reply.wait()
 
     def consumer_group_describe(self, group_id: str) -> DescribedGroup:
+        if self.share.is_share_group(group_id):  # a group of another type
+            return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return self.consumer_groups.describe(group_id)
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
@@ -382,6 +417,9 @@ class GroupCoordinator:
         api_version: int = 8,
     ) -> None:
         """`api_version` is the OffsetCommit request's (consumer group members must use v9+)."""
+        if self.share.is_share_group(group_id):  # share groups keep no committed offsets
+            callback({tp: ErrorCode.GROUP_ID_NOT_FOUND for tp in offsets})
+            return
         self.offsets.handle_commit_offsets(
             group_id, member_id, group_instance_id, generation_id, offsets, callback, api_version=api_version
         )
@@ -418,6 +456,8 @@ class GroupCoordinator:
     def handle_fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
     ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
+        if self.share.is_share_group(group_id):
+            return ErrorCode.GROUP_ID_NOT_FOUND, {}
         return self.offsets.handle_fetch_offsets(group_id, partitions, require_stable)
 
     def handle_delete_offsets(
@@ -432,10 +472,53 @@ class GroupCoordinator:
     def handle_list_groups(
         self, states: list[str] | None = None, types: list[str] | None = None
     ) -> tuple[ErrorCode, list[GroupOverview]]:
-        return self.admin.handle_list_groups(states, types)
+        error, overviews = self.admin.handle_list_groups(states, types)
+        if error != ErrorCode.COORDINATOR_NOT_AVAILABLE:
+            overviews += [GroupOverview(*share) for share in self.share.overviews(states, types)]
+        return error, overviews
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
         return self.admin.handle_describe_group(group_id)
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
-        return self.admin.handle_delete_groups(group_ids)
+        share_ids = [g for g in group_ids if self.share.is_share_group(g)]
+        errors = self.admin.handle_delete_groups([g for g in group_ids if g not in share_ids])
+        for group_id in share_ids:
+            error = self.manager.validate_group_status(group_id, ApiKey.DELETE_GROUPS)
+            errors[group_id] = error if error is not None else self.share.delete_group(group_id)
+        return errors
+
+    # -- share groups (KIP-932) ------------------------------------------------------------
+    async def share_group_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult:
+        return await self.share.heartbeat(
+            group_id, member_id, member_epoch, rack_id, subscribed_topic_names, client_id, client_host
+        )
+
+    def describe_share_group(self, group_id: str) -> DescribedShareGroup:
+        return self.share.describe(group_id)
+
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]] | None
+    ) -> OffsetsResult:
+        return await self.share.describe_offsets(group_id, topics)
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
+    ) -> OffsetsResult:
+        return await self.share.alter_offsets(group_id, topics)
+
+    async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult:
+        return await self.share.delete_offsets(group_id, topics)
+
+    def add_share_group_listener(self, on_member_leave: Callable[[str, str], None]) -> None:
+        """`on_member_leave(group id, member id)` when a share group member leaves or is fenced."""
+        self.share.add_share_group_listener(on_member_leave)

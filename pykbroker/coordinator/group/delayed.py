@@ -7,6 +7,12 @@ rebalance re-checks them whenever the group changes) or when their timeout passe
 - `InitialDelayedJoin`: the first rebalance of an Empty group waits
   `group.initial.rebalance.delay.ms`, again as long as new members keep arriving, up to the
   rebalance timeout, so that a group starting up rebalances once rather than once per member.
+  Even with a delay of 0 the wait ends on a later turn of the timer, never inside the JoinGroup
+  that started it: in Kafka the purgatory's timer thread completes it while the request threads
+  go on handling what arrived meanwhile, so JoinGroups that reach the broker together (members
+  started together) join the same first generation. Here the wait lasts at least one tick of
+  Kafka's timing wheel (`TIMER_TICK_MS`), in which the event loop serves the requests already
+  received before it fires.
 - `DelayedSync`: after the JoinGroup answers, waits up to the rebalance timeout for every
   member's SyncGroup; those that did not send it are removed.
 
@@ -21,6 +27,8 @@ from typing import Protocol
 
 from ...common.purgatory import DelayedOperation
 from .group import GroupMetadata
+
+TIMER_TICK_MS = 1  # Kafka's purgatory timing wheel: tickMs
 
 
 class JoinPhase(Protocol):
@@ -56,8 +64,9 @@ class InitialDelayedJoin(DelayedJoin):
     def __init__(
         self, rebalance: JoinPhase, group: GroupMetadata, configured_delay_ms: int, delay_ms: int, remaining_ms: int
     ) -> None:
-        super().__init__(rebalance, group, delay_ms)
+        super().__init__(rebalance, group, max(delay_ms, TIMER_TICK_MS))
         self.configured_delay_ms = configured_delay_ms
+        self.delay_ms = delay_ms
         self.remaining_ms = remaining_ms
 
     def try_complete(self) -> bool:
@@ -68,7 +77,7 @@ class InitialDelayedJoin(DelayedJoin):
         if group.new_member_added and self.remaining_ms != 0:
             group.new_member_added = False
             delay = min(self.configured_delay_ms, self.remaining_ms)
-            remaining = max(self.remaining_ms - self.timeout_ms, 0)
+            remaining = max(self.remaining_ms - self.delay_ms, 0)
             self.rebalance.start_join_operation(
                 group, InitialDelayedJoin(self.rebalance, group, self.configured_delay_ms, delay, remaining)
             )

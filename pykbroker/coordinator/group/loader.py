@@ -6,7 +6,8 @@ loop (`log_io.py`) and replayed (`replay.py`) into groups, committed offsets and
 offsets still pending; meanwhile the partition's groups answer COORDINATOR_LOAD_IN_PROGRESS. A
 partition resigned while it loads is not served when its records arrive. When it stops leading a
 partition, the partition's groups are unloaded. The rebalance hears of each group loaded and
-unloaded through the callbacks the loader is given.
+unloaded through the callbacks the loader is given. Groups an older pykbroker placed in the
+partition loaded are moved to their own partition (`relocation.py`).
 
 Loads come in bursts (all partitions at start, many on a failover): one INFO line is written for
 the burst, once the event loop is done with it.
@@ -22,12 +23,14 @@ from ..runtime import LoopRuntime
 from .group import GroupMetadata
 from .log_io import OffsetsLog
 from .manager import GroupMetadataManager
+from .relocation import GroupRelocation
 from .replay import build_group, replay
 from .txn_offsets import OpenTransactions
 
 log = logging.getLogger(__name__)
 
 GroupListener = Callable[[GroupMetadata], None]
+PartitionLoaded = Callable[[int, list[LoadedRecord]], None]  # (partition, its records)
 
 
 class GroupLoader:
@@ -40,6 +43,8 @@ class GroupLoader:
         *,
         on_group_loaded: GroupListener,
         on_group_unloaded: GroupListener,
+        on_partition_loaded: PartitionLoaded | None = None,
+        on_partition_unloaded: Callable[[int], None] | None = None,
     ) -> None:
         self.groups = groups
         self.offsets_log = offsets_log
@@ -47,6 +52,9 @@ class GroupLoader:
         self.runtime = runtime
         self._on_group_loaded = on_group_loaded
         self._on_group_unloaded = on_group_unloaded
+        self.relocation = GroupRelocation(groups, offsets_log, runtime, on_group_loaded)
+        self._on_partition_loaded = on_partition_loaded  # the other group types replay the records too
+        self._on_partition_unloaded = on_partition_unloaded
         self._load_tokens: dict[int, object] = {}
         self._loaded_partitions = self._loaded_records = 0  # since loading last went idle
 
@@ -67,7 +75,7 @@ class GroupLoader:
         self.groups.finish_loading(partition)
         for group_id in replayed.group_ids():
             if self.groups.partition_for(group_id) != partition:
-                continue
+                continue  # an older pykbroker's placement: moved below
             pending = replayed.pending_of(group_id)
             for producer_id in pending:
                 self.open_transactions.add_producer_group(producer_id, group_id)
@@ -82,6 +90,9 @@ class GroupLoader:
             if self.groups.add_group(group) is group:
                 self._on_group_loaded(group)
         self.open_transactions.on_partition_loaded(partition, replayed.last_offset)
+        self.relocation.found(partition, replayed)
+        if self._on_partition_loaded is not None:
+            self._on_partition_loaded(partition, records)
         log.debug("Finished loading __consumer_offsets-%d: %d records", partition, len(records))
         self._count_load(len(records))
 
@@ -102,10 +113,13 @@ class GroupLoader:
     def unload(self, partition: int) -> None:
         """Stop serving `partition` (loaded or loading): its groups are forgotten."""
         self._load_tokens.pop(partition, None)
+        self.relocation.on_partition_unloaded(partition)
         self.open_transactions.on_partition_unloaded(partition)
         self.groups.stop_serving(partition)
         for group in self.groups.groups_of_partition(partition):
             self.groups.remove_group(group)
             self._on_group_unloaded(group)
             self.open_transactions.remove_group_from_all_producers(group.group_id)
+        if self._on_partition_unloaded is not None:
+            self._on_partition_unloaded(partition)
         log.debug("Unloaded the groups of __consumer_offsets-%d", partition)

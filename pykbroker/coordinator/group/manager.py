@@ -3,7 +3,8 @@ the cache of the groups of the `__consumer_offsets` partitions it leads, the che
 request starts with, and the writes of a group's record.
 
 A group lives in partition `partition_for(group_id)` of `__consumer_offsets`. While a partition
-loads (`loader.py`) its groups answer COORDINATOR_LOAD_IN_PROGRESS; a partition another broker
+loads (`loader.py`) its groups answer COORDINATOR_LOAD_IN_PROGRESS (and so do the groups an older
+pykbroker placed there, `relocation.py`); a partition another broker
 leads answers NOT_COORDINATOR. Every group request is first checked as Kafka does
 (`validate_group_status`): INVALID_GROUP_ID (an empty group id, except for the offset and
 describe/delete APIs), COORDINATOR_NOT_AVAILABLE (not started, or stopped),
@@ -20,6 +21,7 @@ from collections.abc import Callable
 
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
+from ..placement import legacy_partition
 from ..runtime import LoopRuntime
 from .config import OffsetConfig
 from .formats import GroupRecord, MemberRecord, group_key, group_value
@@ -52,6 +54,10 @@ class GroupMetadataManager:
         self.loading_partitions: set[int] = set()
 
     # -- where groups live ---------------------------------------------------------------
+    @property
+    def partition_count(self) -> int:
+        return self._partition_count()
+
     def partition_for(self, group_id: str) -> int:
         return partition_for(group_id, self._partition_count())
 
@@ -59,7 +65,13 @@ class GroupMetadataManager:
         return self.partition_for(group_id) in self.owned_partitions
 
     def is_group_loading(self, group_id: str) -> bool:
-        return self.partition_for(group_id) in self.loading_partitions
+        """Whether the group's partition loads, or the one an older pykbroker placed it in
+        (`relocation.py`)."""
+        count = self._partition_count()
+        return (
+            partition_for(group_id, count) in self.loading_partitions
+            or legacy_partition(group_id, count) in self.loading_partitions
+        )
 
     @property
     def is_loading(self) -> bool:

@@ -1,8 +1,7 @@
 """The internal topic `__consumer_offsets`: which partition a group lives in, and its creation.
 
-A group's coordinator is the leader of partition `abs(hash(group_id)) % partitions`, where the
-hash is Java's `String.hashCode` (over UTF-16 code units) and `abs` maps Integer.MIN_VALUE to 0
-(Kafka's `Utils.abs`: `hash & 0x7fffffff`). The partition count is the existing topic's, or
+A group's coordinator is the leader of partition `Utils.abs(group_id.hashCode()) % partitions`,
+as for every coordinator (`../placement.py`). The partition count is the existing topic's, or
 `offsets.topic.num.partitions` before the topic exists.
 
 The topic is created on first use (FindCoordinator) as Kafka does: compacted, with
@@ -17,8 +16,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ...common.java_order import signed_string_hash
 from ..internal_topic import InternalTopic
+from ..placement import coordinator_partition
 
 if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
@@ -29,7 +28,7 @@ OFFSETS_TOPIC = "__consumer_offsets"
 
 
 def partition_for(group_id: str, partition_count: int) -> int:
-    return (signed_string_hash(group_id) & 0x7FFFFFFF) % partition_count
+    return coordinator_partition(group_id, partition_count)
 
 
 def topic_configs(config: BrokerConfig) -> dict[str, str]:

@@ -29,6 +29,7 @@ from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decod
 from .group import GroupMetadata
 from .member import MemberMetadata
 from .offset_cache import StoredOffset, TopicPartition
+from .share.replay import is_share_record
 from .state import EMPTY, STABLE
 
 log = logging.getLogger(__name__)
@@ -96,6 +97,8 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_group(state, key.group, record.value)
         elif key.version in consumer_records.RECORD_TYPES:
             _apply_consumer_group_record(state, key.version, record)
+        elif is_share_record(key.version):
+            continue  # replayed by the share groups
         else:
             log.warning(
                 "Unknown message key with version %d while loading offsets and group metadata; ignoring it", key.version

@@ -20,7 +20,7 @@ keeping the old one as `last_producer_id`. Short.MaxValue itself is kept for fen
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from ...common.topic_partition import TopicPartition
@@ -368,3 +368,15 @@ class TransactionMetadata:
         raise IllegalTransition(
             f"TransactionalId {self.transactional_id} failed transition to state {transit} due to unexpected metadata"
         )
+
+
+@dataclass
+class TxnMetadataCacheEntry:
+    """The transactional ids of one loaded partition of `__transaction_state`."""
+
+    coordinator_epoch: int
+    metadata_per_transactional_id: dict[str, TransactionMetadata]
+
+
+# (transactional id, coordinator epoch, committed, metadata, the CompleteCommit/CompleteAbort transit)
+SendMarkers = Callable[[str, int, bool, TransactionMetadata, TxnTransitMetadata], None]

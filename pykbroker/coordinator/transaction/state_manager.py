@@ -4,7 +4,8 @@
 The coordinator serves the transactional ids of the `__transaction_state` partitions this broker
 leads. When it becomes a partition's leader it loads the partition (meanwhile its ids answer
 COORDINATOR_LOAD_IN_PROGRESS); the coordinator epoch of the partition is its leader epoch, and
-every write checks that it did not change meanwhile. When the broker stops leading a partition,
+every write checks that it did not change meanwhile. Ids an older pykbroker placed in the
+partition loaded are moved to their own partition (`relocation.py`). When the broker stops leading a partition,
 its ids are unloaded (NOT_COORDINATOR). After a load, transactions found in PrepareCommit or
 PrepareAbort get their markers sent again (`send_markers`), so that a coordinator that failed
 between the two steps of a commit completes it.
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING
 from ...protocol.errors import ErrorCode
 from ...records.records import build_batch
 from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
+from ..placement import is_legacy_placed, legacy_partition
 from ..runtime import LoopRuntime
 from .formats import TxnLogValue, UnknownKey, decode_key, decode_value, txn_key, txn_value
 from .metadata import (
@@ -42,9 +44,12 @@ from .metadata import (
     PREPARE_COMMIT,
     STATES_BY_ID,
     STATES_BY_NAME,
+    SendMarkers,
     TransactionMetadata,
+    TxnMetadataCacheEntry,
     TxnTransitMetadata,
 )
+from .relocation import LegacyTransaction, TransactionRelocation
 from .txn_topic import TRANSACTION_STATE_TOPIC, partition_for
 
 if TYPE_CHECKING:
@@ -53,8 +58,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 AppendCallback = Callable[[ErrorCode], None]
-# (transactional id, coordinator epoch, committed, metadata, the CompleteCommit/CompleteAbort transit)
-SendMarkers = Callable[[str, int, bool, TransactionMetadata, TxnTransitMetadata], None]
 
 
 @dataclass(frozen=True)
@@ -84,12 +87,6 @@ class TransactionConfig:
 class CoordinatorEpochAndTxnMetadata:
     coordinator_epoch: int
     transaction_metadata: TransactionMetadata
-
-
-@dataclass
-class TxnMetadataCacheEntry:
-    coordinator_epoch: int
-    metadata_per_transactional_id: dict[str, TransactionMetadata]
 
 
 @dataclass(frozen=True)
@@ -127,10 +124,15 @@ class TransactionStateManager:
         self._partition_count = partition_count
         self.loading_partitions: dict[int, tuple[int, object]] = {}  # partition -> (epoch, load token)
         self.transaction_metadata_cache: dict[int, TxnMetadataCacheEntry] = {}
+        self.relocation = TransactionRelocation(self)
 
     # -- where transactional ids live ------------------------------------------------------
     def partition_for(self, transactional_id: str) -> int:
         return partition_for(transactional_id, self._partition_count())
+
+    def _legacy_partition_loads(self, transactional_id: str) -> bool:
+        """Whether the partition an older pykbroker placed the id in loads (`relocation.py`)."""
+        return legacy_partition(transactional_id, self._partition_count()) in self.loading_partitions
 
     @property
     def owned_partitions(self) -> set[int]:
@@ -148,7 +150,7 @@ class TransactionStateManager:
 
     def _get_and_maybe_add(self, transactional_id: str, created: TransactionMetadata | None) -> StateLookup:
         partition = self.partition_for(transactional_id)
-        if partition in self.loading_partitions:
+        if partition in self.loading_partitions or self._legacy_partition_loads(transactional_id):
             return ErrorCode.COORDINATOR_LOAD_IN_PROGRESS, None
         entry = self.transaction_metadata_cache.get(partition)
         if entry is None:
@@ -184,6 +186,7 @@ class TransactionStateManager:
         if self.loading_partitions.get(partition) != (coordinator_epoch, token):
             return  # resigned (or elected again) while loading
         loaded = _replay(partition, entries)
+        legacy = self._take_legacy_placed(partition, loaded, entries)
         previous = self.transaction_metadata_cache.get(partition)
         if previous is not None:
             log.warning(
@@ -205,6 +208,7 @@ class TransactionStateManager:
         del self.loading_partitions[partition]
         for transactional_id, committed, metadata, transit in pending_completion:
             send_markers(transactional_id, coordinator_epoch, committed, metadata, transit)
+        self.relocation.found(partition, legacy, send_markers)
         log.info(
             "Finished loading %d transaction metadata from %s-%d at epoch %d (%d records)",
             len(loaded),
@@ -214,7 +218,27 @@ class TransactionStateManager:
             len(entries),
         )
 
+    def _take_legacy_placed(
+        self, partition: int, loaded: dict[str, TransactionMetadata], entries: list[Entry]
+    ) -> list[LegacyTransaction]:
+        """Take out of `loaded` the ids an older pykbroker placed in `partition`, with their
+        last records' values."""
+        count = self._partition_count()
+        ids = [transactional_id for transactional_id in loaded if is_legacy_placed(transactional_id, partition, count)]
+        if not ids:
+            return []
+        wanted = set(ids)
+        values: dict[str, bytes] = {}
+        for _offset, key, value in entries:
+            if key is None or value is None:
+                continue
+            transactional_id = decode_key(key)
+            if isinstance(transactional_id, str) and transactional_id in wanted:
+                values[transactional_id] = value
+        return [LegacyTransaction(loaded.pop(tid), partition, values[tid]) for tid in ids]
+
     def remove_transactions_for_partition(self, partition: int) -> None:
+        self.relocation.on_partition_unloaded(partition)
         self.loading_partitions.pop(partition, None)
         entry = self.transaction_metadata_cache.pop(partition, None)
         if entry is not None:
@@ -273,10 +297,11 @@ class TransactionStateManager:
         callback: AppendCallback,
         retry_on_error: Callable[[ErrorCode], bool],
     ) -> None:
-        error = await self._write(partition, records)
+        error = await self.write_records(partition, records)
         callback(self._after_append(transactional_id, coordinator_epoch, new_metadata, error, retry_on_error))
 
-    async def _write(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+    async def write_records(self, partition: int, records: list[tuple[bytes, bytes | None]]) -> ErrorCode:
+        """Append `records` to `partition` as one batch, with acks=-1; the coordinator's error."""
         now = self.runtime.now_ms()
         batch = bytearray(build_batch([(key, value, [], now) for key, value in records], compression=0))
         error, _ = await self.writer.append(
@@ -343,7 +368,7 @@ class TransactionStateManager:
     async def _write_tombstones(
         self, partition: int, coordinator_epoch: int, expired: list[tuple[TransactionMetadata, TxnTransitMetadata]]
     ) -> None:
-        error = await self._write(partition, [(txn_key(m.transactional_id), None) for m, _ in expired])
+        error = await self.write_records(partition, [(txn_key(m.transactional_id), None) for m, _ in expired])
         entry = self.transaction_metadata_cache.get(partition)
         if entry is None:
             return

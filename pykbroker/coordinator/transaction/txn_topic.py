@@ -1,8 +1,8 @@
 """The internal topic `__transaction_state`: which partition a transactional id lives in, and its
 creation.
 
-A transactional id's coordinator is the leader of partition `abs(hash(id)) % partitions`, with
-Java's `String.hashCode` as for groups (`group/offsets_topic.py`). The partition count is the
+A transactional id's coordinator is the leader of partition `Utils.abs(id.hashCode()) % partitions`,
+as for every coordinator (`../placement.py`). The partition count is the
 existing topic's, or `transaction.state.log.num.partitions` before the topic exists.
 
 The topic is created on first use (FindCoordinator with key type TRANSACTION) as Kafka does:
@@ -18,8 +18,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ..group.offsets_topic import partition_for as _hash_partition
 from ..internal_topic import InternalTopic
+from ..placement import coordinator_partition
 
 if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
@@ -30,7 +30,7 @@ TRANSACTION_STATE_TOPIC = "__transaction_state"
 
 
 def partition_for(transactional_id: str, partition_count: int) -> int:
-    return _hash_partition(transactional_id, partition_count)
+    return coordinator_partition(transactional_id, partition_count)
 
 
 def topic_configs(config: BrokerConfig) -> dict[str, str]:

@@ -103,8 +103,8 @@ REQ, RES, FILTER, WITHHOLD = OnDenial.REFUSE_REQUEST, OnDenial.REFUSE_RESOURCE, 
 NONE = ErrorCode.NONE
 _FOLLOWER = "only for a replica's request (replica id >= 0)"
 _CONFIG_NOTE = (
-    "config resources: topics by name, brokers, broker loggers and client metrics on the cluster; group "
-    "configs are refused with INVALID_REQUEST before any check (a KRaft feature)"
+    "config resources: topics by name, groups by id (Kafka 4), brokers, broker loggers and client metrics on "
+    "the cluster"
 )
 
 
@@ -114,6 +114,7 @@ def _config_api(api_key: ApiKey, operation: AclOperation) -> ApiAuthorization:
         api_key,
         Check("topic", operation, TOPIC, TOPIC_DENIED, RES),
         Check("cluster", operation, CLUSTER, CLUSTER_DENIED, RES),
+        Check("group", operation, GROUP, GROUP_DENIED, RES),
         notes=_CONFIG_NOTE,
     )
 
@@ -154,6 +155,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             ApiKey.FIND_COORDINATOR,
             Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES, "key type 0"),
             Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, TXN_DENIED, RES, "key type 1"),
+            Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, RES, "key type 2 (SHARE, v6+)"),
         ),
         _api(ApiKey.JOIN_GROUP, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
         _api(ApiKey.HEARTBEAT, Check("group", READ, GROUP, GROUP_DENIED, REQ)),
@@ -242,6 +244,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("topic", DESCRIBE, TOPIC, NONE, FILTER, "the transaction's partitions"),
         ),
         _api(ApiKey.LIST_TRANSACTIONS, Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, NONE, FILTER)),
+        # Consumer groups (KIP-848), as Kafka 4's KafkaApis
         _api(
             ApiKey.CONSUMER_GROUP_HEARTBEAT,
             Check("group", READ, GROUP, GROUP_DENIED, REQ),
@@ -252,6 +255,47 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES),
             Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES, "the topics of the group's assignments"),
         ),
+        # Share groups (KIP-932), as Kafka 4.1's KafkaApis
+        _api(
+            ApiKey.SHARE_GROUP_HEARTBEAT,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, REQ, "every subscribed topic"),
+        ),
+        _api(
+            ApiKey.SHARE_GROUP_DESCRIBE,
+            Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES),
+            Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES, "the topics of the group's members; else the group"),
+        ),
+        _api(
+            ApiKey.SHARE_FETCH,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.SHARE_ACKNOWLEDGE,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.DESCRIBE_SHARE_GROUP_OFFSETS,
+            Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES),
+            Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.ALTER_SHARE_GROUP_OFFSETS,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(
+            ApiKey.DELETE_SHARE_GROUP_OFFSETS,
+            Check("group", DELETE, GROUP, GROUP_DENIED, REQ),
+            Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
+        ),
+        _api(ApiKey.INITIALIZE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.WRITE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.DELETE_SHARE_GROUP_STATE, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.READ_SHARE_GROUP_STATE_SUMMARY, Check("cluster", CLUSTER_ACTION, CLUSTER, CLUSTER_DENIED, REQ)),
     )
 }
 

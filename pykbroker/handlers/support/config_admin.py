@@ -31,10 +31,12 @@ from enum import IntEnum
 from functools import partial
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
+from ...cluster.features import group_configs_enabled
 from ...cluster.model import validate_topic_name
 from ...config import BROKER_CONFIGS, TOPIC_CONFIGS, ConfigError, ConfigType, validate_topic_configs
 from ...config.broker import is_listener_config, listener_base_name
 from ...config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
+from ...config.groups import validate_group_configs
 from ...protocol.errors import ErrorCode, KafkaError
 from ...security.password_encoder import PasswordEncoder, PasswordEncoderError
 from ...security.sasl.config import SaslConfigError
@@ -505,6 +507,29 @@ def store_broker_configs(services: BrokerServices, node_id: int | None, configs:
 NOT_ALTERED_HERE = {ConfigResourceType.CLIENT_METRICS}
 
 
+# --------------------------------------------------------------------------------------------
+# Group configs (Kafka 4's GROUP config resource)
+
+
+def serves_group_configs(services: BrokerServices) -> bool:
+    return group_configs_enabled(services.config)
+
+
+def check_group_name_for_configs(name: str) -> None:
+    if not name:
+        raise KafkaError(ErrorCode.INVALID_REQUEST, "Default group resources are not allowed.")
+
+
+def store_group_configs(
+    services: BrokerServices, group_id: str, proposed: Mapping[str, str], validate_only: bool
+) -> None:
+    """Validate a group's complete set of overrides (INVALID_CONFIG with Kafka's message) and,
+    unless `validate_only`, keep them in the metadata store."""
+    validate_group_configs(proposed, effective_broker_config(services))
+    if not validate_only:
+        services.metadata.set_group_configs(group_id, dict(proposed))
+
+
 def not_altered_here(resource_type: int) -> KafkaError:
     """Kafka 3.9's refusal of a resource type it knows but does not alter."""
     name = resource_type_name(resource_type)
@@ -519,22 +544,26 @@ _ON_THE_CLUSTER = {ConfigResourceType.BROKER, ConfigResourceType.BROKER_LOGGER, 
 @dataclass(frozen=True)
 class ConfigChecks:
     """A config API's checks from the authorization table, one per kind of config resource:
-    DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, or on the cluster (brokers, loggers, client
-    metrics). Group configs are not authorized: Kafka 3.9 in ZooKeeper mode refuses the type with
-    INVALID_REQUEST before asking."""
+    DESCRIBE_CONFIGS or ALTER_CONFIGS on the topic, on the group (group configs, Kafka 4), or on
+    the cluster (brokers, loggers, client metrics)."""
 
     topic: Check
     cluster: Check
+    group: Check | None = None
 
     def of(self, resource_type: int) -> Check | None:
         """The check of a config resource type; None for a type Kafka does not authorize."""
         if resource_type == ConfigResourceType.TOPIC:
             return self.topic
+        if resource_type == ConfigResourceType.GROUP:
+            return self.group
         return self.cluster if resource_type in _ON_THE_CLUSTER else None
 
 
 def config_authorization_error(ctx: RequestContext, checks: ConfigChecks, resource: ConfigResource) -> ErrorCode | None:
     """Kafka's check of a config resource (`checks.of` its type); the error to answer, or None."""
+    if resource.resource_type == ConfigResourceType.GROUP and not group_configs_enabled(ctx.services.config):
+        return None  # refused later as an unknown resource type, before any check (Kafka 3.9)
     check = checks.of(resource.resource_type)
     if check is None:
         return None

@@ -32,3 +32,4 @@ class RequestContext:
     request_size: int = 0
     principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as (TLS, SASL)
     security_protocol: str = "PLAINTEXT"  # of the listener the request came in on
+    connection_id: str = ""  # the client connection's id, unique while the broker runs

@@ -108,6 +108,18 @@ API_MODULES = (
     "list_transactions",  # 66
     "consumer_group_heartbeat",  # 68
     "consumer_group_describe",  # 69
+    "share_group_heartbeat",  # 76
+    "share_group_describe",  # 77
+    "share_fetch",  # 78
+    "share_acknowledge",  # 79
+    "initialize_share_group_state",  # 83
+    "read_share_group_state",  # 84
+    "write_share_group_state",  # 85
+    "delete_share_group_state",  # 86
+    "read_share_group_state_summary",  # 87
+    "describe_share_group_offsets",  # 90
+    "alter_share_group_offsets",  # 91
+    "delete_share_group_offsets",  # 92
 )
 
 

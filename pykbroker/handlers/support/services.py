@@ -10,12 +10,16 @@ checker sees the whole seam; the implementations live in their rooms:
 | `replica_manager` | `ReplicaService` | `replication.replica_manager.ReplicaManager` |
 | `fetch_sessions` | `FetchSessionCache` | `replication.fetch_session` |
 | `group_coordinator` | `GroupService` | `coordinator.group.GroupCoordinator` |
+| `share_groups` | `ShareGroupService` | `coordinator.group.GroupCoordinator` (its share groups); None: not served |
 | `topic_creator` | `TopicAdmin` | `cluster.topic_creation.TopicCreator` |
 | `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
 | `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
 | `txn_markers` | `TxnMarkerService` | `replication.txn_markers.TxnMarkerWriter` |
 | `txn_coordinator` | `TransactionService` | `coordinator.transaction.TransactionCoordinator` |
 | `txn_verifier` | `TxnVerifierService` | `coordinator.transaction.TransactionVerifier` |
+| `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
+| `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
+| `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -25,7 +29,7 @@ each use since AlterConfigs may change it.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
@@ -36,7 +40,8 @@ if TYPE_CHECKING:
     from ...cluster.store import MetadataStore
     from ...common.txn_marker import TxnMarker
     from ...config import BrokerConfig
-    from ...coordinator.group.consumer.manager import DescribedGroup, HeartbeatRequest, HeartbeatResult
+    from ...coordinator.group.consumer.manager import DescribedGroup, HeartbeatRequest
+    from ...coordinator.group.consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
     from ...coordinator.group.formats import OffsetAndMetadata
     from ...coordinator.group.join import JoinRequest
     from ...coordinator.group.model import (
@@ -48,6 +53,16 @@ if TYPE_CHECKING:
         MemberIdentity,
         SyncResult,
     )
+    from ...coordinator.group.share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
+    from ...coordinator.share.combiner import PersisterStateBatch
+    from ...coordinator.share.partitions import (
+        AcknowledgementBatch,
+        ShareFetchResult,
+        ShareSessionCache,
+        ShareTopicPartition,
+    )
+    from ...coordinator.share.persister import SharePersister, ShareState
+    from ...coordinator.share.shard import SharePartitionKey
     from ...coordinator.transaction import DescribedTransaction, TransactionListing
     from ...log.config import LogConfig
     from ...log.producer_state import ProducerStateEntry
@@ -190,13 +205,43 @@ class GroupService(Protocol):
     @property
     def consumer_groups_enabled(self) -> bool: ...
 
-    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> HeartbeatResult: ...
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult: ...
 
     def consumer_group_describe(self, group_id: str) -> DescribedGroup: ...
 
     def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
 
     def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None: ...
+
+
+class SharePartitionService(Protocol):
+    """The share partitions this broker leads, and share sessions, as ShareFetch and
+    ShareAcknowledge use them."""
+
+    @property
+    def sessions(self) -> ShareSessionCache: ...
+
+    def record_lock_duration_ms(self, group_id: str) -> int: ...
+
+    async def fetch(
+        self,
+        group_id: str,
+        member_id: str,
+        partitions: Sequence[ShareTopicPartition],
+        *,
+        max_wait_ms: int,
+        min_bytes: int,
+        max_bytes: int,
+        max_records: int,
+    ) -> dict[ShareTopicPartition, ShareFetchResult]: ...
+
+    async def acknowledge(
+        self, group_id: str, member_id: str, acknowledgements: Mapping[ShareTopicPartition, list[AcknowledgementBatch]]
+    ) -> dict[ShareTopicPartition, ErrorCode]: ...
+
+    async def release_session(self, group_id: str, member_id: str) -> ErrorCode: ...
+
+    def connection_closed(self, connection_id: str) -> None: ...
 
 
 class TopicAdmin(Protocol):
@@ -233,6 +278,32 @@ class ControllerService(Protocol):
 
 class ProducerIdService(Protocol):
     async def generate_producer_id_async(self) -> int: ...
+
+
+class ShareCoordinatorService(Protocol):
+    """The share coordinator as the share-group state APIs and FindCoordinator use it."""
+
+    @property
+    def is_active(self) -> bool: ...
+
+    def partition_for(self, key: SharePartitionKey) -> int: ...
+
+    async def initialize_state(self, key: SharePartitionKey, state_epoch: int, start_offset: int) -> ShareState: ...
+
+    async def read_state(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
+
+    async def write_state(
+        self,
+        key: SharePartitionKey,
+        state_epoch: int,
+        leader_epoch: int,
+        start_offset: int,
+        batches: list[PersisterStateBatch],
+    ) -> ShareState: ...
+
+    async def delete_state(self, key: SharePartitionKey) -> ShareState: ...
+
+    async def read_summary(self, key: SharePartitionKey, leader_epoch: int) -> ShareState: ...
 
 
 class TransactionService(Protocol):
@@ -317,6 +388,33 @@ class Authorizer(Protocol):
     ) -> list[list[tuple[AclBinding, ErrorCode, str | None]]]: ...
 
 
+class ShareGroupService(Protocol):
+    """The group coordinator's share groups (KIP-932) as the share group APIs use them."""
+
+    async def share_group_heartbeat(
+        self,
+        group_id: str,
+        member_id: str,
+        member_epoch: int,
+        rack_id: str | None,
+        subscribed_topic_names: list[str] | None,
+        client_id: str,
+        client_host: str,
+    ) -> HeartbeatResult: ...
+
+    def describe_share_group(self, group_id: str) -> DescribedShareGroup: ...
+
+    async def describe_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[int]]] | None
+    ) -> OffsetsResult: ...
+
+    async def alter_share_group_offsets(
+        self, group_id: str, topics: list[tuple[str, list[tuple[int, int]]]]
+    ) -> OffsetsResult: ...
+
+    async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult: ...
+
+
 class ListenerSecurityService(Protocol):
     """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
 
@@ -343,6 +441,10 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
+    share_groups: ShareGroupService | None = None  # None: share groups are not served
+    share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
+    share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
+    share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
 
     @property
     def config(self) -> BrokerConfig:

@@ -99,10 +99,10 @@ class FakeMetadata:
     """Topics whose partitions all have `leader`; `__transaction_state` has one partition led
     by this broker at COORDINATOR_EPOCH."""
 
-    def __init__(self) -> None:
+    def __init__(self, partitions: int = 1) -> None:
         self.listeners: list = []
         self._topics: dict[str, TopicInfo] = {}
-        self.add_topic(TRANSACTION_STATE_TOPIC, 1, epoch=COORDINATOR_EPOCH)
+        self.add_topic(TRANSACTION_STATE_TOPIC, partitions, epoch=COORDINATOR_EPOCH)
         self.add_topic("orders", 3)
         self.add_topic("__consumer_offsets", 1)
 
@@ -126,15 +126,16 @@ class FakeMetadata:
 
 
 class Harness:
-    """The coordinator and its fakes. `run(fn, ...)` runs `await fn(...)` on an event loop with
-    the coordinator's background tasks until everything settled; `advance(ms)` moves time."""
+    """The coordinator and its fakes, `__transaction_state` of `partitions` partitions. `run(fn,
+    ...)` runs `await fn(...)` on an event loop with the coordinator's background tasks until
+    everything settled; `advance(ms)` moves time."""
 
-    def __init__(self) -> None:
+    def __init__(self, partitions: int = 1) -> None:
         self.timer = MockTimer(FakeClock(T0))
         self.runtime = LoopRuntime(self.timer, "Transaction coordinator")
         self.log = MemoryTxnLog()
         self.partition_side = FakeMarkerService()
-        self.metadata = FakeMetadata()
+        self.metadata = FakeMetadata(partitions)
         self.producer_ids = FakeProducerIds()
         self.config = TransactionConfig(
             transactional_id_expiration_ms=EXPIRATION_MS,
@@ -142,7 +143,8 @@ class Harness:
             abort_timed_out_transactions_interval_ms=ABORT_INTERVAL_MS,
             remove_expired_transactional_ids_interval_ms=EXPIRATION_INTERVAL_MS,
         )
-        self.state = TransactionStateManager(self.log, self.log, self.runtime, self.config, lambda: 1)
+        self.state = TransactionStateManager(self.log, self.log, self.runtime, self.config,
+                                            lambda: partitions)
         self.markers = TransactionMarkerChannelManager(
             BROKER, self.state, self.metadata, self.runtime, listener_name="PLAINTEXT",
             local_writer=self.partition_side)

@@ -1,0 +1,15 @@
+"""Share groups (KIP-932): the group side, beside the classic groups in `__consumer_offsets`.
+
+coordinator.py   ShareGroupCoordinator: ShareGroupHeartbeat, ShareGroupDescribe, the share
+                 groups of ListGroups and DeleteGroups, Describe/Alter/DeleteShareGroupOffsets,
+                 share-partition state initialization, member session expiry, leave listeners
+model.py         ShareGroup, ShareGroupMember
+records.py       the ShareGroup* records of __consumer_offsets, as Kafka 4 writes them
+replay.py        rebuilding share groups from a loaded partition
+results.py       what the coordinator hands back to the handlers
+"""
+
+from ...share.persister import InMemorySharePersister, SharePersister
+from .coordinator import ShareGroupConfig, ShareGroupCoordinator, TopicsView
+
+__all__ = ["InMemorySharePersister", "ShareGroupConfig", "ShareGroupCoordinator", "SharePersister", "TopicsView"]

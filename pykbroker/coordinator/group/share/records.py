@@ -1,0 +1,289 @@
+"""The share group records of `__consumer_offsets`, as Kafka 4 writes them.
+
+A key is an int16 record type followed by the key's fields (Kafka 4's coordinator records: the
+"version" of the key is the record type); a value is an int16 version (0) followed by the flexible
+fields. A null value is a tombstone.
+
+    type 10  ShareGroupMemberMetadata          key: group, member  value: rack, client id/host, subscribed topics
+    type 11  ShareGroupMetadata                key: group          value: epoch, metadata hash
+    type 12  ShareGroupTargetAssignmentMetadata key: group         value: assignment epoch
+    type 13  ShareGroupTargetAssignmentMember  key: group, member  value: topic partitions
+    type 14  ShareGroupCurrentMemberAssignment key: group, member  value: epoch, previous epoch, state, partitions
+    type 15  ShareGroupStatePartitionMetadata  key: group          value: initializing, initialized, deleting topics
+
+Type 9 (ShareGroupPartitionMetadata, Kafka 4.0's early access) is read and ignored.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from ...record_format import RecordFormat
+
+PARTITION_METADATA = 9
+MEMBER_METADATA = 10
+GROUP_METADATA = 11
+TARGET_ASSIGNMENT_METADATA = 12
+TARGET_ASSIGNMENT_MEMBER = 13
+CURRENT_MEMBER_ASSIGNMENT = 14
+STATE_PARTITION_METADATA = 15
+SHARE_RECORD_TYPES = frozenset(range(PARTITION_METADATA, STATE_PARTITION_METADATA + 1))
+
+VALUE_VERSION = 0
+MEMBER_STATE_STABLE = 0  # Kafka's MemberState.STABLE: share members never revoke
+
+Assignment = dict[uuid.UUID, frozenset[int]]  # partitions by topic id
+
+
+def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
+    return {"name": name, "type": type_, "versions": versions, **extra}
+
+
+def _key(name: str, record_type: int, with_member: bool) -> RecordFormat:
+    version = str(record_type)
+    fields = [_field("GroupId", "string", version)]
+    if with_member:
+        fields.append(_field("MemberId", "string", version))
+    return RecordFormat(
+        {"type": "data", "name": name, "validVersions": version, "flexibleVersions": "none", "fields": fields}
+    )
+
+
+def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None) -> RecordFormat:
+    raw: dict[str, Any] = {
+        "type": "data",
+        "name": name,
+        "validVersions": "0",
+        "flexibleVersions": "0+",
+        "fields": fields,
+    }
+    if structs:
+        raw["commonStructs"] = structs
+    return RecordFormat(raw)
+
+
+_TOPIC_PARTITIONS = [_field("TopicId", "uuid"), _field("Partitions", "[]int32")]
+
+KEYS = {
+    MEMBER_METADATA: _key("ShareGroupMemberMetadataKey", MEMBER_METADATA, True),
+    GROUP_METADATA: _key("ShareGroupMetadataKey", GROUP_METADATA, False),
+    TARGET_ASSIGNMENT_METADATA: _key("ShareGroupTargetAssignmentMetadataKey", TARGET_ASSIGNMENT_METADATA, False),
+    TARGET_ASSIGNMENT_MEMBER: _key("ShareGroupTargetAssignmentMemberKey", TARGET_ASSIGNMENT_MEMBER, True),
+    CURRENT_MEMBER_ASSIGNMENT: _key("ShareGroupCurrentMemberAssignmentKey", CURRENT_MEMBER_ASSIGNMENT, True),
+    STATE_PARTITION_METADATA: _key("ShareGroupStatePartitionMetadataKey", STATE_PARTITION_METADATA, False),
+}
+GroupMetadataValue = _value(
+    "ShareGroupMetadataValue", [_field("Epoch", "int32"), _field("MetadataHash", "int64", default=0)]
+)
+MemberMetadataValue = _value(
+    "ShareGroupMemberMetadataValue",
+    [
+        _field("RackId", "string", nullableVersions="0+"),
+        _field("ClientId", "string"),
+        _field("ClientHost", "string"),
+        _field("SubscribedTopicNames", "[]string"),
+    ],
+)
+TargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", [_field("AssignmentEpoch", "int32")])
+TargetAssignmentMemberValue = _value(
+    "ShareGroupTargetAssignmentMemberValue", [_field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS)]
+)
+CurrentMemberAssignmentValue = _value(
+    "ShareGroupCurrentMemberAssignmentValue",
+    [
+        _field("MemberEpoch", "int32"),
+        _field("PreviousMemberEpoch", "int32"),
+        _field("State", "int8"),
+        _field("AssignedPartitions", "[]TopicPartitions"),
+    ],
+    [{"name": "TopicPartitions", "versions": "0+", "fields": _TOPIC_PARTITIONS}],
+)
+_TOPIC_PARTITIONS_INFO = [_field("TopicId", "uuid"), _field("TopicName", "string"), _field("Partitions", "[]int32")]
+StatePartitionMetadataValue = _value(
+    "ShareGroupStatePartitionMetadataValue",
+    [
+        _field("InitializingTopics", "[]TopicPartitionsInfo"),
+        _field("InitializedTopics", "[]TopicPartitionsInfo"),
+        _field("DeletingTopics", "[]TopicInfo"),
+    ],
+    [
+        {"name": "TopicPartitionsInfo", "versions": "0+", "fields": _TOPIC_PARTITIONS_INFO},
+        {"name": "TopicInfo", "versions": "0+", "fields": [_field("TopicId", "uuid"), _field("TopicName", "string")]},
+    ],
+)
+
+
+@dataclass(frozen=True)
+class ShareKey:
+    record_type: int
+    group_id: str
+    member_id: str | None = None
+
+
+@dataclass(frozen=True)
+class MemberMetadata:
+    rack_id: str | None
+    client_id: str
+    client_host: str
+    subscribed_topic_names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class CurrentAssignment:
+    member_epoch: int
+    previous_member_epoch: int
+    assigned: Assignment
+
+
+@dataclass(frozen=True)
+class StatePartitions:
+    """Which topic partitions have share-group state: being initialized, initialized, being deleted.
+    `names` remembers each topic id's name as written."""
+
+    initializing: dict[uuid.UUID, frozenset[int]]
+    initialized: dict[uuid.UUID, frozenset[int]]
+    deleting: frozenset[uuid.UUID]
+    names: dict[uuid.UUID, str]
+
+
+# -- keys ------------------------------------------------------------------------------------
+
+
+def key(record_type: int, group_id: str, member_id: str | None = None) -> bytes:
+    fmt = KEYS[record_type]
+    if member_id is None:
+        return fmt.encode(fmt.cls(group_id=group_id), record_type)
+    return fmt.encode(fmt.cls(group_id=group_id, member_id=member_id), record_type)
+
+
+def decode_key(data: bytes) -> ShareKey | None:
+    """The key of a share group record; None for type 9 (no longer used) or other types."""
+    (record_type,) = struct.unpack_from(">h", data)
+    fmt = KEYS.get(record_type)
+    if fmt is None:
+        return None
+    decoded = fmt.decode(data, record_type)
+    return ShareKey(record_type, decoded.group_id, getattr(decoded, "member_id", None))
+
+
+# -- values ----------------------------------------------------------------------------------
+
+
+def group_metadata_value(epoch: int, metadata_hash: int) -> bytes:
+    fmt = GroupMetadataValue
+    return fmt.encode(fmt.cls(epoch=epoch, metadata_hash=metadata_hash), VALUE_VERSION)
+
+
+def decode_group_metadata(data: bytes) -> tuple[int, int]:
+    value = GroupMetadataValue.decode(data, _version(data))
+    return value.epoch, value.metadata_hash
+
+
+def member_metadata_value(member: MemberMetadata) -> bytes:
+    fmt = MemberMetadataValue
+    return fmt.encode(
+        fmt.cls(
+            rack_id=member.rack_id,
+            client_id=member.client_id,
+            client_host=member.client_host,
+            subscribed_topic_names=list(member.subscribed_topic_names),
+        ),
+        VALUE_VERSION,
+    )
+
+
+def decode_member_metadata(data: bytes) -> MemberMetadata:
+    value = MemberMetadataValue.decode(data, _version(data))
+    return MemberMetadata(value.rack_id, value.client_id, value.client_host, tuple(value.subscribed_topic_names))
+
+
+def target_assignment_metadata_value(assignment_epoch: int) -> bytes:
+    fmt = TargetAssignmentMetadataValue
+    return fmt.encode(fmt.cls(assignment_epoch=assignment_epoch), VALUE_VERSION)
+
+
+def decode_target_assignment_metadata(data: bytes) -> int:
+    return int(TargetAssignmentMetadataValue.decode(data, _version(data)).assignment_epoch)
+
+
+def target_assignment_member_value(assignment: Assignment) -> bytes:
+    fmt = TargetAssignmentMemberValue
+    return fmt.encode(
+        fmt.cls(
+            topic_partitions=[
+                fmt.cls.TopicPartition(topic_id=topic_id, partitions=sorted(partitions))
+                for topic_id, partitions in sorted(assignment.items())
+            ]
+        ),
+        VALUE_VERSION,
+    )
+
+
+def decode_target_assignment_member(data: bytes) -> Assignment:
+    value = TargetAssignmentMemberValue.decode(data, _version(data))
+    return {tp.topic_id: frozenset(tp.partitions) for tp in value.topic_partitions}
+
+
+def current_assignment_value(current: CurrentAssignment) -> bytes:
+    fmt = CurrentMemberAssignmentValue
+    return fmt.encode(
+        fmt.cls(
+            member_epoch=current.member_epoch,
+            previous_member_epoch=current.previous_member_epoch,
+            state=MEMBER_STATE_STABLE,
+            assigned_partitions=[
+                fmt.cls.TopicPartitions(topic_id=topic_id, partitions=sorted(partitions))
+                for topic_id, partitions in sorted(current.assigned.items())
+            ],
+        ),
+        VALUE_VERSION,
+    )
+
+
+def decode_current_assignment(data: bytes) -> CurrentAssignment:
+    value = CurrentMemberAssignmentValue.decode(data, _version(data))
+    return CurrentAssignment(
+        value.member_epoch,
+        value.previous_member_epoch,
+        {tp.topic_id: frozenset(tp.partitions) for tp in value.assigned_partitions},
+    )
+
+
+def state_partitions_value(state: StatePartitions) -> bytes:
+    fmt = StatePartitionMetadataValue
+
+    def infos(topics: dict[uuid.UUID, frozenset[int]]) -> list[Any]:
+        return [
+            fmt.cls.TopicPartitionsInfo(topic_id=tid, topic_name=state.names.get(tid, ""), partitions=sorted(parts))
+            for tid, parts in sorted(topics.items())
+        ]
+
+    return fmt.encode(
+        fmt.cls(
+            initializing_topics=infos(state.initializing),
+            initialized_topics=infos(state.initialized),
+            deleting_topics=[
+                fmt.cls.TopicInfo(topic_id=tid, topic_name=state.names.get(tid, "")) for tid in sorted(state.deleting)
+            ],
+        ),
+        VALUE_VERSION,
+    )
+
+
+def decode_state_partitions(data: bytes) -> StatePartitions:
+    value = StatePartitionMetadataValue.decode(data, _version(data))
+    names = {t.topic_id: t.topic_name for t in [*value.initializing_topics, *value.initialized_topics]}
+    names.update({t.topic_id: t.topic_name for t in value.deleting_topics})
+    return StatePartitions(
+        {t.topic_id: frozenset(t.partitions) for t in value.initializing_topics},
+        {t.topic_id: frozenset(t.partitions) for t in value.initialized_topics},
+        frozenset(t.topic_id for t in value.deleting_topics),
+        names,
+    )
+
+
+def _version(data: bytes) -> int:
+    return int(struct.unpack_from(">h", data)[0])
