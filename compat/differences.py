@@ -59,6 +59,8 @@ ACCEPTED: list[Accepted] = [
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    Accepted("config-resource-types / * type 32", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's "
+             "default) group configs, the GROUP config resource, are served as in Kafka 4"),
     Accepted(f"{API} / finalized_features", KAFKA4_CONSUMER_GROUPS + ": group.version 1 is "
              "finalized, as in Kafka 4; Kafka 3.9 in ZooKeeper mode has no finalized features"),
     *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
