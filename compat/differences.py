@@ -167,6 +167,8 @@ MATRIX_ACCEPTED: list[Accepted] = [
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
     Accepted("consumer group * / *", "Kafka's KIP-848 consumer groups: Kafka 3.9 in ZooKeeper mode "
              "does not serve them (it closes the connection)"),
+    Accepted("* group configs / *", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's default) group "
+             "configs are served, authorized as Kafka 4 does"),
     Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
     Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
     *(Accepted(f"{request} / *", SHARE_COORDINATOR) for request in (
