@@ -313,6 +313,11 @@ def cells(setup: Setup) -> list[Cell]:
              lambda: {"transactional_ids": [TXN]}),
         Cell("list transactions", ApiKey.LIST_TRANSACTIONS, 1, ("transactional_id",), lambda: {
             "state_filters": [], "producer_id_filters": [], "duration_filter": -1}),
+        Cell("consumer group heartbeat", ApiKey.CONSUMER_GROUP_HEARTBEAT, 1, ("group", "topic"), lambda: {
+            "group_id": GROUP, "member_id": "mx-member", "member_epoch": 0, "rebalance_timeout_ms": 30000,
+            "subscribed_topic_names": [TOPIC], "topic_partitions": []}),
+        Cell("consumer group describe", ApiKey.CONSUMER_GROUP_DESCRIBE, 1, ("group", "topic"), lambda: {
+            "group_ids": [GROUP], "include_authorized_operations": False}),
         Cell("share fetch", ApiKey.SHARE_FETCH, 1, ("group", "topic"), lambda: {
             "group_id": GROUP, "member_id": "mx-member", "share_session_epoch": 0, "max_wait_ms": 0,
             "min_bytes": 1, "max_bytes": 1 << 20, "max_records": 10, "batch_size": 10, "forgotten_topics_data": [],

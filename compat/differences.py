@@ -43,19 +43,26 @@ BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
 NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerberos, "
                "OAUTHBEARER, delegation tokens, TLS to ZooKeeper or Java plug-in classes: it has "
                "none of their settings")
+KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
+                          "does not serve")
 NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
 NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "delegation tokens, quotas, partition reassignment, features, the KIP-848 "
-               "consumer group protocol, and Kafka's inter-broker requests (pykbroker's brokers "
-               "learn leadership from ZooKeeper watches)") for api in (
+               "delegation tokens, quotas, partition reassignment, features, and Kafka's "
+               "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
+               "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS",
+        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
+    *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
+    Accepted("config-resource-types / * type 32", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's "
+             "default) group configs, the GROUP config resource, are served as in Kafka 4"),
+    Accepted(f"{API} / finalized_features", KAFKA4_CONSUMER_GROUPS + ": group.version 1 is "
+             "finalized, as in Kafka 4; Kafka 3.9 in ZooKeeper mode has no finalized features"),
     *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
                "only their early-access v0, and only with unstable API versions enabled") for api in (
         "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
@@ -68,9 +75,6 @@ ACCEPTED: list[Accepted] = [
         "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
              "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
-    Accepted(f"{API} / finalized_features_epoch", "no feature versioning: pykbroker reports no "
-             "finalized features with epoch -1; Kafka in ZooKeeper mode the version of its empty "
-             "/feature znode, 0"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),
@@ -86,8 +90,8 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
     Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
              "settings (Kafka 3.9 lists none)"),
-    Accepted(f"{BROKER_CONFIG}group.co*", "no KIP-848 consumer groups and their new group "
-             "coordinator: pykbroker has the classic coordinator"),
+    Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
+             "defaults (group.coordinator.rebalance.protocols classic,consumer)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
         "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
         "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
@@ -161,6 +165,10 @@ MATRIX_ACCEPTED: list[Accepted] = [
                              ("delete acls", "filter_results"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
+    Accepted("consumer group * / *", "Kafka's KIP-848 consumer groups: Kafka 3.9 in ZooKeeper mode "
+             "does not serve them (it closes the connection)"),
+    Accepted("* group configs / *", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's default) group "
+             "configs are served, authorized as Kafka 4 does"),
     Accepted("share fetch / *", KAFKA_4_SHARE_APIS),
     Accepted("share acknowledge / *", KAFKA_4_SHARE_APIS),
     *(Accepted(f"{request} / *", SHARE_COORDINATOR) for request in (

@@ -93,6 +93,14 @@ def outcome(result):
 
 
 @pytest.fixture(scope="module")
+def broker(tmp_path_factory):
+    """A broker without Kafka 4's group protocols, as Kafka 3.9.0 in ZooKeeper mode (which knows
+    no group configs) that these tests follow."""
+    with BrokerProcess(tmp_path_factory.mktemp("broker"), {"group.coordinator.rebalance.protocols": "classic"}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
 def confluent(broker):
     return AdminClient({"bootstrap.servers": broker.bootstrap})
 

@@ -179,3 +179,31 @@ def test_topic_names_are_the_tests_name_in_legal_characters_made_unique(test_nam
     first, second = unique_topic_name(test_name), unique_topic_name(test_name)
     assert first.startswith(expected) and second.startswith(expected) and first != second
     assert len(first) <= 249
+
+
+CONSUMER_GROUP_TEST = """
+from confluent_kafka import Consumer, Producer
+
+def test_a_consumer_group_protocol_consumer_reads_the_topic(kafka_bootstrap, kafka_topic):
+    producer = Producer({"bootstrap.servers": kafka_bootstrap})
+    producer.produce(kafka_topic, b"v")
+    producer.flush()
+    consumer = Consumer({"bootstrap.servers": kafka_bootstrap, "group.id": kafka_topic,
+                         "group.protocol": "consumer", "auto.offset.reset": "earliest"})
+    consumer.subscribe([kafka_topic])
+    try:
+        message = None
+        for _ in range(300):
+            message = consumer.poll(0.1)
+            if message is not None and not message.error():
+                break
+        assert message is not None and message.value() == b"v"
+    finally:
+        consumer.close()
+"""
+
+
+def test_the_session_broker_serves_consumer_groups_of_the_consumer_protocol(pytester):
+    pytester.makepyfile(test_consumer_group=CONSUMER_GROUP_TEST)
+    result = pytester.runpytest_inprocess(*WITH_THE_PLUGIN)
+    result.assert_outcomes(passed=1)

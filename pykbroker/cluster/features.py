@@ -6,8 +6,8 @@ supports (name -> lowest and highest level) and the levels finalized for the clu
 
 `group.version` 1 is KIP-848's consumer group protocol, finalized when
 `group.coordinator.rebalance.protocols` includes "consumer"; `share.version` 1 is KIP-932's share
-groups, finalized when it includes "share". The share group APIs are advertised (and served) only
-while `share.version` is finalized at 1 or above, as Kafka does; group configs (the GROUP config
+groups, finalized when it includes "share". The consumer and share group APIs are advertised
+(and served) only while their feature is finalized at 1 or above, as Kafka does; group configs (the GROUP config
 resource) are served while either is.
 """
 
@@ -28,6 +28,8 @@ FINALIZED_FEATURES_EPOCH = 0  # the levels below never change while the broker r
 
 # The APIs of share groups (KIP-932), served only with share.version >= 1.
 SHARE_API_KEYS = frozenset({76, 77, 78, 79, 90, 91, 92})
+# The APIs of consumer groups (KIP-848), served only with group.version >= 1.
+CONSUMER_GROUP_API_KEYS = frozenset({68, 69})
 
 
 def supported_features() -> dict[str, tuple[int, int]]:
@@ -52,6 +54,11 @@ def group_configs_enabled(config: BrokerConfig) -> bool:
     return bool(finalized_features(config))
 
 
+def consumer_groups_enabled(config: BrokerConfig) -> bool:
+    return finalized_features(config).get(GROUP_VERSION, 0) >= 1
+
+
 def disabled_api_keys(config: BrokerConfig) -> frozenset[int]:
     """The APIs a feature not finalized keeps off ApiVersions."""
-    return frozenset() if share_groups_enabled(config) else SHARE_API_KEYS
+    disabled = frozenset() if share_groups_enabled(config) else SHARE_API_KEYS
+    return disabled if consumer_groups_enabled(config) else disabled | CONSUMER_GROUP_API_KEYS

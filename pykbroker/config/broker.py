@@ -62,6 +62,7 @@ class BrokerConfig:
         self._advertised = self._resolve_advertised_listeners()
         self._check_listeners_have_protocols()
         self._check_advertised_listeners()
+        self._check_group_coordinator()
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> BrokerConfig:
@@ -151,6 +152,27 @@ class BrokerConfig:
                     "advertised.listeners",
                     f"advertised listener {listener.name} is not one of the listeners {sorted(names)}",
                 )
+
+    def _check_group_coordinator(self) -> None:
+        """Kafka's GroupCoordinatorConfig checks: the classic protocol stays on, and the consumer
+        groups' session timeout and heartbeat interval lie within their bounds."""
+        if "classic" not in self["group.coordinator.rebalance.protocols"]:
+            raise ConfigError(
+                "group.coordinator.rebalance.protocols", "Disabling the 'classic' protocol is not supported."
+            )
+        for kind in ("session.timeout.ms", "heartbeat.interval.ms"):
+            key, low, high = (f"group.consumer.{kind}", f"group.consumer.min.{kind}", f"group.consumer.max.{kind}")
+            if self[high] < self[low]:
+                raise ConfigError(high, f"{high} must be greater than or equal to {low}")
+            if self[key] < self[low]:
+                raise ConfigError(key, f"{key} must be greater than or equal to {low}")
+            if self[key] > self[high]:
+                raise ConfigError(key, f"{key} must be less than or equal to {high}")
+        if self["group.consumer.heartbeat.interval.ms"] >= self["group.consumer.session.timeout.ms"]:
+            raise ConfigError(
+                "group.consumer.heartbeat.interval.ms",
+                "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms",
+            )
 
     # Access ------------------------------------------------------------------------------
 

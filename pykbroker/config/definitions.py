@@ -42,7 +42,9 @@ from .types import (
     format_value,
     gzip_level,
     http_listener,
+    non_empty_list,
     one_of,
+    one_of_ignoring_case,
     parse_typed,
     throttled_replicas,
     to_raw,
@@ -415,7 +417,10 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.initial.rebalance.delay.ms", INT, 3000),
         _broker("group.max.size", INT, INT_MAX, at_least(1)),
         _broker(
-            "group.coordinator.rebalance.protocols", LIST, ["classic"], each_one_of("classic", "consumer", "share")
+            "group.coordinator.rebalance.protocols",
+            LIST,
+            ["classic", "consumer"],
+            each_one_of("classic", "consumer", "share"),
         ),
         _broker("group.coordinator.threads", INT, 1, at_least(1)),
         _broker("group.consumer.session.timeout.ms", INT, 45000, at_least(1)),
@@ -425,6 +430,21 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.consumer.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
         _broker("group.consumer.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
         _broker("group.consumer.max.size", INT, INT_MAX, at_least(1)),
+        _broker(
+            "group.consumer.assignors",
+            LIST,
+            [
+                "org.apache.kafka.coordinator.group.assignor.UniformAssignor",
+                "org.apache.kafka.coordinator.group.assignor.RangeAssignor",
+            ],
+            non_empty_list,
+        ),
+        _broker(
+            "group.consumer.migration.policy",
+            STRING,
+            "bidirectional",
+            one_of_ignoring_case("bidirectional", "upgrade", "downgrade", "disabled"),
+        ),
         # Share groups (KIP-932), as Kafka 4.1's GroupCoordinatorConfig and ShareGroupConfig
         _broker("group.share.session.timeout.ms", INT, 45000, at_least(1)),
         _broker("group.share.min.session.timeout.ms", INT, 45000, at_least(1)),

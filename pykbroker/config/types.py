@@ -202,6 +202,20 @@ def each_one_of(*allowed: str) -> Validator:
     return check
 
 
+def one_of_ignoring_case(*allowed: str) -> Validator:
+    def check(key: str, value: Any) -> None:
+        if value is not None and value.lower() not in allowed:
+            upper = ", ".join(a.upper() for a in allowed)
+            raise invalid_value(key, value, f"String must be one of (case insensitive): {upper}")
+
+    return check
+
+
+def non_empty_list(key: str, value: Any) -> None:
+    if not value:
+        raise invalid_value(key, "", "Empty list not allowed")
+
+
 def gzip_level(key: str, value: Any) -> None:
     if value != -1 and not 1 <= value <= 9:
         raise invalid_value(key, value, "Value must be -1 or in the range [1, 9]")

@@ -1,14 +1,22 @@
 """ApiVersions (key 18), versions 0-3.
 
 Lists every API and version range the broker fully handles (taken from the handler registry),
-but those of a feature not finalized (the share group APIs without `share.version`).
+but those of a feature not finalized (the consumer group APIs without `group.version`, the share
+group APIs without `share.version`).
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
+v3 answers also list the supported features (leaving out those whose lowest level is 0, which
+v3 readers refuse, KAFKA-17011) and the finalized ones (`cluster/features.py`).
 A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
 """
 
 import re
 
-from ..cluster.features import disabled_api_keys
+from ..cluster.features import (
+    FINALIZED_FEATURES_EPOCH,
+    disabled_api_keys,
+    finalized_features,
+    supported_features,
+)
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ApiVersionsRequest, ApiVersionsResponse
@@ -25,7 +33,7 @@ async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersion
     if ctx.api_version >= 3 and not _valid_client_software(request):
         return ApiVersionsResponse(error_code=ErrorCode.INVALID_REQUEST)
     disabled = disabled_api_keys(ctx.services.config)  # the APIs of features not finalized
-    return ApiVersionsResponse(
+    response = ApiVersionsResponse(
         error_code=ErrorCode.NONE,
         api_keys=[
             ApiVersionsResponse.ApiVersion(api_key=key, min_version=low, max_version=high)
@@ -33,6 +41,19 @@ async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersion
             if key not in disabled
         ],
     )
+    if ctx.api_version >= 3:
+        response.supported_features = [
+            ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
+            for name, (low, high) in supported_features().items()
+            if low > 0  # v3 readers refuse a minimum of 0 (KAFKA-17011): such features are left out
+        ]
+        finalized = finalized_features(ctx.services.config)
+        response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH
+        response.finalized_features = [
+            ApiVersionsResponse.FinalizedFeatureKey(name=name, max_version_level=level, min_version_level=level)
+            for name, level in finalized.items()
+        ]
+    return response
 
 
 def _valid_client_software(request: ApiVersionsRequest) -> bool:

@@ -44,6 +44,7 @@ async def handle(request: OffsetCommitRequest, ctx: RequestContext) -> OffsetCom
                 request.group_instance_id if version >= 7 else None,
                 request.generation_id_or_member_epoch if version >= 1 else -1,
                 offsets,
+                api_version=version,
             )
         )
     return OffsetCommitResponse(

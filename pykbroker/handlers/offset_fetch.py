@@ -8,7 +8,8 @@ metadata and no error for partitions without a committed offset.
 - v5+: the committed leader epoch. v7+: `require_stable`: UNSTABLE_OFFSET_COMMIT for a
   partition whose commit is still being written, or whose transactional commit (TxnOffsetCommit)
   waits for its transaction to end (KIP-447).
-- v9's member id and epoch belong to the consumer group protocol and are not checked.
+- v9: a consumer group (KIP-848) member names itself and its epoch: UNKNOWN_MEMBER_ID or
+  STALE_MEMBER_EPOCH when they are not current (epoch -1: not a member, not checked).
 
 Authorization as Kafka: DESCRIBE on the group (GROUP_AUTHORIZATION_FAILED as a group error),
 DESCRIBE on each topic (TOPIC_AUTHORIZATION_FAILED on its requested partitions; left out of an
@@ -51,7 +52,10 @@ async def handle(request: OffsetFetchRequest, ctx: RequestContext) -> OffsetFetc
     require_stable = version >= 7 and request.require_stable
     if version >= 8:
         return OffsetFetchResponse(
-            groups=[_group_response(ctx, coordinator, g.group_id, g.topics, require_stable) for g in request.groups]
+            groups=[
+                _group_response(ctx, coordinator, g.group_id, g.topics, require_stable, _member(g, version))
+                for g in request.groups
+            ]
         )
     topics = request.topics if version >= 2 else (request.topics or [])
     error, fetched = _fetch(ctx, coordinator, request.group_id, topics, require_stable)
@@ -75,8 +79,9 @@ def _group_response(
     group_id: str,
     topics: list[OffsetFetchRequest.OffsetFetchRequestTopics] | None,
     require_stable: bool,
+    member: tuple[str | None, int],
 ) -> OffsetFetchResponse.OffsetFetchResponseGroup:
-    error, fetched = _fetch(ctx, coordinator, group_id, topics, require_stable)
+    error, fetched = _fetch(ctx, coordinator, group_id, topics, require_stable, member)
     return OffsetFetchResponse.OffsetFetchResponseGroup(
         group_id=group_id,
         error_code=error,
@@ -84,6 +89,11 @@ def _group_response(
         if error != ErrorCode.NONE
         else _topics(_v8_topic, OffsetFetchResponse.OffsetFetchResponsePartitions, list(fetched), fetched),
     )
+
+
+def _member(group: OffsetFetchRequest.OffsetFetchRequestGroup, version: int) -> tuple[str | None, int]:
+    """v9: the consumer group member asking, and its epoch (-1: not a member)."""
+    return (group.member_id, group.member_epoch) if version >= 9 else (None, -1)
 
 
 def _requested(topics: RequestedTopics | None) -> list[TopicPartition] | None:
@@ -98,9 +108,13 @@ def _fetch(
     group_id: str,
     topics: RequestedTopics | None,
     require_stable: bool,
+    member: tuple[str | None, int] = (None, -1),
 ) -> tuple[ErrorCode, Fetched]:
     if not DESCRIBE_GROUP.allows(ctx, group_id):
         return DESCRIBE_GROUP.denied, {}
+    member_error = coordinator.validate_offset_fetch(group_id, *member)
+    if member_error is not None:
+        return member_error, {}
     requested = _requested(topics)
     if requested is None:
         error, fetched = coordinator.handle_fetch_offsets(group_id, None, require_stable)

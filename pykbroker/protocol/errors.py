@@ -364,6 +364,7 @@ class ErrorCode(IntEnum):
     INVALID_VOTER_KEY = (125, False, "The voter key doesn't match the receiving replica's key.")
     DUPLICATE_VOTER = (126, False, "The voter is already part of the set of voters.")
     VOTER_NOT_FOUND = (127, False, "The voter is not part of the set of voters.")
+    INVALID_REGULAR_EXPRESSION = (128, False, "The regular expression is not valid.")
     SHARE_SESSION_LIMIT_REACHED = (133, True, "The limit of share sessions has been reached.")
 
 

@@ -1284,7 +1284,7 @@ class BrokerRegistrationResponse:
         broker_epoch: int = ...,
     ) -> None: ...
 
-# ConsumerGroupDescribeRequest: API key 69 request, versions 0, flexible 0+
+# ConsumerGroupDescribeRequest: API key 69 request, versions 0-1, flexible 0+
 class ConsumerGroupDescribeRequest:
     FIELDS: ClassVar[tuple[str, ...]]
     group_ids: list[str]  # versions 0+
@@ -1296,7 +1296,7 @@ class ConsumerGroupDescribeRequest:
         include_authorized_operations: bool = ...,
     ) -> None: ...
 
-# ConsumerGroupDescribeResponse: API key 69 response, versions 0, flexible 0+
+# ConsumerGroupDescribeResponse: API key 69 response, versions 0-1, flexible 0+
 class ConsumerGroupDescribeResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -1335,6 +1335,7 @@ class ConsumerGroupDescribeResponse:
         subscribed_topic_regex: str | None  # versions 0+, nullable 0+
         assignment: ConsumerGroupDescribeResponse.Assignment  # versions 0+
         target_assignment: ConsumerGroupDescribeResponse.Assignment  # versions 0+
+        member_type: int  # versions 1+
         def __init__(
             self,
             *,
@@ -1348,6 +1349,7 @@ class ConsumerGroupDescribeResponse:
             subscribed_topic_regex: str | None = ...,
             assignment: ConsumerGroupDescribeResponse.Assignment = ...,
             target_assignment: ConsumerGroupDescribeResponse.Assignment = ...,
+            member_type: int = ...,
         ) -> None: ...
 
     class DescribedGroup:
@@ -1391,7 +1393,7 @@ class ConsumerGroupDescribeResponse:
         groups: list[ConsumerGroupDescribeResponse.DescribedGroup] | EncodedStructs = ...,
     ) -> None: ...
 
-# ConsumerGroupHeartbeatRequest: API key 68 request, versions 0, flexible 0+
+# ConsumerGroupHeartbeatRequest: API key 68 request, versions 0-1, flexible 0+
 class ConsumerGroupHeartbeatRequest:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]
@@ -1412,6 +1414,7 @@ class ConsumerGroupHeartbeatRequest:
     rack_id: str | None  # versions 0+, nullable 0+
     rebalance_timeout_ms: int  # versions 0+
     subscribed_topic_names: list[str] | None  # versions 0+, nullable 0+
+    subscribed_topic_regex: str | None  # versions 1+, nullable 1+
     server_assignor: str | None  # versions 0+, nullable 0+
     @property
     # versions 0+, nullable 0+
@@ -1428,11 +1431,12 @@ class ConsumerGroupHeartbeatRequest:
         rack_id: str | None = ...,
         rebalance_timeout_ms: int = ...,
         subscribed_topic_names: list[str] | None = ...,
+        subscribed_topic_regex: str | None = ...,
         server_assignor: str | None = ...,
         topic_partitions: list[ConsumerGroupHeartbeatRequest.TopicPartitions] | EncodedStructs | None = ...,
     ) -> None: ...
 
-# ConsumerGroupHeartbeatResponse: API key 68 response, versions 0, flexible 0+
+# ConsumerGroupHeartbeatResponse: API key 68 response, versions 0-1, flexible 0+
 class ConsumerGroupHeartbeatResponse:
     class TopicPartitions:
         FIELDS: ClassVar[tuple[str, ...]]

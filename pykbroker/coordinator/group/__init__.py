@@ -1,5 +1,6 @@
 """The group coordinator for Kafka's classic group protocol (JoinGroup/SyncGroup/Heartbeat/
-LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offsets`.
+LeaveGroup), KIP-848 consumer groups (ConsumerGroupHeartbeat, in `consumer/`) and committed
+offsets, stored in the internal topic `__consumer_offsets`.
 
     coordinator.py       GroupCoordinator: what the broker and the handlers call; lifecycle and
                          leadership of __consumer_offsets; hands each request to its owner below
@@ -23,6 +24,7 @@ LeaveGroup) and committed offsets, stored in the internal topic `__consumer_offs
     formats.py           Kafka's key and value formats of __consumer_offsets records
     log_io.py            appending to and reading __consumer_offsets (through ../partition_io.py)
     offsets_topic.py     which partition holds a group; creating the topic
+    consumer/            consumer groups (KIP-848): members, epochs, reconciliation, records
     assignors/           the server-side assignors of Kafka 4's groups: uniform, range, simple
     topic_regex.py       SubscribedTopicRegex: RE2/J regexes matched against whole topic names
     share/               share groups (KIP-932): ShareGroupCoordinator, their records and replay

@@ -1,8 +1,9 @@
 """Looking at and removing groups: ListGroups, DescribeGroups and DeleteGroups.
 
 Only Empty groups can be deleted (NON_EMPTY_GROUP otherwise); deleting one removes its offsets
-and writes tombstones for them and for its group record. Every group of this coordinator is a
-"classic" group, so a ListGroups types filter matches them only if it names "classic".
+and writes tombstones for them and for its group records. ListGroups shows each group's type
+("classic" or "consumer") and filters on it; DescribeGroups describes classic groups only (a
+consumer group answers Dead, as Kafka 4 does for a group of another type).
 
 `GroupAdmin` reads the groups of the `GroupMetadataManager` and removes offsets through the
 `OffsetStore`.
@@ -22,8 +23,6 @@ from .state import DEAD, EMPTY
 
 log = logging.getLogger(__name__)
 
-CLASSIC_GROUP_TYPE = "classic"
-
 
 class GroupAdmin:
     def __init__(self, groups: GroupMetadataManager, store: OffsetStore) -> None:
@@ -38,11 +37,13 @@ class GroupAdmin:
         error = ErrorCode.COORDINATOR_LOAD_IN_PROGRESS if self.groups.is_loading else ErrorCode.NONE
         wanted_states = {s.lower() for s in states or []}
         wanted_types = {t.lower() for t in types or []}
-        if wanted_types and CLASSIC_GROUP_TYPE not in wanted_types:
-            return error, []
         overviews = [
-            g.overview() for g in self.groups.current_groups() if not wanted_states or g.is_in_states(wanted_states)
+            g.overview()
+            for g in self.groups.current_groups()
+            if not (g.consumer is not None and g.consumer.deleted)
+            and (not wanted_states or g.is_in_states(wanted_states))
         ]
+        overviews = [o for o in overviews if not wanted_types or o.group_type in wanted_types]
         return error, overviews
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
@@ -50,7 +51,7 @@ class GroupAdmin:
         if error is not None:
             return error, EMPTY_SUMMARY
         group = self.groups.get_group(group_id)
-        if group is None:
+        if group is None or group.consumer is not None:  # Kafka describes only classic groups here
             return ErrorCode.NONE, DEAD_SUMMARY
         return ErrorCode.NONE, group.summary()
 
@@ -64,7 +65,7 @@ class GroupAdmin:
                 errors[group_id] = error
             elif group is None or group.is_(DEAD):
                 errors[group_id] = self.groups.missing_group_error(group_id)
-            elif group.is_(EMPTY):
+            elif group.is_(EMPTY) and not group.is_active_consumer_group:
                 group.transition_to(DEAD)
                 deletable.append(group)
             else:

@@ -20,6 +20,7 @@ The collaborators, each given what it uses when it is built:
     transactions OpenTransactions       transactional offsets pending until their markers
     expiration   OffsetExpiration       the retention check, offsets of deleted topics
     admin        GroupAdmin             ListGroups, DescribeGroups, DeleteGroups
+    consumer_groups ConsumerGroupManager ConsumerGroupHeartbeat, ConsumerGroupDescribe (KIP-848)
     share        ShareGroupCoordinator  share groups (KIP-932): ShareGroupHeartbeat, ShareGroupDescribe,
                                         the share groups of ListGroups/DeleteGroups, share group offsets
 """
@@ -27,6 +28,7 @@ The collaborators, each given what it uses when it is built:
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
@@ -38,14 +40,30 @@ from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .admin import GroupAdmin
 from .config import GroupConfig, OffsetConfig
+from .consumer.manager import (
+    ConsumerGroupManager,
+    ConsumerGroupSettings,
+    DescribedGroup,
+    HeartbeatRequest,
+)
+from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
 from .formats import OffsetAndMetadata
+from .group import GroupMetadata
 from .join import Joining, JoinRequest
 from .loader import GroupLoader
 from .log_io import OffsetsLog, OffsetsTopicLog
 from .manager import GroupMetadataManager
 from .member import JoinCallback, SyncCallback
 from .member_requests import MemberRequests
-from .model import FetchedOffset, GroupOverview, GroupSummary, JoinResult, LeaveResult, MemberIdentity, SyncResult
+from .model import (
+    FetchedOffset,
+    GroupOverview,
+    GroupSummary,
+    JoinResult,
+    LeaveResult,
+    MemberIdentity,
+    SyncResult,
+)
 from .offset_expiration import OffsetExpiration
 from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
@@ -53,6 +71,7 @@ from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
 from .share import InMemorySharePersister, ShareGroupConfig, ShareGroupCoordinator, SharePersister, TopicsView
 from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
+from .state import DEAD, EMPTY
 from .txn_offsets import OpenTransactions
 
 if TYPE_CHECKING:
@@ -73,6 +92,7 @@ class GroupCoordinator:
         runtime: LoopRuntime,
         partition_count: Callable[[], int],
         metadata: MetadataStore | None = None,
+        consumer_settings: ConsumerGroupSettings | None = None,
         *,
         share_config: ShareGroupConfig | None = None,
         persister: SharePersister | None = None,
@@ -92,6 +112,46 @@ class GroupCoordinator:
         self.offsets = OffsetMetadataManager(manager, store, heartbeats)
         self.expiration = OffsetExpiration(manager, store, runtime, offset_config)
         self.admin = GroupAdmin(manager, store)
+
+        def on_classic_group_converted(group: GroupMetadata) -> None:
+            """A classic group became a consumer group: its members' waiting JoinGroup and
+            SyncGroup get REBALANCE_IN_PROGRESS (they join the consumer group anew), its timers
+            and delayed operations end, its classic bookkeeping is emptied."""
+            for member in list(group.members.values()):
+                group.invoke_join_callback(member, JoinResult(member.member_id, ErrorCode.REBALANCE_IN_PROGRESS))
+                group.invoke_sync_callback(member, SyncResult(ErrorCode.REBALANCE_IN_PROGRESS))
+            rebalance.heartbeats.cancel_all(group)
+            group.members.clear()
+            group.static_members.clear()
+            group.pending_members.clear()
+            group.supported_protocols.clear()
+            group.num_awaiting_join = 0
+            group.state = DEAD  # a delayed join completing now skips its rebalance
+            rebalance.remove_sync_expiration(group)
+            if group.join_operation is not None:
+                group.join_operation.force_complete()
+                group.join_operation = None
+            group.state = EMPTY
+            group.generation_id = 0
+            group.leader_id = None
+
+        self.consumer_groups = consumer = ConsumerGroupManager(
+            manager,
+            runtime,
+            consumer_settings or ConsumerGroupSettings(),
+            metadata,
+            group_config=group_configs or (lambda group_id: {}),
+            on_classic_group_converted=on_classic_group_converted,
+        )
+
+        def on_group_loaded(group: GroupMetadata) -> None:
+            rebalance.on_group_loaded(group)
+            consumer.on_group_loaded(group)
+
+        def on_group_unloaded(group: GroupMetadata) -> None:
+            rebalance.on_group_unloaded(group)
+            consumer.on_group_unloaded(group)
+
         self.share = ShareGroupCoordinator(
             manager,
             offsets_log,
@@ -107,8 +167,8 @@ class GroupCoordinator:
             offsets_log,
             transactions,
             runtime,
-            on_group_loaded=rebalance.on_group_loaded,
-            on_group_unloaded=rebalance.on_group_unloaded,
+            on_group_loaded=on_group_loaded,
+            on_group_unloaded=on_group_unloaded,
             on_partition_loaded=self.share.on_partition_loaded,
             on_partition_unloaded=self.share.on_partition_unloaded,
         )
@@ -143,6 +203,7 @@ class GroupCoordinator:
             runtime,
             lambda: count,
             metadata,
+            ConsumerGroupSettings.from_broker_config(config),
             share_config=ShareGroupConfig.from_broker_config(config),
             persister=persister,
             group_configs=metadata.group_configs,
@@ -199,6 +260,7 @@ class GroupCoordinator:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
                 self.share.on_topic_deleted(name)
+            self.consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
         led = (
@@ -225,7 +287,21 @@ class GroupCoordinator:
         if self.share.is_share_group(request.group_id):  # a group of another type
             callback(JoinResult(member_id="", error=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             return
+        group = self._consumer_group_served(request.group_id)
+        if group is not None:
+            if group.consumer is not None and group.consumer.members:
+                self.consumer_groups.classic_members.join(group, request, callback)
+                return
+            self.consumer_groups.classic_join(request.group_id)
         self.joining.handle_join_group(request, callback)
+
+    def _consumer_group_served(self, group_id: str) -> GroupMetadata | None:
+        """The group of `group_id` if this coordinator serves it now and it is a consumer group
+        (whose classic members the classic requests then speak for)."""
+        if self.manager.validate_group_status(group_id, ApiKey.JOIN_GROUP) is not None:
+            return None
+        group = self.manager.get_group(group_id)
+        return group if group is not None and group.consumer is not None else None
 
     async def sync_group(
         self,
@@ -254,6 +330,12 @@ class GroupCoordinator:
         assignments: dict[str, bytes],
         callback: SyncCallback,
     ) -> None:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            self.consumer_groups.classic_members.sync(
+                group, generation_id, member_id, protocol_type, protocol_name, callback
+            )
+            return
         self.members.handle_sync_group(
             group_id, generation_id, member_id, protocol_type, protocol_name, group_instance_id, assignments, callback
         )
@@ -261,10 +343,50 @@ class GroupCoordinator:
     def handle_heartbeat(
         self, group_id: str, member_id: str, group_instance_id: str | None, generation_id: int
     ) -> ErrorCode:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            return self.consumer_groups.classic_members.heartbeat(group, member_id, generation_id)
         return self.members.handle_heartbeat(group_id, member_id, group_instance_id, generation_id)
 
     def handle_leave_group(self, group_id: str, leaving: list[MemberIdentity]) -> LeaveResult:
+        group = self._consumer_group_served(group_id)
+        if group is not None:
+            return self.consumer_groups.classic_members.leave(group, leaving)
         return self.members.handle_leave_group(group_id, leaving)
+
+    # -- consumer groups (KIP-848) ---------------------------------------------------------
+    @property
+    def consumer_groups_enabled(self) -> bool:
+        """Whether `group.coordinator.rebalance.protocols` includes "consumer"."""
+        return self.consumer_groups.settings.enabled
+
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult:
+        if self.share.is_share_group(request.group_id):  # a group of another type
+            return ConsumerHeartbeatResult(
+                ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
+            )
+        reply: Reply[ConsumerHeartbeatResult] = Reply()
+        self.consumer_groups.handle_heartbeat(request, reply.set)
+        return await reply.wait()
+
+    def consumer_group_describe(self, group_id: str) -> DescribedGroup:
+        if self.share.is_share_group(group_id):  # a group of another type
+            return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
+        return self.consumer_groups.describe(group_id)
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None:
+        """Kafka's ConsumerGroup.validateOffsetFetch: a consumer group member fetching offsets
+        must be current (member epoch -1: not a member, not checked)."""
+        group = self.manager.get_group(group_id)
+        if group is None or group.consumer is None or member_epoch == -1:
+            return None
+        member = group.consumer.members.get(member_id or "")
+        if member is None:
+            return ErrorCode.UNKNOWN_MEMBER_ID
+        return None if member.member_epoch == member_epoch else ErrorCode.STALE_MEMBER_EPOCH
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None:
+        return self.consumer_groups.topic_name(topic_id)
 
     # -- offsets ---------------------------------------------------------------------------
     async def commit_offsets(
@@ -274,9 +396,13 @@ class GroupCoordinator:
         group_instance_id: str | None,
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
+        *,
+        api_version: int = 8,
     ) -> dict[TopicPartition, ErrorCode]:
         reply: Reply[dict[TopicPartition, ErrorCode]] = Reply()
-        self.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, reply.set)
+        self.handle_commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, reply.set, api_version=api_version
+        )
         return await reply.wait()
 
     def handle_commit_offsets(
@@ -287,11 +413,16 @@ class GroupCoordinator:
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
         callback: CommitCallback,
+        *,
+        api_version: int = 8,
     ) -> None:
+        """`api_version` is the OffsetCommit request's (consumer group members must use v9+)."""
         if self.share.is_share_group(group_id):  # share groups keep no committed offsets
             callback({tp: ErrorCode.GROUP_ID_NOT_FOUND for tp in offsets})
             return
-        self.offsets.handle_commit_offsets(group_id, member_id, group_instance_id, generation_id, offsets, callback)
+        self.offsets.handle_commit_offsets(
+            group_id, member_id, group_instance_id, generation_id, offsets, callback, api_version=api_version
+        )
 
     async def txn_commit_offsets(
         self,

@@ -17,6 +17,7 @@ from typing import Protocol
 from ...common.purgatory import DelayedOperation
 from ...protocol import messages
 from ...protocol.errors import ErrorCode
+from .consumer.group import ConsumerGroup
 from .member import JoinCallback, MemberMetadata, Protocols, chain_callbacks
 from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, JoinResult, MemberSummary, SyncResult
 from .offset_cache import OffsetCache
@@ -52,6 +53,7 @@ class GroupMetadata:
         self.subscribed_topics: frozenset[str] | None = None
         self.new_member_added = False  # lets the initial rebalance delay be extended
         self.offsets = OffsetCache()
+        self.consumer: ConsumerGroup | None = None  # set: a consumer group (KIP-848), not a classic one
         # the coordinator's timers for this group: a pending join or sync completion
         self.join_operation: DelayedOperation | None = None
         self.sync_operation: DelayedOperation | None = None
@@ -76,11 +78,18 @@ class GroupMetadata:
         return self.state in VALID_PREVIOUS_STATES[PREPARING_REBALANCE]
 
     def is_in_states(self, lower_case_states: set[str]) -> bool:
+        if self.consumer is not None:
+            return self.consumer.state.lower() in lower_case_states
         return str(self.state).lower() in lower_case_states
 
     @property
     def is_consumer_group(self) -> bool:
         return self.protocol_type == CONSUMER_PROTOCOL_TYPE
+
+    @property
+    def is_active_consumer_group(self) -> bool:
+        """A consumer group (KIP-848) with members: never Empty to the classic bookkeeping."""
+        return self.consumer is not None and bool(self.consumer.members)
 
     # -- members -----------------------------------------------------------------------
     def has(self, member_id: str) -> bool:
@@ -297,6 +306,8 @@ class GroupMetadata:
         return frozenset(topics)
 
     def is_subscribed_to_topic(self, topic: str) -> bool:
+        if self.consumer is not None:
+            return self.consumer.is_subscribed_to_topic(topic)
         return True if self.subscribed_topics is None else topic in self.subscribed_topics
 
     def current_member_metadata(self) -> list[JoinedMember]:
@@ -325,6 +336,8 @@ class GroupMetadata:
         return GroupSummary(str(self.state), self.protocol_type or "", NO_PROTOCOL, members)
 
     def overview(self) -> GroupOverview:
+        if self.consumer is not None:
+            return GroupOverview(self.group_id, CONSUMER_PROTOCOL_TYPE, self.consumer.state, "consumer")
         return GroupOverview(self.group_id, self.protocol_type or "", str(self.state))
 
     def __repr__(self) -> str:

@@ -85,6 +85,7 @@ class GroupLoader:
                 replayed.offsets_of(group_id),
                 self.runtime.now_ms,
                 pending,
+                replayed.consumer_groups.get(group_id),
             )
             if self.groups.add_group(group) is group:
                 self._on_group_loaded(group)

@@ -54,6 +54,11 @@ class OffsetExpiration:
     def _expired_offsets(self, group: GroupMetadata, now: int) -> Offsets:
         retention_ms = self.config.retention_ms
         offsets = group.offsets
+        if group.consumer is not None:
+            if group.consumer.members:
+                keep = frozenset(group.consumer.subscribed_topic_names())
+                return offsets.remove_expired(now, retention_ms, lambda e: e.commit_timestamp, keep_topics=keep)
+            return offsets.remove_expired(now, retention_ms, lambda e: e.commit_timestamp)
         if group.protocol_type is not None and group.is_(EMPTY):
             # nobody consumes: the retention counts from when the group became Empty
             became_empty = group.current_state_timestamp

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .config import OffsetConfig
+from .consumer.manager import group_tombstones
 from .formats import OffsetAndMetadata, group_key, offset_key, offset_value
 from .group import GroupMetadata
 from .log_io import OffsetsLog, Records, TxnProducer
@@ -120,7 +121,7 @@ class OffsetStore:
         removed_count = 0
         for group in list(groups):
             removed = selector(group)
-            if group.is_(EMPTY) and not group.offsets.has_offsets():
+            if group.is_(EMPTY) and not group.offsets.has_offsets() and not group.is_active_consumer_group:
                 log.info("Group %s transitioned to Dead in generation %d", group.group_id, group.generation_id)
                 group.transition_to(DEAD)
             if not self.groups.is_group_local(group.group_id):
@@ -129,6 +130,8 @@ class OffsetStore:
             if group.is_(DEAD) and self.groups.remove_group(group):
                 if group.generation_id > 0:  # a group that only stored offsets has no record
                     tombstones.append((group_key(group.group_id), None))
+                if group.consumer is not None:
+                    tombstones.extend(group_tombstones(group.consumer))
             if tombstones:
                 self.offsets_log.append(self.groups.partition_for(group.group_id), tombstones, None, acks=0)
                 removed_count += len(removed)

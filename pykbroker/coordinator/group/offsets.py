@@ -31,6 +31,7 @@ from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..runtime import Reply
+from .consumer.offsets import validate_consumer_offset_commit
 from .group import GroupMetadata
 from .heartbeats import Heartbeats
 from .log_io import TxnProducer
@@ -65,6 +66,8 @@ class OffsetMetadataManager:
         generation_id: int,
         offsets: Offsets,
         callback: CommitCallback,
+        *,
+        api_version: int = 8,
     ) -> None:
         error = self.groups.validate_group_status(group_id, ApiKey.OFFSET_COMMIT)
         if error is not None:
@@ -73,11 +76,17 @@ class OffsetMetadataManager:
         group = self.groups.get_group(group_id)
         if group is None:
             if generation_id >= 0:  # a member of a group this coordinator does not know
-                callback({tp: ErrorCode.ILLEGAL_GENERATION for tp in offsets})
+                unknown = ErrorCode.GROUP_ID_NOT_FOUND if api_version >= 9 else ErrorCode.ILLEGAL_GENERATION
+                callback({tp: unknown for tp in offsets})
                 return
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
             group = self.groups.get_or_create_group(group_id)
-        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
+        if group.consumer is not None:
+            error = validate_consumer_offset_commit(
+                group.consumer, member_id, generation_id, is_transactional=False, api_version=api_version
+            )
+        else:
+            error = _validate_offset_commit(group, generation_id, member_id, group_instance_id)
         if error is not None:
             callback({tp: error for tp in offsets})
         elif group.is_(EMPTY):
@@ -128,7 +137,10 @@ class OffsetMetadataManager:
         callback: CommitCallback,
     ) -> None:
         """Kafka's doTxnCommitOffsets: check the committer, then write the pending offsets."""
-        error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
+        if group.consumer is not None:
+            error = validate_consumer_offset_commit(group.consumer, member_id, generation_id, is_transactional=True)
+        else:
+            error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)
         if error is not None:
             callback({tp: error for tp in offsets})
             return
@@ -176,7 +188,7 @@ class OffsetMetadataManager:
         if group is None or group.is_(DEAD):
             return self.groups.missing_group_error(group_id), {}
         results: dict[TopicPartition, ErrorCode]
-        if group.is_(EMPTY):
+        if group.is_(EMPTY) and not group.is_active_consumer_group:
             deletable, results = list(partitions), {}
         elif group.is_consumer_group:
             deletable = [tp for tp in partitions if not group.is_subscribed_to_topic(tp[0])]

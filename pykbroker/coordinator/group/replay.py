@@ -4,6 +4,9 @@ Later records win; a tombstone (null value) removes an offset or a group. Groups
 no group record (simple consumers, or groups whose record was removed) come back Empty. A group
 record with members comes back Stable, one without members Empty.
 
+Consumer groups (KIP-848) come back from their records (`consumer/replay.py`) with their
+epochs, members, target and current assignments.
+
 Offsets in a transactional batch (TxnOffsetCommit) are pending for their producer until that
 producer's control record: COMMIT makes them committed (each unless an offset written later to
 the log holds its partition), ABORT drops them; those without a marker yet stay pending, and the
@@ -13,12 +16,15 @@ group comes back with them (as Kafka's loadGroupsAndOffsets does).
 from __future__ import annotations
 
 import logging
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ...records.control import COMMIT, parse_control_type
 from ...records.errors import InvalidRecordError
 from ..partition_io import LoadedRecord
+from .consumer import records as consumer_records
+from .consumer.replay import ConsumerGroupReplay
 from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key, decode_offset_value
 from .group import GroupMetadata
 from .member import MemberMetadata
@@ -38,6 +44,7 @@ class ReplayedPartition:
     removed_groups: set[str] = field(default_factory=set)
     committed: GroupOffsets = field(default_factory=dict)
     pending: dict[int, GroupOffsets] = field(default_factory=dict)  # by producer id
+    consumer_groups: dict[str, ConsumerGroupReplay] = field(default_factory=dict)
     last_offset: int = -1  # of the last batch read
     _committed_index: dict[str, dict[TopicPartition, StoredOffset]] | None = field(default=None, repr=False)
     _pending_index: dict[str, dict[int, dict[TopicPartition, StoredOffset]]] | None = field(default=None, repr=False)
@@ -45,7 +52,8 @@ class ReplayedPartition:
     def group_ids(self) -> list[str]:
         with_offsets = [group for group, _ in self.committed]
         with_pending = [group for offsets in self.pending.values() for group, _ in offsets]
-        return list(dict.fromkeys([*self.groups, *with_offsets, *with_pending]))
+        consumer = [group for group, replayed in self.consumer_groups.items() if replayed.exists]
+        return list(dict.fromkeys([*self.groups, *consumer, *with_offsets, *with_pending]))
 
     def offsets_of(self, group_id: str) -> dict[TopicPartition, StoredOffset]:
         return self._offsets_by_group().get(group_id, {})
@@ -87,6 +95,8 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_offset(state, key, record)
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, record.value)
+        elif key.version in consumer_records.RECORD_TYPES:
+            _apply_consumer_group_record(state, key.version, record)
         elif is_share_record(key.version):
             continue  # replayed by the share groups
         else:
@@ -124,6 +134,16 @@ def _apply_offset(state: ReplayedPartition, key: OffsetKey, record: LoadedRecord
         offsets[group_tp] = StoredOffset(decode_offset_value(record.value), record.batch_offset)
 
 
+def _apply_consumer_group_record(state: ReplayedPartition, record_type: int, record: LoadedRecord) -> None:
+    assert record.key is not None
+    try:
+        key = consumer_records.decode_key(record_type, record.key)
+        replayed = state.consumer_groups.setdefault(key.group_id, ConsumerGroupReplay(key.group_id))
+        replayed.apply(key, record.value)
+    except (ValueError, IndexError, UnicodeDecodeError, struct.error) as e:
+        log.warning("Skipping an unreadable consumer group record of type %d in __consumer_offsets: %s", record_type, e)
+
+
 def _apply_group(state: ReplayedPartition, group_id: str, value: bytes | None) -> None:
     if value is None:
         state.groups.pop(group_id, None)
@@ -139,6 +159,7 @@ def build_group(
     offsets: dict[TopicPartition, StoredOffset],
     now_ms: Callable[[], int],
     pending: dict[int, dict[TopicPartition, StoredOffset]] | None = None,
+    consumer: ConsumerGroupReplay | None = None,
 ) -> GroupMetadata:
     """A group as loaded: from its record if any (Stable with members, else Empty), with its
     offsets and its pending transactional offsets by producer id."""
@@ -167,6 +188,9 @@ def build_group(
             group.add(member)
         group.leader_id = record.leader
         group.subscribed_topics = group.compute_subscribed_topics()
+    if consumer is not None and consumer.exists:
+        group.consumer = consumer.build()
+        group.protocol_type = "consumer"
     for tp, stored in offsets.items():
         group.offsets.load(tp, stored)
     for producer_id, producer_offsets in (pending or {}).items():

@@ -244,6 +244,17 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("topic", DESCRIBE, TOPIC, NONE, FILTER, "the transaction's partitions"),
         ),
         _api(ApiKey.LIST_TRANSACTIONS, Check("transactional_id", DESCRIBE, TRANSACTIONAL_ID, NONE, FILTER)),
+        # Consumer groups (KIP-848), as Kafka 4's KafkaApis
+        _api(
+            ApiKey.CONSUMER_GROUP_HEARTBEAT,
+            Check("group", READ, GROUP, GROUP_DENIED, REQ),
+            Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, REQ, "subscribed names; topics a regex matches are filtered"),
+        ),
+        _api(
+            ApiKey.CONSUMER_GROUP_DESCRIBE,
+            Check("group", DESCRIBE, GROUP, GROUP_DENIED, RES),
+            Check("topic", DESCRIBE, TOPIC, TOPIC_DENIED, RES, "the topics of the group's assignments"),
+        ),
         # Share groups (KIP-932), as Kafka 4.1's KafkaApis
         _api(
             ApiKey.SHARE_GROUP_HEARTBEAT,

@@ -106,6 +106,8 @@ API_MODULES = (
     "describe_producers",  # 61
     "describe_transactions",  # 65
     "list_transactions",  # 66
+    "consumer_group_heartbeat",  # 68
+    "consumer_group_describe",  # 69
     "share_group_heartbeat",  # 76
     "share_group_describe",  # 77
     "share_fetch",  # 78

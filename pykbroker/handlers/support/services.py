@@ -28,6 +28,7 @@ each use since AlterConfigs may change it.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -39,6 +40,8 @@ if TYPE_CHECKING:
     from ...cluster.store import MetadataStore
     from ...common.txn_marker import TxnMarker
     from ...config import BrokerConfig
+    from ...coordinator.group.consumer.manager import DescribedGroup, HeartbeatRequest
+    from ...coordinator.group.consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
     from ...coordinator.group.formats import OffsetAndMetadata
     from ...coordinator.group.join import JoinRequest
     from ...coordinator.group.model import (
@@ -161,6 +164,8 @@ class GroupService(Protocol):
         group_instance_id: str | None,
         generation_id: int,
         offsets: dict[TopicPartition, OffsetAndMetadata],
+        *,
+        api_version: int = 8,
     ) -> dict[TopicPartition, ErrorCode]: ...
 
     async def txn_commit_offsets(
@@ -196,6 +201,17 @@ class GroupService(Protocol):
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]: ...
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]: ...
+
+    @property
+    def consumer_groups_enabled(self) -> bool: ...
+
+    async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult: ...
+
+    def consumer_group_describe(self, group_id: str) -> DescribedGroup: ...
+
+    def topic_name(self, topic_id: uuid.UUID) -> str | None: ...
+
+    def validate_offset_fetch(self, group_id: str, member_id: str | None, member_epoch: int) -> ErrorCode | None: ...
 
 
 class SharePartitionService(Protocol):
