@@ -91,7 +91,7 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
              "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
-             "defaults (group.coordinator.rebalance.protocols classic,consumer)"),
+             "defaults (group.coordinator.rebalance.protocols classic,consumer; pykbroker adds share)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
         "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
         "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),

@@ -419,7 +419,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker(
             "group.coordinator.rebalance.protocols",
             LIST,
-            ["classic", "consumer"],
+            ["classic", "consumer", "share"],
             each_one_of("classic", "consumer", "share"),
         ),
         _broker("group.coordinator.threads", INT, 1, at_least(1)),

@@ -32,13 +32,13 @@ from ..group import GroupMetadata
 from ..state import EMPTY as CLASSIC_EMPTY
 from . import records as rec
 from .assignment import (
-    ASSIGNOR_ERROR,
     ASSIGNORS,
-    INVALID_TOPIC_REGEX,
+    InvalidTopicRegex,
     MemberSubscription,
+    PartitionAssignorError,
     TopicDescription,
     assignor_names,
-    compile_regex,
+    compile_topic_regex,
 )
 from .classic_members import ClassicMembers, upgrade
 from .group import (
@@ -513,8 +513,8 @@ class ConsumerGroupManager:
             topics = authorized(topics)
         for regex in regexes:
             try:
-                compiled = compile_regex(regex)
-            except INVALID_TOPIC_REGEX:
+                compiled = compile_topic_regex(regex)
+            except InvalidTopicRegex:
                 continue
             matching = frozenset(t for t in topics if compiled.matches(t))
             if group.resolved_regexes.get(regex) != matching:
@@ -546,7 +546,7 @@ class ConsumerGroupManager:
         assignor = ASSIGNORS[group.preferred_server_assignor(self.default_assignor)]
         try:
             new_target = assignor.assign(subscriptions, topics) if subscriptions else {}
-        except ASSIGNOR_ERROR as e:
+        except PartitionAssignorError as e:
             log.error("[GroupId %s] The '%s' assignor failed: %s", group.group_id, assignor.name, e)
             raise GroupError(ErrorCode.UNKNOWN_SERVER_ERROR, str(e)) from None
         for member_id in group.members:
@@ -808,8 +808,8 @@ def _validate_request(request: HeartbeatRequest, assignors: tuple[str, ...]) -> 
         )
     if request.subscribed_topic_regex:
         try:
-            compile_regex(request.subscribed_topic_regex)
-        except INVALID_TOPIC_REGEX as e:
+            compile_topic_regex(request.subscribed_topic_regex)
+        except InvalidTopicRegex as e:
             raise GroupError(ErrorCode.INVALID_REGULAR_EXPRESSION, str(e)) from None
 
 
