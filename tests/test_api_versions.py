@@ -1,7 +1,6 @@
 """ApiVersions: what the broker advertises, and how it answers versions it does not know."""
 import pytest
 
-from pykbroker.cluster.features import SHARE_API_KEYS
 from pykbroker.handlers.support.registry import build_registry, default_modules
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
@@ -31,8 +30,8 @@ def test_api_versions_lists_exactly_the_served_apis(broker, version):
     assert response.error_code == 0
     advertised = {(k.api_key, k.min_version, k.max_version) for k in response.api_keys}
     registry = build_registry(default_modules())
-    # the share group APIs wait for share.version, not finalized by default
-    assert advertised == {(key, e.min_version, e.max_version) for key, e in registry.items() if key not in SHARE_API_KEYS}
+    # share groups (share.version) and consumer groups (group.version) are on by default
+    assert advertised == {(key, e.min_version, e.max_version) for key, e in registry.items()}
 
 
 def test_unsupported_api_versions_version_gets_error_35_and_a_v0_body_with_its_own_range(broker):

@@ -167,10 +167,11 @@ def test_share_version_advertises_the_share_group_apis(client):
     }
 
 
-def test_without_share_version_the_share_apis_are_neither_advertised_nor_served(fresh_broker):
+def test_without_share_version_the_share_apis_are_neither_advertised_nor_served():
     from pykbroker.protocol.message_types import ApiVersionsRequest
 
-    with WireClient(fresh_broker.bootstrap) as plain:
+    without_share = {"group.coordinator.rebalance.protocols": "classic,consumer"}
+    with EmbeddedBroker(without_share) as running, WireClient(running.bootstrap) as plain:
         versions = plain.request(ApiKey.API_VERSIONS, 3, ApiVersionsRequest(client_software_name="t", client_software_version="1"))
         assert not {k.api_key for k in versions.api_keys} & {76, 77, 90, 91, 92}
         assert heartbeat(plain, "g", "m", 0, ["t"]).error_code == ErrorCode.UNSUPPORTED_VERSION

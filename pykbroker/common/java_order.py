@@ -17,9 +17,11 @@ Key = TypeVar("Key")
 MASK = 0xFFFFFFFF
 
 
-def string_hash(text: str) -> int:
-    """java.lang.String.hashCode, over UTF-16 code units (as an unsigned 32-bit number)."""
-    value = 0
+def string_hash(text: str, start: int = 0) -> int:
+    """java.lang.String.hashCode, over UTF-16 code units (as an unsigned 32-bit number). With
+    `start`, the hash code of a longer string whose prefix hashes to `start`: the hash of
+    `prefix + text` is `string_hash(text, string_hash(prefix))`."""
+    value = start
     data = text.encode("utf-16-be")
     for index in range(0, len(data), 2):
         value = (31 * value + (data[index] << 8 | data[index + 1])) & MASK

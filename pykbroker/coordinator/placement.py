@@ -15,7 +15,9 @@ belongs (`group/relocation.py`, `transaction/relocation.py`).
 
 from __future__ import annotations
 
-from ..common.java_order import signed_string_hash
+import functools
+
+from ..common.java_order import signed_string_hash, string_hash
 
 INT_MIN = -(1 << 31)
 
@@ -28,6 +30,20 @@ def java_abs(value: int) -> int:
 def coordinator_partition(key: str, partition_count: int) -> int:
     """The partition holding `key`: Kafka's `Utils.abs(key.hashCode()) % partitions`."""
     return java_abs(signed_string_hash(key)) % partition_count
+
+
+def share_key_partition(key_prefix: str, partition: int, partition_count: int) -> int:
+    """The partition holding the share coordinator key `key_prefix + str(partition)`
+    (`groupId:topicId:` then the partition), as `coordinator_partition` places it; the prefix's
+    hash code is computed once for all the partitions of a topic."""
+    unsigned = string_hash(str(partition), _prefix_hash(key_prefix))
+    signed = unsigned - (1 << 32) if unsigned & 0x80000000 else unsigned
+    return java_abs(signed) % partition_count
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefix_hash(prefix: str) -> int:
+    return string_hash(prefix)
 
 
 def legacy_partition(key: str, partition_count: int) -> int:

@@ -21,8 +21,8 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from ...common.java_order import signed_string_hash
 from ..internal_topic import InternalTopic
+from ..placement import coordinator_partition, share_key_partition
 
 if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
@@ -30,17 +30,14 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 SHARE_GROUP_STATE_TOPIC = "__share_group_state"
-INT_MIN = -(1 << 31)
-
-
-def java_abs(value: int) -> int:
-    """Kafka's Utils.abs: Math.abs, except that Integer.MIN_VALUE gives 0."""
-    return 0 if value == INT_MIN else abs(value)
 
 
 def partition_for(coordinator_key: str, partition_count: int) -> int:
-    """The partition of `__share_group_state` for a SHARE coordinator key."""
-    return java_abs(signed_string_hash(coordinator_key)) % partition_count
+    """The partition of `__share_group_state` for a SHARE coordinator key (`groupId:topicId:partition`)."""
+    prefix, _, partition = coordinator_key.rpartition(":")
+    if prefix and partition.isascii() and partition.isdigit() and str(int(partition)) == partition:
+        return share_key_partition(prefix + ":", int(partition), partition_count)
+    return coordinator_partition(coordinator_key, partition_count)
 
 
 def topic_configs(config: BrokerConfig) -> dict[str, str]:
