@@ -65,16 +65,15 @@ ACCEPTED: list[Accepted] = [
              "finalized, as in Kafka 4; Kafka 3.9 in ZooKeeper mode has no finalized features"),
     *(Accepted(f"{API} / api_keys / {api}", "Kafka 4.1's share groups (KIP-932): Kafka 3.9.0 serves "
                "only their early-access v0, and only with unstable API versions enabled") for api in (
-        "SHARE_FETCH", "SHARE_ACKNOWLEDGE")),
-    Accepted(f"{API} / api_keys / FIND_COORDINATOR", "FindCoordinator v6 only adds the share "
-             "coordinator key type (KIP-932, early access in Kafka 3.9)"),
+        "SHARE_GROUP_HEARTBEAT", "SHARE_GROUP_DESCRIBE", "SHARE_FETCH", "SHARE_ACKNOWLEDGE",
+        "DESCRIBE_SHARE_GROUP_OFFSETS", "ALTER_SHARE_GROUP_OFFSETS", "DELETE_SHARE_GROUP_OFFSETS")),
     *(Accepted(f"{API} / api_keys / {api}", "KIP-932's share-group state RPCs between brokers, "
                "served as Kafka 4 serves them (Kafka 3.9 has them only as unstable versions, "
                "not advertised)") for api in (
         "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
         "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
     Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
-             "minimum version be 0 (KAFKA-17011); pykbroker has no features"),
+             "minimum version be 0 (KAFKA-17011): pykbroker lists group.version and share.version (minimum 0) from v4 on"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),
