@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
+import anyio.lowlevel
 
 from ...coordinator.share.persister import ShareState
 from ...coordinator.share.shard import SharePartitionKey
@@ -58,6 +59,9 @@ Operation = Callable[["ShareCoordinatorService", SharePartitionKey, Any], Awaita
 Answers = list[tuple[uuid.UUID, list[tuple[int, ShareState, str | None]]]]
 
 
+PARTITIONS_AT_ONCE = 64
+
+
 def is_empty_request(group_id: str, topics: Sequence[TopicData]) -> bool:
     """Kafka answers an empty response to these."""
     return not group_id or not topics or any(not topic.partitions for topic in topics)
@@ -88,17 +92,25 @@ async def answer_partitions(
     if coordinator is None or not coordinator.is_active:
         return refused(topics, ErrorCode.COORDINATOR_NOT_AVAILABLE, NOT_AVAILABLE)
     by_topic: dict[uuid.UUID, dict[int, ShareState]] = {}
+    keys: list[tuple[uuid.UUID, PartitionData]] = []
+    for topic in topics:
+        slots = by_topic.setdefault(topic.topic_id, {})
+        for partition in topic.partitions:
+            if partition.partition not in slots:
+                slots[partition.partition] = ShareState(ErrorCode.UNKNOWN_SERVER_ERROR)
+                keys.append((topic.topic_id, partition))
 
     async def run(topic_id: uuid.UUID, partition: PartitionData) -> None:
         state = await operate(coordinator, SharePartitionKey(group_id, topic_id, partition.partition), partition)
         by_topic[topic_id][partition.partition] = state
 
-    async with anyio.create_task_group() as tasks:
-        for topic in topics:
-            slots = by_topic.setdefault(topic.topic_id, {})
-            for partition in topic.partitions:
-                slots.setdefault(partition.partition, ShareState(ErrorCode.UNKNOWN_SERVER_ERROR))
-                tasks.start_soon(run, topic.topic_id, partition)
+    # a few at a time, giving the event loop back in between: a request naming a great many
+    # partitions takes its time without holding up other connections
+    for start in range(0, len(keys), PARTITIONS_AT_ONCE):
+        async with anyio.create_task_group() as tasks:
+            for topic_id, partition in keys[start : start + PARTITIONS_AT_ONCE]:
+                tasks.start_soon(run, topic_id, partition)
+        await anyio.lowlevel.checkpoint()
     return [
         (topic_id, [(index, state, _message(state, action)) for index, state in states.items()])
         for topic_id, states in by_topic.items()
