@@ -42,6 +42,7 @@ import anyio
 from ...common.timer import Timer
 from ...protocol.errors import ErrorCode
 from ...records.records import RecordLike, build_batch
+from ..internal_topic import follow_leadership, follow_topic, led_partitions
 from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
 from ..runtime import LoopRuntime
 from .combiner import PersisterStateBatch
@@ -153,11 +154,7 @@ class ShareCoordinator:
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
-        if self.metadata is not None:
-            self.metadata.add_topic_listener(self._on_topic_changed)
-            info = self.metadata.topic(SHARE_GROUP_STATE_TOPIC)
-            if info is not None:
-                self._on_topic_changed(SHARE_GROUP_STATE_TOPIC, info)
+        follow_topic(self.metadata, SHARE_GROUP_STATE_TOPIC, self._on_topic_changed)
         self.runtime.call_later(self.config.cold_snapshot_interval_ms, self._snapshot_cold_partitions)
         self.runtime.call_later(self.config.prune_interval_ms, self._prune_partitions)
         self.is_active = True
@@ -236,20 +233,8 @@ class ShareCoordinator:
             return
         served = {partition: loaded.leader_epoch for partition, loaded in self.loaded.items()}
         served.update({partition: epoch for partition, (_token, epoch) in self.loading.items()})
-        led = (
-            {}
-            if info is None
-            else {
-                index: state.leader_epoch
-                for index, state in info.partitions.items()
-                if state.leader == self.broker_id and self.writer.is_leader(SHARE_GROUP_STATE_TOPIC, index)
-            }
-        )
-        for partition in sorted(served.keys() - led.keys()):
-            self.on_resignation(partition)
-        for partition, epoch in sorted(led.items()):
-            if served.get(partition) != epoch:
-                self.on_election(partition, epoch)
+        led = led_partitions(info, self.broker_id, lambda index: self.writer.is_leader(SHARE_GROUP_STATE_TOPIC, index))
+        follow_leadership(served, led, self.on_election, self.on_resignation)
 
     # -- the operations --------------------------------------------------------------------
     async def write_state(
