@@ -237,12 +237,13 @@ def _member(reader: CompactReader) -> DescribedMember:
     client_id, host = reader.text(), reader.text()
     topics = tuple(reader.text() for _ in range(reader.array_length()))
     regex = reader.string()
-    assignment, target = _assignment(reader), _assignment(reader)
+    assignment, target = read_assignment(reader), read_assignment(reader)
     reader.skip_tags()
     return DescribedMember(member_id, instance_id, rack_id, epoch, client_id, host, topics, regex, assignment, target)
 
 
-def _assignment(reader: CompactReader) -> tuple[TopicPartitions, ...]:
+def read_assignment(reader: CompactReader) -> tuple[TopicPartitions, ...]:
+    """A member's Assignment struct of ConsumerGroupDescribe and ShareGroupDescribe: its topic partitions."""
     topics = []
     for _ in range(reader.array_length()):
         topic_id, name = reader.uuid(), reader.text()

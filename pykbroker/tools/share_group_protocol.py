@@ -25,6 +25,7 @@ from .group_protocol import (
     compact_string,
     describe_groups_request,
     find_group_coordinator,
+    read_assignment,
     read_described_groups,
     uvarint,
 )
@@ -180,15 +181,9 @@ def _share_member(reader: CompactReader) -> ShareMember:
     epoch = reader.take(">i")
     client_id, host = reader.text(), reader.text()
     topics = tuple(reader.text() for _ in range(reader.array_length()))
-    assignment = []
-    for _ in range(reader.array_length()):  # Assignment.TopicPartitions
-        reader.uuid()
-        name = reader.text()
-        assignment += [(name, reader.take(">i")) for _ in range(reader.array_length())]
-        reader.skip_tags()
-    reader.skip_tags()  # the Assignment struct
+    assignment = tuple((t.topic, p) for t in read_assignment(reader) for p in t.partitions)
     reader.skip_tags()  # the member
-    return ShareMember(member_id, rack_id, epoch, client_id, host, topics, tuple(assignment))
+    return ShareMember(member_id, rack_id, epoch, client_id, host, topics, assignment)
 
 
 def parse_describe_offsets(body: bytes) -> list[ShareGroupOffsets]:
