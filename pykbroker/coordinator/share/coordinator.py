@@ -14,10 +14,8 @@ coordinator is shut down.
 
 An operation asks the shard for its records and its answer; the records are appended (acks=-1,
 `share.coordinator.write.timeout.ms`) and then replayed, one operation at a time per partition,
-so each starts from the state the log holds. Append errors are answered as Kafka does:
-COORDINATOR_NOT_AVAILABLE for UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND) and
-REQUEST_TIMED_OUT; NOT_COORDINATOR for NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR;
-UNKNOWN_SERVER_ERROR for MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE.
+so each starts from the state the log holds. Append errors are answered as Kafka's coordinator
+runtime does (`partition_io.runtime_append_error`).
 
 Every `share.coordinator.cold.partition.snapshot.interval.ms` a fresh ShareSnapshot is written for
 each key whose last snapshot is older than that, so that the topic's time retention (it is not
@@ -43,7 +41,7 @@ from ...common.timer import Timer
 from ...protocol.errors import ErrorCode
 from ...records.records import RecordLike, build_batch
 from ..internal_topic import follow_leadership, follow_topic, led_partitions
-from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
+from ..partition_io import CoordinatorLoader, Entry, PartitionWriter, runtime_append_error
 from ..runtime import LoopRuntime
 from .combiner import PersisterStateBatch
 from .persister import ShareState
@@ -57,18 +55,6 @@ if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
-
-_APPEND_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
 
 Operation = Callable[[ShareCoordinatorShard], tuple[list[ShareStateRecord], ShareState]]
 
@@ -306,7 +292,7 @@ class ShareCoordinator:
         )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", SHARE_GROUP_STATE_TOPIC, partition, error.name)
-        return _APPEND_ERRORS.get(error, error), base_offset
+        return runtime_append_error(error), base_offset
 
     # -- snapshots of cold share-partitions ------------------------------------------------
     def _snapshot_cold_partitions(self) -> None:
