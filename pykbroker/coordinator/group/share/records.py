@@ -163,6 +163,18 @@ def decode_key(data: bytes) -> ShareKey | None:
 # -- values ----------------------------------------------------------------------------------
 
 
+def _topic_partitions(struct_cls: Any, assignment: Assignment) -> list[Any]:
+    """An assignment as the records' TopicPartitions structs, topics and partitions in order."""
+    return [
+        struct_cls(topic_id=topic_id, partitions=sorted(partitions))
+        for topic_id, partitions in sorted(assignment.items())
+    ]
+
+
+def _assignment(topic_partitions: list[Any]) -> Assignment:
+    return {tp.topic_id: frozenset(tp.partitions) for tp in topic_partitions}
+
+
 def group_metadata_value(epoch: int, metadata_hash: int) -> bytes:
     fmt = GroupMetadataValue
     return fmt.encode(fmt.cls(epoch=epoch, metadata_hash=metadata_hash), VALUE_VERSION)
@@ -203,19 +215,14 @@ def decode_target_assignment_metadata(data: bytes) -> int:
 def target_assignment_member_value(assignment: Assignment) -> bytes:
     fmt = TargetAssignmentMemberValue
     return fmt.encode(
-        fmt.cls(
-            topic_partitions=[
-                fmt.cls.TopicPartition(topic_id=topic_id, partitions=sorted(partitions))
-                for topic_id, partitions in sorted(assignment.items())
-            ]
-        ),
+        fmt.cls(topic_partitions=_topic_partitions(fmt.cls.TopicPartition, assignment)),
         VALUE_VERSION,
     )
 
 
 def decode_target_assignment_member(data: bytes) -> Assignment:
     value = TargetAssignmentMemberValue.decode(data, record_version(data))
-    return {tp.topic_id: frozenset(tp.partitions) for tp in value.topic_partitions}
+    return _assignment(value.topic_partitions)
 
 
 def current_assignment_value(current: CurrentAssignment) -> bytes:
@@ -225,10 +232,7 @@ def current_assignment_value(current: CurrentAssignment) -> bytes:
             member_epoch=current.member_epoch,
             previous_member_epoch=current.previous_member_epoch,
             state=MEMBER_STATE_STABLE,
-            assigned_partitions=[
-                fmt.cls.TopicPartitions(topic_id=topic_id, partitions=sorted(partitions))
-                for topic_id, partitions in sorted(current.assigned.items())
-            ],
+            assigned_partitions=_topic_partitions(fmt.cls.TopicPartitions, current.assigned),
         ),
         VALUE_VERSION,
     )
@@ -239,7 +243,7 @@ def decode_current_assignment(data: bytes) -> CurrentAssignment:
     return CurrentAssignment(
         value.member_epoch,
         value.previous_member_epoch,
-        {tp.topic_id: frozenset(tp.partitions) for tp in value.assigned_partitions},
+        _assignment(value.assigned_partitions),
     )
 
 
