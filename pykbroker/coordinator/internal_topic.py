@@ -1,5 +1,5 @@
-"""A coordinator's internal topic (`__consumer_offsets`, `__transaction_state`): its partition
-count and its creation on first use.
+"""A coordinator's internal topic (`__consumer_offsets`, `__transaction_state`,
+`__share_group_state`): its partition count and its creation on first use.
 
 The partition count is the existing topic's, or the configured count before the topic exists. The
 topic is created with the configured partitions, replication factor and topic configs; when
@@ -7,6 +7,12 @@ another broker created it meanwhile, that topic is used. With fewer live brokers
 replication factor the creation fails and the coordinator is not available; the broker then says
 once, at WARN, which setting to change (each later failure is logged at DEBUG: clients retry every
 few milliseconds). Each topic logs on its own module's logger.
+
+A coordinator follows its topic's leadership: it listens to the metadata's topic changes and looks
+at its topic once when it starts (`follow_topic`); it serves the partitions this broker leads
+(`led_partitions`, with their leader epochs), and where it tracks the epoch it serves each at,
+resigns the partitions it no longer leads and is elected for those led at another epoch
+(`follow_leadership`).
 """
 
 from __future__ import annotations
@@ -83,3 +89,43 @@ class InternalTopic:
         level = logging.DEBUG if message in _warned_failures else logging.WARNING
         _warned_failures.add(message)
         self.log.log(level, message)
+
+
+TopicListener = Callable[[str, "TopicInfo | None"], None]
+
+
+def follow_topic(metadata: MetadataStore | None, topic: str, on_topic_changed: TopicListener) -> None:
+    """`on_topic_changed` for every topic change from now on, and at once for `topic` as it is."""
+    if metadata is None:
+        return
+    metadata.add_topic_listener(on_topic_changed)
+    info = metadata.topic(topic)
+    if info is not None:
+        on_topic_changed(topic, info)
+
+
+def led_partitions(info: TopicInfo | None, broker_id: int, is_leader: Callable[[int], bool]) -> dict[int, int]:
+    """The partitions of the topic that this broker leads, as the metadata and the replica (its
+    `is_leader`) both say: partition -> leader epoch."""
+    if info is None:
+        return {}
+    return {
+        index: state.leader_epoch
+        for index, state in info.partitions.items()
+        if state.leader == broker_id and is_leader(index)
+    }
+
+
+def follow_leadership(
+    served: dict[int, int],
+    led: dict[int, int],
+    on_election: Callable[[int, int], None],
+    on_resignation: Callable[[int], None],
+) -> None:
+    """From `served` (partition -> the epoch served at) to `led`: resign the partitions no longer
+    led, then be elected for each led at an epoch not served."""
+    for partition in sorted(served.keys() - led.keys()):
+        on_resignation(partition)
+    for partition, epoch in sorted(led.items()):
+        if served.get(partition) != epoch:
+            on_election(partition, epoch)

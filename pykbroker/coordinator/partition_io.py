@@ -5,7 +5,10 @@ manager; a coordinator never sees a partition or its log.
 
 The group coordinator uses them for `__consumer_offsets` (`group/log_io.py`), loading with
 `load_batches` since transactional offset commits stay pending until their transaction's marker;
-the transaction coordinator uses them for `__transaction_state`.
+the transaction coordinator uses them for `__transaction_state`, the share coordinator for
+`__share_group_state`. `runtime_append_error` is the error Kafka 4's coordinator runtime answers
+for a failed append (the share coordinator's and the share groups'; Kafka 3.9's classic group and
+transaction coordinators keep their own conversions).
 """
 
 from __future__ import annotations
@@ -19,7 +22,35 @@ Entry = tuple[int, bytes | None, bytes | None]  # (batch base offset, key, value
 
 COORDINATOR_ORIGIN = "coordinator"  # the append origin of a coordinator's writes (log.producer_state)
 
-__all__ = ["COORDINATOR_ORIGIN", "CoordinatorLoader", "Entry", "LoadedRecord", "PartitionWriter"]
+__all__ = [
+    "COORDINATOR_ORIGIN",
+    "CoordinatorLoader",
+    "Entry",
+    "LoadedRecord",
+    "PartitionWriter",
+    "runtime_append_error",
+]
+
+_RUNTIME_APPEND_ERRORS = {
+    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
+    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
+    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
+    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
+}
+
+
+def runtime_append_error(error: ErrorCode) -> ErrorCode:
+    """What Kafka 4's coordinator runtime answers for a failed append of a coordinator's records:
+    COORDINATOR_NOT_AVAILABLE for UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND) and
+    REQUEST_TIMED_OUT; NOT_COORDINATOR for NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR;
+    UNKNOWN_SERVER_ERROR for MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE; any
+    other error as it is."""
+    return _RUNTIME_APPEND_ERRORS.get(error, error)
 
 
 class PartitionWriter(Protocol):

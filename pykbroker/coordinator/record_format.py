@@ -8,6 +8,11 @@ generator, so that the bytes are Kafka's:
     fmt = RecordFormat({"type": "data", "name": "TransactionLogKey", "validVersions": "0", ...})
     data = fmt.encode(fmt.cls(transactional_id="t"), 0)   # version prefix included
     key = fmt.decode(data, 0)
+
+It also owns what the formats of the coordinators share: a schema field as Kafka's JSON writes it
+(`schema_field`), the int16 version a key or value starts with (`record_version`), and the framing
+of Kafka 4's coordinator records (`record_type_key`: the record type is the key's version;
+`flexible_value`: values of version 0, flexible).
 """
 
 from __future__ import annotations
@@ -48,3 +53,43 @@ class RecordFormat:
         if end != len(data):
             raise ValueError(f"{self.spec.name} v{version} has {len(data) - end} trailing bytes")
         return obj
+
+
+def schema_field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
+    """One field of a record schema, as Kafka's JSON writes it."""
+    return {"name": name, "type": type_, "versions": versions, **extra}
+
+
+def record_version(data: bytes) -> int:
+    """The int16 version a key or value starts with (a Kafka 4 key's: its record type)."""
+    return int(struct.unpack_from(">h", data)[0])
+
+
+def record_type_key(name: str, record_type: int, *fields: str) -> RecordFormat:
+    """A key of Kafka 4's coordinator records: its one version is the record type, its fields strings."""
+    version = str(record_type)
+    return RecordFormat(
+        {
+            "type": "data",
+            "name": name,
+            "validVersions": version,
+            "flexibleVersions": "none",
+            "fields": [schema_field(field, "string", version) for field in fields],
+        }
+    )
+
+
+def flexible_value(
+    name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None
+) -> RecordFormat:
+    """A value of Kafka 4's coordinator records: version 0, flexible; `structs` its common structs."""
+    raw: dict[str, Any] = {
+        "type": "data",
+        "name": name,
+        "validVersions": "0",
+        "flexibleVersions": "0+",
+        "fields": fields,
+    }
+    if structs:
+        raw["commonStructs"] = structs
+    return RecordFormat(raw)

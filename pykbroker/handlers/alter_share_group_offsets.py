@@ -10,10 +10,11 @@ on the group (GROUP_AUTHORIZATION_FAILED for the whole request) and on each topi
 
 import uuid
 
-from ..cluster.features import share_groups_enabled
+from ..common.uuids import ZERO_UUID
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import AlterShareGroupOffsetsRequest, AlterShareGroupOffsetsResponse
+from .support import share_requests
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -25,12 +26,11 @@ READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
 Response = AlterShareGroupOffsetsResponse
-ZERO_UUID = uuid.UUID(int=0)
 
 
 async def handle(request: AlterShareGroupOffsetsRequest, ctx: RequestContext) -> AlterShareGroupOffsetsResponse:
-    service = ctx.services.share_groups
-    if service is None or not share_groups_enabled(ctx.services.config):
+    service = share_requests.share_group_service(ctx)
+    if service is None:
         return _failed(request, ErrorCode.UNSUPPORTED_VERSION, None)
     if not READ_GROUP.allows(ctx, request.group_id):
         return _failed(request, READ_GROUP.denied, READ_GROUP.denied.message)

@@ -8,12 +8,11 @@ share state in the group: UNKNOWN_TOPIC_OR_PARTITION for that topic. DELETE on t
 for that topic).
 """
 
-import uuid
-
-from ..cluster.features import share_groups_enabled
+from ..common.uuids import ZERO_UUID
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DeleteShareGroupOffsetsRequest, DeleteShareGroupOffsetsResponse
+from .support import share_requests
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -25,12 +24,11 @@ DELETE_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
 Response = DeleteShareGroupOffsetsResponse
-ZERO_UUID = uuid.UUID(int=0)
 
 
 async def handle(request: DeleteShareGroupOffsetsRequest, ctx: RequestContext) -> DeleteShareGroupOffsetsResponse:
-    service = ctx.services.share_groups
-    if service is None or not share_groups_enabled(ctx.services.config):
+    service = share_requests.share_group_service(ctx)
+    if service is None:
         return Response(error_code=ErrorCode.UNSUPPORTED_VERSION, responses=[])
     if not DELETE_GROUP.allows(ctx, request.group_id):
         return Response(error_code=DELETE_GROUP.denied, error_message=DELETE_GROUP.denied.message, responses=[])

@@ -19,7 +19,7 @@ from ..protocol.message_types import DeleteShareGroupStateRequest, DeleteShareGr
 from .support.authorization import check
 from .support.context import RequestContext
 from .support.services import ShareCoordinatorService
-from .support.share_state_requests import answer_partitions
+from .support.share_state_requests import answer_partitions, error_results
 
 API_KEY = ApiKey.DELETE_SHARE_GROUP_STATE
 MIN_VERSION = 0
@@ -39,15 +39,4 @@ async def handle(request: DeleteShareGroupStateRequest, ctx: RequestContext) -> 
     answers = await answer_partitions(
         ctx, CLUSTER_ACTION_ON_CLUSTER, request.group_id, request.topics, _delete, "delete share group state"
     )
-    return Response(
-        results=[
-            Response.DeleteStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    Response.PartitionResult(partition=index, error_code=state.error, error_message=message)
-                    for index, state, message in partitions
-                ],
-            )
-            for topic_id, partitions in answers
-        ]
-    )
+    return Response(results=error_results(answers, Response.DeleteStateResult, Response.PartitionResult))

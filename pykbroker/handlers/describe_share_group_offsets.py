@@ -9,13 +9,12 @@ or an unknown group is then GROUP_ID_NOT_FOUND for the group. DESCRIBE on the gr
 partition; all-partitions answers leave unauthorized topics out).
 """
 
-import uuid
-
-from ..cluster.features import share_groups_enabled
+from ..common.uuids import ZERO_UUID
 from ..coordinator.group.share.results import OffsetsResult, PartitionResult, TopicResult
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DescribeShareGroupOffsetsRequest, DescribeShareGroupOffsetsResponse
+from .support import share_requests
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -28,7 +27,6 @@ DESCRIBE_TOPIC = check(API_KEY, "topic")
 
 Response = DescribeShareGroupOffsetsResponse
 RequestGroup = DescribeShareGroupOffsetsRequest.DescribeShareGroupOffsetsRequestGroup
-ZERO_UUID = uuid.UUID(int=0)
 
 
 async def handle(request: DescribeShareGroupOffsetsRequest, ctx: RequestContext) -> DescribeShareGroupOffsetsResponse:
@@ -36,8 +34,8 @@ async def handle(request: DescribeShareGroupOffsetsRequest, ctx: RequestContext)
 
 
 async def _describe_group(group: RequestGroup, ctx: RequestContext) -> Response.DescribeShareGroupOffsetsResponseGroup:
-    service = ctx.services.share_groups
-    if service is None or not share_groups_enabled(ctx.services.config):
+    service = share_requests.share_group_service(ctx)
+    if service is None:
         return _group(group.group_id, OffsetsResult(ErrorCode.UNSUPPORTED_VERSION))
     if not DESCRIBE_GROUP.allows(ctx, group.group_id):
         error = DESCRIBE_GROUP.denied

@@ -19,7 +19,7 @@ from ..protocol.message_types import InitializeShareGroupStateRequest, Initializ
 from .support.authorization import check
 from .support.context import RequestContext
 from .support.services import ShareCoordinatorService
-from .support.share_state_requests import answer_partitions
+from .support.share_state_requests import answer_partitions, error_results
 
 API_KEY = ApiKey.INITIALIZE_SHARE_GROUP_STATE
 MIN_VERSION = 0
@@ -41,15 +41,4 @@ async def handle(request: InitializeShareGroupStateRequest, ctx: RequestContext)
     answers = await answer_partitions(
         ctx, CLUSTER_ACTION_ON_CLUSTER, request.group_id, request.topics, _initialize, "initialize share group state"
     )
-    return Response(
-        results=[
-            Response.InitializeStateResult(
-                topic_id=topic_id,
-                partitions=[
-                    Response.PartitionResult(partition=index, error_code=state.error, error_message=message)
-                    for index, state, message in partitions
-                ],
-            )
-            for topic_id, partitions in answers
-        ]
-    )
+    return Response(results=error_results(answers, Response.InitializeStateResult, Response.PartitionResult))

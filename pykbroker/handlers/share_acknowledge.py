@@ -25,10 +25,7 @@ import uuid
 from ..coordinator.share.partitions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
-    AcknowledgementBatch,
     SessionError,
-    ShareSessionKey,
-    ShareTopicPartition,
 )
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
@@ -42,7 +39,6 @@ API_KEY = ApiKey.SHARE_ACKNOWLEDGE
 MIN_VERSION = 1
 MAX_VERSION = 1
 
-MAX_MEMBER_ID_LENGTH = 36
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
@@ -51,12 +47,10 @@ async def handle(request: ShareAcknowledgeRequest, ctx: RequestContext) -> Share
     share = ctx.services.share_partitions
     if share is None:
         return _error(ErrorCode.UNSUPPORTED_VERSION)
-    group_id = request.group_id
-    if not group_id or not READ_GROUP.allows(ctx, group_id):
-        return _error(READ_GROUP.denied if group_id else ErrorCode.INVALID_GROUP_ID)
-    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
-        return _error(ErrorCode.INVALID_REQUEST)
-    key = ShareSessionKey(group_id, request.member_id)
+    key = share_requests.session_key(ctx, READ_GROUP, request.group_id, request.member_id)
+    if isinstance(key, ErrorCode):
+        return _error(key)
+    group_id = key.group_id
     epoch = request.share_session_epoch
     try:
         if epoch == INITIAL_EPOCH:
@@ -70,17 +64,7 @@ async def handle(request: ShareAcknowledgeRequest, ctx: RequestContext) -> Share
     raw = {(t.topic_id, p.partition_index): p.acknowledgement_batches for t in request.topics for p in t.partitions}
     served, errors = share_requests.resolve(ctx, READ_TOPIC, raw)
     by_id = {(k.topic_id, k.partition): k for k in served}
-    valid: dict[ShareTopicPartition, list[AcknowledgementBatch]] = {}
-    for named, wire_batches in raw.items():
-        if named in errors:
-            continue
-        batches = share_requests.acknowledgement_batches(wire_batches)
-        if batches is None:
-            errors[named] = ErrorCode.INVALID_REQUEST
-        else:
-            valid[by_id[named]] = batches
-    done = await share.acknowledge(group_id, key.member_id, valid) if valid else {}
-    errors.update(((k.topic_id, k.partition), e) for k, e in done.items())
+    errors.update(await share_requests.acknowledge(share, key, raw, by_id, errors))
     if epoch == FINAL_EPOCH:
         await share.release_session(group_id, key.member_id)
     hints = share_requests.leader_hints(ctx, [(by_id[n], e) for n, e in errors.items() if n in by_id])

@@ -33,7 +33,6 @@ import uuid
 from ..coordinator.share.partitions import (
     FINAL_EPOCH,
     INITIAL_EPOCH,
-    AcknowledgementBatch,
     SessionError,
     ShareFetchResult,
     ShareSessionKey,
@@ -53,7 +52,6 @@ API_KEY = ApiKey.SHARE_FETCH
 MIN_VERSION = 1
 MAX_VERSION = 1
 
-MAX_MEMBER_ID_LENGTH = 36
 READ_GROUP = check(API_KEY, "group")
 READ_TOPIC = check(API_KEY, "topic")
 
@@ -64,11 +62,10 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
     share = ctx.services.share_partitions
     if share is None:
         return _error(ErrorCode.UNSUPPORTED_VERSION)
-    group_id = request.group_id
-    if not group_id or not READ_GROUP.allows(ctx, group_id):
-        return _error(READ_GROUP.denied if group_id else ErrorCode.INVALID_GROUP_ID)
-    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
-        return _error(ErrorCode.INVALID_REQUEST)
+    key = share_requests.session_key(ctx, READ_GROUP, request.group_id, request.member_id)
+    if isinstance(key, ErrorCode):
+        return _error(key)
+    group_id = key.group_id
     named = [(t.topic_id, p.partition_index) for t in request.topics for p in t.partitions]
     raw_acknowledgements = {
         (t.topic_id, p.partition_index): p.acknowledgement_batches
@@ -77,7 +74,6 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
         if p.acknowledgement_batches
     }
     epoch = request.share_session_epoch
-    key = ShareSessionKey(group_id, request.member_id)
     try:
         to_fetch = _update_session(share, ctx, key, named, request, bool(raw_acknowledgements))
     except SessionError as exc:
@@ -85,7 +81,8 @@ async def handle(request: ShareFetchRequest, ctx: RequestContext) -> ShareFetchR
     lock_ms = share.record_lock_duration_ms(group_id)
     served, errors = share_requests.resolve(ctx, READ_TOPIC, [*named, *to_fetch])
     by_id = {(k.topic_id, k.partition): k for k in served}
-    acknowledge_errors = await _acknowledge(share, key, raw_acknowledgements, by_id, errors)
+    acknowledge_errors: PartitionErrors = {n: errors[n] for n in raw_acknowledgements if n in errors}
+    acknowledge_errors.update(await share_requests.acknowledge(share, key, raw_acknowledgements, by_id, errors))
     results: dict[ShareTopicPartition, ShareFetchResult] = {}
     if epoch != FINAL_EPOCH:
         fetchable = [by_id[n] for n in to_fetch if n in by_id]
@@ -142,31 +139,6 @@ def _update_session(
     forgotten = [SharePartitionKey(t.topic_id, p) for t in request.forgotten_topics_data for p in t.partitions]
     session.update((SharePartitionKey(*n) for n in named), forgotten)
     return [(k.topic_id, k.partition) for k in session.partitions]
-
-
-async def _acknowledge(
-    share: SharePartitionService,
-    key: ShareSessionKey,
-    raw: dict[tuple[uuid.UUID, int], list[ShareFetchRequest.AcknowledgementBatch]],
-    by_id: dict[tuple[uuid.UUID, int], ShareTopicPartition],
-    errors: PartitionErrors,
-) -> PartitionErrors:
-    """Acknowledge what the request carries; the acknowledge error of each partition."""
-    results: PartitionErrors = {}
-    valid: dict[ShareTopicPartition, list[AcknowledgementBatch]] = {}
-    for named, wire_batches in raw.items():
-        if named in errors:
-            results[named] = errors[named]
-            continue
-        batches = share_requests.acknowledgement_batches(wire_batches)
-        if batches is None:
-            results[named] = ErrorCode.INVALID_REQUEST
-        else:
-            valid[by_id[named]] = batches
-    if valid:
-        done = await share.acknowledge(key.group_id, key.member_id, valid)
-        results.update(((k.topic_id, k.partition), e) for k, e in done.items())
-    return results
 
 
 def _listed(named: Named, results: dict[ShareTopicPartition, ShareFetchResult]) -> Named:

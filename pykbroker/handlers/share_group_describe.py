@@ -8,11 +8,11 @@ group is needed (GROUP_AUTHORIZATION_FAILED), and on the topics its members use
 (TOPIC_AUTHORIZATION_FAILED for the group otherwise). Authorized operations when asked.
 """
 
-from ..cluster.features import share_groups_enabled
 from ..coordinator.group.share.results import DescribedShareGroup
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ShareGroupDescribeRequest, ShareGroupDescribeResponse
+from .support import share_requests
 from .support.auth import GROUP, authorized_operations
 from .support.authorization import check
 from .support.context import RequestContext
@@ -28,11 +28,10 @@ Response = ShareGroupDescribeResponse
 
 
 async def handle(request: ShareGroupDescribeRequest, ctx: RequestContext) -> ShareGroupDescribeResponse:
-    service = ctx.services.share_groups
-    enabled = service is not None and share_groups_enabled(ctx.services.config)
+    service = share_requests.share_group_service(ctx)
     groups = []
     for group_id in request.group_ids:
-        if service is None or not enabled:
+        if service is None:
             groups.append(_failed(group_id, ErrorCode.UNSUPPORTED_VERSION))
         elif not DESCRIBE_GROUP.allows(ctx, group_id):
             groups.append(_failed(group_id, DESCRIBE_GROUP.denied))

@@ -11,10 +11,10 @@ needed (GROUP_AUTHORIZATION_FAILED), and DESCRIBE on every subscribed topic
 (TOPIC_AUTHORIZATION_FAILED). Without `share.version` the API is not served (UNSUPPORTED_VERSION).
 """
 
-from ..cluster.features import share_groups_enabled
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ShareGroupHeartbeatRequest, ShareGroupHeartbeatResponse
+from .support import share_requests
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -26,14 +26,13 @@ READ_GROUP = check(API_KEY, "group")
 DESCRIBE_TOPIC = check(API_KEY, "topic")
 
 Response = ShareGroupHeartbeatResponse
-MAX_MEMBER_ID_LENGTH = 36  # a client-chosen member id (KIP-1082)
 
 
 async def handle(request: ShareGroupHeartbeatRequest, ctx: RequestContext) -> ShareGroupHeartbeatResponse:
-    service = ctx.services.share_groups
-    if service is None or not share_groups_enabled(ctx.services.config):
+    service = share_requests.share_group_service(ctx)
+    if service is None:
         return _error(ErrorCode.UNSUPPORTED_VERSION)
-    if not request.member_id or len(request.member_id) > MAX_MEMBER_ID_LENGTH:
+    if not share_requests.valid_member_id(request.member_id):
         return _error(ErrorCode.INVALID_REQUEST)  # Kafka's KafkaApis refuses it before anything else
     if not READ_GROUP.allows(ctx, request.group_id):
         return _error(READ_GROUP.denied)

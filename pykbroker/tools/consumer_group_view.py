@@ -14,9 +14,8 @@ Kafka 4 added for both types (a classic group's epochs print as `-`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from .group_protocol import DescribedConsumerGroup, DescribedMember
+from .tool_support import assignment_string
 
 MISSING = "-"
 # ConsumerGroupDescribe's state names, as Kafka's GroupState prints them
@@ -25,17 +24,6 @@ STATE_NAMES = {name.lower(): name for name in ("Unknown", "Empty", "Assigning", 
 
 def state_name(wire_state: str) -> str:
     return STATE_NAMES.get(wire_state.strip().lower(), "Unknown")
-
-
-def assignment_string(partitions: Iterable[tuple[str, int]]) -> str:
-    """Kafka 4's getAssignmentString: `topic:0,1` per topic, partitions ascending, topics joined by
-    `;` in text order; `-` for none."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in partitions:
-        by_topic.setdefault(topic, []).append(partition)
-    if not by_topic:
-        return MISSING
-    return ";".join(sorted(f"{topic}:" + ",".join(str(p) for p in sorted(ps)) for topic, ps in by_topic.items()))
 
 
 def format_consumer_members(group: DescribedConsumerGroup, verbose: bool) -> str:
@@ -72,9 +60,9 @@ def format_consumer_members(group: DescribedConsumerGroup, verbose: bool) -> str
         if verbose:
             row += epochs(
                 member.member_epoch,
-                assignment_string(member.assigned()),
+                assignment_string(member.assigned(), MISSING),
                 group.assignment_epoch,
-                assignment_string(member.targeted()),
+                assignment_string(member.targeted(), MISSING),
             )
         lines.append(row)
     return "\n".join(lines) + "\n"
@@ -87,8 +75,8 @@ def _member_widths(group_id: str, members: list[DescribedMember]) -> dict[str, i
         "instance": max([17] + [len(m.instance_id or "") for m in members]),
         "host": max([15] + [len(m.client_host) for m in members]),
         "client": max([15] + [len(m.client_id) for m in members]),
-        "current": max([20] + [len(assignment_string(m.assigned())) for m in members]),
-        "target": max([20] + [len(assignment_string(m.targeted())) for m in members]),
+        "current": max([20] + [len(assignment_string(m.assigned(), MISSING)) for m in members]),
+        "target": max([20] + [len(assignment_string(m.targeted(), MISSING)) for m in members]),
     }
 
 

@@ -36,7 +36,16 @@ from .group_admin import (
     parse_topic_partitions,
 )
 from .offset_reset import ResetRequest, plan_reset, read_reset_plan
-from .tool_support import add_output_argument, print_json, usage_error
+from .tool_support import (
+    add_output_argument,
+    check_describe,
+    check_describe_only,
+    check_invalid_together,
+    flag,
+    given,
+    print_json,
+    usage_error,
+)
 
 MISSING = "-"
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
@@ -56,10 +65,6 @@ NO_EXECUTE_WARNING = (
     "executing the reset rather than doing a dry run. You should add the --dry-run option explicitly "
     "if you are scripting this command and want to keep the current default behavior without prompting."
 )
-
-
-def flag(dest: str) -> str:
-    return "[" + dest.replace("_", "-") + "]"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -125,7 +130,7 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
     check_availability(parser, args)
     groups_chosen = bool(args.group) or args.all_groups
     if args.describe:
-        check_describe(parser, args, groups_chosen)
+        check_describe(parser, args)
     if args.delete:
         if not groups_chosen:
             usage_error(parser, "Option [delete] takes one of these options: [all-groups], [group]")
@@ -141,22 +146,9 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
 
 def check_availability(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Options that joptsimple makes `availableIf` another."""
-    for option, needs in (("members", ("describe",)), ("verbose", ("describe",)), ("offsets", ("describe",))):
-        if getattr(args, option) and not any(getattr(args, need) for need in needs):
-            usage_error(parser, f"Option(s) {flag(option)} are unavailable given other options on the command line")
-    if args.state is not None and not (args.describe or args.list):
-        usage_error(parser, "Option(s) [state] are unavailable given other options on the command line")
+    check_describe_only(parser, args, ("members", "verbose", "offsets"))
     if args.type is not None and not args.list:
         usage_error(parser, "Option(s) [type] are unavailable given other options on the command line")
-
-
-def check_describe(parser: argparse.ArgumentParser, args: argparse.Namespace, groups_chosen: bool) -> None:
-    if not groups_chosen:
-        usage_error(parser, "Option [describe] takes one of these options: [all-groups], [group]")
-    if sum((args.members, args.offsets, args.state is not None)) > 1:
-        usage_error(parser, "Option [describe] takes at most one of these options: [members], [offsets], [state]")
-    if args.state:
-        usage_error(parser, "Option [describe] does not take a value for [state]")
 
 
 def check_reset(parser: argparse.ArgumentParser, args: argparse.Namespace, groups_chosen: bool) -> None:
@@ -166,7 +158,7 @@ def check_reset(parser: argparse.ArgumentParser, args: argparse.Namespace, group
         print(NO_EXECUTE_WARNING, file=sys.stderr)
     if not groups_chosen:
         usage_error(parser, "Option [reset-offsets] takes one of these options: [all-groups], [group]")
-    used = [scenario for scenario in SCENARIOS if scenario_given(args, scenario)]
+    used = [scenario for scenario in SCENARIOS if given(args, scenario)]
     if len(used) > 1:
         usage_error(parser, f'Option "{flag(used[0])}" can\'t be used with option "{flag(used[1])}"')
     if not used:
@@ -174,21 +166,6 @@ def check_reset(parser: argparse.ArgumentParser, args: argparse.Namespace, group
         usage_error(parser, f"Option '[reset-offsets]' requires one of the following scenarios: {scenarios}")
     if not args.all_topics and not args.topic and not args.from_file:
         usage_error(parser, "One of the reset scopes should be defined: --all-topics, --topic.")
-
-
-def scenario_given(args: argparse.Namespace, scenario: str) -> bool:
-    value = getattr(args, scenario)
-    return value is not None and value is not False
-
-
-def check_invalid_together(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, option: str, others: list[str]
-) -> None:
-    if not getattr(args, option):
-        return
-    for other in others:
-        if getattr(args, other):
-            usage_error(parser, f'Option "{flag(option)}" can\'t be used with option "{flag(other)}"')
 
 
 @dataclass

@@ -3,7 +3,9 @@ tools' own (as `offset_delete` does): ListGroups v5 (every group of every type, 
 type, state and type, from each broker) and, for consumer-protocol (KIP-848) groups,
 FindCoordinator v1 then ConsumerGroupDescribe v0 (member epochs, current and target assignments,
 the group and target assignment epochs). PLAINTEXT and SSL listeners; SASL is refused with one
-clear error.
+clear error. Also the pieces `share_group_protocol` speaks with: the flexible connection, the
+lookup of a group's coordinator and the request asked of it, and the group layout that
+ConsumerGroupDescribe and ShareGroupDescribe answers share.
 
 Both are flexible versions: request header v2, response header v1, compact strings and arrays,
 tagged fields (always empty here).
@@ -11,15 +13,19 @@ tagged fields (always empty here).
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Generic, TypeVar
 
 from .client_config import ToolError
-from .offset_delete import KafkaConnection, Reader, error_name, split_host_port, string
+from .offset_delete import KafkaConnection, Reader, bootstrap_address, error_name, string
 
 LIST_GROUPS, FIND_COORDINATOR, CONSUMER_GROUP_DESCRIBE = 16, 10, 69
 CLIENT_ID = "pykbroker-groups"
+M = TypeVar("M")
 
 
 @dataclass(frozen=True)
@@ -106,7 +112,8 @@ def list_groups_request(states: list[str], types: list[str]) -> bytes:
     return compact_string_array(states) + compact_string_array(types) + NO_TAGS
 
 
-def consumer_group_describe_request(group_ids: list[str]) -> bytes:
+def describe_groups_request(group_ids: list[str]) -> bytes:
+    """ConsumerGroupDescribe and ShareGroupDescribe ask alike: the group ids, no authorized operations."""
     return compact_string_array(group_ids) + struct.pack(">b", 0) + NO_TAGS
 
 
@@ -173,33 +180,55 @@ def parse_list_groups(body: bytes) -> tuple[str | None, list[ListedGroup]]:
     return (error_name(error) if error else None), groups
 
 
-def parse_consumer_group_describe(body: bytes) -> list[DescribedConsumerGroup]:
+@dataclass(frozen=True)
+class DescribedGroupEntry(Generic[M]):
+    """One group of a ConsumerGroupDescribe or ShareGroupDescribe answer (the two lay a group out
+    alike; only their members differ)."""
+
+    error_code: int
+    error_message: str | None
+    group_id: str
+    state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: tuple[M, ...]
+
+
+def read_described_groups(body: bytes, read_member: Callable[[CompactReader], M]) -> list[DescribedGroupEntry[M]]:
+    """The groups of a ConsumerGroupDescribe or ShareGroupDescribe response body."""
     reader = CompactReader(body)
     reader.take(">i")  # throttle time
     groups = []
     for _ in range(reader.array_length()):
-        error = reader.take(">h")
-        error_message = reader.string()
+        code, message = reader.take(">h"), reader.string()
         group_id, state = reader.text(), reader.text()
         group_epoch, assignment_epoch = reader.take(">i"), reader.take(">i")
         assignor = reader.text()
-        members = tuple(_member(reader) for _ in range(reader.array_length()))
+        members = tuple(read_member(reader) for _ in range(reader.array_length()))
         reader.take(">i")  # authorized operations
         reader.skip_tags()
         groups.append(
-            DescribedConsumerGroup(
-                group_id,
-                error_name(error) if error else None,
-                error_message,
-                state,
-                group_epoch,
-                assignment_epoch,
-                assignor,
-                members,
-            )
+            DescribedGroupEntry(code, message, group_id, state, group_epoch, assignment_epoch, assignor, members)
         )
     reader.skip_tags()
     return groups
+
+
+def parse_consumer_group_describe(body: bytes) -> list[DescribedConsumerGroup]:
+    return [
+        DescribedConsumerGroup(
+            g.group_id,
+            error_name(g.error_code) if g.error_code else None,
+            g.error_message,
+            g.state,
+            g.group_epoch,
+            g.assignment_epoch,
+            g.assignor_name,
+            g.members,
+        )
+        for g in read_described_groups(body, _member)
+    ]
 
 
 def _member(reader: CompactReader) -> DescribedMember:
@@ -208,12 +237,13 @@ def _member(reader: CompactReader) -> DescribedMember:
     client_id, host = reader.text(), reader.text()
     topics = tuple(reader.text() for _ in range(reader.array_length()))
     regex = reader.string()
-    assignment, target = _assignment(reader), _assignment(reader)
+    assignment, target = read_assignment(reader), read_assignment(reader)
     reader.skip_tags()
     return DescribedMember(member_id, instance_id, rack_id, epoch, client_id, host, topics, regex, assignment, target)
 
 
-def _assignment(reader: CompactReader) -> tuple[TopicPartitions, ...]:
+def read_assignment(reader: CompactReader) -> tuple[TopicPartitions, ...]:
+    """A member's Assignment struct of ConsumerGroupDescribe and ShareGroupDescribe: its topic partitions."""
     topics = []
     for _ in range(reader.array_length()):
         topic_id, name = reader.uuid(), reader.text()
@@ -282,23 +312,25 @@ def list_groups(
     return list(listed.values())
 
 
+def find_group_coordinator(config: dict, group_id: str, timeout_s: float) -> tuple[int, str, int]:
+    """The group's coordinator (id, host, port), as the first bootstrap broker names it."""
+    with FlexibleConnection(*bootstrap_address(config), config, timeout_s) as connection:
+        return connection.find_coordinator_node(group_id)
+
+
+def ask_group_coordinator(
+    config: dict, group_id: str, timeout_s: float, api_key: int, api_version: int, body: bytes
+) -> tuple[bytes, tuple[int, str, int]]:
+    """One flexible request asked of the group's coordinator: the response body and the coordinator."""
+    coordinator = find_group_coordinator(config, group_id, timeout_s)
+    with FlexibleConnection(coordinator[1], coordinator[2], config, timeout_s) as connection:
+        return connection.flexible_request(api_key, api_version, body), coordinator
+
+
 def describe_consumer_group(config: dict, group_id: str, timeout_s: float) -> DescribedConsumerGroup:
     """ConsumerGroupDescribe v0 of one group, asked of its coordinator."""
     check_protocol(config)
-    host, port = split_host_port(str(config["bootstrap.servers"]).split(",")[0])
-    with FlexibleConnection(host, port, config, timeout_s) as connection:
-        coordinator = connection.find_coordinator_node(group_id)
-    with FlexibleConnection(coordinator[1], coordinator[2], config, timeout_s) as connection:
-        body = connection.flexible_request(CONSUMER_GROUP_DESCRIBE, 0, consumer_group_describe_request([group_id]))
-    described = parse_consumer_group_describe(body)[0]
-    return DescribedConsumerGroup(
-        described.group_id,
-        described.error,
-        described.error_message,
-        described.state,
-        described.group_epoch,
-        described.assignment_epoch,
-        described.assignor_name,
-        described.members,
-        coordinator,
+    body, coordinator = ask_group_coordinator(
+        config, group_id, timeout_s, CONSUMER_GROUP_DESCRIBE, 0, describe_groups_request([group_id])
     )
+    return dataclasses.replace(parse_consumer_group_describe(body)[0], coordinator=coordinator)

@@ -24,7 +24,7 @@ from ..common.java_order import hash_map_order, string_hash
 from . import group_protocol
 from .client_config import ToolError, add_common_arguments, client_config, run_tool
 from .group_protocol import ListedGroup
-from .tool_support import QUIET, usage_error
+from .tool_support import QUIET, flag, usage_error
 
 # Kafka's GroupType names: the broker sends them in lower case, the admin client prints these
 GROUP_TYPES = {"classic": "Classic", "consumer": "Consumer", "share": "Share", "streams": "Streams"}
@@ -85,10 +85,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--streams", action="store_true", help="Filter the groups to show streams groups.")
     parser.add_argument("--timeout", type=int, default=30000, metavar="MS", help=argparse.SUPPRESS)
     return parser
-
-
-def flag(dest: str) -> str:
-    return "[" + dest.replace("_", "-") + "]"
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> GroupFilter:

@@ -27,11 +27,15 @@ def delete_offsets(
     protocol = str(config.get("security.protocol", "PLAINTEXT")).upper()
     if protocol.startswith("SASL"):
         raise ToolError("--delete-offsets supports PLAINTEXT and SSL listeners only (SASL is not implemented here)")
-    host, port = split_host_port(str(config["bootstrap.servers"]).split(",")[0])
-    with KafkaConnection(host, port, config, timeout_s) as connection:
+    with KafkaConnection(*bootstrap_address(config), config, timeout_s) as connection:
         coordinator = connection.find_coordinator(group_id)
     with KafkaConnection(coordinator[0], coordinator[1], config, timeout_s) as connection:
         return connection.offset_delete(group_id, partitions)
+
+
+def bootstrap_address(config: dict) -> tuple[str, int]:
+    """The first broker of `bootstrap.servers`: the one the tools' own requests go to first."""
+    return split_host_port(str(config["bootstrap.servers"]).split(",")[0])
 
 
 def split_host_port(address: str) -> tuple[str, int]:

@@ -11,6 +11,7 @@ broker sent no message, Kafka's default message for the code.
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -19,14 +20,17 @@ from .client_config import ToolError
 from .group_protocol import (
     NO_TAGS,
     CompactReader,
-    FlexibleConnection,
+    ask_group_coordinator,
     check_protocol,
     compact_string,
-    compact_string_array,
+    describe_groups_request,
+    find_group_coordinator,
+    read_assignment,
+    read_described_groups,
     uvarint,
 )
 from .kafka_errors import KAFKA_ERRORS
-from .offset_delete import KafkaConnection, error_name, split_host_port
+from .offset_delete import KafkaConnection, bootstrap_address, error_name
 
 API_VERSIONS = 18
 SHARE_GROUP_DESCRIBE = 77
@@ -120,10 +124,6 @@ class OffsetsChange:
 # --- requests
 
 
-def share_group_describe_request(group_ids: list[str]) -> bytes:
-    return compact_string_array(group_ids) + struct.pack(">b", 0) + NO_TAGS
-
-
 def describe_offsets_request(group_id: str, topics: Mapping[str, Iterable[int]] | None) -> bytes:
     """One group; `topics` None asks for every partition the group has state for."""
     if topics is None:
@@ -162,21 +162,18 @@ def _int32_array(values: list[int]) -> bytes:
 
 
 def parse_share_group_describe(body: bytes) -> list[ShareGroupDescription]:
-    reader = CompactReader(body)
-    reader.take(">i")  # throttle time
-    groups = []
-    for _ in range(reader.array_length()):
-        code, message = reader.take(">h"), reader.string()
-        group_id, state = reader.text(), reader.text()
-        group_epoch, assignment_epoch = reader.take(">i"), reader.take(">i")
-        assignor = reader.text()
-        members = tuple(_share_member(reader) for _ in range(reader.array_length()))
-        reader.take(">i")  # authorized operations
-        reader.skip_tags()
-        error = error_info(code, message)
-        groups.append(ShareGroupDescription(group_id, error, state, group_epoch, assignment_epoch, assignor, members))
-    reader.skip_tags()
-    return groups
+    return [
+        ShareGroupDescription(
+            g.group_id,
+            error_info(g.error_code, g.error_message),
+            g.state,
+            g.group_epoch,
+            g.assignment_epoch,
+            g.assignor_name,
+            g.members,
+        )
+        for g in read_described_groups(body, _share_member)
+    ]
 
 
 def _share_member(reader: CompactReader) -> ShareMember:
@@ -184,15 +181,9 @@ def _share_member(reader: CompactReader) -> ShareMember:
     epoch = reader.take(">i")
     client_id, host = reader.text(), reader.text()
     topics = tuple(reader.text() for _ in range(reader.array_length()))
-    assignment = []
-    for _ in range(reader.array_length()):  # Assignment.TopicPartitions
-        reader.uuid()
-        name = reader.text()
-        assignment += [(name, reader.take(">i")) for _ in range(reader.array_length())]
-        reader.skip_tags()
-    reader.skip_tags()  # the Assignment struct
+    assignment = tuple((t.topic, p) for t in read_assignment(reader) for p in t.partitions)
     reader.skip_tags()  # the member
-    return ShareMember(member_id, rack_id, epoch, client_id, host, topics, tuple(assignment))
+    return ShareMember(member_id, rack_id, epoch, client_id, host, topics, assignment)
 
 
 def parse_describe_offsets(body: bytes) -> list[ShareGroupOffsets]:
@@ -273,7 +264,7 @@ class ShareGroupClient:
         check_protocol(config)
         self.config = config
         self.timeout_s = timeout_s
-        self.bootstrap = split_host_port(str(config["bootstrap.servers"]).split(",")[0])
+        self.bootstrap = bootstrap_address(config)
         self._api_versions: dict[int, tuple[int, int]] | None = None
 
     def api_versions(self) -> dict[int, tuple[int, int]]:
@@ -290,29 +281,16 @@ class ShareGroupClient:
         return SHARE_GROUP_DESCRIBE in self.api_versions()
 
     def coordinator(self, group_id: str) -> tuple[int, str, int]:
-        with FlexibleConnection(*self.bootstrap, self.config, self.timeout_s) as connection:
-            return connection.find_coordinator_node(group_id)
+        return find_group_coordinator(self.config, group_id, self.timeout_s)
 
     def _ask_coordinator(self, group_id: str, api_key: int, version: int, body: bytes) -> tuple[bytes, tuple]:
-        coordinator = self.coordinator(group_id)
-        with FlexibleConnection(coordinator[1], coordinator[2], self.config, self.timeout_s) as connection:
-            return connection.flexible_request(api_key, version, body), coordinator
+        return ask_group_coordinator(self.config, group_id, self.timeout_s, api_key, version, body)
 
     def describe_group(self, group_id: str) -> ShareGroupDescription:
         body, coordinator = self._ask_coordinator(
-            group_id, SHARE_GROUP_DESCRIBE, self._describe_version(), share_group_describe_request([group_id])
+            group_id, SHARE_GROUP_DESCRIBE, self._describe_version(), describe_groups_request([group_id])
         )
-        described = parse_share_group_describe(body)[0]
-        return ShareGroupDescription(
-            described.group_id,
-            described.error,
-            described.state,
-            described.group_epoch,
-            described.assignment_epoch,
-            described.assignor_name,
-            described.members,
-            coordinator,
-        )
+        return dataclasses.replace(parse_share_group_describe(body)[0], coordinator=coordinator)
 
     def _describe_version(self) -> int:
         low, high = self.api_versions().get(SHARE_GROUP_DESCRIBE, (-1, -1))

@@ -36,10 +36,18 @@ from .share_group_protocol import (
     KafkaErrorInfo,
     ShareGroupClient,
     ShareGroupDescription,
-    ShareMember,
     SharePartitionOffset,
 )
-from .tool_support import Partition, usage_error
+from .tool_support import (
+    Partition,
+    assignment_string,
+    check_describe,
+    check_describe_only,
+    check_invalid_together,
+    flag,
+    given,
+    usage_error,
+)
 
 MISSING = "-"
 ACTIONS = ("list", "describe", "delete", "reset_offsets", "delete_offsets")
@@ -50,10 +58,6 @@ SHARE_GROUP_STATES = ("Empty", "Stable", "Dead")
 FAILED = "Executing share group command failed due to "
 
 T = TypeVar("T")
-
-
-def flag(dest: str) -> str:
-    return "[" + dest.replace("_", "-") + "]"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -111,14 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def given(args: argparse.Namespace, option: str) -> bool:
-    value = getattr(args, option)
-    return value is not None and value is not False and value != []
-
-
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
     """Kafka's ShareGroupCommandOptions.checkArgs, then the one-action check, with their messages."""
-    check_availability(parser, args)
+    check_describe_only(parser, args, ("members", "offsets", "verbose"))
     if args.describe:
         check_describe(parser, args)
     if args.delete:
@@ -134,24 +133,6 @@ def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -
             parser,
             "Command must include exactly one action: --list, --describe, --delete, --reset-offsets, --delete-offsets.",
         )
-
-
-def check_availability(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """The options joptsimple makes `availableIf` another."""
-    for option in ("members", "offsets", "verbose"):
-        if getattr(args, option) and not args.describe:
-            usage_error(parser, f"Option(s) {flag(option)} are unavailable given other options on the command line")
-    if args.state is not None and not (args.describe or args.list):
-        usage_error(parser, "Option(s) [state] are unavailable given other options on the command line")
-
-
-def check_describe(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    if not args.group and not args.all_groups:
-        usage_error(parser, "Option [describe] takes one of these options: [all-groups], [group]")
-    if sum((args.members, args.offsets, args.state is not None)) > 1:
-        usage_error(parser, "Option [describe] takes at most one of these options: [members], [offsets], [state]")
-    if args.state:
-        usage_error(parser, "Option [describe] does not take a value for [state]")
 
 
 def check_delete(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -179,17 +160,6 @@ def check_reset(parser: argparse.ArgumentParser, args: argparse.Namespace) -> No
         usage_error(parser, f"Option [reset-offsets] takes one of these options: {scenarios}")
     for scenario in ("to_offset", "to_datetime", "to_earliest", "to_latest", "to_current", "from_file"):
         check_invalid_together(parser, args, scenario, [s for s in RESET_SCENARIOS if s != scenario])
-
-
-def check_invalid_together(
-    parser: argparse.ArgumentParser, args: argparse.Namespace, option: str, others: list[str]
-) -> None:
-    """CommandLineUtils.checkInvalidArgs."""
-    if not given(args, option):
-        return
-    for other in others:
-        if given(args, other):
-            usage_error(parser, f'Option "{flag(option)}" can\'t be used with option "{flag(other)}"')
 
 
 @dataclass
@@ -385,15 +355,6 @@ def print_members(description: ShareGroupDescription, verbose: bool, outcome: Ou
         print(format_members(description, verbose), end="")
 
 
-def assignment_string(member: ShareMember) -> str:
-    """getAssignmentString: `topic:0,1` per topic, partitions ascending, topics joined by `;` in
-    text order; empty for none."""
-    by_topic: dict[str, list[int]] = {}
-    for topic, partition in member.assignment:
-        by_topic.setdefault(topic, []).append(partition)
-    return ";".join(sorted(f"{topic}:" + ",".join(str(p) for p in sorted(ps)) for topic, ps in by_topic.items()))
-
-
 def format_members(description: ShareGroupDescription, verbose: bool) -> str:
     """printMembers: GROUP, CONSUMER-ID, HOST, CLIENT-ID, #PARTITIONS, [MEMBER-EPOCH,] ASSIGNMENT,
     members sorted by id."""
@@ -420,7 +381,7 @@ def format_members(description: ShareGroupDescription, verbose: bool) -> str:
     for m in members:
         identity = (group_id, m.member_id, m.client_host, m.client_id, len(m.assignment))
         epoch = (m.member_epoch,) if verbose else ()
-        lines.append(line(*identity, *epoch, assignment_string(m)))
+        lines.append(line(*identity, *epoch, assignment_string(m.assignment, "")))
     return "".join(lines) + "\n"
 
 

@@ -16,8 +16,8 @@ import pytest
 from pykbroker.protocol import messages
 from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.wire import create_topic
+from pykbroker.tools import group_protocol, share_groups
 from pykbroker.tools import share_group_protocol as wire
-from pykbroker.tools import share_groups
 from pykbroker.tools.group_protocol import FlexibleConnection, compact_string, uvarint
 from pykbroker.tools.share_group_protocol import KafkaErrorInfo, ShareGroupDescription, ShareMember
 
@@ -41,7 +41,7 @@ def decoded(name: str, version: int, body: bytes):
 
 class TestWire:
     def test_share_group_describe_request_is_the_schemas(self) -> None:
-        request = decoded("ShareGroupDescribeRequest", 1, wire.share_group_describe_request(["g1", "g2"]))
+        request = decoded("ShareGroupDescribeRequest", 1, group_protocol.describe_groups_request(["g1", "g2"]))
         assert (request.group_ids, request.include_authorized_operations) == (["g1", "g2"], False)
 
     def test_a_share_group_describe_answer_is_read(self) -> None:

@@ -36,6 +36,7 @@ from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
+from ..internal_topic import follow_topic, led_partitions
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .admin import GroupAdmin
@@ -211,11 +212,7 @@ class GroupCoordinator:
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
-        if self.metadata is not None:
-            self.metadata.add_topic_listener(self._on_topic_changed)
-            info = self.metadata.topic(OFFSETS_TOPIC)
-            if info is not None:
-                self._on_topic_changed(OFFSETS_TOPIC, info)
+        follow_topic(self.metadata, OFFSETS_TOPIC, self._on_topic_changed)
         self.expiration.start()
         self.manager.is_active = True
         log.info("Group coordinator %d started", self.broker_id)
@@ -263,15 +260,7 @@ class GroupCoordinator:
             self.consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
-        led = (
-            set()
-            if info is None
-            else {
-                index
-                for index, state in info.partitions.items()
-                if state.leader == self.broker_id and self.offsets_log.is_leader(index)
-            }
-        )
+        led = set(led_partitions(info, self.broker_id, self.offsets_log.is_leader))
         for partition in sorted(led - served):
             self.on_election(partition)
         for partition in sorted(served - led):

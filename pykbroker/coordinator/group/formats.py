@@ -20,10 +20,9 @@ is read; keys of other versions are reported as unknown and skipped.
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
-from ..record_format import RecordFormat
+from ..record_format import RecordFormat, record_version, schema_field
 
 OFFSET_KEY_VERSION = 1
 GROUP_KEY_VERSION = 2
@@ -32,24 +31,24 @@ OFFSET_VALUE_VERSION_WITH_EXPIRY = 1
 GROUP_VALUE_VERSION = 3
 
 
-def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
-    return {"name": name, "type": type_, "versions": versions, **extra}
-
-
 _SCHEMAS = {
     "OffsetCommitKey": {
         "type": "data",
         "name": "OffsetCommitKey",
         "validVersions": "0-1",
         "flexibleVersions": "none",
-        "fields": [_field("group", "string"), _field("topic", "string"), _field("partition", "int32")],
+        "fields": [
+            schema_field("group", "string"),
+            schema_field("topic", "string"),
+            schema_field("partition", "int32"),
+        ],
     },
     "GroupMetadataKey": {
         "type": "data",
         "name": "GroupMetadataKey",
         "validVersions": "2",
         "flexibleVersions": "none",
-        "fields": [_field("group", "string", "2")],
+        "fields": [schema_field("group", "string", "2")],
     },
     "OffsetCommitValue": {
         "type": "data",
@@ -57,11 +56,11 @@ _SCHEMAS = {
         "validVersions": "0-4",
         "flexibleVersions": "4+",
         "fields": [
-            _field("offset", "int64"),
-            _field("leaderEpoch", "int32", "3+", default=-1),
-            _field("metadata", "string"),
-            _field("commitTimestamp", "int64"),
-            _field("expireTimestamp", "int64", "1", default=-1),
+            schema_field("offset", "int64"),
+            schema_field("leaderEpoch", "int32", "3+", default=-1),
+            schema_field("metadata", "string"),
+            schema_field("commitTimestamp", "int64"),
+            schema_field("expireTimestamp", "int64", "1", default=-1),
         ],
     },
     "GroupMetadataValue": {
@@ -70,26 +69,26 @@ _SCHEMAS = {
         "validVersions": "0-4",
         "flexibleVersions": "4+",
         "fields": [
-            _field("protocolType", "string"),
-            _field("generation", "int32"),
-            _field("protocol", "string", nullableVersions="0+"),
-            _field("leader", "string", nullableVersions="0+"),
-            _field("currentStateTimestamp", "int64", "2+", default=-1),
-            _field("members", "[]MemberMetadata"),
+            schema_field("protocolType", "string"),
+            schema_field("generation", "int32"),
+            schema_field("protocol", "string", nullableVersions="0+"),
+            schema_field("leader", "string", nullableVersions="0+"),
+            schema_field("currentStateTimestamp", "int64", "2+", default=-1),
+            schema_field("members", "[]MemberMetadata"),
         ],
         "commonStructs": [
             {
                 "name": "MemberMetadata",
                 "versions": "0+",
                 "fields": [
-                    _field("memberId", "string"),
-                    _field("groupInstanceId", "string", "3+", default="null", nullableVersions="3+"),
-                    _field("clientId", "string"),
-                    _field("clientHost", "string"),
-                    _field("rebalanceTimeout", "int32", "1+"),
-                    _field("sessionTimeout", "int32"),
-                    _field("subscription", "bytes"),
-                    _field("assignment", "bytes"),
+                    schema_field("memberId", "string"),
+                    schema_field("groupInstanceId", "string", "3+", default="null", nullableVersions="3+"),
+                    schema_field("clientId", "string"),
+                    schema_field("clientHost", "string"),
+                    schema_field("rebalanceTimeout", "int32", "1+"),
+                    schema_field("sessionTimeout", "int32"),
+                    schema_field("subscription", "bytes"),
+                    schema_field("assignment", "bytes"),
                 ],
             }
         ],
@@ -173,7 +172,7 @@ def group_key(group: str) -> bytes:
 
 
 def decode_key(data: bytes) -> OffsetKey | GroupKey | UnknownKey:
-    (version,) = struct.unpack_from(">h", data)
+    version = record_version(data)
     if version in (0, 1):
         key = OffsetCommitKey.decode(data, version)
         return OffsetKey(key.group, key.topic, key.partition)
@@ -200,7 +199,7 @@ def offset_value(entry: OffsetAndMetadata) -> bytes:
 
 
 def decode_offset_value(data: bytes) -> OffsetAndMetadata:
-    (version,) = struct.unpack_from(">h", data)
+    version = record_version(data)
     value = OffsetCommitValue.decode(data, version)
     return OffsetAndMetadata(
         offset=value.offset,
@@ -239,7 +238,7 @@ def group_value(record: GroupRecord) -> bytes:
 
 
 def decode_group_value(data: bytes) -> GroupRecord:
-    (version,) = struct.unpack_from(">h", data)
+    version = record_version(data)
     value = GroupMetadataValue.decode(data, version)
     return GroupRecord(
         protocol_type=value.protocol_type,

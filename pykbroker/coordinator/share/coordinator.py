@@ -14,10 +14,8 @@ coordinator is shut down.
 
 An operation asks the shard for its records and its answer; the records are appended (acks=-1,
 `share.coordinator.write.timeout.ms`) and then replayed, one operation at a time per partition,
-so each starts from the state the log holds. Append errors are answered as Kafka does:
-COORDINATOR_NOT_AVAILABLE for UNKNOWN_TOPIC_OR_PARTITION, NOT_ENOUGH_REPLICAS(_AFTER_APPEND) and
-REQUEST_TIMED_OUT; NOT_COORDINATOR for NOT_LEADER_OR_FOLLOWER and KAFKA_STORAGE_ERROR;
-UNKNOWN_SERVER_ERROR for MESSAGE_TOO_LARGE, RECORD_LIST_TOO_LARGE and INVALID_FETCH_SIZE.
+so each starts from the state the log holds. Append errors are answered as Kafka's coordinator
+runtime does (`partition_io.runtime_append_error`).
 
 Every `share.coordinator.cold.partition.snapshot.interval.ms` a fresh ShareSnapshot is written for
 each key whose last snapshot is older than that, so that the topic's time retention (it is not
@@ -42,7 +40,8 @@ import anyio
 from ...common.timer import Timer
 from ...protocol.errors import ErrorCode
 from ...records.records import RecordLike, build_batch
-from ..partition_io import CoordinatorLoader, Entry, PartitionWriter
+from ..internal_topic import follow_leadership, follow_topic, led_partitions
+from ..partition_io import CoordinatorLoader, Entry, PartitionWriter, runtime_append_error
 from ..runtime import LoopRuntime
 from .combiner import PersisterStateBatch
 from .persister import ShareState
@@ -56,18 +55,6 @@ if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
 
 log = logging.getLogger(__name__)
-
-_APPEND_ERRORS = {
-    ErrorCode.UNKNOWN_TOPIC_OR_PARTITION: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.REQUEST_TIMED_OUT: ErrorCode.COORDINATOR_NOT_AVAILABLE,
-    ErrorCode.NOT_LEADER_OR_FOLLOWER: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.KAFKA_STORAGE_ERROR: ErrorCode.NOT_COORDINATOR,
-    ErrorCode.MESSAGE_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.RECORD_LIST_TOO_LARGE: ErrorCode.UNKNOWN_SERVER_ERROR,
-    ErrorCode.INVALID_FETCH_SIZE: ErrorCode.UNKNOWN_SERVER_ERROR,
-}
 
 Operation = Callable[[ShareCoordinatorShard], tuple[list[ShareStateRecord], ShareState]]
 
@@ -153,11 +140,7 @@ class ShareCoordinator:
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
-        if self.metadata is not None:
-            self.metadata.add_topic_listener(self._on_topic_changed)
-            info = self.metadata.topic(SHARE_GROUP_STATE_TOPIC)
-            if info is not None:
-                self._on_topic_changed(SHARE_GROUP_STATE_TOPIC, info)
+        follow_topic(self.metadata, SHARE_GROUP_STATE_TOPIC, self._on_topic_changed)
         self.runtime.call_later(self.config.cold_snapshot_interval_ms, self._snapshot_cold_partitions)
         self.runtime.call_later(self.config.prune_interval_ms, self._prune_partitions)
         self.is_active = True
@@ -236,20 +219,8 @@ class ShareCoordinator:
             return
         served = {partition: loaded.leader_epoch for partition, loaded in self.loaded.items()}
         served.update({partition: epoch for partition, (_token, epoch) in self.loading.items()})
-        led = (
-            {}
-            if info is None
-            else {
-                index: state.leader_epoch
-                for index, state in info.partitions.items()
-                if state.leader == self.broker_id and self.writer.is_leader(SHARE_GROUP_STATE_TOPIC, index)
-            }
-        )
-        for partition in sorted(served.keys() - led.keys()):
-            self.on_resignation(partition)
-        for partition, epoch in sorted(led.items()):
-            if served.get(partition) != epoch:
-                self.on_election(partition, epoch)
+        led = led_partitions(info, self.broker_id, lambda index: self.writer.is_leader(SHARE_GROUP_STATE_TOPIC, index))
+        follow_leadership(served, led, self.on_election, self.on_resignation)
 
     # -- the operations --------------------------------------------------------------------
     async def write_state(
@@ -321,7 +292,7 @@ class ShareCoordinator:
         )
         if error != ErrorCode.NONE:
             log.debug("Append to %s-%d failed: %s", SHARE_GROUP_STATE_TOPIC, partition, error.name)
-        return _APPEND_ERRORS.get(error, error), base_offset
+        return runtime_append_error(error), base_offset
 
     # -- snapshots of cold share-partitions ------------------------------------------------
     def _snapshot_cold_partitions(self) -> None:

@@ -20,10 +20,9 @@ skipped while loading, as Kafka does.
 from __future__ import annotations
 
 import logging
-import struct
 import uuid
 
-from ..record_format import RecordFormat
+from ..record_format import RecordFormat, record_version, schema_field
 from .combiner import PersisterStateBatch
 from .shard import ShareGroupOffset, SharePartitionKey, ShareStateRecord
 
@@ -34,10 +33,6 @@ SHARE_UPDATE_RECORD_TYPE = 1
 VALUE_VERSION = 0
 
 
-def _field(name: str, type_: str, **extra: object) -> dict[str, object]:
-    return {"name": name, "type": type_, "versions": "0+", **extra}
-
-
 def _key_format(name: str) -> RecordFormat:
     return RecordFormat(
         {
@@ -45,22 +40,26 @@ def _key_format(name: str) -> RecordFormat:
             "name": name,
             "validVersions": "0-1",  # written with the record type as its version
             "flexibleVersions": "none",
-            "fields": [_field("GroupId", "string"), _field("TopicId", "uuid"), _field("Partition", "int32")],
+            "fields": [
+                schema_field("GroupId", "string"),
+                schema_field("TopicId", "uuid"),
+                schema_field("Partition", "int32"),
+            ],
         }
     )
 
 
-_STATE_BATCHES = _field(
+_STATE_BATCHES = schema_field(
     "StateBatches",
     "[]StateBatch",
     fields=[
-        _field("FirstOffset", "int64"),
-        _field("LastOffset", "int64"),
-        _field("DeliveryState", "int8"),
-        _field("DeliveryCount", "int16"),
+        schema_field("FirstOffset", "int64"),
+        schema_field("LastOffset", "int64"),
+        schema_field("DeliveryState", "int8"),
+        schema_field("DeliveryCount", "int16"),
     ],
 )
-_DELIVERY_COMPLETE_COUNT = _field("DeliveryCompleteCount", "int32", taggedVersions="0+", tag=0, default=-1)
+_DELIVERY_COMPLETE_COUNT = schema_field("DeliveryCompleteCount", "int32", taggedVersions="0+", tag=0, default=-1)
 
 ShareSnapshotKey = _key_format("ShareSnapshotKey")
 ShareUpdateKey = _key_format("ShareUpdateKey")
@@ -72,13 +71,13 @@ ShareSnapshotValue = RecordFormat(
         "validVersions": "0",
         "flexibleVersions": "0+",
         "fields": [
-            _field("SnapshotEpoch", "int32"),
-            _field("StateEpoch", "int32"),
-            _field("LeaderEpoch", "int32"),
-            _field("StartOffset", "int64"),
+            schema_field("SnapshotEpoch", "int32"),
+            schema_field("StateEpoch", "int32"),
+            schema_field("LeaderEpoch", "int32"),
+            schema_field("StartOffset", "int64"),
             _DELIVERY_COMPLETE_COUNT,
-            _field("CreateTimestamp", "int64"),
-            _field("WriteTimestamp", "int64"),
+            schema_field("CreateTimestamp", "int64"),
+            schema_field("WriteTimestamp", "int64"),
             _STATE_BATCHES,
         ],
     }
@@ -91,9 +90,9 @@ ShareUpdateValue = RecordFormat(
         "validVersions": "0",
         "flexibleVersions": "0+",
         "fields": [
-            _field("SnapshotEpoch", "int32"),
-            _field("LeaderEpoch", "int32"),
-            _field("StartOffset", "int64"),
+            schema_field("SnapshotEpoch", "int32"),
+            schema_field("LeaderEpoch", "int32"),
+            schema_field("StartOffset", "int64"),
             _DELIVERY_COMPLETE_COUNT,
             _STATE_BATCHES,
         ],
@@ -156,7 +155,7 @@ def encode_record(record: ShareStateRecord) -> tuple[bytes, bytes | None]:
 
 def decode_record(key: bytes, value: bytes | None) -> ShareStateRecord | None:
     """The record in (key, value) bytes; None for a key of another type (skipped)."""
-    (record_type,) = struct.unpack_from(">h", key)
+    record_type = record_version(key)
     if record_type not in (SHARE_SNAPSHOT_RECORD_TYPE, SHARE_UPDATE_RECORD_TYPE):
         log.warning("Skipping a record of unknown type %d in __share_group_state", record_type)
         return None
@@ -165,7 +164,7 @@ def decode_record(key: bytes, value: bytes | None) -> ShareStateRecord | None:
     share_key = SharePartitionKey(key_obj.group_id, uuid.UUID(str(key_obj.topic_id)), key_obj.partition)
     if value is None:
         return ShareStateRecord(share_key, is_snapshot, None)
-    (value_version,) = struct.unpack_from(">h", value)
+    value_version = record_version(value)
     if is_snapshot:
         v = ShareSnapshotValue.decode(value, value_version)
         offset = ShareGroupOffset(

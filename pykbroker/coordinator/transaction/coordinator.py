@@ -43,6 +43,7 @@ from ...common.timer import Timer
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode, KafkaError
 from ..group.offsets_topic import OFFSETS_TOPIC
+from ..internal_topic import follow_leadership, follow_topic, led_partitions
 from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .markers import Connect, TransactionMarkerChannelManager, TxnMarkerService
@@ -171,11 +172,7 @@ class TransactionCoordinator:
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
-        if self.metadata is not None:
-            self.metadata.add_topic_listener(self._on_topic_changed)
-            info = self.metadata.topic(TRANSACTION_STATE_TOPIC)
-            if info is not None:
-                self._on_topic_changed(TRANSACTION_STATE_TOPIC, info)
+        follow_topic(self.metadata, TRANSACTION_STATE_TOPIC, self._on_topic_changed)
         self._schedule(self.config.abort_timed_out_transactions_interval_ms, self.abort_timed_out_transactions)
         self._schedule(
             self.config.remove_expired_transactional_ids_interval_ms, self.state.remove_expired_transactional_ids
@@ -237,20 +234,10 @@ class TransactionCoordinator:
         if name != TRANSACTION_STATE_TOPIC:
             return
         served = self._served_epochs()
-        led = (
-            {}
-            if info is None
-            else {
-                index: state.leader_epoch
-                for index, state in info.partitions.items()
-                if state.leader == self.broker_id and self.state.writer.is_leader(TRANSACTION_STATE_TOPIC, index)
-            }
+        led = led_partitions(
+            info, self.broker_id, lambda index: self.state.writer.is_leader(TRANSACTION_STATE_TOPIC, index)
         )
-        for partition in sorted(served.keys() - led.keys()):
-            self.on_resignation(partition)
-        for partition, epoch in sorted(led.items()):
-            if served.get(partition) != epoch:
-                self.on_election(partition, epoch)
+        follow_leadership(served, led, self.on_election, self.on_resignation)
 
     # -- InitProducerId --------------------------------------------------------------------
     async def init_producer_id(

@@ -20,18 +20,13 @@ does. The status ids are TransactionState ids (`metadata.py`).
 
 from __future__ import annotations
 
-import struct
 from dataclasses import dataclass
 
 from ...common.topic_partition import TopicPartition
-from ..record_format import RecordFormat
+from ..record_format import RecordFormat, record_version, schema_field
 
 KEY_VERSION = 0
 VALUE_VERSION = 0
-
-
-def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
-    return {"name": name, "type": type_, "versions": versions, **extra}
 
 
 TransactionLogKey = RecordFormat(
@@ -40,7 +35,7 @@ TransactionLogKey = RecordFormat(
         "name": "TransactionLogKey",
         "validVersions": "0",
         "flexibleVersions": "none",
-        "fields": [_field("TransactionalId", "string")],
+        "fields": [schema_field("TransactionalId", "string")],
     }
 )
 
@@ -51,21 +46,21 @@ TransactionLogValue = RecordFormat(
         "validVersions": "0-1",
         "flexibleVersions": "1+",
         "fields": [
-            _field("ProducerId", "int64"),
-            _field("PreviousProducerId", "int64", "1+", taggedVersions="1+", tag=0, default=-1),
-            _field("NextProducerId", "int64", "1+", taggedVersions="1+", tag=1, default=-1),
-            _field("ProducerEpoch", "int16"),
-            _field("TransactionTimeoutMs", "int32"),
-            _field("TransactionStatus", "int8"),
-            _field(
+            schema_field("ProducerId", "int64"),
+            schema_field("PreviousProducerId", "int64", "1+", taggedVersions="1+", tag=0, default=-1),
+            schema_field("NextProducerId", "int64", "1+", taggedVersions="1+", tag=1, default=-1),
+            schema_field("ProducerEpoch", "int16"),
+            schema_field("TransactionTimeoutMs", "int32"),
+            schema_field("TransactionStatus", "int8"),
+            schema_field(
                 "TransactionPartitions",
                 "[]PartitionsSchema",
                 nullableVersions="0+",
-                fields=[_field("Topic", "string"), _field("PartitionIds", "[]int32")],
+                fields=[schema_field("Topic", "string"), schema_field("PartitionIds", "[]int32")],
             ),
-            _field("TransactionLastUpdateTimestampMs", "int64"),
-            _field("TransactionStartTimestampMs", "int64"),
-            _field("ClientTransactionVersion", "int16", "1+", taggedVersions="1+", tag=2, default=0),
+            schema_field("TransactionLastUpdateTimestampMs", "int64"),
+            schema_field("TransactionStartTimestampMs", "int64"),
+            schema_field("ClientTransactionVersion", "int16", "1+", taggedVersions="1+", tag=2, default=0),
         ],
     }
 )
@@ -98,7 +93,7 @@ def txn_key(transactional_id: str) -> bytes:
 
 def decode_key(data: bytes) -> str | UnknownKey:
     """The transactional id of a key, or UnknownKey for a key of another version."""
-    (version,) = struct.unpack_from(">h", data)
+    version = record_version(data)
     if version != KEY_VERSION:
         return UnknownKey(version)
     return TransactionLogKey.decode(data, version).transactional_id
@@ -134,7 +129,7 @@ def txn_value(value: TxnLogValue, *, empty: bool, version: int = VALUE_VERSION) 
 
 
 def decode_value(data: bytes) -> TxnLogValue:
-    (version,) = struct.unpack_from(">h", data)
+    version = record_version(data)
     value = TransactionLogValue.decode(data, version)
     partitions = frozenset((p.topic, index) for p in (value.transaction_partitions or []) for index in p.partition_ids)
     return TxnLogValue(

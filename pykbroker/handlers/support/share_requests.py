@@ -1,27 +1,62 @@
-"""What ShareFetch and ShareAcknowledge share: the topic partitions they name (by topic id,
-checked for READ), their acknowledgement batches checked as Kafka checks them, and the leader
-hints of partitions this broker does not lead."""
+"""What the share group handlers share: whether share groups are served, the member id Kafka
+accepts; and what ShareFetch and ShareAcknowledge share: the checks before any partition, the
+topic partitions they name (by topic id, checked for READ), their acknowledgement batches checked
+as Kafka checks them and acknowledged, and the leader hints of partitions this broker does not
+lead."""
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
-from ...coordinator.share.partitions import AcknowledgementBatch, AcknowledgeType, ShareTopicPartition
+from ...cluster.features import share_groups_enabled
+from ...coordinator.share.partitions import (
+    AcknowledgementBatch,
+    AcknowledgeType,
+    ShareSessionKey,
+    ShareTopicPartition,
+)
 from ...protocol.errors import ErrorCode
 from .authorization import Check
 from .context import RequestContext
+from .services import ShareGroupService, SharePartitionService
 
 PartitionErrors = dict[tuple[uuid.UUID, int], ErrorCode]
 LeaderHints = dict[tuple[uuid.UUID, int], tuple[int, int]]
 MAX_ACKNOWLEDGE_TYPE_V1 = AcknowledgeType.REJECT
+MAX_MEMBER_ID_LENGTH = 36  # a client-chosen member id (KIP-1082)
 
 
 class WireAcknowledgementBatch(Protocol):
     first_offset: int
     last_offset: int
     acknowledge_types: list[int]
+
+
+def share_group_service(ctx: RequestContext) -> ShareGroupService | None:
+    """The share groups of this broker; None while they are not served (no service, or share
+    groups not enabled)."""
+    service = ctx.services.share_groups
+    return service if service is not None and share_groups_enabled(ctx.services.config) else None
+
+
+def valid_member_id(member_id: str) -> bool:
+    """A member id is required, of at most 36 characters (else INVALID_REQUEST)."""
+    return bool(member_id) and len(member_id) <= MAX_MEMBER_ID_LENGTH
+
+
+def session_key(
+    ctx: RequestContext, read_group: Check, group_id: str | None, member_id: str | None
+) -> ShareSessionKey | ErrorCode:
+    """The share session a ShareFetch or ShareAcknowledge names, or what refuses the whole request
+    before it: no group id (INVALID_GROUP_ID), no READ on the group, a member id Kafka refuses
+    (INVALID_REQUEST)."""
+    if not group_id or not read_group.allows(ctx, group_id):
+        return read_group.denied if group_id else ErrorCode.INVALID_GROUP_ID
+    if not member_id or not valid_member_id(member_id):
+        return ErrorCode.INVALID_REQUEST
+    return ShareSessionKey(group_id, member_id)
 
 
 def resolve(
@@ -61,6 +96,31 @@ def acknowledgement_batches(batches: Sequence[WireAcknowledgementBatch]) -> list
             return None
         checked.append(AcknowledgementBatch(batch.first_offset, batch.last_offset, types))
     return checked
+
+
+async def acknowledge(
+    share: SharePartitionService,
+    key: ShareSessionKey,
+    raw: Mapping[tuple[uuid.UUID, int], Sequence[WireAcknowledgementBatch]],
+    by_id: dict[tuple[uuid.UUID, int], ShareTopicPartition],
+    errors: PartitionErrors,
+) -> PartitionErrors:
+    """Acknowledge the batches of the partitions that may be served (those not in `errors`): each
+    one's acknowledge error, INVALID_REQUEST where Kafka refuses its batches."""
+    results: PartitionErrors = {}
+    valid: dict[ShareTopicPartition, list[AcknowledgementBatch]] = {}
+    for named, wire_batches in raw.items():
+        if named in errors:
+            continue
+        batches = acknowledgement_batches(wire_batches)
+        if batches is None:
+            results[named] = ErrorCode.INVALID_REQUEST
+        else:
+            valid[by_id[named]] = batches
+    if valid:
+        done = await share.acknowledge(key.group_id, key.member_id, valid)
+        results.update(((k.topic_id, k.partition), e) for k, e in done.items())
+    return results
 
 
 def leader_hints(ctx: RequestContext, errors: Iterable[tuple[ShareTopicPartition, int]]) -> LeaderHints:

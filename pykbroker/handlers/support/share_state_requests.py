@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio
 import anyio.lowlevel
@@ -39,6 +39,7 @@ OPERATION_ERRORS = frozenset(
     }
 )
 NOT_AVAILABLE = "Share coordinator is not available."
+T = TypeVar("T")
 
 
 class PartitionData(Protocol):
@@ -114,6 +115,22 @@ async def answer_partitions(
     return [
         (topic_id, [(index, state, _message(state, action)) for index, state in states.items()])
         for topic_id, states in by_topic.items()
+    ]
+
+
+def error_results(answers: Answers, topic_result: Callable[..., T], partition_result: Callable[..., Any]) -> list[T]:
+    """The answers as the results of Initialize-, Write- and DeleteShareGroupState, which carry each
+    partition's error only: `topic_result(topic_id=, partitions=)` of
+    `partition_result(partition=, error_code=, error_message=)`."""
+    return [
+        topic_result(
+            topic_id=topic_id,
+            partitions=[
+                partition_result(partition=index, error_code=state.error, error_message=message)
+                for index, state, message in partitions
+            ],
+        )
+        for topic_id, partitions in answers
     ]
 
 

@@ -27,13 +27,12 @@ metadata record; ConsumerGroupPartitionMetadata (type 4) is read and ignored.
 
 from __future__ import annotations
 
-import struct
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ...record_format import RecordFormat
+from ...record_format import flexible_value, record_type_key, record_version, schema_field
 
 METADATA = 3
 PARTITION_METADATA = 4
@@ -58,72 +57,44 @@ VALUE_VERSION = 0
 Assignment = Mapping[uuid.UUID, frozenset[int]]
 
 
-def _f(name: str, type_: str, **extra: object) -> dict[str, object]:
-    return {"name": name, "type": type_, "versions": "0+", **extra}
-
-
-def _key(name: str, record_type: int, *fields: str) -> dict[str, object]:
-    version = str(record_type)
-    return {
-        "type": "data",
-        "name": name,
-        "validVersions": version,
-        "flexibleVersions": "none",
-        "fields": [{"name": f, "type": "string", "versions": version} for f in fields],
-    }
-
-
-def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None) -> RecordFormat:
-    raw: dict[str, Any] = {
-        "type": "data",
-        "name": name,
-        "validVersions": "0",
-        "flexibleVersions": "0+",
-        "fields": fields,
-    }
-    if structs:
-        raw["commonStructs"] = structs
-    return RecordFormat(raw)
-
-
 _TOPIC_PARTITIONS: dict[str, object] = {
     "name": "TopicPartitions",
     "versions": "0+",
-    "fields": [_f("TopicId", "uuid"), _f("Partitions", "[]int32")],
+    "fields": [schema_field("TopicId", "uuid"), schema_field("Partitions", "[]int32")],
 }
 
 KEYS = {
-    METADATA: RecordFormat(_key("ConsumerGroupMetadataKey", METADATA, "GroupId")),
-    PARTITION_METADATA: RecordFormat(_key("ConsumerGroupPartitionMetadataKey", PARTITION_METADATA, "GroupId")),
-    MEMBER_METADATA: RecordFormat(_key("ConsumerGroupMemberMetadataKey", MEMBER_METADATA, "GroupId", "MemberId")),
-    TARGET_ASSIGNMENT_METADATA: RecordFormat(
-        _key("ConsumerGroupTargetAssignmentMetadataKey", TARGET_ASSIGNMENT_METADATA, "GroupId")
+    METADATA: record_type_key("ConsumerGroupMetadataKey", METADATA, "GroupId"),
+    PARTITION_METADATA: record_type_key("ConsumerGroupPartitionMetadataKey", PARTITION_METADATA, "GroupId"),
+    MEMBER_METADATA: record_type_key("ConsumerGroupMemberMetadataKey", MEMBER_METADATA, "GroupId", "MemberId"),
+    TARGET_ASSIGNMENT_METADATA: record_type_key(
+        "ConsumerGroupTargetAssignmentMetadataKey", TARGET_ASSIGNMENT_METADATA, "GroupId"
     ),
-    TARGET_ASSIGNMENT_MEMBER: RecordFormat(
-        _key("ConsumerGroupTargetAssignmentMemberKey", TARGET_ASSIGNMENT_MEMBER, "GroupId", "MemberId")
+    TARGET_ASSIGNMENT_MEMBER: record_type_key(
+        "ConsumerGroupTargetAssignmentMemberKey", TARGET_ASSIGNMENT_MEMBER, "GroupId", "MemberId"
     ),
-    CURRENT_MEMBER_ASSIGNMENT: RecordFormat(
-        _key("ConsumerGroupCurrentMemberAssignmentKey", CURRENT_MEMBER_ASSIGNMENT, "GroupId", "MemberId")
+    CURRENT_MEMBER_ASSIGNMENT: record_type_key(
+        "ConsumerGroupCurrentMemberAssignmentKey", CURRENT_MEMBER_ASSIGNMENT, "GroupId", "MemberId"
     ),
-    REGULAR_EXPRESSION: RecordFormat(_key("ConsumerGroupRegularExpressionKey", REGULAR_EXPRESSION, "GroupId", "Regex")),
+    REGULAR_EXPRESSION: record_type_key("ConsumerGroupRegularExpressionKey", REGULAR_EXPRESSION, "GroupId", "Regex"),
 }
 
-MetadataValue = _value(
+MetadataValue = flexible_value(
     "ConsumerGroupMetadataValue",
-    [_f("Epoch", "int32"), _f("MetadataHash", "int64", default=0, taggedVersions="0+", tag=0)],
+    [schema_field("Epoch", "int32"), schema_field("MetadataHash", "int64", default=0, taggedVersions="0+", tag=0)],
 )
-MemberMetadataValue = _value(
+MemberMetadataValue = flexible_value(
     "ConsumerGroupMemberMetadataValue",
     [
-        _f("InstanceId", "string", nullableVersions="0+"),
-        _f("RackId", "string", nullableVersions="0+"),
-        _f("ClientId", "string"),
-        _f("ClientHost", "string"),
-        _f("SubscribedTopicNames", "[]string"),
-        _f("SubscribedTopicRegex", "string", nullableVersions="0+"),
-        _f("RebalanceTimeoutMs", "int32", default=-1),
-        _f("ServerAssignor", "string", nullableVersions="0+"),
-        _f(
+        schema_field("InstanceId", "string", nullableVersions="0+"),
+        schema_field("RackId", "string", nullableVersions="0+"),
+        schema_field("ClientId", "string"),
+        schema_field("ClientHost", "string"),
+        schema_field("SubscribedTopicNames", "[]string"),
+        schema_field("SubscribedTopicRegex", "string", nullableVersions="0+"),
+        schema_field("RebalanceTimeoutMs", "int32", default=-1),
+        schema_field("ServerAssignor", "string", nullableVersions="0+"),
+        schema_field(
             "ClassicMemberMetadata",
             "ClassicMemberMetadata",
             nullableVersions="0+",
@@ -131,32 +102,37 @@ MemberMetadataValue = _value(
             taggedVersions="0+",
             tag=0,
             fields=[
-                _f(
+                schema_field(
                     "SupportedProtocols",
                     "[]ClassicProtocol",
-                    fields=[_f("Name", "string"), _f("Metadata", "bytes")],
+                    fields=[schema_field("Name", "string"), schema_field("Metadata", "bytes")],
                 )
             ],
         ),
     ],
 )
-TargetAssignmentMetadataValue = _value("ConsumerGroupTargetAssignmentMetadataValue", [_f("AssignmentEpoch", "int32")])
-TargetAssignmentMemberValue = _value(
-    "ConsumerGroupTargetAssignmentMemberValue", [_f("TopicPartitions", "[]TopicPartitions")], [_TOPIC_PARTITIONS]
+TargetAssignmentMetadataValue = flexible_value(
+    "ConsumerGroupTargetAssignmentMetadataValue", [schema_field("AssignmentEpoch", "int32")]
 )
-CurrentMemberAssignmentValue = _value(
+TargetAssignmentMemberValue = flexible_value(
+    "ConsumerGroupTargetAssignmentMemberValue",
+    [schema_field("TopicPartitions", "[]TopicPartitions")],
+    [_TOPIC_PARTITIONS],
+)
+CurrentMemberAssignmentValue = flexible_value(
     "ConsumerGroupCurrentMemberAssignmentValue",
     [
-        _f("MemberEpoch", "int32"),
-        _f("PreviousMemberEpoch", "int32"),
-        _f("State", "int8"),
-        _f("AssignedPartitions", "[]TopicPartitions"),
-        _f("PartitionsPendingRevocation", "[]TopicPartitions"),
+        schema_field("MemberEpoch", "int32"),
+        schema_field("PreviousMemberEpoch", "int32"),
+        schema_field("State", "int8"),
+        schema_field("AssignedPartitions", "[]TopicPartitions"),
+        schema_field("PartitionsPendingRevocation", "[]TopicPartitions"),
     ],
     [_TOPIC_PARTITIONS],
 )
-RegularExpressionValue = _value(
-    "ConsumerGroupRegularExpressionValue", [_f("Topics", "[]string"), _f("Version", "int64"), _f("Timestamp", "int64")]
+RegularExpressionValue = flexible_value(
+    "ConsumerGroupRegularExpressionValue",
+    [schema_field("Topics", "[]string"), schema_field("Version", "int64"), schema_field("Timestamp", "int64")],
 )
 
 
@@ -238,7 +214,7 @@ def metadata_value(epoch: int, metadata_hash: int) -> bytes:
 
 
 def decode_metadata_value(data: bytes) -> tuple[int, int]:
-    value = MetadataValue.decode(data, _version(data))
+    value = MetadataValue.decode(data, record_version(data))
     return value.epoch, value.metadata_hash
 
 
@@ -268,7 +244,7 @@ def member_metadata_value(record: MemberMetadataRecord) -> bytes:
 
 
 def decode_member_metadata_value(data: bytes) -> MemberMetadataRecord:
-    v = MemberMetadataValue.decode(data, _version(data))
+    v = MemberMetadataValue.decode(data, record_version(data))
     classic = v.classic_member_metadata
     return MemberMetadataRecord(
         v.instance_id,
@@ -289,7 +265,7 @@ def target_assignment_metadata_value(assignment_epoch: int) -> bytes:
 
 
 def decode_target_assignment_metadata_value(data: bytes) -> int:
-    return int(TargetAssignmentMetadataValue.decode(data, _version(data)).assignment_epoch)
+    return int(TargetAssignmentMetadataValue.decode(data, record_version(data)).assignment_epoch)
 
 
 def target_assignment_member_value(assignment: Assignment) -> bytes:
@@ -298,7 +274,7 @@ def target_assignment_member_value(assignment: Assignment) -> bytes:
 
 
 def decode_target_assignment_member_value(data: bytes) -> dict[uuid.UUID, frozenset[int]]:
-    return _assignment(TargetAssignmentMemberValue.decode(data, _version(data)).topic_partitions)
+    return _assignment(TargetAssignmentMemberValue.decode(data, record_version(data)).topic_partitions)
 
 
 def current_assignment_value(record: CurrentAssignmentRecord) -> bytes:
@@ -316,7 +292,7 @@ def current_assignment_value(record: CurrentAssignmentRecord) -> bytes:
 
 
 def decode_current_assignment_value(data: bytes) -> CurrentAssignmentRecord:
-    v = CurrentMemberAssignmentValue.decode(data, _version(data))
+    v = CurrentMemberAssignmentValue.decode(data, record_version(data))
     return CurrentAssignmentRecord(
         v.member_epoch,
         v.previous_member_epoch,
@@ -334,10 +310,5 @@ def regular_expression_value(record: ResolvedRegexRecord) -> bytes:
 
 
 def decode_regular_expression_value(data: bytes) -> ResolvedRegexRecord:
-    v = RegularExpressionValue.decode(data, _version(data))
+    v = RegularExpressionValue.decode(data, record_version(data))
     return ResolvedRegexRecord(frozenset(v.topics), v.version, v.timestamp)
-
-
-def _version(data: bytes) -> int:
-    (version,) = struct.unpack_from(">h", data)
-    return int(version)

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 from ....config.groups import SHARE_HEARTBEAT_INTERVAL, SHARE_SESSION_TIMEOUT
 from ....protocol.api_keys import ApiKey
 from ....protocol.errors import ErrorCode
-from ...partition_io import LoadedRecord
+from ...partition_io import LoadedRecord, runtime_append_error
 from ...runtime import LoopRuntime, Reply
 from ...share.persister import SharePersister
 from ..assignors import MemberSubscription, SimpleAssignor, TopicDescription
@@ -180,7 +180,7 @@ class ShareGroupCoordinator:
                 group_id, member_id, member_epoch, rack_id, subscribed_topic_names, client_id, client_host
             )
         except _AppendFailed as failed:
-            return HeartbeatResult(_append_error(failed.error))
+            return HeartbeatResult(runtime_append_error(failed.error))
 
     async def _heartbeat(
         self,
@@ -628,7 +628,7 @@ class ShareGroupCoordinator:
             try:
                 await self._append(group_id, [_group_metadata_record(group)])
             except _AppendFailed as failed:
-                return OffsetsResult(_append_error(failed.error))
+                return OffsetsResult(runtime_append_error(failed.error))
         results = []
         for name, partitions in topics:
             results.append(await self._alter_topic(group, name, partitions))
@@ -677,7 +677,7 @@ class ShareGroupCoordinator:
         try:
             await self._append(group.group_id, [_state_partitions_record(group)])
         except _AppendFailed as failed:
-            return TopicResult(name, topic_id, error=_append_error(failed.error))
+            return TopicResult(name, topic_id, error=runtime_append_error(failed.error))
         error = ErrorCode.NONE
         for partition in sorted(partitions):
             result = await self.persister.delete_state(group.group_id, topic_id, partition)
@@ -690,7 +690,7 @@ class ShareGroupCoordinator:
         try:
             await self._append(group.group_id, [_state_partitions_record(group)])
         except _AppendFailed as failed:
-            error = _append_error(failed.error)
+            error = runtime_append_error(failed.error)
         return TopicResult(name, topic_id, error=error, message=None if error == ErrorCode.NONE else error.message)
 
 
@@ -718,22 +718,6 @@ def _invalid_heartbeat(
     elif member_epoch < LEAVE_EPOCH:
         return "MemberEpoch is invalid."
     return None
-
-
-def _append_error(error: ErrorCode) -> ErrorCode:
-    """What a failed write of a group's records answers (Kafka's coordinator runtime)."""
-    if error in (
-        ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
-        ErrorCode.NOT_ENOUGH_REPLICAS,
-        ErrorCode.NOT_ENOUGH_REPLICAS_AFTER_APPEND,
-        ErrorCode.REQUEST_TIMED_OUT,
-    ):
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE
-    if error in (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.KAFKA_STORAGE_ERROR):
-        return ErrorCode.NOT_COORDINATOR
-    if error in (ErrorCode.MESSAGE_TOO_LARGE, ErrorCode.RECORD_LIST_TOO_LARGE, ErrorCode.INVALID_FETCH_SIZE):
-        return ErrorCode.UNKNOWN_SERVER_ERROR
-    return error
 
 
 # -- records of a group ------------------------------------------------------------------------

@@ -16,12 +16,11 @@ Type 9 (ShareGroupPartitionMetadata, Kafka 4.0's early access) is read and ignor
 
 from __future__ import annotations
 
-import struct
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
-from ...record_format import RecordFormat
+from ...record_format import flexible_value, record_type_key, record_version, schema_field
 
 PARTITION_METADATA = 9
 MEMBER_METADATA = 10
@@ -38,80 +37,72 @@ MEMBER_STATE_STABLE = 0  # Kafka's MemberState.STABLE: share members never revok
 Assignment = dict[uuid.UUID, frozenset[int]]  # partitions by topic id
 
 
-def _field(name: str, type_: str, versions: str = "0+", **extra: object) -> dict[str, object]:
-    return {"name": name, "type": type_, "versions": versions, **extra}
-
-
-def _key(name: str, record_type: int, with_member: bool) -> RecordFormat:
-    version = str(record_type)
-    fields = [_field("GroupId", "string", version)]
-    if with_member:
-        fields.append(_field("MemberId", "string", version))
-    return RecordFormat(
-        {"type": "data", "name": name, "validVersions": version, "flexibleVersions": "none", "fields": fields}
-    )
-
-
-def _value(name: str, fields: list[dict[str, object]], structs: list[dict[str, object]] | None = None) -> RecordFormat:
-    raw: dict[str, Any] = {
-        "type": "data",
-        "name": name,
-        "validVersions": "0",
-        "flexibleVersions": "0+",
-        "fields": fields,
-    }
-    if structs:
-        raw["commonStructs"] = structs
-    return RecordFormat(raw)
-
-
-_TOPIC_PARTITIONS = [_field("TopicId", "uuid"), _field("Partitions", "[]int32")]
+_TOPIC_PARTITIONS = [schema_field("TopicId", "uuid"), schema_field("Partitions", "[]int32")]
 
 KEYS = {
-    MEMBER_METADATA: _key("ShareGroupMemberMetadataKey", MEMBER_METADATA, True),
-    GROUP_METADATA: _key("ShareGroupMetadataKey", GROUP_METADATA, False),
-    TARGET_ASSIGNMENT_METADATA: _key("ShareGroupTargetAssignmentMetadataKey", TARGET_ASSIGNMENT_METADATA, False),
-    TARGET_ASSIGNMENT_MEMBER: _key("ShareGroupTargetAssignmentMemberKey", TARGET_ASSIGNMENT_MEMBER, True),
-    CURRENT_MEMBER_ASSIGNMENT: _key("ShareGroupCurrentMemberAssignmentKey", CURRENT_MEMBER_ASSIGNMENT, True),
-    STATE_PARTITION_METADATA: _key("ShareGroupStatePartitionMetadataKey", STATE_PARTITION_METADATA, False),
+    MEMBER_METADATA: record_type_key("ShareGroupMemberMetadataKey", MEMBER_METADATA, "GroupId", "MemberId"),
+    GROUP_METADATA: record_type_key("ShareGroupMetadataKey", GROUP_METADATA, "GroupId"),
+    TARGET_ASSIGNMENT_METADATA: record_type_key(
+        "ShareGroupTargetAssignmentMetadataKey", TARGET_ASSIGNMENT_METADATA, "GroupId"
+    ),
+    TARGET_ASSIGNMENT_MEMBER: record_type_key(
+        "ShareGroupTargetAssignmentMemberKey", TARGET_ASSIGNMENT_MEMBER, "GroupId", "MemberId"
+    ),
+    CURRENT_MEMBER_ASSIGNMENT: record_type_key(
+        "ShareGroupCurrentMemberAssignmentKey", CURRENT_MEMBER_ASSIGNMENT, "GroupId", "MemberId"
+    ),
+    STATE_PARTITION_METADATA: record_type_key(
+        "ShareGroupStatePartitionMetadataKey", STATE_PARTITION_METADATA, "GroupId"
+    ),
 }
-GroupMetadataValue = _value(
-    "ShareGroupMetadataValue", [_field("Epoch", "int32"), _field("MetadataHash", "int64", default=0)]
+GroupMetadataValue = flexible_value(
+    "ShareGroupMetadataValue", [schema_field("Epoch", "int32"), schema_field("MetadataHash", "int64", default=0)]
 )
-MemberMetadataValue = _value(
+MemberMetadataValue = flexible_value(
     "ShareGroupMemberMetadataValue",
     [
-        _field("RackId", "string", nullableVersions="0+"),
-        _field("ClientId", "string"),
-        _field("ClientHost", "string"),
-        _field("SubscribedTopicNames", "[]string"),
+        schema_field("RackId", "string", nullableVersions="0+"),
+        schema_field("ClientId", "string"),
+        schema_field("ClientHost", "string"),
+        schema_field("SubscribedTopicNames", "[]string"),
     ],
 )
-TargetAssignmentMetadataValue = _value("ShareGroupTargetAssignmentMetadataValue", [_field("AssignmentEpoch", "int32")])
-TargetAssignmentMemberValue = _value(
-    "ShareGroupTargetAssignmentMemberValue", [_field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS)]
+TargetAssignmentMetadataValue = flexible_value(
+    "ShareGroupTargetAssignmentMetadataValue", [schema_field("AssignmentEpoch", "int32")]
 )
-CurrentMemberAssignmentValue = _value(
+TargetAssignmentMemberValue = flexible_value(
+    "ShareGroupTargetAssignmentMemberValue",
+    [schema_field("TopicPartitions", "[]TopicPartition", fields=_TOPIC_PARTITIONS)],
+)
+CurrentMemberAssignmentValue = flexible_value(
     "ShareGroupCurrentMemberAssignmentValue",
     [
-        _field("MemberEpoch", "int32"),
-        _field("PreviousMemberEpoch", "int32"),
-        _field("State", "int8"),
-        _field("AssignedPartitions", "[]TopicPartitions"),
+        schema_field("MemberEpoch", "int32"),
+        schema_field("PreviousMemberEpoch", "int32"),
+        schema_field("State", "int8"),
+        schema_field("AssignedPartitions", "[]TopicPartitions"),
     ],
     [{"name": "TopicPartitions", "versions": "0+", "fields": _TOPIC_PARTITIONS}],
 )
-_TOPIC_PARTITIONS_INFO = [_field("TopicId", "uuid"), _field("TopicName", "string"), _field("Partitions", "[]int32")]
-StatePartitionMetadataValue = _value(
+_TOPIC_PARTITIONS_INFO = [
+    schema_field("TopicId", "uuid"),
+    schema_field("TopicName", "string"),
+    schema_field("Partitions", "[]int32"),
+]
+StatePartitionMetadataValue = flexible_value(
     "ShareGroupStatePartitionMetadataValue",
     [
-        _field("InitializingTopics", "[]TopicPartitionsInfo"),
-        _field("InitializedTopics", "[]TopicPartitionsInfo"),
-        _field("DeletingTopics", "[]TopicInfo"),
+        schema_field("InitializingTopics", "[]TopicPartitionsInfo"),
+        schema_field("InitializedTopics", "[]TopicPartitionsInfo"),
+        schema_field("DeletingTopics", "[]TopicInfo"),
     ],
     [
         {"name": "TopicPartitionsInfo", "versions": "0+", "fields": _TOPIC_PARTITIONS_INFO},
-        {"name": "TopicInfo", "versions": "0+", "fields": [_field("TopicId", "uuid"), _field("TopicName", "string")]},
+        {
+            "name": "TopicInfo",
+            "versions": "0+",
+            "fields": [schema_field("TopicId", "uuid"), schema_field("TopicName", "string")],
+        },
     ],
 )
 
@@ -161,7 +152,7 @@ def key(record_type: int, group_id: str, member_id: str | None = None) -> bytes:
 
 def decode_key(data: bytes) -> ShareKey | None:
     """The key of a share group record; None for type 9 (no longer used) or other types."""
-    (record_type,) = struct.unpack_from(">h", data)
+    record_type = record_version(data)
     fmt = KEYS.get(record_type)
     if fmt is None:
         return None
@@ -172,13 +163,25 @@ def decode_key(data: bytes) -> ShareKey | None:
 # -- values ----------------------------------------------------------------------------------
 
 
+def _topic_partitions(struct_cls: Any, assignment: Assignment) -> list[Any]:
+    """An assignment as the records' TopicPartitions structs, topics and partitions in order."""
+    return [
+        struct_cls(topic_id=topic_id, partitions=sorted(partitions))
+        for topic_id, partitions in sorted(assignment.items())
+    ]
+
+
+def _assignment(topic_partitions: list[Any]) -> Assignment:
+    return {tp.topic_id: frozenset(tp.partitions) for tp in topic_partitions}
+
+
 def group_metadata_value(epoch: int, metadata_hash: int) -> bytes:
     fmt = GroupMetadataValue
     return fmt.encode(fmt.cls(epoch=epoch, metadata_hash=metadata_hash), VALUE_VERSION)
 
 
 def decode_group_metadata(data: bytes) -> tuple[int, int]:
-    value = GroupMetadataValue.decode(data, _version(data))
+    value = GroupMetadataValue.decode(data, record_version(data))
     return value.epoch, value.metadata_hash
 
 
@@ -196,7 +199,7 @@ def member_metadata_value(member: MemberMetadata) -> bytes:
 
 
 def decode_member_metadata(data: bytes) -> MemberMetadata:
-    value = MemberMetadataValue.decode(data, _version(data))
+    value = MemberMetadataValue.decode(data, record_version(data))
     return MemberMetadata(value.rack_id, value.client_id, value.client_host, tuple(value.subscribed_topic_names))
 
 
@@ -206,25 +209,20 @@ def target_assignment_metadata_value(assignment_epoch: int) -> bytes:
 
 
 def decode_target_assignment_metadata(data: bytes) -> int:
-    return int(TargetAssignmentMetadataValue.decode(data, _version(data)).assignment_epoch)
+    return int(TargetAssignmentMetadataValue.decode(data, record_version(data)).assignment_epoch)
 
 
 def target_assignment_member_value(assignment: Assignment) -> bytes:
     fmt = TargetAssignmentMemberValue
     return fmt.encode(
-        fmt.cls(
-            topic_partitions=[
-                fmt.cls.TopicPartition(topic_id=topic_id, partitions=sorted(partitions))
-                for topic_id, partitions in sorted(assignment.items())
-            ]
-        ),
+        fmt.cls(topic_partitions=_topic_partitions(fmt.cls.TopicPartition, assignment)),
         VALUE_VERSION,
     )
 
 
 def decode_target_assignment_member(data: bytes) -> Assignment:
-    value = TargetAssignmentMemberValue.decode(data, _version(data))
-    return {tp.topic_id: frozenset(tp.partitions) for tp in value.topic_partitions}
+    value = TargetAssignmentMemberValue.decode(data, record_version(data))
+    return _assignment(value.topic_partitions)
 
 
 def current_assignment_value(current: CurrentAssignment) -> bytes:
@@ -234,21 +232,18 @@ def current_assignment_value(current: CurrentAssignment) -> bytes:
             member_epoch=current.member_epoch,
             previous_member_epoch=current.previous_member_epoch,
             state=MEMBER_STATE_STABLE,
-            assigned_partitions=[
-                fmt.cls.TopicPartitions(topic_id=topic_id, partitions=sorted(partitions))
-                for topic_id, partitions in sorted(current.assigned.items())
-            ],
+            assigned_partitions=_topic_partitions(fmt.cls.TopicPartitions, current.assigned),
         ),
         VALUE_VERSION,
     )
 
 
 def decode_current_assignment(data: bytes) -> CurrentAssignment:
-    value = CurrentMemberAssignmentValue.decode(data, _version(data))
+    value = CurrentMemberAssignmentValue.decode(data, record_version(data))
     return CurrentAssignment(
         value.member_epoch,
         value.previous_member_epoch,
-        {tp.topic_id: frozenset(tp.partitions) for tp in value.assigned_partitions},
+        _assignment(value.assigned_partitions),
     )
 
 
@@ -274,7 +269,7 @@ def state_partitions_value(state: StatePartitions) -> bytes:
 
 
 def decode_state_partitions(data: bytes) -> StatePartitions:
-    value = StatePartitionMetadataValue.decode(data, _version(data))
+    value = StatePartitionMetadataValue.decode(data, record_version(data))
     names = {t.topic_id: t.topic_name for t in [*value.initializing_topics, *value.initialized_topics]}
     names.update({t.topic_id: t.topic_name for t in value.deleting_topics})
     return StatePartitions(
@@ -283,7 +278,3 @@ def decode_state_partitions(data: bytes) -> StatePartitions:
         frozenset(t.topic_id for t in value.deleting_topics),
         names,
     )
-
-
-def _version(data: bytes) -> int:
-    return int(struct.unpack_from(">h", data)[0])
