@@ -13,6 +13,12 @@ through Describe/AlterUserScramCredentials. What the tools' client (librdkafka) 
 ToolError naming it: client quotas (users' and clients' quota configs), broker loggers, and the
 cluster-wide broker default as a resource of its own (`--entity-default` for brokers is described
 from a live broker's DYNAMIC_DEFAULT_BROKER_CONFIG entries, and cannot be altered).
+
+Groups as Kafka 4's tool: a named group is described (without --all) when the cluster lists it or
+it has configs of its own, else "The group 'g' doesn't exist and doesn't have dynamic config.";
+without a name, every group the cluster lists (ListGroups v5 of `group_protocol`, all types; over
+SASL the tools' client's listing, classic and consumer groups only). Groups that have configs but
+are not listed are not found without their name (Kafka's tool also asks ListConfigResources).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ import sys
 from typing import Any
 
 from ..common.java_order import hash_map_order, string_hash
+from . import group_protocol
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -33,7 +40,7 @@ from .admin_support import (
     print_json,
     wait,
 )
-from .client_config import ToolError, add_common_arguments, read_properties, run_tool
+from .client_config import ToolError, add_common_arguments, client_settings, read_properties, run_tool
 
 ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips", "groups")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
@@ -234,7 +241,7 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
     if entity_type == "groups" and name is not None and not args.all and not _group_exists(admin, args, name):
         _text(args, f"The {singular} '{name}' doesn't exist and doesn't have dynamic config.")
         return {"entities": []}
-    names = [name] if name is not None else _all_names(admin, entity_type)
+    names = [name] if name is not None else _all_names(admin, args, entity_type)
     described = []
     for entity in names:
         if entity == "":
@@ -273,28 +280,35 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
     return {"entities": described}
 
 
-def _all_names(admin: Any, entity_type: str) -> list[str]:
+def _all_names(admin: Any, args: argparse.Namespace, entity_type: str) -> list[str]:
     if entity_type == "topics":  # in the order of the HashSet Kafka's tool lists them in
         return hash_map_order(sorted(list_topic_names(admin)), string_hash)
     if entity_type == "groups":
-        return hash_map_order(sorted(_group_ids(admin)), string_hash)
+        return hash_map_order(sorted(_group_ids(admin, args)), string_hash)
     return [str(node.id) for node in wait(admin.describe_cluster()).nodes] + [""]
 
 
 # --- groups ----------------------------------------------------------------------------------------
 
 
-def _group_ids(admin: Any) -> list[str]:
-    """The id of every group the cluster lists (ListGroups, all types)."""
-    listed = wait(admin.list_consumer_groups())
-    return [group.group_id for group in listed.valid]
+def _group_ids(admin: Any, args: argparse.Namespace) -> list[str]:
+    """The id of every group the cluster lists, of every type (ListGroups v5 asked of each broker).
+
+    Over SASL, which the tools' own group requests do not speak, the tools' client lists the
+    classic and consumer groups only."""
+    settings = client_settings(args.bootstrap_server, args.command_config)
+    if str(settings.config.get("security.protocol", "PLAINTEXT")).upper().startswith("SASL"):
+        return [group.group_id for group in wait(admin.list_consumer_groups()).valid]
+    brokers = [(str(node.host), int(node.port)) for node in wait(admin.describe_cluster()).nodes]
+    listed = group_protocol.list_groups(settings.config, brokers, settings.api_timeout_s)
+    return [group.group_id for group in listed]
 
 
 def _group_exists(admin: Any, args: argparse.Namespace, name: str) -> bool:
     """Whether Kafka's tool would describe the group: it is listed, or it is a group config
     resource, that is it has configs of its own (dynamic group configs)."""
     try:
-        if name in _group_ids(admin):
+        if name in _group_ids(admin, args):
             return True
         return bool(resource_entries(admin, "groups", name, describe_all=False))
     except ToolError:
