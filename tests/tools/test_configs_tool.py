@@ -156,8 +156,10 @@ def test_group_configs_are_added_described_and_deleted(broker, pykbroker):
     assert (added.status, added.out) == (0, f"Completed updating config for group {group}.\n")
     assert group_configs(broker, pykbroker, "--describe", *common).out.splitlines() == [
         f"Dynamic configs for group {group} are:",
-        "  consumer.session.timeout.ms=50000 sensitive=false synonyms={}",
-        "  share.auto.offset.reset=earliest sensitive=false synonyms={}",
+        "  consumer.session.timeout.ms=50000 sensitive=false "
+        "synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000}",
+        "  share.auto.offset.reset=earliest sensitive=false "
+        "synonyms={DYNAMIC_GROUP_CONFIG:share.auto.offset.reset=earliest}",
     ]
 
     deleted = group_configs(
@@ -165,7 +167,8 @@ def test_group_configs_are_added_described_and_deleted(broker, pykbroker):
     )
     assert (deleted.status, deleted.out) == (0, f"Completed updating config for group {group}.\n")
     assert group_configs(broker, pykbroker, "--describe", "--group", group).out.splitlines()[1:] == [
-        "  consumer.session.timeout.ms=50000 sensitive=false synonyms={}"
+        "  consumer.session.timeout.ms=50000 sensitive=false "
+        "synonyms={DYNAMIC_GROUP_CONFIG:consumer.session.timeout.ms=50000}"
     ]
 
 
