@@ -5,10 +5,10 @@ may override, their types, their defaults from the broker's config and their val
     validate_group_configs({"share.auto.offset.reset": "earliest"}, broker_config)   # KafkaError
     entries = describe_group_configs(overrides, broker_config)
 
-A key set on the group is reported with source GROUP_CONFIG, the others with their default
-(DEFAULT_CONFIG). Validation raises INVALID_CONFIG with Kafka's messages: an unknown key, a value
-of the wrong type, a timeout outside the broker's bounds, a heartbeat interval not below the
-session timeout.
+A key set on the group is reported with source GROUP_CONFIG (and that value as its one synonym),
+the others with their default (DEFAULT_CONFIG, no synonyms). Validation raises INVALID_CONFIG with
+Kafka's messages: an unknown key, a value of the wrong type, a timeout outside the broker's bounds,
+a heartbeat interval not below the session timeout.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ..protocol.errors import ErrorCode, KafkaError
 from .broker import BrokerConfig
-from .describe import ConfigEntry
+from .describe import ConfigEntry, ConfigSynonym
 from .types import ConfigSource, ConfigType
 
 CONSUMER_SESSION_TIMEOUT = "consumer.session.timeout.ms"
@@ -152,16 +152,15 @@ def _validate_value(key: GroupConfigKey, value: str, broker: BrokerConfig) -> No
 
 
 def describe_group_configs(overrides: Mapping[str, str], broker: BrokerConfig) -> list[ConfigEntry]:
-    """DescribeConfigs' entries for one group, in the order of Kafka's GroupConfig keys."""
-    return [
-        ConfigEntry(
-            name=name,
-            value=overrides.get(name, key.default(broker)),
-            source=ConfigSource.GROUP_CONFIG if name in overrides else ConfigSource.DEFAULT_CONFIG,
-            is_sensitive=False,
-            read_only=False,
-            synonyms=(),
-            type=key.type,
-        )
-        for name, key in sorted(GROUP_CONFIGS.items())
-    ]
+    """DescribeConfigs' entries for one group, in the order of Kafka's GroupConfig keys. A key the
+    group sets has that value as its synonym (source GROUP_CONFIG), as Kafka reports it."""
+    return [_group_entry(name, key, overrides, broker) for name, key in sorted(GROUP_CONFIGS.items())]
+
+
+def _group_entry(name: str, key: GroupConfigKey, overrides: Mapping[str, str], broker: BrokerConfig) -> ConfigEntry:
+    if name in overrides:
+        value, source = overrides[name], ConfigSource.GROUP_CONFIG
+        synonyms: tuple[ConfigSynonym, ...] = (ConfigSynonym(name, value, source),)
+    else:
+        value, source, synonyms = key.default(broker), ConfigSource.DEFAULT_CONFIG, ()
+    return ConfigEntry(name, value, source, is_sensitive=False, read_only=False, synonyms=synonyms, type=key.type)

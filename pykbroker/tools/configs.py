@@ -5,12 +5,20 @@
         --add-config log.cleaner.threads=2,listener.security.protocol.map=[A:PLAINTEXT,B:SSL]
     pykbroker configs --bootstrap-server HOST:PORT --alter --entity-type users --entity-name alice \\
         --add-config 'SCRAM-SHA-512=[iterations=8192,password=alice-secret]'
+    pykbroker configs --bootstrap-server HOST:PORT --alter --group g --add-config consumer.session.timeout.ms=50000
 
-Topics and brokers go through DescribeConfigs and IncrementalAlterConfigs, users' SCRAM credentials
+Topics, brokers and groups (Kafka 4's GROUP config resource) go through DescribeConfigs and
+IncrementalAlterConfigs, users' SCRAM credentials
 through Describe/AlterUserScramCredentials. What the tools' client (librdkafka) cannot express is a
 ToolError naming it: client quotas (users' and clients' quota configs), broker loggers, and the
 cluster-wide broker default as a resource of its own (`--entity-default` for brokers is described
 from a live broker's DYNAMIC_DEFAULT_BROKER_CONFIG entries, and cannot be altered).
+
+Groups as Kafka 4's tool: a named group is described (without --all) when the cluster lists it or
+it has configs of its own, else "The group 'g' doesn't exist and doesn't have dynamic config.";
+without a name, every group the cluster lists (ListGroups v5 of `group_protocol`, all types; over
+SASL the tools' client's listing, classic and consumer groups only). Groups that have configs but
+are not listed are not found without their name (Kafka's tool also asks ListConfigResources).
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import sys
 from typing import Any
 
 from ..common.java_order import hash_map_order, string_hash
+from . import group_protocol
 from .admin_support import (
     add_output_argument,
     admin_client,
@@ -31,9 +40,9 @@ from .admin_support import (
     print_json,
     wait,
 )
-from .client_config import ToolError, add_common_arguments, read_properties, run_tool
+from .client_config import ToolError, add_common_arguments, client_settings, read_properties, run_tool
 
-ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips")
+ENTITY_TYPES = ("topics", "clients", "users", "brokers", "broker-loggers", "ips", "groups")
 SCRAM_MECHANISMS = ("SCRAM-SHA-256", "SCRAM-SHA-512")
 DEFAULT_SCRAM_ITERATIONS = 4096
 MIN_SCRAM_ITERATIONS = 4096
@@ -51,23 +60,31 @@ SOURCE_NAMES = {
     7: "DYNAMIC_CLIENT_METRICS_CONFIG",
     8: "DYNAMIC_GROUP_CONFIG",
 }
-DYNAMIC_SOURCE = {"topics": 1, "brokers": 2}
+DYNAMIC_SOURCE = {"topics": 1, "brokers": 2, "groups": 8}
 DEFAULT_BROKER_SOURCE = 3
-ENTITY_SHORTCUTS = (("topic", "topics"), ("broker", "brokers"), ("user", "users"), ("client", "clients"))
+ENTITY_SHORTCUTS = (
+    ("topic", "topics"),
+    ("broker", "brokers"),
+    ("user", "users"),
+    ("client", "clients"),
+    ("group", "groups"),
+)
 DEFAULT_SHORTCUTS = (("broker_defaults", "brokers"), ("user_defaults", "users"), ("client_defaults", "clients"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pykbroker configs",
-        description="Change configs for topics, clients, users, brokers or broker-loggers dynamically.",
+        description="Change configs for topics, clients, users, brokers, broker-loggers or groups dynamically.",
     )
     add_common_arguments(parser)
     parser.add_argument("--describe", action="store_true", help="List configs for the given entity.")
     parser.add_argument("--alter", action="store_true", help="Alter the configuration for the entity.")
     parser.add_argument("--all", action="store_true", help="List all configs for the given entity, static ones too.")
     parser.add_argument("--entity-type", action="append", default=[], choices=ENTITY_TYPES, help="Type of entity.")
-    parser.add_argument("--entity-name", action="append", default=[], help="Name of entity (topic, broker id, user).")
+    parser.add_argument(
+        "--entity-name", action="append", default=[], help="Name of entity (topic, broker id, user, group id)."
+    )
     parser.add_argument("--entity-default", action="store_true", help="Default entity name for brokers/users/clients.")
     parser.add_argument(
         "--add-config", help="Key Value pairs of configs to add: 'k1=v1,k2=[v1,v2,v2],k3=v3' (brackets group commas)."
@@ -84,6 +101,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--user-defaults", action="store_true", help="The config defaults for all users.")
     parser.add_argument("--client", help="The client's ID.")
     parser.add_argument("--client-defaults", action="store_true", help="The config defaults for all clients.")
+    parser.add_argument("--group", help="The group's ID.")
     add_output_argument(parser)
     return parser
 
@@ -109,7 +127,18 @@ def entity_of(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tupl
         raise ToolError("Only one entity type at a time is supported by pykbroker configs")
     if len(names) > 1:
         raise ToolError("More entity names specified than entity types")
-    return types[0], names[0] if names else None
+    name = names[0] if names else None
+    if types[0] == "groups":
+        check_group_entity(args, name)
+    return types[0], name
+
+
+def check_group_entity(args: argparse.Namespace, name: str | None) -> None:
+    """Kafka 4's checks of a groups entity: no default group, and a name to alter."""
+    if args.describe and args.entity_default:
+        raise ToolError("--entity-default must not be specified with --describe of groups")
+    if args.alter and not name:
+        raise ToolError("An entity name must be specified with --alter of groups")
 
 
 def check_arguments(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
@@ -155,7 +184,10 @@ def parse_configs_to_delete(values: list[str]) -> list[str]:
 
 
 def config_resource(entity_type: str, name: str) -> Any:
-    from confluent_kafka.admin import ConfigResource
+    from confluent_kafka.admin import ConfigResource, ResourceType
+
+    if entity_type == "groups":
+        return ConfigResource(ResourceType.GROUP, name)
 
     if entity_type == "brokers":
         if name == "":
@@ -206,7 +238,10 @@ def _value(value: str | None) -> str:
 
 def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, name: str | None) -> dict:
     singular = entity_type[:-1]
-    names = [name] if name is not None else _all_names(admin, entity_type)
+    if entity_type == "groups" and name is not None and not args.all and not _group_exists(admin, args, name):
+        _text(args, f"The {singular} '{name}' doesn't exist and doesn't have dynamic config.")
+        return {"entities": []}
+    names = [name] if name is not None else _all_names(admin, args, entity_type)
     described = []
     for entity in names:
         if entity == "":
@@ -245,10 +280,41 @@ def describe_resources(admin: Any, args: argparse.Namespace, entity_type: str, n
     return {"entities": described}
 
 
-def _all_names(admin: Any, entity_type: str) -> list[str]:
+def _all_names(admin: Any, args: argparse.Namespace, entity_type: str) -> list[str]:
     if entity_type == "topics":  # in the order of the HashSet Kafka's tool lists them in
         return hash_map_order(sorted(list_topic_names(admin)), string_hash)
+    if entity_type == "groups":
+        return hash_map_order(sorted(_group_ids(admin, args)), string_hash)
     return [str(node.id) for node in wait(admin.describe_cluster()).nodes] + [""]
+
+
+# --- groups ----------------------------------------------------------------------------------------
+
+
+def _group_ids(admin: Any, args: argparse.Namespace) -> list[str]:
+    """The id of every group the cluster lists, of every type (ListGroups v5 asked of each broker).
+
+    Over SASL, which the tools' own group requests do not speak, the tools' client lists the
+    classic and consumer groups only."""
+    settings = client_settings(args.bootstrap_server, args.command_config)
+    if str(settings.config.get("security.protocol", "PLAINTEXT")).upper().startswith("SASL"):
+        return [group.group_id for group in wait(admin.list_consumer_groups()).valid]
+    brokers = [(str(node.host), int(node.port)) for node in wait(admin.describe_cluster()).nodes]
+    listed = group_protocol.list_groups(settings.config, brokers, settings.api_timeout_s)
+    return [group.group_id for group in listed]
+
+
+def _group_exists(admin: Any, args: argparse.Namespace, name: str) -> bool:
+    """Whether Kafka's tool would describe the group: it is listed, or it is a group config
+    resource, that is it has configs of its own (dynamic group configs)."""
+    try:
+        if name in _group_ids(admin, args):
+            return True
+        return bool(resource_entries(admin, "groups", name, describe_all=False))
+    except ToolError:
+        raise
+    except Exception as error:
+        raise config_error(args, error) from None
 
 
 def alter_resource(admin: Any, args: argparse.Namespace, entity_type: str, name: str) -> None:
