@@ -135,8 +135,9 @@ def assert_memory_bounded(target: FuzzTarget) -> None:
 def test_hostile_requests_of_every_api_on_plaintext(target):
     fuzz(target, "PLAINTEXT", hostile_request(target).map(lambda frame: [frame]), examples=650, share=0.3)
     # most hostile requests are well-formed enough to reach their handler: a fuzzer whose requests
-    # were all refused at the door would test nothing
-    assert len(target.answered_apis) >= 0.75 * len(target.advertised), sorted(target.answered_apis)
+    # were all refused at the door would test nothing (about ten requests an API: by chance a few
+    # APIs see only requests malformed enough to close the connection)
+    assert len(target.answered_apis) >= 2 / 3 * len(target.advertised), sorted(target.answered_apis)
 
 
 def test_unserved_apis_and_versions_on_plaintext(target):
