@@ -1,0 +1,38 @@
+"""The partition tests' cluster: one per system for a whole test module (ZooKeeper and three
+brokers in network namespaces, see `cluster.py`), skipped where namespaces, nftables, Java or
+Kafka are missing, always torn down (processes, namespaces, data)."""
+
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from compat import realkafka
+from pykbroker.testkit.zookeeper import zookeeper_available
+
+from .cluster import NamespacedCluster
+from .network import netns_supported
+
+
+def why_not(system: str) -> str | None:
+    reason = netns_supported()
+    if reason is None and not zookeeper_available():
+        reason = "needs java and ZooKeeper (Debian's zookeeper package; make system-deps)"
+    if reason is None and system == "kafka":
+        reason = realkafka.unavailable()
+    return reason
+
+
+def partitioned_cluster(system: str):
+    """A module-scoped fixture: `system`'s cluster in namespaces."""
+
+    @pytest.fixture(scope="module")
+    def fixture():
+        reason = why_not(system)
+        if reason:
+            pytest.skip(reason)
+        directory = Path(tempfile.mkdtemp(prefix=f"netpart-{system}-"))
+        with NamespacedCluster.of(system, directory) as cluster:
+            yield cluster
+
+    return fixture

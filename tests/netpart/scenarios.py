@@ -1,0 +1,181 @@
+"""The network-partition scenarios, each run the same way on either system's `NamespacedCluster`:
+a fresh topic whose two partitions are led by the broker the scenario hits, an idempotent
+producer, a transactional producer and a read_committed consumer group recording a `History`,
+then cut -> hold -> heal, a wait until the cluster healed by itself (every broker registered,
+every ISR full, every workload getting through again), and the check of the history against the
+final read.
+
+    run_scenario(cluster, SCENARIOS["leader_cut_from_followers"])
+
+Roles are chosen from the cluster as it is when the scenario starts (leadership moves from one
+scenario to the next): the `controller`, and a `victim` (the controller itself, or a broker that
+is not the controller) that leads the scenario's topic, its two `followers` being the others.
+
+A hold lasts `HOLD_S`: a few seconds beyond the ZooKeeper session timeout (6 s), which is beyond
+the replica lag time (3 s), so that every timeout the scenario is about has fired before the heal.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from confluent_kafka.admin import AdminClient, NewTopic
+
+from tests.history import History, READ_COMMITTED, READ_UNCOMMITTED, check, final_read, queue_workloads, running, wait_for_progress
+
+from .cluster import BROKER_IDS, SESSION_TIMEOUT_MS, NamespacedCluster
+from .network import CLIENT
+
+HOLD_S = SESSION_TIMEOUT_MS / 1000 + 2.5
+FLAP_PERIOD_S = 1.0
+HEAL_TIMEOUT_S = 90.0
+PARTITIONS = 2
+
+
+@dataclass(frozen=True)
+class Roles:
+    controller: int
+    victim: int
+    followers: tuple[int, int]
+
+    def describe(self) -> str:
+        return f"controller {self.controller}, victim {self.victim}, followers {self.followers}"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """`fault` applies the partition (for `hold` seconds, done by `run_scenario` unless the fault
+    holds by itself); `victim_is_controller` picks the victim."""
+
+    name: str
+    what: str
+    fault: Callable[[NamespacedCluster, Roles, History], None]
+    victim_is_controller: bool = False
+
+
+def node(broker_id: int) -> str:
+    return NamespacedCluster.node(broker_id)
+
+
+def cut_leader_from_followers(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
+    for follower in roles.followers:
+        cluster.network.cut(node(roles.victim), node(follower))
+    time.sleep(HOLD_S)
+
+
+def cut_leader_from_zookeeper(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
+    cluster.network.cut(node(roles.victim), "zk")
+    time.sleep(HOLD_S)
+
+
+def isolate_follower(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
+    """The victim leads the topic; the follower cut off is the one that is not the controller."""
+    follower = next(f for f in roles.followers if f != roles.controller)
+    history.note(f"isolating follower {follower}")
+    cluster.network.isolate(node(follower))
+    time.sleep(HOLD_S)
+
+
+def isolate_controller(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
+    cluster.network.isolate(node(roles.victim))
+    time.sleep(HOLD_S)
+
+
+def flap_leader(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
+    """The leader's links to ZooKeeper and its followers go down and up every `FLAP_PERIOD_S`,
+    while a fifth of the packets between it and the clients are lost."""
+    victim = node(roles.victim)
+    deadline = time.monotonic() + HOLD_S
+    down = False
+    while time.monotonic() < deadline:
+        down = not down
+        if down:
+            cluster.network.isolate(victim, keep=(CLIENT,))
+            cluster.network.lose(victim, CLIENT, 20)
+        else:
+            cluster.network.heal()
+        history.note(f"flap: broker {roles.victim} {'cut' if down else 'joined'}")
+        time.sleep(FLAP_PERIOD_S)
+
+
+SCENARIOS = {
+    scenario.name: scenario
+    for scenario in [
+        Scenario("leader_cut_from_followers",
+                 "the leader cut from both followers, still reaching ZooKeeper and the clients",
+                 cut_leader_from_followers),
+        Scenario("leader_cut_from_zookeeper",
+                 "the leader cut from ZooKeeper, still reaching the other brokers and the clients",
+                 cut_leader_from_zookeeper),
+        Scenario("follower_isolated", "one follower cut from everything", isolate_follower),
+        Scenario("controller_isolated", "the controller (also the topic's leader) cut from everything",
+                 isolate_controller, victim_is_controller=True),
+        Scenario("flapping_leader", "the leader's links to ZooKeeper and the followers flapping, "
+                 "20 % loss to the clients", flap_leader),
+    ]
+}
+
+
+def choose_roles(cluster: NamespacedCluster, victim_is_controller: bool) -> Roles:
+    controller = cluster.controller()
+    victim = controller if victim_is_controller else min(b for b in BROKER_IDS if b != controller)
+    others = [b for b in BROKER_IDS if b != victim]
+    return Roles(controller, victim, (others[0], others[1]))
+
+
+def create_led_topic(cluster: NamespacedCluster, topic: str, roles: Roles) -> None:
+    """`PARTITIONS` partitions with three replicas, the victim first (their preferred leader)."""
+    first, second = roles.followers
+    assignment = [[roles.victim, first, second], [roles.victim, second, first]][:PARTITIONS]
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    futures = admin.create_topics([NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)], request_timeout=30)
+    futures[topic].result(60)
+    wait_until(lambda: all(cluster.leader(topic, p) == roles.victim for p in range(PARTITIONS)),
+               f"broker {roles.victim} leading {topic}", 60)
+
+
+def wait_until(condition: Callable[[], object], what: str, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"no {what} within {timeout:g} s")
+        time.sleep(0.2)
+
+
+def wait_until_healed(cluster: NamespacedCluster, topic: str) -> None:
+    deadline = time.monotonic() + HEAL_TIMEOUT_S
+    while problems := cluster.unhealed([topic]):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{cluster.system} did not heal within {HEAL_TIMEOUT_S:g} s: {problems}")
+        time.sleep(0.2)
+
+
+def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
+    """Workloads through cut -> hold -> heal; AssertionError when the cluster does not heal or
+    the history shows an anomaly."""
+    cluster.network.heal()
+    wait_until_healed(cluster, "")
+    roles = choose_roles(cluster, scenario.victim_is_controller)
+    topic = f"netpart-{scenario.name}"
+    create_led_topic(cluster, topic, roles)
+    history = History()
+    workloads = queue_workloads(history, cluster.bootstrap, topic, group=f"{topic}-group",
+                                consumers=2, churn_every=None)
+    with running(*workloads):
+        wait_for_progress(workloads)
+        history.note(f"fault: {scenario.what} ({roles.describe()})")
+        try:
+            scenario.fault(cluster, roles, history)
+        finally:
+            cluster.network.heal()
+            history.note("healed: every link whole")
+        wait_until_healed(cluster, topic)
+        history.note("cluster healed: every ISR full")
+        wait_for_progress(workloads, timeout=HEAL_TIMEOUT_S)
+        history.note("every workload getting through again")
+    committed = final_read(cluster.bootstrap, topic, READ_COMMITTED)
+    uncommitted = final_read(cluster.bootstrap, topic, READ_UNCOMMITTED)
+    verdict = check(history, committed, uncommitted)
+    assert verdict.ok, f"{cluster.system}, {scenario.what}:\n{verdict.summary()}"
