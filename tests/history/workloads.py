@@ -32,7 +32,6 @@ _NEVER_WRITTEN = frozenset(
     {
         KafkaError._PURGE_QUEUE,
         KafkaError.MSG_SIZE_TOO_LARGE,
-        KafkaError._MSG_SIZE_TOO_LARGE,
         KafkaError.TOPIC_AUTHORIZATION_FAILED,
         KafkaError.INVALID_RECORD,
     }
