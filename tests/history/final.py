@@ -126,7 +126,7 @@ def _read_to_end(consumer: Consumer, partitions: list[TopicPartition], log: Fina
         if time.monotonic() > deadline:
             missing = sorted(wanted - at_end)
             raise AssertionError(f"final read ({log.isolation}): no end reached for {missing}; read {len(log)}")
-        for message in consumer.consume(num_messages=500, timeout=0.5):
+        for message in consumer.consume(num_messages=500, timeout=0.1):
             key = (message.topic(), message.partition())
             error = message.error()
             if error is None:
@@ -137,6 +137,10 @@ def _read_to_end(consumer: Consumer, partitions: list[TopicPartition], log: Fina
 
 
 def _high_watermark(consumer: Consumer, partition: TopicPartition, deadline: float) -> int:
+    """The high watermark the last fetch saw (the reading just reached it), else asked for."""
+    _, seen = consumer.get_watermark_offsets(partition, cached=True)
+    if seen >= 0:
+        return int(seen)
     while True:
         try:
             _, high = consumer.get_watermark_offsets(partition, timeout=5, cached=False)

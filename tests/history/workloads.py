@@ -410,7 +410,8 @@ class ConsumerMember(Workload):
         try:
             committed = consumer.commit(asynchronous=False) or []
         except KafkaException as failure:
-            self._error(f"commit: {_text(failure)}")
+            if _error_of(failure).code() != KafkaError._NO_OFFSET:  # nothing new to commit
+                self._error(f"commit: {_text(failure)}")
             return
         for position in committed:
             if position.error is None and position.offset >= 0:
@@ -610,11 +611,14 @@ def _produce(
 
 def _drain(producer: Producer, error: Callable[[str], None], timeout: float = 30.0) -> None:
     """Deliver what is in flight; purge what never left the queue (reported never written)."""
-    left = producer.flush(timeout)
-    if left:
-        error(f"{left} records undelivered after {timeout} s, purging the queue")
-        producer.purge(in_queue=True, in_flight=False)
-        producer.flush(5)
+    try:
+        left = producer.flush(timeout)
+        if left:
+            error(f"{left} records undelivered after {timeout} s, purging the queue")
+            producer.purge(in_queue=True, in_flight=False)
+            producer.flush(5)
+    except KafkaException as failure:  # a fatal error of the producer: nothing more to deliver
+        error(f"flush: {_text(failure)}")
 
 
 def _error_of(failure: KafkaException) -> KafkaError:
