@@ -91,8 +91,7 @@ class Polled(Event):
 
     def describe(self) -> str:
         return (
-            f"{self.consumer} polled {self.value!r} at {self.topic}[{self.partition}]@{self.offset}"
-            f" ({self.isolation})"
+            f"{self.consumer} polled {self.value!r} at {self.topic}[{self.partition}]@{self.offset} ({self.isolation})"
         )
 
 
@@ -107,10 +106,7 @@ class Committed(Event):
     offset: int
 
     def describe(self) -> str:
-        return (
-            f"{self.consumer} ({self.group}) committed {self.topic}[{self.partition}]"
-            f" offset {self.offset}"
-        )
+        return f"{self.consumer} ({self.group}) committed {self.topic}[{self.partition}] offset {self.offset}"
 
 
 @dataclass(frozen=True)
@@ -195,14 +191,10 @@ class History:
             self._events.append(stamped)
             return stamped
 
-    def send_invoked(
-        self, workload: str, topic: str, value: str, *, transactional: bool = False
-    ) -> Event:
+    def send_invoked(self, workload: str, topic: str, value: str, *, transactional: bool = False) -> Event:
         return self.record(SendInvoked(workload, topic, value, transactional))
 
-    def send_acknowledged(
-        self, workload: str, topic: str, value: str, *, partition: int, offset: int
-    ) -> Event:
+    def send_acknowledged(self, workload: str, topic: str, value: str, *, partition: int, offset: int) -> Event:
         return self.record(SendAcknowledged(workload, topic, value, partition, offset))
 
     def send_failed(
@@ -228,9 +220,7 @@ class History:
     ) -> Event:
         return self.record(Polled(consumer, topic, partition, offset, value, isolation))
 
-    def committed(
-        self, group: str, consumer: str, topic: str, *, partition: int, offset: int
-    ) -> Event:
+    def committed(self, group: str, consumer: str, topic: str, *, partition: int, offset: int) -> Event:
         return self.record(Committed(group, consumer, topic, partition, offset))
 
     def txn_begun(self, workload: str, txn: int) -> Event:
@@ -250,9 +240,7 @@ class History:
     ) -> Event:
         return self.record(TxnAborted(workload, txn, tuple(values), deliberate, error))
 
-    def txn_indeterminate(
-        self, workload: str, txn: int, values: Sequence[str], *, error: str
-    ) -> Event:
+    def txn_indeterminate(self, workload: str, txn: int, values: Sequence[str], *, error: str) -> Event:
         return self.record(TxnIndeterminate(workload, txn, tuple(values), error))
 
     def note(self, text: str) -> Event:

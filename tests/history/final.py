@@ -9,10 +9,11 @@ history is checked against.
 from __future__ import annotations
 
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, TopicPartition
+from confluent_kafka import OFFSET_BEGINNING, Consumer, KafkaError, KafkaException, TopicPartition
 
 from .events import READ_COMMITTED
 
@@ -70,4 +71,85 @@ def final_read(
     `isolation` (read_committed or read_uncommitted), retrying through retriable errors until
     `timeout`. With read_committed it waits for the last stable offset to reach the high
     watermark (no open transaction left), so call it after every workload stopped."""
-    raise NotImplementedError
+    topics = [topic] if isinstance(topic, str) else list(topic)
+    deadline = time.monotonic() + timeout
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": f"final-read-{uuid.uuid4().hex[:8]}",
+            "isolation.level": isolation,
+            "enable.auto.commit": False,
+            "enable.partition.eof": True,
+            "auto.offset.reset": "earliest",
+            **(config or {}),
+        }
+    )
+    try:
+        partitions = _partitions(consumer, topics, deadline)
+        log = FinalLog(isolation)
+        _read_to_end(consumer, partitions, log, deadline)
+        for partition in partitions:
+            log.end_offsets[(partition.topic, partition.partition)] = _high_watermark(consumer, partition, deadline)
+        return log
+    finally:
+        consumer.close()
+
+
+def _partitions(consumer: Consumer, topics: list[str], deadline: float) -> list[TopicPartition]:
+    """Every partition of `topics`, once the metadata names them all with a leader."""
+    while True:
+        try:
+            metadata = consumer.list_topics(timeout=5)
+            found = [
+                TopicPartition(name, number, OFFSET_BEGINNING)
+                for name in topics
+                for number, partition in sorted(metadata.topics[name].partitions.items())
+                if partition.leader >= 0
+            ]
+            if all(name in metadata.topics and not metadata.topics[name].error for name in topics) and len(
+                found
+            ) == sum(len(metadata.topics[name].partitions) for name in topics):
+                return found
+        except (KafkaException, KeyError):
+            pass
+        if time.monotonic() > deadline:
+            raise AssertionError(f"final read: no leader for every partition of {topics}")
+        time.sleep(0.2)
+
+
+def _read_to_end(consumer: Consumer, partitions: list[TopicPartition], log: FinalLog, deadline: float) -> None:
+    """Consume from the start until every partition reported its end (partition EOF)."""
+    consumer.assign(partitions)
+    at_end: set[TopicPartitionKey] = set()
+    wanted = {(p.topic, p.partition) for p in partitions}
+    while at_end != wanted:
+        if time.monotonic() > deadline:
+            missing = sorted(wanted - at_end)
+            raise AssertionError(f"final read ({log.isolation}): no end reached for {missing}; read {len(log)}")
+        for message in consumer.consume(num_messages=500, timeout=0.1):
+            key = (message.topic(), message.partition())
+            error = message.error()
+            if error is None:
+                log.add(key[0], key[1], message.offset(), _decoded(message.value()))
+                at_end.discard(key)
+            elif error.code() == KafkaError._PARTITION_EOF:
+                at_end.add(key)
+
+
+def _high_watermark(consumer: Consumer, partition: TopicPartition, deadline: float) -> int:
+    """The high watermark the last fetch saw (the reading just reached it), else asked for."""
+    _, seen = consumer.get_watermark_offsets(partition, cached=True)
+    if seen >= 0:
+        return int(seen)
+    while True:
+        try:
+            _, high = consumer.get_watermark_offsets(partition, timeout=5, cached=False)
+            return int(high)
+        except KafkaException:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+def _decoded(value: object) -> str:
+    return value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)
