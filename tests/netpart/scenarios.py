@@ -23,7 +23,19 @@ from dataclasses import dataclass
 
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from tests.history import History, READ_COMMITTED, READ_UNCOMMITTED, check, final_read, queue_workloads, running, wait_for_progress
+from tests.history import (
+    READ_COMMITTED,
+    READ_UNCOMMITTED,
+    ConsumerGroupWorkload,
+    History,
+    IdempotentProducerWorkload,
+    TransactionalProducerWorkload,
+    Workload,
+    check,
+    final_read,
+    running,
+    wait_for_progress,
+)
 
 from .cluster import BROKER_IDS, SESSION_TIMEOUT_MS, NamespacedCluster
 from .network import CLIENT
@@ -152,6 +164,16 @@ def wait_until_healed(cluster: NamespacedCluster, topic: str) -> None:
         time.sleep(0.2)
 
 
+def scenario_workloads(history: History, bootstrap: str, topic: str) -> list[Workload]:
+    """An idempotent producer, a transactional producer (a transactional.id of its own) and a
+    read_committed group of two consumers, on `topic`."""
+    return [
+        IdempotentProducerWorkload(history, bootstrap, topic),
+        TransactionalProducerWorkload(history, bootstrap, topic, transactional_id=f"{topic}-txn"),
+        ConsumerGroupWorkload(history, bootstrap, topic, group=f"{topic}-group", members=2, churn_every=None),
+    ]
+
+
 def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
     """Workloads through cut -> hold -> heal; AssertionError when the cluster does not heal or
     the history shows an anomaly."""
@@ -161,8 +183,7 @@ def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
     topic = f"netpart-{scenario.name}"
     create_led_topic(cluster, topic, roles)
     history = History()
-    workloads = queue_workloads(history, cluster.bootstrap, topic, group=f"{topic}-group",
-                                consumers=2, churn_every=None)
+    workloads = scenario_workloads(history, cluster.bootstrap, topic)
     with running(*workloads):
         wait_for_progress(workloads)
         history.note(f"fault: {scenario.what} ({roles.describe()})")
