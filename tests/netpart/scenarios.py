@@ -148,6 +148,14 @@ def create_led_topic(cluster: NamespacedCluster, topic: str, roles: Roles) -> No
                f"broker {roles.victim} leading {topic}", 60)
 
 
+def observe(cluster: NamespacedCluster, topic: str) -> str:
+    """The controller and the topic's leaders and ISRs as ZooKeeper has them now."""
+    states = [cluster.partition_state(topic, partition) or {} for partition in range(PARTITIONS)]
+    partitions = "; ".join(f"[{p}] leader {state.get('leader')} isr {state.get('isr')}"
+                           for p, state in enumerate(states))
+    return f"controller {cluster.controller()}, brokers {cluster.registered()}, {topic} {partitions}"
+
+
 def wait_until(condition: Callable[[], object], what: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -189,6 +197,7 @@ def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
         history.note(f"fault: {scenario.what} ({roles.describe()})")
         try:
             scenario.fault(cluster, roles, history)
+            history.note(f"end of hold: {observe(cluster, topic)}")
         finally:
             cluster.network.heal()
             history.note("healed: every link whole")
@@ -199,4 +208,6 @@ def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
     committed = final_read(cluster.bootstrap, topic, READ_COMMITTED)
     uncommitted = final_read(cluster.bootstrap, topic, READ_UNCOMMITTED)
     verdict = check(history, committed, uncommitted)
+    print(f"{cluster.system} {scenario.name}: {verdict.summary()}")
+    print(history.dump(history.notes()))
     assert verdict.ok, f"{cluster.system}, {scenario.what}:\n{verdict.summary()}"
