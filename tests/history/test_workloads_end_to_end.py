@@ -30,7 +30,17 @@ from tests.history import (
 )
 
 TOPIC = "queue"
-SETTINGS = {"group.initial.rebalance.delay.ms": "0"}
+# few partitions of the internal topics, so that a fresh broker creates them quickly
+SETTINGS = {
+    "group.initial.rebalance.delay.ms": "0",
+    "offsets.topic.num.partitions": "3",
+    "transaction.state.log.num.partitions": "3",
+}
+
+
+class KafkaWithSettings(realkafka.KafkaBroker):
+    def extra_settings(self, port: int) -> dict[str, str]:
+        return SETTINGS
 
 
 @pytest.fixture(scope="module", params=["pykbroker", "kafka"])
@@ -40,7 +50,7 @@ def bootstrap(request, tmp_path_factory):
         reason = realkafka.unavailable()
         if reason:
             skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
-        with realkafka.KafkaBroker(tmp_path_factory.mktemp("kafka-history")) as kafka:
+        with KafkaWithSettings(tmp_path_factory.mktemp("kafka-history")) as kafka:
             yield kafka.bootstrap
     else:
         with EmbeddedBroker(SETTINGS) as broker:
