@@ -55,6 +55,8 @@ ACKED_BUT_TRUNCATED = "acked_but_truncated"
 WRITTEN_AFTER_FAILURE = "written_after_failure"
 COMMIT_BEYOND_END = "commit_beyond_end"
 
+_NOTES_SHOWN = 60
+
 ANOMALY_KINDS = (
     LOST,
     DUPLICATED,
@@ -113,8 +115,8 @@ class Verdict:
                 lines.append(f"{kind}: ... and {hidden} more")
         notes = [] if self.history is None else self.history.notes()
         if notes and not self.ok:
-            lines.append("notes:")
-            lines.extend("    " + format_event(note) for note in notes)
+            lines.append(f"notes (the last {min(len(notes), _NOTES_SHOWN)} of {len(notes)}):")
+            lines.extend("    " + format_event(note) for note in notes[-_NOTES_SHOWN:])
         return "\n".join(lines)
 
     def _context_lines(self, anomaly: Anomaly, context: int) -> list[str]:

@@ -277,10 +277,20 @@ class TransactionalProducerWorkload(Workload):
                 break
             producer.poll(0)
             self._sleep(self.pause)
+        self._await_deliveries(producer)
         abort = self.abort_every > 0 and txn % self.abort_every == 0
         usable = self._abort(producer, txn, values) if abort else self._commit(producer, txn, values)
         self._advance()
         return usable
+
+    def _await_deliveries(self, producer: Producer) -> None:
+        """Wait for the transaction's records to be acknowledged before ending it: an abort
+        while librdkafka still adds the partitions (the coordinator busy completing the previous
+        transaction) fails with INVALID_TXN_STATE, on Kafka as on pykbroker."""
+        try:
+            producer.flush(self.call_timeout)
+        except KafkaException as failure:
+            self._error(f"flush: {_text(failure)}")
 
     def _commit(self, producer: Producer, txn: int, values: list[str]) -> bool:
         deadline = time.monotonic() + 60
