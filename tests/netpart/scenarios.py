@@ -11,8 +11,9 @@ Roles are chosen from the cluster as it is when the scenario starts (leadership 
 scenario to the next): the `controller`, and a `victim` (the controller itself, or a broker that
 is not the controller) that leads the scenario's topic, its two `followers` being the others.
 
-A hold lasts `HOLD_S`: a few seconds beyond the ZooKeeper session timeout (6 s), which is beyond
-the replica lag time (3 s), so that every timeout the scenario is about has fired before the heal.
+A hold lasts a few seconds beyond the timeout the scenario is about, so that it has fired before
+the heal: the replica lag time (3 s, `LAG_HOLD_S`) when followers drop out of the ISR, the
+ZooKeeper session timeout (6 s, `SESSION_HOLD_S`) when a broker's session must expire.
 """
 
 from __future__ import annotations
@@ -37,11 +38,16 @@ from tests.history import (
     wait_for_progress,
 )
 
-from .cluster import BROKER_IDS, SESSION_TIMEOUT_MS, NamespacedCluster
+from .cluster import BROKER_IDS, REPLICA_LAG_MS, SESSION_TIMEOUT_MS, NamespacedCluster
 from .network import CLIENT
 
-HOLD_S = SESSION_TIMEOUT_MS / 1000 + 2.5
+MARGIN_S = 2.5
+LAG_HOLD_S = REPLICA_LAG_MS / 1000 + MARGIN_S
+SESSION_HOLD_S = SESSION_TIMEOUT_MS / 1000 + MARGIN_S
+FLAPS = 6
 FLAP_PERIOD_S = 1.0
+# the clients' own timeouts, short as the brokers' (Kafka's group.min.session.timeout.ms is 6 s)
+CONSUMER_CONFIG = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
 HEAL_TIMEOUT_S = 90.0
 PARTITIONS = 2
 
@@ -74,12 +80,12 @@ def node(broker_id: int) -> str:
 def cut_leader_from_followers(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
     for follower in roles.followers:
         cluster.network.cut(node(roles.victim), node(follower))
-    time.sleep(HOLD_S)
+    time.sleep(LAG_HOLD_S)
 
 
 def cut_leader_from_zookeeper(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
     cluster.network.cut(node(roles.victim), "zk")
-    time.sleep(HOLD_S)
+    time.sleep(SESSION_HOLD_S)
 
 
 def isolate_follower(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
@@ -87,21 +93,20 @@ def isolate_follower(cluster: NamespacedCluster, roles: Roles, history: History)
     follower = next(f for f in roles.followers if f != roles.controller)
     history.note(f"isolating follower {follower}")
     cluster.network.isolate(node(follower))
-    time.sleep(HOLD_S)
+    time.sleep(SESSION_HOLD_S)
 
 
 def isolate_controller(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
     cluster.network.isolate(node(roles.victim))
-    time.sleep(HOLD_S)
+    time.sleep(SESSION_HOLD_S)
 
 
 def flap_leader(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
-    """The leader's links to ZooKeeper and its followers go down and up every `FLAP_PERIOD_S`,
-    while a fifth of the packets between it and the clients are lost."""
+    """The leader's links to ZooKeeper and its followers go down and up every `FLAP_PERIOD_S`
+    (`FLAPS` times), while a fifth of the packets between it and the clients are lost."""
     victim = node(roles.victim)
-    deadline = time.monotonic() + HOLD_S
     down = False
-    while time.monotonic() < deadline:
+    for _ in range(FLAPS):
         down = not down
         if down:
             cluster.network.isolate(victim, keep=(CLIENT,))
@@ -178,7 +183,8 @@ def scenario_workloads(history: History, bootstrap: str, topic: str) -> list[Wor
     return [
         IdempotentProducerWorkload(history, bootstrap, topic),
         TransactionalProducerWorkload(history, bootstrap, topic, transactional_id=f"{topic}-txn"),
-        ConsumerGroupWorkload(history, bootstrap, topic, group=f"{topic}-group", members=2, churn_every=None),
+        ConsumerGroupWorkload(history, bootstrap, topic, group=f"{topic}-group", members=2, churn_every=None,
+                              config=CONSUMER_CONFIG),
     ]
 
 
