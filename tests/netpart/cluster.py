@@ -10,11 +10,13 @@ ZooKeeper (Debian's package, as everywhere in the tests) listens on 10.23.N.10:2
 (the tests' short cluster timeouts: a ZooKeeper session of 6 s, a replica lag of 3 s) plus what
 each needs to find its own listener and data. Kafka's brokers run the java command line of
 `../shared/realkafka/cluster.sh`. Every process runs through `ip netns exec` in its node's
-namespace and is stopped (SIGKILL: the data is thrown away) before the namespaces are removed.
+namespace and is stopped (SIGKILL: the data is thrown away, unless `NETPART_KEEP_DATA=1`) before
+the namespaces are removed; a process also dies with the test process, however that ends.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import shutil
@@ -70,7 +72,13 @@ KAFKA_HEAP = ["-Xmx384m", "-Xms128m"]
 KAFKA_JIT = ["-XX:TieredStopAtLevel=1"]
 START_TIMEOUT_S = 120.0
 
+PR_SET_PDEATHSIG = 1
 T = TypeVar("T")
+
+
+def die_with_parent() -> None:
+    """In the child before exec: SIGKILL when the test process dies, however it dies."""
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 class NodeProcess:
@@ -87,7 +95,8 @@ class NodeProcess:
     def start(self) -> None:
         with open(self.log_path, "ab") as log:
             self.process = subprocess.Popen(self.command, stdout=log, stderr=subprocess.STDOUT,
-                                            stdin=subprocess.DEVNULL, env=self.env, start_new_session=True)
+                                            stdin=subprocess.DEVNULL, env=self.env, start_new_session=True,
+                                            preexec_fn=die_with_parent)
 
     def is_running(self) -> bool:
         return self.process is not None and self.process.poll() is None
@@ -217,7 +226,10 @@ class NamespacedCluster:
             if process is not None:
                 process.kill()
         self.network.destroy()
-        shutil.rmtree(self.directory, ignore_errors=True)
+        if os.environ.get("NETPART_KEEP_DATA") == "1":
+            print(f"netpart: kept {self.directory}")
+        else:
+            shutil.rmtree(self.directory, ignore_errors=True)
 
     def __enter__(self) -> NamespacedCluster:
         return self.start()
