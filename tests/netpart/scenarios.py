@@ -49,6 +49,7 @@ FLAP_PERIOD_S = 1.0
 # the clients' own timeouts, short as the brokers' (Kafka's group.min.session.timeout.ms is 6 s)
 CONSUMER_CONFIG = {"session.timeout.ms": 6000, "heartbeat.interval.ms": 500}
 HEAL_TIMEOUT_S = 90.0
+EXPECT_TIMEOUT_S = 30.0
 PARTITIONS = 2
 
 
@@ -62,15 +63,52 @@ class Roles:
         return f"controller {self.controller}, victim {self.victim}, followers {self.followers}"
 
 
+Expectation = Callable[[NamespacedCluster, Roles, str], bool]
+
+
 @dataclass(frozen=True)
 class Scenario:
-    """`fault` applies the partition (for `hold` seconds, done by `run_scenario` unless the fault
-    holds by itself); `victim_is_controller` picks the victim."""
+    """`fault` applies the partition and holds it; `expected` (`expectation` says what) is what
+    ZooKeeper must show before the heal on either system, which proves the fault bit (waited for,
+    beyond the hold, on a slow machine); `victim_is_controller` picks the victim."""
 
     name: str
     what: str
     fault: Callable[[NamespacedCluster, Roles, History], None]
+    expectation: str = ""
+    expected: Expectation | None = None
     victim_is_controller: bool = False
+
+
+def still_leading(cluster: NamespacedCluster, roles: Roles, topic: str) -> bool:
+    return roles.victim in cluster.registered() and leaders(cluster, topic) == {roles.victim}
+
+
+def replaced(cluster: NamespacedCluster, roles: Roles, topic: str) -> bool:
+    """The victim's session expired and its partitions have other leaders."""
+    found = leaders(cluster, topic)
+    return roles.victim not in cluster.registered() and roles.victim not in found and -1 not in found
+
+
+def controller_replaced(cluster: NamespacedCluster, roles: Roles, topic: str) -> bool:
+    return replaced(cluster, roles, topic) and cluster.controller() not in (-1, roles.victim)
+
+
+def follower_dropped(cluster: NamespacedCluster, roles: Roles, topic: str) -> bool:
+    """The follower's session expired and it left every ISR of the topic; the leader stayed."""
+    follower = isolated_follower(roles)
+    states = [cluster.partition_state(topic, p) or {} for p in range(PARTITIONS)]
+    return (follower not in cluster.registered() and leaders(cluster, topic) == {roles.victim}
+            and all(follower not in state.get("isr", [follower]) for state in states))
+
+
+def leaders(cluster: NamespacedCluster, topic: str) -> set[int]:
+    return {cluster.leader(topic, partition) for partition in range(PARTITIONS)}
+
+
+def isolated_follower(roles: Roles) -> int:
+    """The follower cut off: the one that is not the controller."""
+    return next(f for f in roles.followers if f != roles.controller)
 
 
 def node(broker_id: int) -> str:
@@ -90,7 +128,7 @@ def cut_leader_from_zookeeper(cluster: NamespacedCluster, roles: Roles, history:
 
 def isolate_follower(cluster: NamespacedCluster, roles: Roles, history: History) -> None:
     """The victim leads the topic; the follower cut off is the one that is not the controller."""
-    follower = next(f for f in roles.followers if f != roles.controller)
+    follower = isolated_follower(roles)
     history.note(f"isolating follower {follower}")
     cluster.network.isolate(node(follower))
     time.sleep(SESSION_HOLD_S)
@@ -122,13 +160,15 @@ SCENARIOS = {
     for scenario in [
         Scenario("leader_cut_from_followers",
                  "the leader cut from both followers, still reaching ZooKeeper and the clients",
-                 cut_leader_from_followers),
+                 cut_leader_from_followers, "the victim still registered and leading", still_leading),
         Scenario("leader_cut_from_zookeeper",
                  "the leader cut from ZooKeeper, still reaching the other brokers and the clients",
-                 cut_leader_from_zookeeper),
-        Scenario("follower_isolated", "one follower cut from everything", isolate_follower),
+                 cut_leader_from_zookeeper, "the victim unregistered, other leaders elected", replaced),
+        Scenario("follower_isolated", "one follower cut from everything", isolate_follower,
+                 "the follower unregistered and out of the ISRs", follower_dropped),
         Scenario("controller_isolated", "the controller (also the topic's leader) cut from everything",
-                 isolate_controller, victim_is_controller=True),
+                 isolate_controller, "another controller, other leaders", controller_replaced,
+                 victim_is_controller=True),
         Scenario("flapping_leader", "the leader's links to ZooKeeper and the followers flapping, "
                  "20 % loss to the clients", flap_leader),
     ]
@@ -147,7 +187,8 @@ def create_led_topic(cluster: NamespacedCluster, topic: str, roles: Roles) -> No
     first, second = roles.followers
     assignment = [[roles.victim, first, second], [roles.victim, second, first]][:PARTITIONS]
     admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
-    futures = admin.create_topics([NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)], request_timeout=30)
+    new_topic = NewTopic(topic, num_partitions=len(assignment), replica_assignment=assignment)
+    futures = admin.create_topics([new_topic], request_timeout=30)
     futures[topic].result(60)
     wait_until(lambda: all(cluster.leader(topic, p) == roles.victim for p in range(PARTITIONS)),
                f"broker {roles.victim} leading {topic}", 60)
@@ -159,6 +200,18 @@ def observe(cluster: NamespacedCluster, topic: str) -> str:
     partitions = "; ".join(f"[{p}] leader {state.get('leader')} isr {state.get('isr')}"
                            for p, state in enumerate(states))
     return f"controller {cluster.controller()}, brokers {cluster.registered()}, {topic} {partitions}"
+
+
+def expect(cluster: NamespacedCluster, scenario: Scenario, roles: Roles, topic: str) -> None:
+    """Wait for what the scenario expects ZooKeeper to show before the heal."""
+    expected = scenario.expected
+    if expected is None:
+        return
+    try:
+        wait_until(lambda: expected(cluster, roles, topic), scenario.expectation, EXPECT_TIMEOUT_S)
+    except AssertionError as failure:
+        raise AssertionError(f"{cluster.system}, {scenario.what}: {failure} "
+                             f"({roles.describe()}; {observe(cluster, topic)})") from None
 
 
 def wait_until(condition: Callable[[], object], what: str, timeout: float) -> None:
@@ -204,6 +257,7 @@ def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
         try:
             scenario.fault(cluster, roles, history)
             history.note(f"end of hold: {observe(cluster, topic)}")
+            expect(cluster, scenario, roles, topic)
         finally:
             cluster.network.heal()
             history.note("healed: every link whole")
