@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -28,6 +29,7 @@ from tests.history import (
     READ_COMMITTED,
     READ_UNCOMMITTED,
     ConsumerGroupWorkload,
+    FinalLog,
     History,
     IdempotentProducerWorkload,
     TransactionalProducerWorkload,
@@ -244,15 +246,18 @@ def scenario_workloads(history: History, bootstrap: str, topic: str) -> list[Wor
 def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
     """Workloads through cut -> hold -> heal; AssertionError when the cluster does not heal or
     the history shows an anomaly."""
+    phases = Phases()
     cluster.network.heal()
     wait_until_healed(cluster, "")
     roles = choose_roles(cluster, scenario.victim_is_controller)
     topic = f"netpart-{scenario.name}"
     create_led_topic(cluster, topic, roles)
+    phases.done("topic")
     history = History()
     workloads = scenario_workloads(history, cluster.bootstrap, topic)
     with running(*workloads):
         wait_for_progress(workloads)
+        phases.done("first progress")
         history.note(f"fault: {scenario.what} ({roles.describe()})")
         try:
             scenario.fault(cluster, roles, history)
@@ -261,13 +266,41 @@ def run_scenario(cluster: NamespacedCluster, scenario: Scenario) -> None:
         finally:
             cluster.network.heal()
             history.note("healed: every link whole")
+            phases.done("fault")
         wait_until_healed(cluster, topic)
         history.note("cluster healed: every ISR full")
+        phases.done("ISRs full")
         wait_for_progress(workloads, timeout=HEAL_TIMEOUT_S)
         history.note("every workload getting through again")
-    committed = final_read(cluster.bootstrap, topic, READ_COMMITTED)
-    uncommitted = final_read(cluster.bootstrap, topic, READ_UNCOMMITTED)
+        phases.done("workloads through")
+    phases.done("workloads stopped")
+    committed, uncommitted = final_reads(cluster.bootstrap, topic)
+    phases.done("final read")
     verdict = check(history, committed, uncommitted)
-    print(f"{cluster.system} {scenario.name}: {verdict.summary()}")
+    print(f"{cluster.system} {scenario.name}: {verdict.summary()}\n  phases (s): {phases}")
     print(history.dump(history.notes()))
     assert verdict.ok, f"{cluster.system}, {scenario.what}:\n{verdict.summary()}"
+
+
+def final_reads(bootstrap: str, topic: str) -> tuple[FinalLog, FinalLog]:
+    """The read_committed and read_uncommitted final reads, side by side."""
+    with ThreadPoolExecutor(2) as pool:
+        committed = pool.submit(final_read, bootstrap, topic, READ_COMMITTED)
+        uncommitted = pool.submit(final_read, bootstrap, topic, READ_UNCOMMITTED)
+        return committed.result(), uncommitted.result()
+
+
+class Phases:
+    """How long each phase of a scenario took, for the printed summary."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.took: list[str] = []
+
+    def done(self, phase: str) -> None:
+        now = time.monotonic()
+        self.took.append(f"{phase} {now - self.last:.1f}")
+        self.last = now
+
+    def __str__(self) -> str:
+        return ", ".join(self.took)
