@@ -59,6 +59,14 @@ def netns_supported() -> str | None:
     for tool in ("ip", "nft", "tc"):
         if subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True).returncode != 0:
             return f"`{tool}` is not installed (make system-deps)"
+    probe = f"{NAMESPACE_PREFIX}{os.getpid()}-0-probe"
+    try:
+        run("ip", "netns", "add", probe)
+        run("ip", "netns", "exec", probe, "nft", "list", "tables")
+    except NetworkError as error:
+        return f"network namespaces or nftables do not work here ({error})"
+    finally:
+        subprocess.run(["ip", "netns", "delete", probe], capture_output=True)
     return None
 
 
@@ -88,6 +96,10 @@ class Network:
         host = 1 if node == CLIENT else 10 + self.nodes.index(node)
         return f"{SUBNET_PREFIX}.{self.subnet}.{host}"
 
+    def hub_port(self, node: str) -> str:
+        """The hub's end of the node's veth pair, on the bridge (where `slow` puts its qdisc)."""
+        return f"v{self.nodes.index(node)}"
+
     def in_namespace(self, node: str, command: list[str]) -> list[str]:
         """`command` as it runs inside the node's namespace."""
         return ["ip", "netns", "exec", self.namespace(node), *command]
@@ -99,8 +111,8 @@ class Network:
             self._add_namespace(self.hub)
             run("ip", "-n", self.hub, "link", "add", "br0", "type", "bridge")
             run("ip", "-n", self.hub, "link", "set", "br0", "up")
-            for index, node in enumerate(self.nodes):
-                self._add_node(node, index)
+            for node in self.nodes:
+                self._add_node(node)
             self._add_client_link()
         except BaseException:
             self.destroy()
@@ -113,8 +125,8 @@ class Network:
         self._created.append(name)
         run("ip", "-n", name, "link", "set", "lo", "up")
 
-    def _add_node(self, node: str, index: int) -> None:
-        namespace, port = self.namespace(node), f"v{index}"
+    def _add_node(self, node: str) -> None:
+        namespace, port = self.namespace(node), self.hub_port(node)
         self._add_namespace(namespace)
         run("ip", "link", "add", "eth0", "netns", namespace, "type", "veth", "peer", "name", port, "netns", self.hub)
         run("ip", "-n", self.hub, "link", "set", port, "master", "br0", "up")
@@ -173,12 +185,12 @@ class Network:
 
     def slow(self, node: str, rate: str = "256kbit") -> None:
         """What the bridge sends to `node` passes a token bucket of `rate` (`tbf`)."""
-        port = f"v{self.nodes.index(node)}"
+        port = self.hub_port(node)
         run("tc", "-n", self.hub, "qdisc", "replace", "dev", port, "root", "tbf",
             "rate", rate, "burst", "32kbit", "latency", "400ms")
 
     def fast(self, node: str) -> None:
-        port = f"v{self.nodes.index(node)}"
+        port = self.hub_port(node)
         subprocess.run(["tc", "-n", self.hub, "qdisc", "del", "dev", port, "root"], capture_output=True)
 
     def cuts(self) -> dict[tuple[str, str], int]:

@@ -1,6 +1,7 @@
 """The partition harness's network (`network.py`) does what the scenarios rely on: a cut link drops
 packets silently (a connection attempt times out, it is not refused) and leaves the other links
-alone, loss drops some packets, a heal restores everything, and nothing of a run is left behind.
+alone, loss drops some packets, a slow link passes a token bucket, a heal restores everything, and
+nothing of a run is left behind.
 (Cuts between two nodes are the scenarios' own business: they see leadership move.)"""
 
 import socket
@@ -78,6 +79,14 @@ def test_loss_drops_some_packets_at_random(network):
     outcomes = [answer(network, "a", timeout=0.2) for _ in range(20)]
     network.heal()
     assert "a" in outcomes and "TimeoutError" in outcomes, outcomes
+
+
+def test_a_slow_link_gets_a_token_bucket_until_fast(network):
+    network.slow("a", rate="512kbit")
+    assert "tbf" in run("tc", "-n", network.hub, "qdisc", "show", "dev", network.hub_port("a"))
+    assert answer(network, "a") == "a"  # slow, not cut
+    network.fast("a")
+    assert "tbf" not in run("tc", "-n", network.hub, "qdisc", "show", "dev", network.hub_port("a"))
 
 
 def test_nothing_is_left_after_destroy():
