@@ -5,7 +5,7 @@ duplicated, no read of a write later truncated or aborted, and the cluster heals
 
 import pytest
 
-from .conftest import partitioned_cluster
+from .fixtures import partitioned_cluster
 from .scenarios import SCENARIOS, run_scenario
 
 cluster = partitioned_cluster("pykbroker")

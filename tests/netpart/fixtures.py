@@ -1,6 +1,9 @@
-"""The partition tests' cluster: one per system for a whole test module (ZooKeeper and three
-brokers in network namespaces, see `cluster.py`), skipped where namespaces, nftables, Java or
-Kafka are missing, always torn down (processes, namespaces, data)."""
+"""The partition tests' cluster fixture: one cluster per system for a whole test module
+(ZooKeeper and three brokers in network namespaces, see `cluster.py`), skipped where namespaces,
+nftables, Java or Kafka are missing, always torn down (processes, namespaces, data).
+
+    cluster = partitioned_cluster("kafka")      # at the top of a test module
+"""
 
 import tempfile
 from pathlib import Path
