@@ -16,9 +16,11 @@ that the first batch is always returned whole so that a consumer can make progre
 - v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
   preferred read replica (always -1: read from the leader); v13+ name topics by id.
 - A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
-  fetch offset tells the leader how far it has replicated. From v12, a follower's last fetched
-  epoch is checked against the leader's log: where they disagree the answer is a diverging
-  epoch (epoch and end offset) without records, and the follower truncates.
+  fetch offset tells the leader how far it has replicated; an incremental fetch speaks for every
+  partition of its session, so a follower that caught up on an idle partition rejoins its ISR.
+  From v12, a follower's last fetched epoch is checked against the leader's log: where they
+  disagree the answer is a diverging epoch (epoch and end offset) without records, and the
+  follower truncates.
 - From v12, NOT_LEADER_OR_FOLLOWER and FENCED_LEADER_EPOCH carry the leader the metadata names
   (`current_leader`), and from v16 its endpoint (`node_endpoints`), so that clients need not
   refresh their metadata first (KIP-951).
@@ -88,6 +90,10 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
         topic_names=_topic_names_by_id(services.metadata) if version >= 13 else None,
     )
     to_read, denied = _authorized(ctx, session.partitions_to_read(), is_follower=replica_id >= 0)
+    if replica_id >= 0 and CLUSTER_ACTION_FOR_FOLLOWER.allows(ctx, log_if_denied=False):
+        services.replica_manager.record_follower_session(
+            replica_id, [(key.topic_partition, p) for key, p in session.session_partitions()]
+        )
     isolation = request.isolation_level if version >= 4 else 0
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],

@@ -361,6 +361,13 @@ class FetchContext(ABC):
         """The partitions the handler reads: those whose topic name is known, in order."""
         return [(key, request) for key, request in self.partitions() if key.is_resolved]
 
+    def session_partitions(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        """Every partition the fetch stands for, read or not, with the fetcher's last request
+        for it (whose fetch offset is, for a follower, its log end offset): an incremental fetch
+        reads only its stale partitions but speaks for its whole session, as Kafka's leader
+        takes each of them into account."""
+        return self.partitions_to_read()
+
     @abstractmethod
     def preview_response(self, results: Results) -> FetchResponsePlan:
         """The response `build_response` would give now, changing nothing (for quota sizing)."""
@@ -487,6 +494,9 @@ class IncrementalFetchContext(FetchContext):
         cached = self.session.partitions
         unresolved = [i for i in self.session.unresolved if i not in self._read]
         return [(cached[i].key, cached[i].request) for i in [*self._read, *unresolved] if i in cached]
+
+    def session_partitions(self) -> list[tuple[TopicIdPartition, PartitionFetchRequest]]:
+        return [(cached.key, cached.request) for cached in self.session.partitions.values() if cached.topic is not None]
 
     @property
     def session_to_wait_on(self) -> int | None:

@@ -760,6 +760,25 @@ class ReplicaManager:
                 self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
         return results
 
+    def record_follower_session(
+        self, replica_id: int, session: Iterable[tuple[TopicPartition, PartitionFetchRequest]]
+    ) -> None:
+        """A follower's fetch speaks for every partition of its fetch session, the idle ones its
+        incremental fetches leave out included: where the follower is out of the ISR, its
+        position there (the session's last fetch offset) is taken into account as a fetch of
+        that partition, so that a follower that caught up on a partition nothing is written to
+        is added back to its ISR (as Kafka's leader does, which reads every partition of a
+        session). Where it is in the ISR, the fetches that name the partition suffice."""
+        out_of_sync = [
+            (tp, request)
+            for tp, request in session
+            if (partition := self.partitions.get(tp)) is not None
+            and partition.is_leader
+            and replica_id not in partition.isr
+        ]
+        if out_of_sync:
+            self._record_follower_fetches(out_of_sync, replica_id)
+
     def _record_follower_fetches(
         self, requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]], replica_id: int
     ) -> None:

@@ -218,6 +218,48 @@ def test_a_follower_still_fetching_stays_in_the_isr_of_partitions_its_fetches_le
     assert partition.pending_isr == [BROKER] or partition.isr == [BROKER]
 
 
+def follower_session_on_orders(manager):
+    """A follower's fetch session on orders-0 (made by a full fetch at offset 0), and an
+    incremental fetch on it that names nothing (nothing changed)."""
+    from pykbroker.common.uuids import ZERO_UUID
+    from pykbroker.replication.fetch_session import FetchSessionCache, TopicIdPartition
+    from pykbroker.replication.fetch_types import PartitionFetchRequest, PartitionFetchResult
+
+    cache = FetchSessionCache(10)
+    cache.follow(manager)
+    key = TopicIdPartition(ZERO_UUID, "orders", 0)
+    full = cache.new_context(version=12, session_id=0, session_epoch=0,
+                             fetch_data={key: PartitionFetchRequest(0)}, is_follower=True, now_ms=0)
+    session_id = full.build_response({key: PartitionFetchResult(high_watermark=0)}, now_ms=0).session_id
+    return cache.new_context(version=12, session_id=session_id, session_epoch=cache.get(session_id).epoch,
+                             fetch_data={}, is_follower=True, now_ms=0)
+
+
+def test_a_follower_that_caught_up_rejoins_the_isr_of_a_partition_its_fetches_leave_out(tmp_path):
+    """A follower cut off for a while left the ISR; back, it has the whole (idle) log, so its
+    incremental fetches never name the partition again. Its session speaks for it, as Kafka's
+    leader reads every partition of a session: it is proposed back into the ISR."""
+    manager = replica_manager(tmp_path)  # orders-0 led here on [BROKER, FOLLOWER]
+    partition = manager.partitions[("orders", 0)]
+    partition.isr = [BROKER]  # dropped while it could not fetch
+    incremental = follower_session_on_orders(manager)
+    assert incremental.partitions_to_read() == []  # nothing changed: nothing to read
+    manager.record_follower_session(FOLLOWER, [(key.topic_partition, request)
+                                               for key, request in incremental.session_partitions()])
+    assert partition.pending_isr == [BROKER, FOLLOWER] or partition.isr == [BROKER, FOLLOWER]
+
+
+def test_a_follower_session_costs_nothing_where_the_follower_is_in_sync(tmp_path):
+    manager = replica_manager(tmp_path)  # FOLLOWER in the ISR of orders-0
+    follower = manager.partitions[("orders", 0)].followers[FOLLOWER]
+    before = follower.last_fetch_ms
+    incremental = follower_session_on_orders(manager)
+    manager.timer.advance(1000)
+    manager.record_follower_session(FOLLOWER, [(key.topic_partition, request)
+                                               for key, request in incremental.session_partitions()])
+    assert follower.last_fetch_ms == before  # the partition's own fetches keep it in sync
+
+
 # -- the follower's side of its fetch session ------------------------------------------------
 
 def test_a_follower_session_lists_everything_once_then_only_what_changed():

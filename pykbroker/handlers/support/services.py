@@ -102,6 +102,10 @@ class ReplicaService(Protocol):
         session_wait: SessionWait | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
+    def record_follower_session(
+        self, replica_id: int, session: list[tuple[TopicPartition, PartitionFetchRequest]]
+    ) -> None: ...
+
     def fetch_offset_for_timestamp(
         self,
         topic: str,
