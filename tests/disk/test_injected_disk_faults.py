@@ -7,8 +7,9 @@ directory that fails goes offline, once, and only it.
   others keep serving and new partitions are only created in them.
 - An internal topic's partition in the failed directory fails the same way: its coordinator
   resigns (NOT_COORDINATOR) and FindCoordinator has no coordinator to give.
-- An acks=all produce whose fsync fails is answered KAFKA_STORAGE_ERROR, never a time-out, and a
-  broker with no directory left stops with exit code 1 (here, in this process: `halted_with`).
+- An acks=all produce whose fsync fails, or that waits for its followers when its directory
+  fails, is answered KAFKA_STORAGE_ERROR, never a time-out; a broker with no directory left stops
+  with exit code 1 (here, in this process: `halted_with`).
 
 The slow disk (fsync latency injected) during which other clients are answered is
 `tests/test_fsync_off_the_loop.py`; the faults the kernel makes (a full tmpfs, a read-only
@@ -17,6 +18,8 @@ remount) are in `test_disk_faults_in_a_namespace.py`.
 import errno
 import logging
 import os
+
+import anyio
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
@@ -27,6 +30,8 @@ from pykbroker.testkit.waiting import wait_until
 from pykbroker.testkit.wire import WireClient
 
 from ..client_helpers import ListOffsets, create_topic, fetch, produce_batch
+from ..log.helpers import kv_batch
+from ..replication.helpers import TP, let_waiters_run, replica_manager
 
 DescribeLogDirs = messages.request(ApiKey.DESCRIBE_LOG_DIRS).cls
 FindCoordinator = messages.request(ApiKey.FIND_COORDINATOR).cls
@@ -151,3 +156,24 @@ def test_an_acks_all_produce_whose_fsync_fails_is_answered_kafka_storage_error_a
     dir_line, shutdown_line = error_lines(caplog)
     assert f"Log directory {data} failed" in dir_line and "EIO" in dir_line
     assert shutdown_line == f"Shutdown broker because all log dirs in {data} have failed"
+
+
+def test_an_acks_all_produce_waiting_for_its_followers_is_answered_kafka_storage_error_when_its_dir_fails(tmp_path):
+    manager = replica_manager(tmp_path)  # leads orders-0; its follower, in the ISR, never fetches
+    answers = {}
+
+    async def main():
+        with anyio.fail_after(10):
+            async with anyio.create_task_group() as tasks:
+                async def produce():
+                    answers.update(await manager.append_records({TP: kv_batch(1)}, required_acks=-1,
+                                                                timeout_ms=30_000))
+                tasks.start_soon(produce)
+                await let_waiters_run()
+                assert not answers  # waiting for the follower
+                manager.log_manager.dir_failures.fail(str(tmp_path), "a test", OSError(errno.EIO, "injected"))
+                manager.handle_log_dir_failure(str(tmp_path))
+
+    anyio.run(main)
+    assert answers[TP].error == STORAGE
+    assert manager.is_offline(*TP)
