@@ -89,9 +89,9 @@ class LogManager:
         self._time_ms = time_ms or wall_clock_ms
         self._producer_id_expiration_ms = producer_id_expiration_ms
         self._handles = HandleCache(max_open_segments)
-        self._deleter = DelayedDeleter()
         # every I/O error on a log directory is reported here; the broker listens (see broker.py)
         self.dir_failures = LogDirFailureChannel()
+        self._deleter = DelayedDeleter(on_error=self._deletion_failed)
         self._live_dirs = list(self.log_dirs)  # less the failed ones, once handled
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
@@ -333,6 +333,15 @@ class LogManager:
 
     # -- offline log directories ----------------------------------------------------------
 
+    def _deletion_failed(self, error: OSError) -> None:
+        """A delayed file deletion failed: its log directory goes offline."""
+        path = os.path.abspath(str(error.filename)) if error.filename is not None else ""
+        log_dir = next((d for d in self.log_dirs if path.startswith(d + os.sep)), None)
+        if log_dir is None:
+            logger.warning("Deleting a file failed: %s", error)
+            return
+        self.dir_failures.fail(log_dir, "Error while deleting log files", error)
+
     def online_dirs(self) -> list[str]:
         """The log directories that have not failed (Kafka's liveLogDirs): neither reported to
         the failure channel nor handled already."""
@@ -404,7 +413,11 @@ class LogManager:
                 raise RuntimeError(f"no log directory recorded for {topic}-{partition}")
             log.mark_deleted()
             doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
-            os.replace(log.directory, doomed)
+            try:
+                os.replace(log.directory, doomed)
+            except OSError as error:  # the log is let go; its directory stays in the failed dir
+                self.dir_failures.fail(log_dir, f"Error while deleting the log of {topic}-{partition}", error)
+                return True
             due = self._time_ms() + log.config.file_delete_delay_ms
             try:
                 self._deletions.submit(self._finish_delete, log_dir, key, doomed, due)

@@ -507,6 +507,14 @@ class ReplicaManager:
         self.produce_purgatory.check_and_complete(tp)
         self._partition_changed(tp)
 
+    def offline_replica_count(self) -> int:
+        """Partitions hosted here whose log directory failed (Kafka's OfflineReplicaCount)."""
+        return len(self.offline_partitions)
+
+    def offline_log_dir_count(self) -> int:
+        """Kafka's OfflineLogDirectoryCount."""
+        return len(self.log_manager.dir_failures.offline_dirs())
+
     def is_offline(self, topic: str, index: int) -> bool:
         """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
         return (topic, index) in self.offline_partitions
