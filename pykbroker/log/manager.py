@@ -93,6 +93,7 @@ class LogManager:
         self.dir_failures = LogDirFailureChannel()
         self._deleter = DelayedDeleter(on_error=self._deletion_failed)
         self._live_dirs = list(self.log_dirs)  # less the failed ones, once handled
+        self._offline_keys: set[TopicPartition] = set()  # partitions whose log is in a failed dir
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
         self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
@@ -214,6 +215,9 @@ class LogManager:
             self._loading.pop(key, None)
             doomed = key in self._doomed
             self._doomed.discard(key)
+            if log is not None and key in self._offline_keys:  # its directory failed meanwhile
+                log.close_handlers()
+                log = None
             if log is None:
                 self._dir_of.pop(key, None)
             else:
@@ -302,6 +306,11 @@ class LogManager:
         with self._lock:
             key = (topic, partition)
             log = self._logs.get(key)
+            if key in self._offline_keys:
+                raise KafkaStorageError(
+                    f"The log of {topic}-{partition} is in an offline log directory",
+                    OSError(errno.EIO, "log directory offline"),
+                )
             if log is None and key in self._loading:
                 raise LogLoadingError(f"the log of {topic}-{partition} is still loading")
             if log is not None:
@@ -348,6 +357,10 @@ class LogManager:
         offline = self.dir_failures.offline_dirs()
         return [log_dir for log_dir in self._live_dirs if log_dir not in offline]
 
+    def is_in_offline_dir(self, topic: str, partition: int) -> bool:
+        """Whether the partition's log is in a failed directory (loaded or not)."""
+        return (topic, partition) in self._offline_keys
+
     def is_log_dir_online(self, log_dir: str) -> bool:
         """Whether the directory's failure, if any, has not been handled yet (Kafka's isLogDirOnline)."""
         return os.path.abspath(log_dir) in self._live_dirs
@@ -364,11 +377,10 @@ class LogManager:
             self._live_dirs.remove(log_dir)
             offline = sorted(key for key, where in self._dir_of.items() if where == log_dir)
             logs = [self._logs.pop(key) for key in offline if key in self._logs]
+            self._offline_keys.update(offline)  # a log still loading there is dropped once loaded
             for key in offline:
-                self._dir_of.pop(key, None)
                 self._uncleanable.discard(key)
                 self._checkpointed_log_starts.pop(key, None)
-                self._loading.pop(key, None)
         for log in logs:
             log.close_handlers()
         if offline:

@@ -210,7 +210,7 @@ class ReplicaManager:
         self.partitions: dict[TopicPartition, Partition] = {}
         # partitions whose log directory failed (Kafka's HostedPartition.Offline): they answer
         # KAFKA_STORAGE_ERROR and are not opened again until a restart
-        self.offline_partitions: dict[TopicPartition, Partition] = {}
+        self.offline_partitions: set[TopicPartition] = set()
         # the partitions led here that have followers: the only ones whose ISR can shrink
         self._leaders_with_followers: dict[TopicPartition, Partition] = {}
         # told each partition that changed in a way fetchers may need to hear of (fetch sessions)
@@ -249,7 +249,7 @@ class ReplicaManager:
         maybe long after `startup`): take the role the store gives it now. Until then the
         partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
         key = (topic, index)
-        if key in self.partitions or key in self.offline_partitions or self.log_manager.is_loading(topic, index):
+        if key in self.partitions or self._stays_offline(key) or self.log_manager.is_loading(topic, index):
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
@@ -311,7 +311,7 @@ class ReplicaManager:
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
                 continue
-            if (name, index) in self.offline_partitions:
+            if self._stays_offline((name, index)):
                 continue  # its log directory failed: served again only after a restart
             partition = self.partitions.get((name, index))
             if partition is None and self.log_manager.is_loading(name, index):
@@ -415,7 +415,7 @@ class ReplicaManager:
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             self._remove_partition(tp)
         for tp in [tp for tp in self.offline_partitions if tp[0] == topic]:
-            del self.offline_partitions[tp]  # its log stays in the failed directory until a restart
+            self.offline_partitions.discard(tp)  # its log stays in the failed directory until a restart
 
     def _remove_partition(self, tp: TopicPartition) -> None:
         del self.partitions[tp]
@@ -495,17 +495,28 @@ class ReplicaManager:
                 ",".join(f"{topic}-{index}" for topic, index in offline),
                 log_dir,
             )
-        unloaded = self.log_manager.handle_log_dir_failure(log_dir)
+        unloaded = self.log_manager.handle_log_dir_failure(log_dir)  # also those still loading there
+        self.offline_partitions.update(unloaded)
         log.warning("Stopped serving replicas in dir %s", log_dir)
         return sorted(set(offline) | set(unloaded))
 
     def _mark_partition_offline(self, tp: TopicPartition) -> None:
-        partition = self.partitions.pop(tp)
-        self.offline_partitions[tp] = partition
+        del self.partitions[tp]
+        self.offline_partitions.add(tp)
         self._leaders_with_followers.pop(tp, None)
         self.fetch_purgatory.check_and_complete(tp)
         self.produce_purgatory.check_and_complete(tp)
         self._partition_changed(tp)
+
+    def _stays_offline(self, tp: TopicPartition) -> bool:
+        """Whether the partition's log is in a failed directory: it must not be opened (nor a new
+        empty log created elsewhere in its place) until a restart."""
+        if tp in self.offline_partitions:
+            return True
+        if self.log_manager.is_in_offline_dir(*tp):
+            self.offline_partitions.add(tp)
+            return True
+        return False
 
     def offline_replica_count(self) -> int:
         """Partitions hosted here whose log directory failed (Kafka's OfflineReplicaCount)."""
@@ -554,6 +565,8 @@ class ReplicaManager:
         when there is no local replica."""
         partition = self.partitions.get((topic, index))
         if partition is None:
+            if (topic, index) in self.offline_partitions:
+                raise self._offline_error(topic, index)
             info = self.metadata.topic(topic)
             if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
