@@ -27,7 +27,9 @@ ever runs on the event loop.
 Files that cannot be opened, written or created (descriptor limit, disk full, permissions)
 fail the operation that needed them with `KafkaStorageError` (KAFKA_STORAGE_ERROR) and leave
 the log as it was: an append is undone, a roll that cannot create its segment does not
-happen, a new log whose files cannot be created leaves no directory behind. A new log is
+happen, a new log whose files cannot be created leaves no directory behind. Every such I/O
+error but a lack of descriptors is also reported to the log directory failure channel
+(`dir_failure`), which takes the whole log directory offline. A new log is
 also refused while its descriptor would eat into the room kept free under the open file limit
 (see `descriptor_limit`).
 
