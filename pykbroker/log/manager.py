@@ -10,6 +10,11 @@ Each log directory holds Kafka's checkpoint files (recovery points, log start of
 watermarks, cleaner offsets) and, while the broker is stopped cleanly, `.kafka_cleanshutdown`.
 The marker is removed once the logs are loaded, so only a broker that did not close cleanly
 makes the next start recover its logs.
+
+A directory whose files fail (`dir_failures`, Kafka's LogDirFailureChannel) goes offline: once
+`handle_log_dir_failure` has run, its logs are let go without another write, no checkpoint or
+marker is written there, its partitions are never created again in another directory (until a
+restart), and new partitions go to the online directories only.
 """
 
 from __future__ import annotations
