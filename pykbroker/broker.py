@@ -21,6 +21,7 @@ harness (`testkit/`) import this module.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
@@ -95,6 +96,8 @@ if TYPE_CHECKING:
     from .cluster.zk_store import ZkMetadataStore
 
 log = logging.getLogger(__name__)
+
+HALT_GRACE_S = 0.2  # how long a broker left without log directories answers before it halts
 
 _Service = TypeVar("_Service")
 
@@ -406,10 +409,15 @@ class Broker:
         metadata.log_dir_failed(self.broker_id, log_dir, offline)  # first: the controller hears of it
         if not log_manager.online_dirs():
             log.error("Shutdown broker because all log dirs in %s have failed", ", ".join(log_manager.log_dirs))
-            self.halt(1)
+            self._halt_soon()
         elif isinstance(metadata, EmbeddedMetadataStore) and os.path.abspath(metadata.state_dir) == log_dir:
             log.error("Shutdown broker because the metadata log dir %s has failed", log_dir)
-            self.halt(1)
+            self._halt_soon()
+
+    def _halt_soon(self) -> None:
+        """Halt with exit code 1 once the answers already given (the KAFKA_STORAGE_ERROR of the
+        request that hit the failure) have reached the sockets: a moment later, on the loop."""
+        asyncio.get_running_loop().call_later(HALT_GRACE_S, self.halt, 1)
 
     def _open_share_partitions(
         self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
