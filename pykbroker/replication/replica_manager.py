@@ -28,6 +28,7 @@ Read-committed fetches read up to the last stable offset and carry the aborted t
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -480,6 +481,7 @@ class ReplicaManager:
         partitions go offline (KAFKA_STORAGE_ERROR to produce, fetch and offset lookups), their
         fetchers stop, whoever waits on them is answered, and the log manager lets go of their
         logs without writing. Returns the partitions that went offline."""
+        log_dir = os.path.abspath(log_dir)
         if not self.log_manager.is_log_dir_online(log_dir):
             return []
         log.warning("Stopping serving replicas in dir %s", log_dir)
