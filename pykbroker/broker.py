@@ -602,6 +602,7 @@ class Broker:
                 self.bridge.attach()
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
+                server.listen()  # only now: a client that connected earlier would wait unanswered
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
