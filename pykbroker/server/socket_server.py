@@ -1,10 +1,11 @@
 """Listening sockets and the accept loop: one task per client connection, on one event loop.
 
-A listener's port is bound when the broker opens (a port in use stops the start, and port 0
-gets its number) but listens only once the broker serves (`SocketServer.listen`), as Kafka opens
-a configured port only when its acceptors start: until then a client connecting is refused, and
-looks elsewhere, instead of waiting on a connection nobody reads (a broker restarted after
-kill -9 waits there for its previous ZooKeeper registration to expire).
+A listener on a configured port is bound when the broker opens (a port in use stops the start)
+but listens only once the broker serves (`SocketServer.listen`), as Kafka's Acceptor opens a
+configured port only when it starts: until then a client connecting is refused and looks
+elsewhere, instead of waiting on a connection nobody reads (a broker restarted after kill -9
+waits there for its previous ZooKeeper registration to expire). Port 0 listens at once, as in
+Kafka: its number is only known once the port is open.
 """
 
 from __future__ import annotations
@@ -40,10 +41,13 @@ class BoundListener:
     tls: ServerSsl | None = None  # the TLS server side of an SSL or SASL_SSL listener
     handshake_timeout_s: float = 0.0  # how long a TLS handshake may take (0: unbounded)
     backlog: int = 512
+    listening: bool = False
 
     def listen(self) -> None:
         """Start accepting connections (until now a client connecting was refused)."""
-        self.sock.listen(self.backlog)
+        if not self.listening:
+            self.sock.listen(self.backlog)
+            self.listening = True
 
     @property
     def host(self) -> str:
@@ -55,8 +59,8 @@ class BoundListener:
 
 
 def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundListener:
-    """Bind now (so the port is taken and known before serving), listen later (`listen()`);
-    host "" means every interface.
+    """Bind now (so the port is taken and known before serving); listen now for port 0, else
+    later (`listen()`). Host "" means every interface.
 
     A failure raises OSError naming the listener, address and port."""
     try:
@@ -65,7 +69,14 @@ def bind_listener(name: str, host: str, port: int, backlog: int = 512) -> BoundL
         raise OSError(
             f"Socket server failed to bind listener {name} to {shown_host(host)}:{port}: {error.strerror or error}"
         ) from None
-    return BoundListener(name, sock, backlog=backlog)
+    listener = BoundListener(name, sock, backlog=backlog)
+    if port == 0:
+        try:
+            listener.listen()
+        except OSError:
+            sock.close()
+            raise
+    return listener
 
 
 class SocketServer:
