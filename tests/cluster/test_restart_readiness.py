@@ -47,17 +47,18 @@ def test_a_broker_waiting_for_its_previous_registration_accepts_no_connection(zo
     previous_session.start(timeout=30)
     broker = BrokerProcess(tmp_path, {
         "zookeeper.connect": zookeeper.connect_string(CHROOT),
-        "zookeeper.session.timeout.ms": "6000",
+        "zookeeper.session.timeout.ms": "20000",  # the broker waits up to twice this: time to look
         "listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "offsets.topic.replication.factor": "1",
-    }, broker_id=BROKER_ID)
+    }, broker_id=BROKER_ID, start_timeout=120)
     try:
         previous_session.create(
             f"{CHROOT}/brokers/ids/{BROKER_ID}",
             encode_broker(BrokerRegistration(BROKER_ID, (Endpoint("PLAINTEXT", "127.0.0.1", port),))),
             ephemeral=True, makepath=True)
         broker.spawn()
-        wait_until(lambda: WAITING in broker.log_text(), "the broker waiting for its previous registration")
+        wait_until(lambda: WAITING in broker.log_text(), "the broker waiting for its previous registration",
+                   timeout=120)
 
         assert connection_refused(port), "the port accepted a connection before the broker could answer"
 
