@@ -597,12 +597,12 @@ class Broker:
             authentication=_opened(self.listener_security).authentication,
         )
         try:
+            server.listen()  # only now: a client that connected earlier would have waited unanswered
             async with anyio.create_task_group() as tasks:
                 self._attach_to_this_loop(tasks.cancel_scope)
                 self.bridge.attach()
                 if handle_signals:
                     tasks.start_soon(self._stop_on_signal, tasks.cancel_scope)
-                server.listen()  # only now: a client that connected earlier would wait unanswered
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)

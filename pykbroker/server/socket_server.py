@@ -44,10 +44,20 @@ class BoundListener:
     listening: bool = False
 
     def listen(self) -> None:
-        """Start accepting connections (until now a client connecting was refused)."""
-        if not self.listening:
+        """Start accepting connections (until now a client connecting was refused). OSError
+        naming the listener when the port was taken meanwhile (two sockets bound with
+        SO_REUSEADDR, as a restart over TIME_WAIT needs, conflict only once one listens)."""
+        if self.listening:
+            return
+        try:
             self.sock.listen(self.backlog)
-            self.listening = True
+        except OSError as error:
+            host, port = self.sock.getsockname()[:2]
+            raise OSError(
+                f"Socket server failed to bind listener {self.name} to {shown_host(host)}:{port}: "
+                f"{error.strerror or error}"
+            ) from None
+        self.listening = True
 
     @property
     def host(self) -> str:
