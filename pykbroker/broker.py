@@ -635,6 +635,7 @@ class Broker:
             authentication=_opened(self.listener_security).authentication,
         )
         try:
+            server.listen()  # only now: a client that connected earlier would have waited unanswered
             async with anyio.create_task_group() as tasks:
                 self._attach_to_this_loop(tasks.cancel_scope)
                 self.bridge.attach()
