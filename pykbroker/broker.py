@@ -22,9 +22,11 @@ harness (`testkit/`) import this module.
 from __future__ import annotations
 
 import logging
+import os
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -105,6 +107,13 @@ def _is_internal_partition(key: tuple[str, int]) -> bool:
     )
 
 
+def halt_process(exit_code: int) -> None:
+    """End the process now, without a clean shutdown (Kafka's Exit.halt): the log lines so far
+    are written out first."""
+    logging.shutdown()
+    os._exit(exit_code)
+
+
 def _opened(service: _Service | None) -> _Service:
     """A service set by `Broker.open()`; a clear error when the broker is not (or no longer) open."""
     if service is None:
@@ -149,6 +158,9 @@ class Broker:
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
+        # how the broker stops when no log directory is left: at once, with this exit code, as
+        # Kafka halts (the in-process test broker replaces it)
+        self.halt: Callable[[int], None] = halt_process
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -356,6 +368,7 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         self.fetch_sessions.follow(replica_manager)
+        log_manager.dir_failures.add_listener(lambda log_dir: self.bridge.post(self._handle_log_dir_failure, log_dir))
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
@@ -380,6 +393,19 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _handle_log_dir_failure(self, log_dir: str) -> None:
+        """A log directory failed (on the loop, told by the log manager's failure channel): its
+        partitions go offline, the metadata store tells the controller, and a broker with no
+        online log directory left halts, as Kafka's does."""
+        replica_manager, metadata, log_manager = self.replica_manager, self.metadata, self.log_manager
+        if replica_manager is None or metadata is None or log_manager is None:
+            return
+        offline = replica_manager.handle_log_dir_failure(log_dir)
+        metadata.log_dir_failed(self.broker_id, log_dir, offline)
+        if not log_manager.online_dirs():
+            log.error("Shutdown broker because all log dirs in %s have failed", ", ".join(log_manager.log_dirs))
+            self.halt(1)
 
     def _open_share_partitions(
         self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator

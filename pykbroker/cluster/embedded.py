@@ -168,6 +168,11 @@ class EmbeddedMetadataStore(MetadataStore):
         # in-memory state keeps it and a later snapshot writes it).
         self._writer.when_durable(seq, loop, lambda error: callback(new_epoch if error is None else None))
 
+    # -- log directory failures --------------------------------------------------------
+    def log_dir_failed(self, broker_id: int, log_dir: str, offline_partitions: list[tuple[str, int]]) -> None:
+        """One broker is its own controller: the replica manager has already taken the
+        partitions offline and no other replica could lead them, so there is nothing to record."""
+
     # -- dynamic broker configs --------------------------------------------------------
     def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
         return dict(self._broker_configs.get(_entity_key(entity), {}))

@@ -370,6 +370,10 @@ class LocalLog:
         self.closed = True
 
     def mark_deleted(self) -> None:
+        self.close_handlers()
+
+    def close_handlers(self) -> None:
+        """Let go of the files without writing to them (deleted, or its log directory failed)."""
         for segment in self.segments:
             segment.abandon()
         self.closed = True

@@ -55,6 +55,7 @@ from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .descriptor_limit import BUDGET
+from .dir_failure import LogDirFailureChannel, is_dir_failure
 from .epoch_cache import LeaderEpochCache
 from .errors import ErrorCode, KafkaError, KafkaStorageError, LogClosedError, UnexpectedAppendOffsetError
 from .files import HandleCache
@@ -104,8 +105,11 @@ class Log:
         deleter: DelayedDeleter,
         time_ms: Callable[[], int],
         producer_id_expiration_ms: int,
+        dir_failures: LogDirFailureChannel | None = None,
     ) -> None:
         self.directory = directory
+        # where an I/O error on this log's files is reported: it takes the log directory offline
+        self.dir_failures = LogDirFailureChannel() if dir_failures is None else dir_failures
         self.topic = topic
         self.partition = partition
         self._time_ms = time_ms
@@ -151,6 +155,7 @@ class Log:
         deleter: DelayedDeleter | None = None,
         time_ms: Callable[[], int] | None = None,
         producer_id_expiration_ms: int = 86400000,
+        dir_failures: LogDirFailureChannel | None = None,
     ) -> Log:
         """Open (creating if needed) the log in `directory`, named `<topic>-<partition>`.
 
@@ -174,6 +179,7 @@ class Log:
                 deleter=DelayedDeleter() if deleter is None else deleter,
                 time_ms=time_ms or wall_clock_ms,
                 producer_id_expiration_ms=producer_id_expiration_ms,
+                dir_failures=dir_failures,
             )
             log._load(log_start_offset, recovery_point, clean_shutdown)
             log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
@@ -181,11 +187,13 @@ class Log:
         except OSError as exc:
             if is_new:  # nobody has seen it: leave nothing behind
                 shutil.rmtree(directory, ignore_errors=True)
-            raise KafkaStorageError(
-                f"Error while {'creating' if is_new else 'loading'} log for {parsed[0]}-{parsed[1]} "
-                f"in dir {os.path.dirname(os.path.normpath(directory))}",
-                exc,
-            ) from exc
+            parent = os.path.dirname(os.path.normpath(directory))
+            message = (
+                f"Error while {'creating' if is_new else 'loading'} log for {parsed[0]}-{parsed[1]} in dir {parent}"
+            )
+            if dir_failures is not None and is_dir_failure(exc):
+                dir_failures.fail(parent, message, exc)
+            raise KafkaStorageError(message, exc) from exc
 
     def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
         loader = LogLoader(
@@ -208,6 +216,20 @@ class Log:
     @property
     def config(self) -> LogConfig:
         return self.local.config
+
+    @property
+    def parent_dir(self) -> str:
+        """The log directory (one of `log.dirs`) that holds this partition's directory."""
+        return os.path.dirname(os.path.normpath(self.directory))
+
+    def storage_error(self, message: str, error: OSError) -> KafkaStorageError:
+        """Report an I/O error on this log's files to the log directory failure channel (which
+        takes the directory offline; running out of descriptors does not) and return the
+        KAFKA_STORAGE_ERROR to raise."""
+        full_message = f"{message} in dir {self.parent_dir}"
+        if is_dir_failure(error):
+            self.dir_failures.fail(self.parent_dir, full_message, error)
+        return KafkaStorageError(full_message, error)
 
     @property
     def log_end_offset(self) -> int:
@@ -430,7 +452,7 @@ class Log:
         try:
             self._append(append, updates, completed, now)
         except OSError as exc:
-            raise KafkaStorageError(f"Error while appending records to {self.local.name_in_dir()}", exc) from exc
+            raise self.storage_error(f"Error while appending records to {self.topic}-{self.partition}", exc) from exc
 
     def _append(
         self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
@@ -751,6 +773,12 @@ class Log:
             self.producers.update_map_end_offset(self.local.log_end_offset)
             self._take_snapshot(self.local.log_end_offset)
             self.local.close()
+
+    def close_handlers(self) -> None:
+        """Let go of the files without writing anything (its log directory failed; Kafka's
+        closeHandlers): no flush, no producer snapshot, no index written."""
+        with self._lock:
+            self.local.close_handlers()
 
     def mark_deleted(self) -> None:
         """Stop using the log (its directory is being deleted)."""

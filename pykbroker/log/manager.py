@@ -14,6 +14,7 @@ makes the next start recover its logs.
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import logging
@@ -31,8 +32,9 @@ from .checkpoint import CorruptCheckpointError, TopicPartition
 from .cleaner import DEFAULT_MAX_MAP_ENTRIES
 from .config import LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
+from .dir_failure import LogDirFailureChannel
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
-from .errors import LogError
+from .errors import KafkaStorageError, LogError
 from .files import HandleCache
 from .log import Log
 from .results import CleanerStats
@@ -88,6 +90,9 @@ class LogManager:
         self._producer_id_expiration_ms = producer_id_expiration_ms
         self._handles = HandleCache(max_open_segments)
         self._deleter = DelayedDeleter()
+        # every I/O error on a log directory is reported here; the broker listens (see broker.py)
+        self.dir_failures = LogDirFailureChannel()
+        self._live_dirs = list(self.log_dirs)  # less the failed ones, once handled
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
         self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
@@ -245,6 +250,7 @@ class LogManager:
             deleter=self._deleter,
             time_ms=self._time_ms,
             producer_id_expiration_ms=self._producer_id_expiration_ms,
+            dir_failures=self.dir_failures,
             **kwargs,
         )
         log.roll_listener = self._flush_after_roll
@@ -300,7 +306,7 @@ class LogManager:
                 if config is not None:
                     log.update_config(as_log_config(config, self.default_config))
                 return log
-            log_dir = self._least_loaded_dir()
+            log_dir = self._least_loaded_dir(topic, partition)
             resolved = as_log_config(config, self.default_config) if config is not None else self._config_for(topic)
             path = os.path.join(log_dir, files.partition_dir_name(topic, partition))
             log = self._open_log(path, resolved, clean_shutdown=True)
@@ -308,11 +314,59 @@ class LogManager:
             self._dir_of[key] = log_dir
             return log
 
-    def _least_loaded_dir(self) -> str:
-        counts = {log_dir: 0 for log_dir in self.log_dirs}
+    def _least_loaded_dir(self, topic: str, partition: int) -> str:
+        """The online log directory holding the fewest partitions (never an offline one)."""
+        online = self.online_dirs()
+        if not online:
+            raise KafkaStorageError(
+                f"Can not create log for {topic}-{partition} because log directories "
+                f"{','.join(self.log_dirs)} are offline",
+                OSError(errno.EIO, "every log directory is offline"),
+            )
+        counts = {log_dir: 0 for log_dir in online}
         for log_dir in self._dir_of.values():
-            counts[log_dir] += 1
-        return min(self.log_dirs, key=lambda log_dir: counts[log_dir])
+            if log_dir in counts:
+                counts[log_dir] += 1
+        return min(online, key=lambda log_dir: counts[log_dir])
+
+    # -- offline log directories ----------------------------------------------------------
+
+    def online_dirs(self) -> list[str]:
+        """The log directories that have not failed (Kafka's liveLogDirs): neither reported to
+        the failure channel nor handled already."""
+        offline = self.dir_failures.offline_dirs()
+        return [log_dir for log_dir in self._live_dirs if log_dir not in offline]
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        """Whether the directory's failure, if any, has not been handled yet (Kafka's isLogDirOnline)."""
+        return os.path.abspath(log_dir) in self._live_dirs
+
+    def handle_log_dir_failure(self, log_dir: str) -> list[TopicPartition]:
+        """Stop using a failed directory (Kafka's LogManager.handleLogDirFailure): its logs
+        leave the manager and are closed without flushing or writing anything, its pending
+        loads are dropped and no checkpoint of it is written any more. Returns the partitions
+        whose logs were there."""
+        log_dir = os.path.abspath(log_dir)
+        with self._lock:
+            if log_dir not in self._live_dirs:
+                return []
+            self._live_dirs.remove(log_dir)
+            offline = sorted(key for key, where in self._dir_of.items() if where == log_dir)
+            logs = [self._logs.pop(key) for key in offline if key in self._logs]
+            for key in offline:
+                self._dir_of.pop(key, None)
+                self._uncleanable.discard(key)
+                self._checkpointed_log_starts.pop(key, None)
+                self._loading.pop(key, None)
+        for log in logs:
+            log.close_handlers()
+        if offline:
+            logger.warning(
+                "Logs for partitions %s are offline due to failure on log directory %s",
+                ",".join(f"{topic}-{partition}" for topic, partition in offline),
+                log_dir,
+            )
+        return offline
 
     def all_logs(self) -> list[Log]:
         with self._lock:
@@ -378,12 +432,12 @@ class LogManager:
             return {key: log for key, log in self._logs.items() if self._dir_of.get(key) == log_dir}
 
     def checkpoint_recovery_points(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {key: log.recovery_point for key, log in self._logs_in(log_dir).items()}
             self._write_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT, offsets)
 
     def checkpoint_log_start_offsets(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {
                 key: log.log_start_offset
                 for key, log in self._logs_in(log_dir).items()
@@ -392,7 +446,7 @@ class LogManager:
             self._write_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT, offsets)
 
     def checkpoint_cleaner_offsets(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {
                 key: log.cleaner_checkpoint
                 for key, log in self._logs_in(log_dir).items()
@@ -410,7 +464,7 @@ class LogManager:
             log = self._logs.get(key)
             if log is not None:
                 log.high_watermark = value
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {key: log.high_watermark for key, log in self._logs_in(log_dir).items()}
             self._write_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT, offsets)
 
@@ -531,7 +585,7 @@ class LogManager:
                 log.close()
             self.write_all_checkpoints()
             self._deleter.run_all()
-            for log_dir in self.log_dirs:
+            for log_dir in self.online_dirs():
                 if self._fully_loaded(log_dir):  # a log never loaded may still need recovery
                     write_clean_shutdown_marker(log_dir, broker_epoch)
             self.closed = True

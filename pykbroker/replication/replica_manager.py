@@ -208,6 +208,9 @@ class ReplicaManager:
         # how followers connect to leaders: BrokerConnection.open with the inter-broker security
         self.connect = connect or BrokerConnection.open
         self.partitions: dict[TopicPartition, Partition] = {}
+        # partitions whose log directory failed (Kafka's HostedPartition.Offline): they answer
+        # KAFKA_STORAGE_ERROR and are not opened again until a restart
+        self.offline_partitions: dict[TopicPartition, Partition] = {}
         # the partitions led here that have followers: the only ones whose ISR can shrink
         self._leaders_with_followers: dict[TopicPartition, Partition] = {}
         # told each partition that changed in a way fetchers may need to hear of (fetch sessions)
@@ -467,10 +470,48 @@ class ReplicaManager:
         elif new_size > previous_size:
             self.isr_expands += 1
 
+    # -- log directory failures ----------------------------------------------------------
+    def handle_log_dir_failure(self, log_dir: str) -> list[TopicPartition]:
+        """A log directory failed (on the loop; Kafka's ReplicaManager.handleLogDirFailure): its
+        partitions go offline (KAFKA_STORAGE_ERROR to produce, fetch and offset lookups), their
+        fetchers stop, whoever waits on them is answered, and the log manager lets go of their
+        logs without writing. Returns the partitions that went offline."""
+        if not self.log_manager.is_log_dir_online(log_dir):
+            return []
+        log.warning("Stopping serving replicas in dir %s", log_dir)
+        offline = [tp for tp, p in self.partitions.items() if p.log.parent_dir == log_dir]
+        for tp in offline:
+            self.fetchers.remove_partition(tp)
+        for tp in offline:
+            self._mark_partition_offline(tp)
+        if offline:
+            log.warning(
+                "Broker %d stopped fetcher for partitions %s because they are in the failed log directory %s.",
+                self.broker_id,
+                ",".join(f"{topic}-{index}" for topic, index in offline),
+                log_dir,
+            )
+        unloaded = self.log_manager.handle_log_dir_failure(log_dir)
+        log.warning("Stopped serving replicas in dir %s", log_dir)
+        return sorted(set(offline) | set(unloaded))
+
+    def _mark_partition_offline(self, tp: TopicPartition) -> None:
+        partition = self.partitions.pop(tp)
+        self.offline_partitions[tp] = partition
+        self._leaders_with_followers.pop(tp, None)
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
+
+    def _offline_error(self, topic: str, index: int) -> KafkaError:
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"Partition {topic}-{index} is in an offline log directory")
+
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
         partition = self.partitions.get((topic, index))
         if partition is None:
+            if (topic, index) in self.offline_partitions:
+                raise self._offline_error(topic, index)
             info = self.metadata.topic(topic)
             if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
