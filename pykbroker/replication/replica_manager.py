@@ -312,6 +312,8 @@ class ReplicaManager:
             if self.broker_id not in state.replicas:
                 continue
             partition = self.partitions.get((name, index))
+            if partition is None and (name, index) in self.offline_partitions:
+                continue  # in a failed log directory: not hosted again until a restart (Kafka's Offline)
             if partition is None and self.log_manager.is_loading(name, index):
                 changes.still_loading(name, index)
                 continue  # taken up by `log_loaded`, with the state the store has then
