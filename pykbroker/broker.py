@@ -397,14 +397,18 @@ class Broker:
     def _handle_log_dir_failure(self, log_dir: str) -> None:
         """A log directory failed (on the loop, told by the log manager's failure channel): its
         partitions go offline, the metadata store tells the controller, and a broker with no
-        online log directory left halts, as Kafka's does."""
+        online log directory left halts, as Kafka's does. So does a single broker whose metadata
+        state was in that directory (as KRaft's broker whose `metadata.log.dir` failed)."""
         replica_manager, metadata, log_manager = self.replica_manager, self.metadata, self.log_manager
         if replica_manager is None or metadata is None or log_manager is None:
             return
         offline = replica_manager.handle_log_dir_failure(log_dir)
-        metadata.log_dir_failed(self.broker_id, log_dir, offline)
+        metadata.log_dir_failed(self.broker_id, log_dir, offline)  # first: the controller hears of it
         if not log_manager.online_dirs():
             log.error("Shutdown broker because all log dirs in %s have failed", ", ".join(log_manager.log_dirs))
+            self.halt(1)
+        elif isinstance(metadata, EmbeddedMetadataStore) and os.path.abspath(metadata.state_dir) == log_dir:
+            log.error("Shutdown broker because the metadata log dir %s has failed", log_dir)
             self.halt(1)
 
     def _open_share_partitions(

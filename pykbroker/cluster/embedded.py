@@ -170,8 +170,19 @@ class EmbeddedMetadataStore(MetadataStore):
 
     # -- log directory failures --------------------------------------------------------
     def log_dir_failed(self, broker_id: int, log_dir: str, offline_partitions: list[tuple[str, int]]) -> None:
-        """One broker is its own controller: the replica manager has already taken the
-        partitions offline and no other replica could lead them, so there is nothing to record."""
+        """One broker is its own controller: no other replica could lead the partitions, so
+        nothing is recorded. The listeners of their topics are told again, so that whoever
+        serves them (the coordinators of the internal topics) sees that they are no longer
+        served here and resigns them."""
+        for name in sorted({topic for topic, _ in offline_partitions}):
+            info = self._topics.get(name)
+            if info is not None:
+                self._notify_topic(name, info)
+
+    @property
+    def state_dir(self) -> Path:
+        """The log directory holding this store's state (as KRaft's `metadata.log.dir`)."""
+        return self.log_dirs[0]
 
     # -- dynamic broker configs --------------------------------------------------------
     def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:

@@ -16,7 +16,7 @@ creation is durable in the metadata store, since coordinators then write to it.
 - COORDINATOR_NOT_AVAILABLE when the internal topic cannot be created (e.g. fewer live brokers
   than `offsets.topic.replication.factor`, `transaction.state.log.replication.factor` or
   `share.coordinator.state.topic.replication.factor`) or the
-  partition has no live leader.
+  partition has no live leader (also while it is led here from a failed log directory).
 - As Kafka, v1-v3 answer success with the error message "NONE", errors with the error's default
   message and node -1, host "" and port -1.
 """
@@ -83,12 +83,21 @@ def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tupl
     if error != ErrorCode.NONE:
         return error, NO_NODE
     state = None if info is None else info.partitions.get(partition)
-    if state is None or state.leader < 0:
+    if state is None or state.leader < 0 or _offline_here(ctx, info, partition, state.leader):
         return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
     for node in ctx.services.live_brokers(ctx.listener_name):
         if node.broker_id == state.leader:
             return ErrorCode.NONE, (node.broker_id, node.host, node.port)
     return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
+
+
+def _offline_here(ctx: RequestContext, info: TopicInfo | None, partition: int, leader: int) -> bool:
+    """The partition is led here but its log directory failed: it has no live leader until the
+    controller moves it (as Kafka's, whose controller leaves it without a leader meanwhile)."""
+    services = ctx.services
+    return (
+        info is not None and leader == services.broker_id and services.replica_manager.is_offline(info.name, partition)
+    )
 
 
 def _coordinator_partition(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, TopicInfo | None, int]:

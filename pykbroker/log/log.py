@@ -41,11 +41,12 @@ they start.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..common.time import now_ms as wall_clock_ms
 from ..records.batch import BatchHeader
@@ -88,6 +89,28 @@ from .validation import (
     validate_follower_append,
     validate_leader_append,
 )
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reporting_io_errors(
+    action: str,
+) -> Callable[[Callable[Concatenate[Log, _P], _R]], Callable[Concatenate[Log, _P], _R]]:
+    """A `Log` method whose OSError is reported to the log directory failure channel and raised
+    as KAFKA_STORAGE_ERROR ("Error while <action> <topic>-<partition> in dir <log dir>")."""
+
+    def decorate(method: Callable[Concatenate[Log, _P], _R]) -> Callable[Concatenate[Log, _P], _R]:
+        @functools.wraps(method)
+        def reporting(log: Log, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return method(log, *args, **kwargs)
+            except OSError as exc:
+                raise log.storage_error(f"Error while {action} {log.topic}-{log.partition}", exc) from exc
+
+        return reporting
+
+    return decorate
 
 
 class Log:
@@ -509,6 +532,7 @@ class Log:
         """Whether appends must be synced (`sync_appended`) before they are acknowledged."""
         return self.local.fsync_before_ack or self.local.flush_messages_reached()
 
+    @_reporting_io_errors("syncing the appends of")
     def sync_appended(self, end_offset: int) -> None:
         """Make the appends below `end_offset` as durable as the configuration promises: their
         data fdatasync'ed (fsync before ack), and a full flush once `flush.messages` appends
@@ -533,6 +557,7 @@ class Log:
         ):
             self.roll(append.first_offset)
 
+    @_reporting_io_errors("rolling log segment for")
     def roll(self, expected_next_offset: int | None = None) -> Segment:
         """Start a new active segment at max(expected_next_offset, log end offset)."""
         with self._lock:
@@ -553,6 +578,7 @@ class Log:
 
     # -- reads ----------------------------------------------------------------------------
 
+    @_reporting_io_errors("reading records of")
     def read(
         self,
         fetch_offset: int,
@@ -590,6 +616,7 @@ class Log:
             read_committed=read_committed,
         )
 
+    @_reporting_io_errors("assigning a leader epoch of")
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
         """Record the start of a leader epoch (a new leader does this at its log end offset)."""
         with self._lock:
@@ -597,27 +624,34 @@ class Log:
 
     # -- offset lookups (see `lookups`) ---------------------------------------------------
 
+    @_reporting_io_errors("looking up offsets of")
     def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
         """ListOffsets: the earliest record with timestamp >= target_ms (or a special value)."""
         return self.lookups.offset_for_timestamp(target_ms)
 
+    @_reporting_io_errors("looking up offsets of")
     def earliest(self) -> TimestampAndOffset:
         return self.lookups.earliest()
 
+    @_reporting_io_errors("looking up offsets of")
     def latest(self) -> TimestampAndOffset:
         return self.lookups.latest()
 
+    @_reporting_io_errors("looking up offsets of")
     def max_timestamp(self) -> TimestampAndOffset | None:
         return self.lookups.max_timestamp()
 
+    @_reporting_io_errors("looking up offsets of")
     def legacy_latest_offsets(self, high_watermark: int, max_num_offsets: int) -> list[int]:
         return self.lookups.legacy_latest_offsets(high_watermark, max_num_offsets)
 
+    @_reporting_io_errors("looking up offsets of")
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
         return self.lookups.end_offset_for_epoch(leader_epoch)
 
     # -- truncation and log start ---------------------------------------------------------
 
+    @_reporting_io_errors("truncating")
     def truncate_to(self, target_offset: int) -> bool:
         """Remove everything at or above `target_offset`; False if there was nothing to remove."""
         if target_offset < 0:
@@ -637,6 +671,7 @@ class Log:
             self._after_truncation()
             return True
 
+    @_reporting_io_errors("truncating")
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
         """Delete all data; the log restarts empty at `new_offset`."""
         with self._lock:
@@ -666,6 +701,7 @@ class Log:
             self._time_ms(),
         )
 
+    @_reporting_io_errors("deleting records of")
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark).
 
@@ -707,6 +743,7 @@ class Log:
 
     # -- retention and compaction (see `retention`, `compaction`) -------------------------
 
+    @_reporting_io_errors("deleting segments of")
     def delete_old_segments(self, now_ms: int | None = None) -> int:
         """Retention: segments below the log start offset, and by retention.ms / retention.bytes
         when cleanup.policy includes delete. Returns how many segments were deleted."""
@@ -720,6 +757,7 @@ class Log:
         """(dirty bytes / total bytes, dirty bytes) of the cleanable part."""
         return self.compaction.cleanable_ratio(now_ms)
 
+    @_reporting_io_errors("cleaning")
     def compact(
         self, now_ms: int | None = None, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
     ) -> CleanerStats | None:
@@ -728,6 +766,7 @@ class Log:
 
     # -- flushing -------------------------------------------------------------------------
 
+    @_reporting_io_errors("flushing log for")
     def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
         """fsync everything below `offset` (default: the log end), then move the recovery point."""
         local = self.local
@@ -765,6 +804,7 @@ class Log:
 
     # -- closing --------------------------------------------------------------------------
 
+    @_reporting_io_errors("closing")
     def close(self) -> None:
         """Snapshot producer state at the log end and close the segments (no flush: see flush())."""
         with self._lock:

@@ -269,6 +269,8 @@ class LogManager:
     def _flush_rolled(log: Log) -> None:
         try:
             log.flush_if_due()
+        except KafkaStorageError:
+            pass  # reported to the log directory failure channel
         except Exception:
             logger.exception("flushing the rolled segments of %r failed", log)
 
@@ -418,6 +420,8 @@ class LogManager:
             self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
             files.fsync_dir(log_dir)
             self._write_dir_checkpoints(log_dir, forget=key)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, f"Error while deleting the log of {key[0]}-{key[1]}", error)
         except Exception:
             logger.exception("Finishing the deletion of %s-%d failed", *key)
 
@@ -486,12 +490,23 @@ class LogManager:
             with self._checkpoint_lock:
                 existing = self._read_checkpoint(log_dir, name)
                 if existing.pop(forget, None) is not None:
-                    checkpoint.write_offsets(os.path.join(log_dir, name), existing)
+                    self._write_checkpoint_file(log_dir, name, existing)
 
     def _write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
         offsets = {**self._unloaded_entries(log_dir, name), **offsets}
         with self._checkpoint_lock:
-            checkpoint.write_offsets(os.path.join(log_dir, name), offsets)
+            self._write_checkpoint_file(log_dir, name, offsets)
+
+    def _write_checkpoint_file(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Write one checkpoint file (lock held); a failure takes the directory offline, as
+        Kafka's CheckpointFileWithFailureHandler, and the file keeps its last content."""
+        if self.dir_failures.is_offline(log_dir):
+            return
+        path = os.path.join(log_dir, name)
+        try:
+            checkpoint.write_offsets(path, offsets)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, f"Error while writing to checkpoint file {path}", error)
 
     def _unloaded_entries(self, log_dir: str, name: str) -> dict[TopicPartition, int]:
         """What checkpoint `name` said at start of the directory's partitions still loading:
@@ -518,6 +533,8 @@ class LogManager:
             try:
                 deleted += log.delete_old_segments(now)
                 log.remove_expired_producers(now)
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel
             except Exception:  # one failing log must not stop the others
                 logger.exception("retention failed for %r", log)
         self._deleter.run_due(now)
@@ -540,6 +557,8 @@ class LogManager:
                 continue
             try:
                 stats = log.compact(now, max_map_entries=self.cleaner_max_map_entries)
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel, which takes the log away
             except Exception:
                 logger.exception("compaction failed for %r; marking it uncleanable", log)
                 self._uncleanable.add(key)
@@ -564,6 +583,8 @@ class LogManager:
         for log in self.all_logs():
             try:
                 flushed += bool(log.flush_if_due(now))
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel
             except Exception:
                 logger.exception("flush failed for %r", log)
         if flushed:
@@ -581,14 +602,23 @@ class LogManager:
             if self.closed:
                 return
             for log in self._logs.values():
-                log.flush()
-                log.close()
+                try:
+                    log.flush()
+                    log.close()
+                except KafkaStorageError:  # reported: its directory gets no clean shutdown marker
+                    log.close_handlers()
             self.write_all_checkpoints()
             self._deleter.run_all()
             for log_dir in self.online_dirs():
                 if self._fully_loaded(log_dir):  # a log never loaded may still need recovery
-                    write_clean_shutdown_marker(log_dir, broker_epoch)
+                    self._mark_clean_shutdown(log_dir, broker_epoch)
             self.closed = True
+
+    def _mark_clean_shutdown(self, log_dir: str, broker_epoch: int) -> None:
+        try:
+            write_clean_shutdown_marker(log_dir, broker_epoch)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, "Error while writing the clean shutdown marker", error)
 
     def _fully_loaded(self, log_dir: str) -> bool:
         return not any(self._dir_of.get(key) == log_dir for key in self._loading)

@@ -112,7 +112,7 @@ class DelayedProduce(DelayedOperation):
                 continue
             partition = self.manager.partitions.get(tp)
             outcome = (
-                ErrorCode.NOT_LEADER_OR_FOLLOWER
+                self.manager.missing_partition_error(tp)
                 if partition is None
                 else partition.acks_satisfied(result.required_offset, self.manager.min_insync_replicas(tp[0]))
             )
@@ -249,7 +249,7 @@ class ReplicaManager:
         maybe long after `startup`): take the role the store gives it now. Until then the
         partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
         key = (topic, index)
-        if key in self.partitions or self.log_manager.is_loading(topic, index):
+        if key in self.partitions or key in self.offline_partitions or self.log_manager.is_loading(topic, index):
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
@@ -311,6 +311,8 @@ class ReplicaManager:
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
                 continue
+            if (name, index) in self.offline_partitions:
+                continue  # its log directory failed: served again only after a restart
             partition = self.partitions.get((name, index))
             if partition is None and (name, index) in self.offline_partitions:
                 continue  # in a failed log directory: not hosted again until a restart (Kafka's Offline)
@@ -414,6 +416,8 @@ class ReplicaManager:
             self.log_manager.delete(topic, index)  # deleted once its load is over
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             self._remove_partition(tp)
+        for tp in [tp for tp in self.offline_partitions if tp[0] == topic]:
+            del self.offline_partitions[tp]  # its log stays in the failed directory until a restart
 
     def _remove_partition(self, tp: TopicPartition) -> None:
         del self.partitions[tp]
@@ -504,6 +508,17 @@ class ReplicaManager:
         self.fetch_purgatory.check_and_complete(tp)
         self.produce_purgatory.check_and_complete(tp)
         self._partition_changed(tp)
+
+    def is_offline(self, topic: str, index: int) -> bool:
+        """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
+        return (topic, index) in self.offline_partitions
+
+    def missing_partition_error(self, tp: TopicPartition) -> ErrorCode:
+        """What a request waiting on a partition no longer served here is answered."""
+        return ErrorCode.KAFKA_STORAGE_ERROR if tp in self.offline_partitions else ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        return self.log_manager.is_log_dir_online(log_dir) and not self.log_manager.dir_failures.is_offline(log_dir)
 
     def _offline_error(self, topic: str, index: int) -> KafkaError:
         return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"Partition {topic}-{index} is in an offline log directory")
@@ -716,7 +731,10 @@ class ReplicaManager:
         for tp, result in results.items():
             partition = self.partitions.get(tp)
             if result.error == ErrorCode.NONE and partition is not None:
-                await sync_before_ack(partition.log, partition.log_end_offset)
+                try:
+                    await sync_before_ack(partition.log, partition.log_end_offset)
+                except KafkaError as exc:  # KAFKA_STORAGE_ERROR: the fsync failed (its log dir goes offline)
+                    result.error, result.error_message, result.required_offset = exc.code, exc.message, -1
 
     def _append_one(
         self,
