@@ -314,8 +314,6 @@ class ReplicaManager:
             if (name, index) in self.offline_partitions:
                 continue  # its log directory failed: served again only after a restart
             partition = self.partitions.get((name, index))
-            if partition is None and (name, index) in self.offline_partitions:
-                continue  # in a failed log directory: not hosted again until a restart (Kafka's Offline)
             if partition is None and self.log_manager.is_loading(name, index):
                 changes.still_loading(name, index)
                 continue  # taken up by `log_loaded`, with the state the store has then

@@ -20,7 +20,6 @@ dir), which takes two more minutes. Needs root (mount namespaces), as CI has.
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -32,6 +31,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 from compat import realkafka
 from pykbroker.testkit.wire import metadata
 from tests.ci import skip_or_fail_in_ci
+from tests.disk.namespace import MountNamespace, skip_without_namespaces
 
 from .harness import Cluster
 
@@ -41,43 +41,32 @@ RECORD_BYTES = 10_000
 BROKERS = (1, 2, 3)
 SMALL = "3m"  # the tmpfs: full after a few hundred records
 ROOMY = "64m"  # after the operator gave it room
-ROUND = 40  # records sent between looks at ZooKeeper
+ROUND = 40  # records sent between looks at Metadata
 MAX_RECORDS = 4000  # the tmpfs must be full long before
-
-pytestmark = pytest.mark.skipif(
-    os.geteuid() != 0 or not shutil.which("unshare") or not shutil.which("nsenter"),
-    reason="needs root, unshare and nsenter (a tmpfs in a private mount namespace)")
 
 
 class SmallDisk:
-    """A tmpfs of `size` at `path`, mounted in a mount namespace of its own that a waiting process
-    holds open; `command(argv)` runs argv inside it (the broker's data stays there across its
-    restarts), `grow(size)` gives it more room, as an operator would."""
+    """A tmpfs of `size` at `path` in a mount namespace of its own (tests/disk's): `command(argv)`
+    runs argv inside it (the broker's data stays there across its restarts), `grow(size)` gives it
+    more room, as an operator would."""
 
     def __init__(self, path, size: str) -> None:
         self.path = str(path)
-        os.makedirs(self.path, exist_ok=True)
-        script = 'mount -t tmpfs -o size="$1" tmpfs "$0" && echo mounted && exec sleep 3600'
-        self.holder = subprocess.Popen(
-            ["unshare", "--mount", "--propagation", "private", "sh", "-c", script, self.path, size],
-            stdout=subprocess.PIPE)
-        if self.holder.stdout.readline().strip() != b"mounted":
-            self.close()
-            raise RuntimeError(f"could not mount a tmpfs at {self.path}")
+        self.namespace = MountNamespace()
+        self.namespace.mount_tmpfs(self.path, size)
 
     def command(self, argv: list[str]) -> list[str]:
-        return ["nsenter", "--target", str(self.holder.pid), "--mount", "--", *argv]
+        return self.namespace.command(argv)
 
     def grow(self, size: str) -> None:
-        subprocess.run(self.command(["mount", "-o", f"remount,size={size}", self.path]), check=True)
+        self.namespace.run("mount", "-o", f"remount,size={size}", self.path)
 
     def entries(self) -> list[str]:
-        """What the tmpfs holds, seen through the holder's root."""
-        return os.listdir(f"/proc/{self.holder.pid}/root{self.path}")
+        """What the tmpfs holds, seen from outside the namespace."""
+        return os.listdir(self.namespace.host_path(self.path))
 
     def close(self) -> None:
-        self.holder.kill()
-        self.holder.wait(10)
+        self.namespace.close()
 
 
 class ClusterWithSmallDisk(Cluster):
@@ -86,6 +75,7 @@ class ClusterWithSmallDisk(Cluster):
 
     def __init__(self, directory, zookeeper, disk: SmallDisk) -> None:
         super().__init__(directory, zookeeper, chroot="/log_dir_failure_cluster")
+        self.one_at_a_time = False  # which broker becomes the controller does not matter here
         self.disk = disk
         self.broker_overrides[3] = {"log.dirs": f"{disk.path},{directory}/broker-3/kafka-logs"}
 
@@ -112,7 +102,7 @@ class KafkaClusterWithSmallDisk(realkafka.KafkaCluster):
         super().__init__(directory)
         self.disk = disk
 
-    def start(self) -> "KafkaClusterWithSmallDisk":
+    def start(self) -> KafkaClusterWithSmallDisk:
         super().start()
         try:
             self.script("stop-broker", "3")
@@ -148,6 +138,7 @@ def target_names() -> list[str]:
 @pytest.fixture(scope="module", params=target_names())
 def cluster(request, tmp_path_factory):
     """Three brokers, the third with a log dir on its own small tmpfs: pykbroker's or Kafka's."""
+    skip_without_namespaces()
     disk = SmallDisk(tmp_path_factory.mktemp("small-disk") / "logs", SMALL)
     try:
         if request.param == "kafka":
