@@ -137,3 +137,18 @@ def test_a_new_controller_keeps_offline_replicas_out_until_their_broker_register
     sessions[3] = registered(connect, 3)
     view.wait_for("t", 1, leader=3, isr=[3])
     assert view.state("t", 0).leader == 1
+
+
+def test_a_restarted_brokers_list_replaces_the_one_its_old_session_left(zookeeper):
+    connect = zookeeper.connect_string("/offline_replicas_sessions")
+    old, new = zk_client(connect), zk_client(connect)
+    try:
+        old.set_offline_replicas(OfflineReplicas(3, ("/data/a",), frozenset({("t", 0)})))
+        new.set_offline_replicas(OfflineReplicas(3, ("/data/b",), frozenset({("t", 1)})))
+        old.close()  # the old session ends: the list written by the new one stays
+        assert new.get_offline_replicas() == {3: OfflineReplicas(3, ("/data/b",), frozenset({("t", 1)}))}
+        _, stat = new._zk.get(zk_data.offline_replicas_path(3))
+        assert stat.ephemeralOwner == new._zk.client_id[0]
+    finally:
+        old.close()
+        new.close()

@@ -290,11 +290,14 @@ class Controller:
                 newly |= added
         return newly
 
-    def _live_for(self, tp: TopicPartition, live: Mapping[int, int] | None = None) -> dict[int, int]:
+    def _live_for(self, tp: TopicPartition, live: Mapping[int, int] | None = None) -> Mapping[int, int]:
         """The live brokers (`live`, else the controller's) whose replica of `tp` is online: a
         replica on an offline log dir counts as a dead broker's (Kafka's isReplicaOnline)."""
         brokers = self._live if live is None else live
-        return {b: epoch for b, epoch in brokers.items() if tp not in self._offline.get(b, ())}
+        offline_here = {b for b, partitions in self._offline.items() if tp in partitions}
+        if not offline_here:
+            return brokers
+        return {b: epoch for b, epoch in brokers.items() if b not in offline_here}
 
     # -- topics --------------------------------------------------------------------------
     def _on_topics_changed(self) -> None:
