@@ -113,7 +113,7 @@ class ZkMetadataStore(MetadataStore):
             self._registered = True
             self.zk_client.on_new_session(self._register_again)
         if self._own_offline.log_dirs:  # log dirs that failed before the broker registered
-            self._announce_offline_replicas()
+            self._announce_in_background()
 
     def _register_again(self) -> None:  # a helper thread, after a new session began
         epoch = self.zk_client.register_broker(self.registration)
@@ -428,9 +428,10 @@ class ZkMetadataStore(MetadataStore):
         self._own_offline = OfflineReplicas(self.broker_id, log_dirs, own.partitions | frozenset(offline_partitions))
         self._show_offline_replicas()
         if self._registered:
-            threading.Thread(
-                target=self._announce_offline_replicas, name="log-dir-failure-announcer", daemon=True
-            ).start()
+            self._announce_in_background()
+
+    def _announce_in_background(self) -> None:
+        threading.Thread(target=self._announce_offline_replicas, name="log-dir-failure-announcer", daemon=True).start()
 
     def _announce_offline_replicas(self) -> None:
         """Write this broker's offline replicas and a log dir event (blocking; tried again for a while
