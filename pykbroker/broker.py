@@ -21,10 +21,13 @@ harness (`testkit/`) import this module.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
 import signal
 import socket
 import threading
+from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -94,6 +97,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+HALT_GRACE_S = 0.2  # how long a broker left without log directories answers before it halts
+
 _Service = TypeVar("_Service")
 
 
@@ -103,6 +108,13 @@ def _is_internal_partition(key: tuple[str, int]) -> bool:
         txn_topic.TRANSACTION_STATE_TOPIC,
         state_topic.SHARE_GROUP_STATE_TOPIC,
     )
+
+
+def halt_process(exit_code: int) -> None:
+    """End the process now, without a clean shutdown (Kafka's Exit.halt): the log lines so far
+    are written out first."""
+    logging.shutdown()
+    os._exit(exit_code)
 
 
 def _opened(service: _Service | None) -> _Service:
@@ -149,6 +161,9 @@ class Broker:
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
+        # how the broker stops when no log directory is left: at once, with this exit code, as
+        # Kafka halts (the in-process test broker replaces it)
+        self.halt: Callable[[int], None] = halt_process
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
@@ -356,6 +371,7 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         self.fetch_sessions.follow(replica_manager)
+        log_manager.dir_failures.add_listener(lambda log_dir: self.bridge.post(self._handle_log_dir_failure, log_dir))
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
@@ -380,6 +396,28 @@ class Broker:
         self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
+
+    def _handle_log_dir_failure(self, log_dir: str) -> None:
+        """A log directory failed (on the loop, told by the log manager's failure channel): its
+        partitions go offline, the metadata store tells the controller, and a broker with no
+        online log directory left halts, as Kafka's does. So does a single broker whose metadata
+        state was in that directory (as KRaft's broker whose `metadata.log.dir` failed)."""
+        replica_manager, metadata, log_manager = self.replica_manager, self.metadata, self.log_manager
+        if replica_manager is None or metadata is None or log_manager is None:
+            return
+        offline = replica_manager.handle_log_dir_failure(log_dir)
+        metadata.log_dir_failed(self.broker_id, log_dir, offline)  # first: the controller hears of it
+        if not log_manager.online_dirs():
+            log.error("Shutdown broker because all log dirs in %s have failed", ", ".join(log_manager.log_dirs))
+            self._halt_soon()
+        elif isinstance(metadata, EmbeddedMetadataStore) and os.path.abspath(metadata.state_dir) == log_dir:
+            log.error("Shutdown broker because the metadata log dir %s has failed", log_dir)
+            self._halt_soon()
+
+    def _halt_soon(self) -> None:
+        """Halt with exit code 1 once the answers already given (the KAFKA_STORAGE_ERROR of the
+        request that hit the failure) have reached the sockets: a moment later, on the loop."""
+        asyncio.get_running_loop().call_later(HALT_GRACE_S, self.halt, 1)
 
     def _open_share_partitions(
         self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
@@ -597,6 +635,7 @@ class Broker:
             authentication=_opened(self.listener_security).authentication,
         )
         try:
+            server.listen()  # only now: a client that connected earlier would have waited unanswered
             async with anyio.create_task_group() as tasks:
                 self._attach_to_this_loop(tasks.cancel_scope)
                 self.bridge.attach()

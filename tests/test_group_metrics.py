@@ -78,6 +78,12 @@ class Replicas:
     def partition_summaries(self):
         return SUMMARIES
 
+    def offline_replica_count(self):
+        return 0
+
+    def offline_log_dir_count(self):
+        return 0
+
 
 class Metadata:
     def brokers(self):

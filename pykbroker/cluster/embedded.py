@@ -168,6 +168,22 @@ class EmbeddedMetadataStore(MetadataStore):
         # in-memory state keeps it and a later snapshot writes it).
         self._writer.when_durable(seq, loop, lambda error: callback(new_epoch if error is None else None))
 
+    # -- log directory failures --------------------------------------------------------
+    def log_dir_failed(self, broker_id: int, log_dir: str, offline_partitions: list[tuple[str, int]]) -> None:
+        """One broker is its own controller: no other replica could lead the partitions, so
+        nothing is recorded. The listeners of their topics are told again, so that whoever
+        serves them (the coordinators of the internal topics) sees that they are no longer
+        served here and resigns them."""
+        for name in sorted({topic for topic, _ in offline_partitions}):
+            info = self._topics.get(name)
+            if info is not None:
+                self._notify_topic(name, info)
+
+    @property
+    def state_dir(self) -> Path:
+        """The log directory holding this store's state (as KRaft's `metadata.log.dir`)."""
+        return self.log_dirs[0]
+
     # -- dynamic broker configs --------------------------------------------------------
     def broker_configs(self, entity: BrokerEntity) -> dict[str, str]:
         return dict(self._broker_configs.get(_entity_key(entity), {}))

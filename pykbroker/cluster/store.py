@@ -132,6 +132,13 @@ class MetadataStore(ABC):
     async def wait_durable(self) -> None:
         """Return once every change made so far is persisted; raises if it could not be."""
 
+    # -- log directory failures --------------------------------------------------------
+    def log_dir_failed(self, broker_id: int, log_dir: str, offline_partitions: list[tuple[str, int]]) -> None:
+        """This broker's log directory `log_dir` failed and `offline_partitions` (hosted there)
+        went offline (on the loop, after the replica manager stopped serving them). A cluster
+        tells its controller (Kafka's `/log_dir_event_notification`), which moves their
+        leadership; a store with no controller to tell has nothing to do."""
+
     # -- lifecycle ---------------------------------------------------------------------
     def register(self) -> None:
         """Announce this broker as live (once it is ready to serve)."""

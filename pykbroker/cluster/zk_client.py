@@ -489,6 +489,72 @@ class KafkaZkClient:
         for child in sorted(self._zk.get_children(zk_data.ISR_CHANGES)):
             self._delete_quietly(f"{zk_data.ISR_CHANGES}/{child}")
 
+    # -- log directory failures ------------------------------------------------------------
+    @_translated
+    def set_offline_replicas(self, offline: zk_data.OfflineReplicas) -> None:
+        """Write this broker's `/brokers/offline_replicas/<id>` (ephemeral, owned by this session).
+        One left by an older session of the broker is replaced."""
+        path = zk_data.offline_replicas_path(offline.broker_id)
+        data = zk_data.encode_offline_replicas(offline)
+        client = self._zk
+        for _ in range(3):
+            try:
+                client.create(path, data, ephemeral=True, makepath=True)
+                return
+            except NodeExistsError:
+                stat = client.exists(path)
+                if stat is None:
+                    continue
+                if stat.ephemeralOwner == client.client_id[0]:
+                    client.set(path, data)
+                    return
+                self._delete_quietly(path)  # an earlier session's, not expired yet
+        raise ZooKeeperError(f"could not write {path}")
+
+    @_translated
+    def get_offline_replicas(self) -> dict[int, zk_data.OfflineReplicas]:
+        """Every broker's replicas on offline log dirs, by broker id (brokers without any left out)."""
+        found = {}
+        for child in self._children(zk_data.OFFLINE_REPLICAS):
+            try:
+                data, _ = self._zk.get(f"{zk_data.OFFLINE_REPLICAS}/{child}")
+            except NoNodeError:
+                continue
+            found[int(child)] = zk_data.decode_offline_replicas(int(child), data)
+        return found
+
+    @_translated
+    def propagate_log_dir_event(self, broker_id: int) -> None:
+        """Kafka's `/log_dir_event_notification/log_dir_event_<seq>`: a log dir of the broker failed."""
+        self._zk.create(
+            f"{zk_data.LOG_DIR_EVENTS}/{zk_data.LOG_DIR_EVENT_PREFIX}",
+            zk_data.encode_log_dir_event(broker_id),
+            sequence=True,
+            makepath=True,
+        )
+
+    def watch_log_dir_event_notifications(self, callback: Callable[[list[str]], WatchResult]) -> None:
+        self._watch_children(zk_data.LOG_DIR_EVENTS, callback)
+
+    @_translated
+    def get_all_log_dir_event_notifications(self) -> list[str]:
+        return sorted(self._children(zk_data.LOG_DIR_EVENTS))
+
+    @_translated
+    def get_broker_ids_from_log_dir_events(self, children: Iterable[str]) -> set[int]:
+        broker_ids = set()
+        for child in children:
+            notification = self._get_notification(f"{zk_data.LOG_DIR_EVENTS}/{child}")
+            broker_id = None if notification is None else zk_data.decode_log_dir_event(notification.data)
+            if broker_id is not None:
+                broker_ids.add(broker_id)
+        return broker_ids
+
+    @_translated
+    def delete_log_dir_event_notifications(self, children: Iterable[str]) -> None:
+        for child in children:
+            self._delete_quietly(f"{zk_data.LOG_DIR_EVENTS}/{child}")
+
     # -- configs ---------------------------------------------------------------------------
     @_translated
     def get_entity_configs(self, entity_type: str, name: str) -> dict[str, str]:

@@ -14,12 +14,21 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>`, `/config/groups/<group>` (pykbroker's) | `{"version":1,"config":{"k":"v"}}` |
 | `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
+| `/log_dir_event_notification/log_dir_event_<seq>` | `{"version":1,"broker":3,"event":1}`: a log dir of broker 3 failed (event 1) |
+| `/brokers/offline_replicas/<id>` (ephemeral, pykbroker's) | `{"version":1,"broker":3,"log_dirs":["/data/a"],"partitions":[{"topic":"t","partition":0}]}` |
 | `/admin/delete_topics/<t>` | no data: a request to delete the topic |
 | `/latest_producer_id_block` | `{"version":1,"broker":1,"block_start":"0","block_end":"999"}` |
 | `/kafka-acl/<ResourceType>/<name>` | literal ACLs (`security.acl_store` encodes them) |
 | `/kafka-acl-extended/prefixed/<ResourceType>/<name>` | prefixed ACLs |
 | `/kafka-acl-changes/acl_changes_<seq>` | `TOPIC:orders` after a change of a literal pattern's ACLs |
 | `/kafka-acl-extended-changes/acl_changes_<seq>` | `{"version":1,"resourceType":"TOPIC","name":"pre-","patternType":"PREFIXED"}` |
+
+A broker whose log directory fails writes the list of its replicas on offline directories to
+`/brokers/offline_replicas/<id>` (ephemeral: it goes with the broker's session, so a broker that
+registers again starts with none), then Kafka's `/log_dir_event_notification`. Kafka's controller
+learns which replicas are offline from the KAFKA_STORAGE_ERROR answers to its LeaderAndIsr
+requests; pykbroker's controller sends none (the state znodes tell the brokers), so it reads them
+from that znode instead, and so does every broker for Metadata's `offline_replicas`.
 
 A partition state's znode version is its "partition epoch": every writer (the controller, or the
 leader changing the ISR) writes with a compare-and-set on it.
@@ -45,6 +54,10 @@ CONFIG_CHANGES = "/config/changes"
 CONFIG_CHANGE_PREFIX = "config_change_"
 ISR_CHANGES = "/isr_change_notification"
 ISR_CHANGE_PREFIX = "isr_change_"
+LOG_DIR_EVENTS = "/log_dir_event_notification"
+LOG_DIR_EVENT_PREFIX = "log_dir_event_"
+LOG_DIR_FAILURE_EVENT = 1
+OFFLINE_REPLICAS = "/brokers/offline_replicas"  # pykbroker's own: see the table above
 DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 LITERAL_ACLS = "/kafka-acl"
@@ -69,7 +82,7 @@ PERSISTENT_PATHS = (
     "/brokers/seqid",
     ISR_CHANGES,
     PRODUCER_ID_BLOCK,
-    "/log_dir_event_notification",
+    LOG_DIR_EVENTS,
     "/config/topics",
     "/config/clients",
     "/config/users",
@@ -99,6 +112,10 @@ def partition_path(topic: str, partition: int) -> str:
 
 def partition_state_path(topic: str, partition: int) -> str:
     return f"{partition_path(topic, partition)}/state"
+
+
+def offline_replicas_path(broker_id: int) -> str:
+    return f"{OFFLINE_REPLICAS}/{broker_id}"
 
 
 def config_path(entity_type: str, entity: str) -> str:
@@ -395,6 +412,53 @@ def encode_isr_change(partitions: list[tuple[str, int]]) -> bytes:
 def decode_isr_change(data: bytes | None) -> list[tuple[str, int]]:
     value = _decode(data) or {}
     return [(entry["topic"], int(entry["partition"])) for entry in value.get("partitions", [])]
+
+
+# -- log directory failures -------------------------------------------------------------
+
+
+def encode_log_dir_event(broker_id: int) -> bytes:
+    """Kafka's notification that a log directory of `broker_id` failed."""
+    return _encode({"version": 1, "broker": broker_id, "event": LOG_DIR_FAILURE_EVENT})
+
+
+def decode_log_dir_event(data: bytes | None) -> int | None:
+    """The broker a log dir event names; None when the notification is empty or unreadable."""
+    try:
+        value = _decode(data)
+        return None if value is None else int(value["broker"])
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+@dataclass(frozen=True)
+class OfflineReplicas:
+    """`/brokers/offline_replicas/<id>`: the broker's failed log dirs and the partitions it hosted there."""
+
+    broker_id: int
+    log_dirs: tuple[str, ...] = ()
+    partitions: frozenset[tuple[str, int]] = frozenset()
+
+
+def encode_offline_replicas(offline: OfflineReplicas) -> bytes:
+    return _encode(
+        {
+            "version": 1,
+            "broker": offline.broker_id,
+            "log_dirs": list(offline.log_dirs),
+            "partitions": [{"topic": t, "partition": p} for t, p in sorted(offline.partitions)],
+        }
+    )
+
+
+def decode_offline_replicas(broker_id: int, data: bytes | None) -> OfflineReplicas:
+    """What the znode of `broker_id` says; nothing offline when it is empty or unreadable."""
+    try:
+        value = _decode(data) or {}
+        partitions = frozenset((entry["topic"], int(entry["partition"])) for entry in value.get("partitions", []))
+        return OfflineReplicas(broker_id, tuple(str(d) for d in value.get("log_dirs", [])), partitions)
+    except (ValueError, KeyError, TypeError):
+        return OfflineReplicas(broker_id)
 
 
 # -- producer ids ------------------------------------------------------------------------

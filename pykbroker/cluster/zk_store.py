@@ -20,11 +20,20 @@ deletes topics); those calls wait for ZooKeeper (a bounded time), like Kafka's r
 threads do, and update the view at once. ISR changes proposed by a leader are written
 asynchronously with a compare-and-set on the state znode's version, followed by an
 `/isr_change_notification` for the controller; the answer comes back on the event loop.
+
+A log directory of this broker that fails (`log_dir_failed`) is announced as Kafka's broker does,
+with a `/log_dir_event_notification`, after this broker's replicas on its failed dirs are listed
+in its ephemeral `/brokers/offline_replicas/<id>` (pykbroker's own znode: see `zk_data`), from
+which the controller learns which replicas went offline. Both are written on a helper thread,
+again after every new session. Every broker reads the lists back (when brokers come or go, and on
+each log dir event) to show Metadata's `offline_replicas`.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
+import time
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -36,8 +45,8 @@ from .loop_bridge import LoopBridge
 from .meta_properties import check_cluster_id, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .store import BrokerEntity, IsrCallback, MetadataStore
-from .zk_client import KafkaZkClient, PartitionStateWritten, ZooKeeperTimeoutError
-from .zk_data import BrokerRegistration, LeaderAndIsr, TopicAssignment
+from .zk_client import KafkaZkClient, PartitionStateWritten, ZooKeeperError, ZooKeeperTimeoutError
+from .zk_data import BrokerRegistration, LeaderAndIsr, OfflineReplicas, TopicAssignment
 from .zk_watches import ClusterWatches
 
 log = logging.getLogger(__name__)
@@ -46,6 +55,8 @@ T = TypeVar("T")
 TopicConfigListener = Callable[[str, dict[str, str]], None]
 
 LOOP_WAIT_S = 5.0  # the longest an administrative write holds the event loop
+ANNOUNCE_ATTEMPTS = 30  # writing the offline replicas: once a second (a new session writes them again)
+ANNOUNCE_RETRY_S = 1.0
 
 
 class ZkMetadataStore(MetadataStore):
@@ -69,7 +80,12 @@ class ZkMetadataStore(MetadataStore):
         self._user_configs: dict[str, dict[str, str]] = {}
         self._watches: ClusterWatches | None = None
         self._registered = False
+        self._closed = False
         self._topic_config_listeners: list[TopicConfigListener] = []
+        self._offline_read: dict[int, OfflineReplicas] = {}  # every broker's list, as last read
+        self._offline_replicas: dict[int, frozenset[tuple[str, int]]] = {}  # shown: the lists read, and our own
+        self._own_offline = OfflineReplicas(self.broker_id)  # this broker's failed log dirs and partitions
+        self._announce_lock = threading.Lock()
 
     # -- lifecycle ---------------------------------------------------------------------
     def open(self) -> None:
@@ -96,15 +112,20 @@ class ZkMetadataStore(MetadataStore):
         if not self._registered:
             self._registered = True
             self.zk_client.on_new_session(self._register_again)
+        if self._own_offline.log_dirs:  # log dirs that failed before the broker registered
+            self._announce_in_background()
 
     def _register_again(self) -> None:  # a helper thread, after a new session began
         epoch = self.zk_client.register_broker(self.registration)
         self.bridge.post(self.apply_broker_epoch, epoch)
+        if self._own_offline.log_dirs:  # the old session's list went with it
+            self._announce_offline_replicas()
 
     async def wait_durable(self) -> None:
         """At once: every write returned only once ZooKeeper acknowledged it."""
 
     def close(self) -> None:
+        self._closed = True
         if self._watches is not None:
             self._watches.stop()
         self.zk_client.close()
@@ -216,7 +237,11 @@ class ZkMetadataStore(MetadataStore):
         }
 
     def _partition_state(self, name: str, index: int, replicas: list[int]) -> PartitionState:
-        offline = [r for r in replicas if r not in self._registrations]
+        offline = [
+            r
+            for r in replicas
+            if r not in self._registrations or (name, index) in self._offline_replicas.get(r, frozenset())
+        ]
         state = self._states.get((name, index))
         if state is None:  # the controller has not elected a leader yet
             return PartitionState(index, list(replicas), -1, -1, [], 0, offline)
@@ -393,6 +418,51 @@ class ZkMetadataStore(MetadataStore):
         )
         callback(outcome.zk_version)
         self.zk_client.propagate_isr_changes([(topic, partition)])
+
+    # -- log directory failures --------------------------------------------------------
+    def log_dir_failed(self, broker_id: int, log_dir: str, offline_partitions: list[tuple[str, int]]) -> None:
+        """Show this broker's replicas in `log_dir` as offline at once, then tell the controller (in
+        the background): the list of replicas on offline dirs first, then Kafka's log dir event."""
+        own = self._own_offline
+        log_dirs = own.log_dirs if log_dir in own.log_dirs else (*own.log_dirs, log_dir)
+        self._own_offline = OfflineReplicas(self.broker_id, log_dirs, own.partitions | frozenset(offline_partitions))
+        self._show_offline_replicas()
+        if self._registered:
+            self._announce_in_background()
+
+    def _announce_in_background(self) -> None:
+        threading.Thread(target=self._announce_offline_replicas, name="log-dir-failure-announcer", daemon=True).start()
+
+    def _announce_offline_replicas(self) -> None:
+        """Write this broker's offline replicas and a log dir event (blocking; tried again for a while
+        while ZooKeeper fails)."""
+        with self._announce_lock:
+            for _ in range(ANNOUNCE_ATTEMPTS):
+                if self._closed:
+                    return
+                try:
+                    self.zk_client.set_offline_replicas(self._own_offline)
+                    self.zk_client.propagate_log_dir_event(self.broker_id)
+                    return
+                except ZooKeeperError as exc:
+                    log.warning(
+                        "Could not tell the controller of the failed log dirs %s (%s)", self._own_offline.log_dirs, exc
+                    )
+                    time.sleep(ANNOUNCE_RETRY_S)
+
+    def apply_offline_replicas(self, found: dict[int, OfflineReplicas]) -> None:
+        """Every broker's replicas on offline log dirs as read from ZooKeeper (this broker's own as
+        it knows them, written or not yet)."""
+        self._offline_read = dict(found)
+        self._show_offline_replicas()
+
+    def _show_offline_replicas(self) -> None:
+        offline = {b: o.partitions for b, o in self._offline_read.items() if o.partitions and b != self.broker_id}
+        if self._own_offline.partitions:
+            offline[self.broker_id] = self._own_offline.partitions
+        if offline != self._offline_replicas:
+            self._offline_replicas = offline
+            self._refresh_all_topics()
 
     # -- helpers -----------------------------------------------------------------------
     def _wait(self, call: Callable[[float], T]) -> T:

@@ -7,6 +7,8 @@ posts it through the loop bridge; nothing here touches the store's state:
 - `/controller`: the active controller's id;
 - `/brokers/topics` children, then each topic's znode (its id and replica assignment) and
   each partition's `state` znode (leader, leader epoch, ISR, partition epoch);
+- `/log_dir_event_notification` children (and `/brokers/ids`): every broker's replicas on offline
+  log dirs, read again from `/brokers/offline_replicas`;
 - `/config/changes` children: which topic's or broker's dynamic configs, or which user's configs
   (SCRAM credentials), to read again.
 
@@ -27,7 +29,7 @@ from ..common.time import now_ms
 from . import zk_data
 from .loop_bridge import LoopBridge
 from .zk_client import KafkaZkClient, WatchResult
-from .zk_data import BrokerRegistration, LeaderAndIsr, TopicAssignment
+from .zk_data import BrokerRegistration, LeaderAndIsr, OfflineReplicas, TopicAssignment
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +41,7 @@ class ClusterView(Protocol):
 
     def apply_brokers(self, registrations: dict[int, BrokerRegistration]) -> None: ...
     def apply_controller(self, controller_id: int) -> None: ...
+    def apply_offline_replicas(self, found: dict[int, OfflineReplicas]) -> None: ...
     def apply_topic(self, name: str, assignment: TopicAssignment, configs: dict[str, str]) -> None: ...
     def apply_partition_state(self, name: str, partition: int, state: LeaderAndIsr | None) -> None: ...
     def apply_topic_deleted(self, name: str) -> None: ...
@@ -72,6 +75,7 @@ class ClusterWatches:
         self.zk_client.watch_controller(self._on_controller)
         self.zk_client.watch_topics(self._on_topics)
         self.zk_client.watch_config_change_notifications(self._on_config_changes)
+        self.zk_client.watch_log_dir_event_notifications(self._on_log_dir_events)
 
     def stop(self) -> None:
         self._stopped = True
@@ -86,7 +90,18 @@ class ClusterWatches:
             if registration is not None:
                 registrations[broker_id] = registration
         self.bridge.post(self.store.apply_brokers, registrations)
+        self._post_offline_replicas()
         return None
+
+    def _on_log_dir_events(self, _children: list[str]) -> WatchResult:
+        """A broker announced a failed log dir (or the controller consumed the announcement)."""
+        if self._stopped:
+            return False
+        self._post_offline_replicas()
+        return None
+
+    def _post_offline_replicas(self) -> None:
+        self.bridge.post(self.store.apply_offline_replicas, self.zk_client.get_offline_replicas())
 
     def _on_controller(self, controller_id: int | None) -> WatchResult:
         if self._stopped:

@@ -31,14 +31,27 @@ def write_atomically(
     tmp = path + TMP_SUFFIX
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
     try:
-        write_all(fd, data.encode() if isinstance(data, str) else data, 0)
-        if fsync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+        try:
+            write_all(fd, data.encode() if isinstance(data, str) else data, 0)
+            if fsync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        if error.filename is None:
+            error.filename = tmp  # a write on a descriptor names no file
+        _remove_quietly(tmp)  # a half-written file only takes room
+        raise
     os.replace(tmp, path)
     if fsync and flush_parent_dir:
         fsync_dir(os.path.dirname(path) or ".")
+
+
+def _remove_quietly(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def write_all(fd: int, data: Bytes, position: int) -> None:
@@ -55,5 +68,8 @@ def fsync_dir(path: str | os.PathLike[str]) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
+    except OSError as error:
+        error.filename = os.fspath(path)
+        raise
     finally:
         os.close(fd)

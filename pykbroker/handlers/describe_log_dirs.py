@@ -5,7 +5,8 @@ lag, and is_future_key (always false: no replica is being moved between dirs). `
 for every partition; otherwise only the listed ones are described, but, as in Kafka, every topic
 with a log in a dir is still listed under it (with an empty partition list if none was asked for).
 From v3 the response has a top-level error code, from v4 each dir's total and usable bytes. A
-dir that cannot be read answers KAFKA_STORAGE_ERROR.
+dir that failed (offline, see `log.dir_failure`) or cannot be read answers KAFKA_STORAGE_ERROR
+with no partitions.
 
 The partitions come from the replica manager (`describe_log_dirs()`).
 """
@@ -38,9 +39,13 @@ async def handle(request: DescribeLogDirsRequest, ctx: RequestContext) -> Descri
     if not DESCRIBE_CLUSTER.allows(ctx):
         return DescribeLogDirsResponse(error_code=DESCRIBE_CLUSTER.denied, results=[])
     wanted = _wanted_partitions(request.topics)
+    replicas = ctx.services.replica_manager
     return DescribeLogDirsResponse(
         error_code=ErrorCode.NONE,
-        results=[_describe_dir(path, logs, wanted) for path, logs in ctx.services.replica_manager.describe_log_dirs()],
+        results=[
+            _describe_dir(path, logs, wanted) if replicas.is_log_dir_online(path) else _offline_dir(path)
+            for path, logs in replicas.describe_log_dirs()
+        ],
     )
 
 
@@ -58,7 +63,7 @@ def _describe_dir(path: str, logs: list[LogSize], wanted: set[TopicPartition] | 
     try:
         total_bytes, usable_bytes = _space(absolute)
     except OSError:
-        return DirResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=absolute, topics=[])
+        return _offline_dir(absolute)
     return DirResult(
         error_code=ErrorCode.NONE,
         log_dir=absolute,
@@ -66,6 +71,11 @@ def _describe_dir(path: str, logs: list[LogSize], wanted: set[TopicPartition] | 
         total_bytes=total_bytes,
         usable_bytes=usable_bytes,
     )
+
+
+def _offline_dir(path: str) -> DirResult:
+    """A failed (offline) or unreadable dir: KAFKA_STORAGE_ERROR and nothing else, as Kafka."""
+    return DirResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=os.path.abspath(path), topics=[])
 
 
 def _topics(logs: list[LogSize], wanted: set[TopicPartition] | None) -> list[TopicResult]:

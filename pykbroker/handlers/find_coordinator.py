@@ -16,12 +16,22 @@ creation is durable in the metadata store, since coordinators then write to it.
 - COORDINATOR_NOT_AVAILABLE when the internal topic cannot be created (e.g. fewer live brokers
   than `offsets.topic.replication.factor`, `transaction.state.log.replication.factor` or
   `share.coordinator.state.topic.replication.factor`) or the
-  partition has no live leader.
+  partition has no live leader and no live in-sync replica to elect (a partition led here from a
+  failed log directory has no live leader).
+- While the coordinator moves (its broker gone from ZooKeeper, an in-sync replica still live and
+  the controller yet to elect it) the answer waits for the election, up to
+  `ELECTION_WAIT_S`. Kafka's brokers learn of a dead leader and of its successor in the same
+  UpdateMetadata, so Kafka names the old coordinator or the new one, never COORDINATOR_NOT_AVAILABLE,
+  in that moment; and librdkafka (2.x) stops looking up a coordinator after two retried
+  COORDINATOR_NOT_AVAILABLE answers until some broker's state changes, so an admin request
+  waited out its timeout there.
 - As Kafka, v1-v3 answer success with the error message "NONE", errors with the error's default
   message and node -1, host "" and port -1.
 """
 
-from ..cluster.model import TopicInfo
+import anyio
+
+from ..cluster.model import PartitionState, TopicInfo
 from ..coordinator.group import offsets_topic
 from ..coordinator.share import state_topic
 from ..coordinator.share.shard import parse_share_coordinator_key
@@ -45,6 +55,8 @@ TRANSACTION_KEY_TYPE = 1
 SHARE_KEY_TYPE = 2
 SHARE_MIN_VERSION = 6
 NO_NODE = (-1, "", -1)
+ELECTION_WAIT_S = 10.0  # at most this long for the controller to elect a moving coordinator
+ELECTION_POLL_S = 0.05
 
 
 async def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCoordinatorResponse:
@@ -57,10 +69,10 @@ async def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCo
     existed = {name for name in internal_topics if ctx.services.metadata.topic(name) is not None}
     if ctx.api_version >= 4:
         response = FindCoordinatorResponse(
-            coordinators=[_batched_entry(ctx, key_type, key) for key in request.coordinator_keys]
+            coordinators=[await _batched_entry(ctx, key_type, key) for key in request.coordinator_keys]
         )
     else:
-        error, (node_id, host, port) = _find(ctx, key_type, request.key)
+        error, (node_id, host, port) = await _find(ctx, key_type, request.key)
         response = FindCoordinatorResponse(
             error_code=error, error_message=error.message or error.name, node_id=node_id, host=host, port=port
         )
@@ -70,25 +82,56 @@ async def handle(request: FindCoordinatorRequest, ctx: RequestContext) -> FindCo
     return response
 
 
-def _batched_entry(ctx: RequestContext, key_type: int, key: str) -> FindCoordinatorResponse.Coordinator:
-    error, (node_id, host, port) = _find(ctx, key_type, key)
+async def _batched_entry(ctx: RequestContext, key_type: int, key: str) -> FindCoordinatorResponse.Coordinator:
+    error, (node_id, host, port) = await _find(ctx, key_type, key)
     message = error.message if error == ErrorCode.INVALID_REQUEST else None
     return FindCoordinatorResponse.Coordinator(
         key=key, node_id=node_id, host=host, port=port, error_code=error, error_message=message
     )
 
 
-def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
+async def _find(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, tuple[int, str, int]]:
+    """The coordinator of `key`; while its partition waits for the controller to elect a leader,
+    the answer waits too (up to `ELECTION_WAIT_S`)."""
+    deadline = anyio.current_time() + ELECTION_WAIT_S
+    while True:
+        error, node, state = _lookup(ctx, key_type, key)
+        if state is None or not _election_pending(ctx, state) or anyio.current_time() >= deadline:
+            return error, node
+        await anyio.sleep(ELECTION_POLL_S)
+
+
+def _lookup(
+    ctx: RequestContext, key_type: int, key: str
+) -> tuple[ErrorCode, tuple[int, str, int], PartitionState | None]:
+    """The coordinator of `key` as the metadata says now, and its partition's state."""
     error, info, partition = _coordinator_partition(ctx, key_type, key)
     if error != ErrorCode.NONE:
-        return error, NO_NODE
+        return error, NO_NODE, None
     state = None if info is None else info.partitions.get(partition)
-    if state is None or state.leader < 0:
-        return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
+    if state is None or state.leader < 0 or _offline_here(ctx, info, partition, state.leader):
+        return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE, state
     for node in ctx.services.live_brokers(ctx.listener_name):
         if node.broker_id == state.leader:
-            return ErrorCode.NONE, (node.broker_id, node.host, node.port)
-    return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE
+            return ErrorCode.NONE, (node.broker_id, node.host, node.port), None
+    return ErrorCode.COORDINATOR_NOT_AVAILABLE, NO_NODE, state
+
+
+def _election_pending(ctx: RequestContext, state: PartitionState) -> bool:
+    """No live leader, but a live in-sync replica the cluster's controller is about to elect."""
+    if not ctx.services.config.get("zookeeper.connect"):
+        return False  # one broker: no controller elects anyone
+    live = {node.broker_id for node in ctx.services.live_brokers(ctx.listener_name)}
+    return any(replica in live for replica in state.isr)
+
+
+def _offline_here(ctx: RequestContext, info: TopicInfo | None, partition: int, leader: int) -> bool:
+    """The partition is led here but its log directory failed: it has no live leader until the
+    controller moves it (as Kafka's, whose controller leaves it without a leader meanwhile)."""
+    services = ctx.services
+    return (
+        info is not None and leader == services.broker_id and services.replica_manager.is_offline(info.name, partition)
+    )
 
 
 def _coordinator_partition(ctx: RequestContext, key_type: int, key: str) -> tuple[ErrorCode, TopicInfo | None, int]:

@@ -2,7 +2,9 @@
 
 Segments dropped by retention, truncation or compaction are renamed to `*.deleted` at once
 and removed when their time comes, so a fetch already handed a region of them can still
-send it. `run_due` is called from the maintenance thread.
+send it. `run_due` is called from the maintenance thread. An action that fails with an OSError
+is handed to `on_error` (the log manager reports it to the log directory failure channel) and
+the others still run.
 """
 
 from __future__ import annotations
@@ -14,10 +16,19 @@ from collections.abc import Callable
 
 
 class DelayedDeleter:
-    def __init__(self) -> None:
+    def __init__(self, on_error: Callable[[OSError], None] | None = None) -> None:
         self._queue: list[tuple[int, int, Callable[[], None]]] = []
         self._sequence = itertools.count()
         self._lock = threading.Lock()
+        self.on_error = on_error
+
+    def _run(self, action: Callable[[], None]) -> None:
+        try:
+            action()
+        except OSError as error:
+            if self.on_error is None:
+                raise
+            self.on_error(error)
 
     def schedule(self, due_ms: int, action: Callable[[], None]) -> None:
         with self._lock:
@@ -30,7 +41,7 @@ class DelayedDeleter:
             while self._queue and self._queue[0][0] <= now_ms:
                 due.append(heapq.heappop(self._queue)[2])
         for action in due:
-            action()
+            self._run(action)
         return len(due)
 
     def run_all(self) -> int:
@@ -38,7 +49,7 @@ class DelayedDeleter:
         with self._lock:
             pending, self._queue = self._queue, []
         for _, _, action in sorted(pending):
-            action()
+            self._run(action)
         return len(pending)
 
     def __len__(self) -> int:

@@ -4,7 +4,8 @@
 ProduceResponse's `record_errors` (batch_index = the record's index within its batch).
 `KafkaStorageError` is a file the log could not open, write or create (descriptor limit,
 disk full, permissions): the request that needed it gets KAFKA_STORAGE_ERROR, as in Kafka,
-and the log stays as it was before that request.
+and the log stays as it was before that request (and, unless descriptors ran out, its log
+directory goes offline: see `dir_failure`).
 """
 
 from __future__ import annotations

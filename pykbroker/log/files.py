@@ -124,6 +124,14 @@ def remove_if_exists(path: str) -> None:
         pass
 
 
+def naming_file(error: OSError, path: str) -> OSError:
+    """`error` with `path` as its file name when it has none (a write on a descriptor names no
+    file): the log directory failure report names the file."""
+    if error.filename is None:
+        error.filename = path
+    return error
+
+
 class OpenFile:
     """One open file descriptor, closed when the last holder lets go of this object (or by close())."""
 
@@ -141,33 +149,48 @@ class OpenFile:
 
     def pread(self, length: int, position: int) -> bytes:
         """Up to `length` bytes at `position` (fewer only at the end of the file)."""
-        data = os.pread(self.fd, length, position)
-        if len(data) == length or not data:
-            return data
-        parts = [data]
-        got = len(data)
-        while got < length:
-            more = os.pread(self.fd, length - got, position + got)
-            if not more:
-                break
-            parts.append(more)
-            got += len(more)
-        return b"".join(parts)
+        try:
+            data = os.pread(self.fd, length, position)
+            if len(data) == length or not data:
+                return data
+            parts = [data]
+            got = len(data)
+            while got < length:
+                more = os.pread(self.fd, length - got, position + got)
+                if not more:
+                    break
+                parts.append(more)
+                got += len(more)
+            return b"".join(parts)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def write_at(self, data: Bytes, position: int) -> None:
-        write_all(self.fd, data, position)
+        try:
+            write_all(self.fd, data, position)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def truncate(self, size: int) -> None:
-        os.ftruncate(self.fd, size)
+        try:
+            os.ftruncate(self.fd, size)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def fsync(self) -> None:
-        os.fsync(self.fd)
+        try:
+            os.fsync(self.fd)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def fdatasync(self) -> None:
-        if hasattr(os, "fdatasync"):
-            os.fdatasync(self.fd)
-        else:  # pragma: no cover - macOS
-            os.fsync(self.fd)
+        try:
+            if hasattr(os, "fdatasync"):
+                os.fdatasync(self.fd)
+            else:  # pragma: no cover - macOS
+                os.fsync(self.fd)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
 
     def close(self) -> None:
         fd, self.fd = getattr(self, "fd", -1), -1  # no fd when opening it failed

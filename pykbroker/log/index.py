@@ -29,7 +29,8 @@ from array import array
 from bisect import bisect_right
 from typing import NamedTuple
 
-from .files import write_all
+from .dir_failure import is_dir_failure
+from .files import naming_file, write_all
 
 log = logging.getLogger(__name__)
 
@@ -155,6 +156,8 @@ class _IndexFile:
         fd = os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             write_all(fd, data, slot * self.ENTRY.size)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
         finally:
             os.close(fd)
 
@@ -237,14 +240,16 @@ class _IndexFile:
     def cool(self) -> None:
         """Write what the mirror holds beyond the file, then drop it (the segment is inactive).
 
-        When the file cannot be written now (no descriptor left, disk full) the mirror stays,
-        and the next flush or close writes it: nothing is lost, and the roll that made the
-        segment inactive does not fail for it."""
+        When the file cannot be opened now (no descriptor left) the mirror stays, and the next
+        flush or close writes it: nothing is lost, and the roll that made the segment inactive
+        does not fail for it. A failure of the directory itself (disk full, I/O error) is raised."""
         if self._mirror is None:
             return
         try:
             self.persist()
         except OSError as exc:
+            if is_dir_failure(exc):
+                raise  # the log directory failed: whoever rolled reports it
             log.warning("Keeping the entries of %s in memory until the next flush: %s", self.path, exc)
             return
         self._entries = self.entries
@@ -271,6 +276,8 @@ class _IndexFile:
             return  # deleted meanwhile
         try:
             os.fsync(fd)
+        except OSError as error:
+            raise naming_file(error, self.path) from None
         finally:
             os.close(fd)
 

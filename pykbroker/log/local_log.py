@@ -22,7 +22,6 @@ from collections.abc import Callable
 from . import files
 from .config import LogConfig
 from .deleter import DelayedDeleter
-from .errors import KafkaStorageError
 from .files import HandleCache
 from .loader import LoadedLog
 from .results import AbortedTransaction, FetchDataInfo
@@ -147,19 +146,17 @@ class LocalLog:
         read_committed: bool,
     ) -> FetchDataInfo:
         """File regions of `segments` (the list current when the read began) from the batch
-        holding `fetch_offset`, never past offset `limit`; no record is decoded."""
-        try:
-            for index in range(max(segments.floor_index(fetch_offset), 0), len(segments)):
-                segment = segments[index]
-                max_position = self._max_position(segments, index, limit, log_end_offset)
-                info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
-                if info is not None:
-                    if read_committed:
-                        info.aborted_transactions = self._aborted_transactions(segments, index, info, log_end_offset)
-                    return info
-            return FetchDataInfo(fetch_offset)
-        except OSError as exc:
-            raise KafkaStorageError(f"Error while reading records of {self.name_in_dir()}", exc) from exc
+        holding `fetch_offset`, never past offset `limit`; no record is decoded. A file that
+        cannot be read raises its OSError (the log reports it)."""
+        for index in range(max(segments.floor_index(fetch_offset), 0), len(segments)):
+            segment = segments[index]
+            max_position = self._max_position(segments, index, limit, log_end_offset)
+            info = segment.read(fetch_offset, max_bytes, max_position, min_one_message)
+            if info is not None:
+                if read_committed:
+                    info.aborted_transactions = self._aborted_transactions(segments, index, info, log_end_offset)
+                return info
+        return FetchDataInfo(fetch_offset)
 
     def _max_position(self, segments: LogSegments, index: int, limit: int, log_end_offset: int) -> int:
         """Where a read of segment `index` must stop so that it stays below offset `limit`."""
@@ -370,6 +367,10 @@ class LocalLog:
         self.closed = True
 
     def mark_deleted(self) -> None:
+        self.close_handlers()
+
+    def close_handlers(self) -> None:
+        """Let go of the files without writing to them (deleted, or its log directory failed)."""
         for segment in self.segments:
             segment.abandon()
         self.closed = True

@@ -27,7 +27,9 @@ ever runs on the event loop.
 Files that cannot be opened, written or created (descriptor limit, disk full, permissions)
 fail the operation that needed them with `KafkaStorageError` (KAFKA_STORAGE_ERROR) and leave
 the log as it was: an append is undone, a roll that cannot create its segment does not
-happen, a new log whose files cannot be created leaves no directory behind. A new log is
+happen, a new log whose files cannot be created leaves no directory behind. Every such I/O
+error but a lack of descriptors is also reported to the log directory failure channel
+(`dir_failure`), which takes the whole log directory offline. A new log is
 also refused while its descriptor would eat into the room kept free under the open file limit
 (see `descriptor_limit`).
 
@@ -41,11 +43,12 @@ they start.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from ..common.time import now_ms as wall_clock_ms
 from ..records.batch import BatchHeader
@@ -55,6 +58,7 @@ from .compaction import Compaction
 from .config import LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .descriptor_limit import BUDGET
+from .dir_failure import LogDirFailureChannel, is_dir_failure
 from .epoch_cache import LeaderEpochCache
 from .errors import ErrorCode, KafkaError, KafkaStorageError, LogClosedError, UnexpectedAppendOffsetError
 from .files import HandleCache
@@ -88,6 +92,28 @@ from .validation import (
     validate_leader_append,
 )
 
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _reporting_io_errors(
+    action: str,
+) -> Callable[[Callable[Concatenate[Log, _P], _R]], Callable[Concatenate[Log, _P], _R]]:
+    """A `Log` method whose OSError is reported to the log directory failure channel and raised
+    as KAFKA_STORAGE_ERROR ("Error while <action> <topic>-<partition> in dir <log dir>")."""
+
+    def decorate(method: Callable[Concatenate[Log, _P], _R]) -> Callable[Concatenate[Log, _P], _R]:
+        @functools.wraps(method)
+        def reporting(log: Log, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+            try:
+                return method(log, *args, **kwargs)
+            except OSError as exc:
+                raise log.storage_error(f"Error while {action} {log.topic}-{log.partition}", exc) from exc
+
+        return reporting
+
+    return decorate
+
 
 class Log:
     """A partition's log (Kafka's UnifiedLog). Construct with `Log.open`."""
@@ -104,8 +130,11 @@ class Log:
         deleter: DelayedDeleter,
         time_ms: Callable[[], int],
         producer_id_expiration_ms: int,
+        dir_failures: LogDirFailureChannel | None = None,
     ) -> None:
         self.directory = directory
+        # where an I/O error on this log's files is reported: it takes the log directory offline
+        self.dir_failures = LogDirFailureChannel() if dir_failures is None else dir_failures
         self.topic = topic
         self.partition = partition
         self._time_ms = time_ms
@@ -151,6 +180,7 @@ class Log:
         deleter: DelayedDeleter | None = None,
         time_ms: Callable[[], int] | None = None,
         producer_id_expiration_ms: int = 86400000,
+        dir_failures: LogDirFailureChannel | None = None,
     ) -> Log:
         """Open (creating if needed) the log in `directory`, named `<topic>-<partition>`.
 
@@ -174,6 +204,7 @@ class Log:
                 deleter=DelayedDeleter() if deleter is None else deleter,
                 time_ms=time_ms or wall_clock_ms,
                 producer_id_expiration_ms=producer_id_expiration_ms,
+                dir_failures=dir_failures,
             )
             log._load(log_start_offset, recovery_point, clean_shutdown)
             log.high_watermark = log.log_start_offset if high_watermark is None else high_watermark
@@ -181,11 +212,13 @@ class Log:
         except OSError as exc:
             if is_new:  # nobody has seen it: leave nothing behind
                 shutil.rmtree(directory, ignore_errors=True)
-            raise KafkaStorageError(
-                f"Error while {'creating' if is_new else 'loading'} log for {parsed[0]}-{parsed[1]} "
-                f"in dir {os.path.dirname(os.path.normpath(directory))}",
-                exc,
-            ) from exc
+            parent = os.path.dirname(os.path.normpath(directory))
+            message = (
+                f"Error while {'creating' if is_new else 'loading'} log for {parsed[0]}-{parsed[1]} in dir {parent}"
+            )
+            if dir_failures is not None and is_dir_failure(exc):
+                dir_failures.fail(parent, message, exc)
+            raise KafkaStorageError(message, exc) from exc
 
     def _load(self, log_start_offset: int, recovery_point: int, clean_shutdown: bool) -> None:
         loader = LogLoader(
@@ -208,6 +241,20 @@ class Log:
     @property
     def config(self) -> LogConfig:
         return self.local.config
+
+    @property
+    def parent_dir(self) -> str:
+        """The log directory (one of `log.dirs`) that holds this partition's directory."""
+        return os.path.dirname(os.path.normpath(self.directory))
+
+    def storage_error(self, message: str, error: OSError) -> KafkaStorageError:
+        """Report an I/O error on this log's files to the log directory failure channel (which
+        takes the directory offline; running out of descriptors does not) and return the
+        KAFKA_STORAGE_ERROR to raise."""
+        full_message = f"{message} in dir {self.parent_dir}"
+        if is_dir_failure(error):
+            self.dir_failures.fail(self.parent_dir, full_message, error)
+        return KafkaStorageError(full_message, error)
 
     @property
     def log_end_offset(self) -> int:
@@ -430,7 +477,7 @@ class Log:
         try:
             self._append(append, updates, completed, now)
         except OSError as exc:
-            raise KafkaStorageError(f"Error while appending records to {self.local.name_in_dir()}", exc) from exc
+            raise self.storage_error(f"Error while appending records to {self.topic}-{self.partition}", exc) from exc
 
     def _append(
         self, append: AppendBatches, updates: dict[int, ProducerAppend], completed: list[CompletedTxn], now: int
@@ -487,6 +534,7 @@ class Log:
         """Whether appends must be synced (`sync_appended`) before they are acknowledged."""
         return self.local.fsync_before_ack or self.local.flush_messages_reached()
 
+    @_reporting_io_errors("syncing the appends of")
     def sync_appended(self, end_offset: int) -> None:
         """Make the appends below `end_offset` as durable as the configuration promises: their
         data fdatasync'ed (fsync before ack), and a full flush once `flush.messages` appends
@@ -511,6 +559,7 @@ class Log:
         ):
             self.roll(append.first_offset)
 
+    @_reporting_io_errors("rolling log segment for")
     def roll(self, expected_next_offset: int | None = None) -> Segment:
         """Start a new active segment at max(expected_next_offset, log end offset)."""
         with self._lock:
@@ -531,6 +580,7 @@ class Log:
 
     # -- reads ----------------------------------------------------------------------------
 
+    @_reporting_io_errors("reading records of")
     def read(
         self,
         fetch_offset: int,
@@ -568,6 +618,7 @@ class Log:
             read_committed=read_committed,
         )
 
+    @_reporting_io_errors("assigning a leader epoch of")
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
         """Record the start of a leader epoch (a new leader does this at its log end offset)."""
         with self._lock:
@@ -575,27 +626,34 @@ class Log:
 
     # -- offset lookups (see `lookups`) ---------------------------------------------------
 
+    @_reporting_io_errors("looking up offsets of")
     def offset_for_timestamp(self, target_ms: int) -> TimestampAndOffset | None:
         """ListOffsets: the earliest record with timestamp >= target_ms (or a special value)."""
         return self.lookups.offset_for_timestamp(target_ms)
 
+    @_reporting_io_errors("looking up offsets of")
     def earliest(self) -> TimestampAndOffset:
         return self.lookups.earliest()
 
+    @_reporting_io_errors("looking up offsets of")
     def latest(self) -> TimestampAndOffset:
         return self.lookups.latest()
 
+    @_reporting_io_errors("looking up offsets of")
     def max_timestamp(self) -> TimestampAndOffset | None:
         return self.lookups.max_timestamp()
 
+    @_reporting_io_errors("looking up offsets of")
     def legacy_latest_offsets(self, high_watermark: int, max_num_offsets: int) -> list[int]:
         return self.lookups.legacy_latest_offsets(high_watermark, max_num_offsets)
 
+    @_reporting_io_errors("looking up offsets of")
     def end_offset_for_epoch(self, leader_epoch: int) -> tuple[int, int] | None:
         return self.lookups.end_offset_for_epoch(leader_epoch)
 
     # -- truncation and log start ---------------------------------------------------------
 
+    @_reporting_io_errors("truncating")
     def truncate_to(self, target_offset: int) -> bool:
         """Remove everything at or above `target_offset`; False if there was nothing to remove."""
         if target_offset < 0:
@@ -615,6 +673,7 @@ class Log:
             self._after_truncation()
             return True
 
+    @_reporting_io_errors("truncating")
     def truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None = None) -> None:
         """Delete all data; the log restarts empty at `new_offset`."""
         with self._lock:
@@ -644,6 +703,7 @@ class Log:
             self._time_ms(),
         )
 
+    @_reporting_io_errors("deleting records of")
     def delete_records_before(self, offset: int) -> int:
         """DeleteRecords: move the log start offset up to `offset` (-1: the high watermark).
 
@@ -685,6 +745,7 @@ class Log:
 
     # -- retention and compaction (see `retention`, `compaction`) -------------------------
 
+    @_reporting_io_errors("deleting segments of")
     def delete_old_segments(self, now_ms: int | None = None) -> int:
         """Retention: segments below the log start offset, and by retention.ms / retention.bytes
         when cleanup.policy includes delete. Returns how many segments were deleted."""
@@ -698,6 +759,7 @@ class Log:
         """(dirty bytes / total bytes, dirty bytes) of the cleanable part."""
         return self.compaction.cleanable_ratio(now_ms)
 
+    @_reporting_io_errors("cleaning")
     def compact(
         self, now_ms: int | None = None, *, max_map_entries: int = DEFAULT_MAX_MAP_ENTRIES
     ) -> CleanerStats | None:
@@ -706,6 +768,7 @@ class Log:
 
     # -- flushing -------------------------------------------------------------------------
 
+    @_reporting_io_errors("flushing log for")
     def flush(self, offset: int | None = None, *, now_ms: int | None = None) -> None:
         """fsync everything below `offset` (default: the log end), then move the recovery point."""
         local = self.local
@@ -743,6 +806,7 @@ class Log:
 
     # -- closing --------------------------------------------------------------------------
 
+    @_reporting_io_errors("closing")
     def close(self) -> None:
         """Snapshot producer state at the log end and close the segments (no flush: see flush())."""
         with self._lock:
@@ -751,6 +815,12 @@ class Log:
             self.producers.update_map_end_offset(self.local.log_end_offset)
             self._take_snapshot(self.local.log_end_offset)
             self.local.close()
+
+    def close_handlers(self) -> None:
+        """Let go of the files without writing anything (its log directory failed; Kafka's
+        closeHandlers): no flush, no producer snapshot, no index written."""
+        with self._lock:
+            self.local.close_handlers()
 
     def mark_deleted(self) -> None:
         """Stop using the log (its directory is being deleted)."""

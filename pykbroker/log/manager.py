@@ -10,10 +10,16 @@ Each log directory holds Kafka's checkpoint files (recovery points, log start of
 watermarks, cleaner offsets) and, while the broker is stopped cleanly, `.kafka_cleanshutdown`.
 The marker is removed once the logs are loaded, so only a broker that did not close cleanly
 makes the next start recover its logs.
+
+A directory whose files fail (`dir_failures`, Kafka's LogDirFailureChannel) goes offline: once
+`handle_log_dir_failure` has run, its logs are let go without another write, no checkpoint or
+marker is written there, its partitions are never created again in another directory (until a
+restart), and new partitions go to the online directories only.
 """
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import logging
@@ -31,8 +37,9 @@ from .checkpoint import CorruptCheckpointError, TopicPartition
 from .cleaner import DEFAULT_MAX_MAP_ENTRIES
 from .config import LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
+from .dir_failure import LogDirFailureChannel
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
-from .errors import LogError
+from .errors import KafkaStorageError, LogError
 from .files import HandleCache
 from .log import Log
 from .results import CleanerStats
@@ -87,7 +94,11 @@ class LogManager:
         self._time_ms = time_ms or wall_clock_ms
         self._producer_id_expiration_ms = producer_id_expiration_ms
         self._handles = HandleCache(max_open_segments)
-        self._deleter = DelayedDeleter()
+        # every I/O error on a log directory is reported here; the broker listens (see broker.py)
+        self.dir_failures = LogDirFailureChannel()
+        self._deleter = DelayedDeleter(on_error=self._deletion_failed)
+        self._live_dirs = list(self.log_dirs)  # less the failed ones, once handled
+        self._offline_keys: set[TopicPartition] = set()  # partitions whose log is in a failed dir
         # finishes topic deletions (directory fsync, checkpoints) off the caller's thread, in order
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
         self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
@@ -209,6 +220,9 @@ class LogManager:
             self._loading.pop(key, None)
             doomed = key in self._doomed
             self._doomed.discard(key)
+            if log is not None and key in self._offline_keys:  # its directory failed meanwhile
+                log.close_handlers()
+                log = None
             if log is None:
                 self._dir_of.pop(key, None)
             else:
@@ -245,6 +259,7 @@ class LogManager:
             deleter=self._deleter,
             time_ms=self._time_ms,
             producer_id_expiration_ms=self._producer_id_expiration_ms,
+            dir_failures=self.dir_failures,
             **kwargs,
         )
         log.roll_listener = self._flush_after_roll
@@ -263,6 +278,8 @@ class LogManager:
     def _flush_rolled(log: Log) -> None:
         try:
             log.flush_if_due()
+        except KafkaStorageError:
+            pass  # reported to the log directory failure channel
         except Exception:
             logger.exception("flushing the rolled segments of %r failed", log)
 
@@ -294,13 +311,18 @@ class LogManager:
         with self._lock:
             key = (topic, partition)
             log = self._logs.get(key)
+            if key in self._offline_keys:
+                raise KafkaStorageError(
+                    f"The log of {topic}-{partition} is in an offline log directory",
+                    OSError(errno.EIO, "log directory offline"),
+                )
             if log is None and key in self._loading:
                 raise LogLoadingError(f"the log of {topic}-{partition} is still loading")
             if log is not None:
                 if config is not None:
                     log.update_config(as_log_config(config, self.default_config))
                 return log
-            log_dir = self._least_loaded_dir()
+            log_dir = self._least_loaded_dir(topic, partition)
             resolved = as_log_config(config, self.default_config) if config is not None else self._config_for(topic)
             path = os.path.join(log_dir, files.partition_dir_name(topic, partition))
             log = self._open_log(path, resolved, clean_shutdown=True)
@@ -308,11 +330,71 @@ class LogManager:
             self._dir_of[key] = log_dir
             return log
 
-    def _least_loaded_dir(self) -> str:
-        counts = {log_dir: 0 for log_dir in self.log_dirs}
+    def _least_loaded_dir(self, topic: str, partition: int) -> str:
+        """The online log directory holding the fewest partitions (never an offline one)."""
+        online = self.online_dirs()
+        if not online:
+            raise KafkaStorageError(
+                f"Can not create log for {topic}-{partition} because log directories "
+                f"{','.join(self.log_dirs)} are offline",
+                OSError(errno.EIO, "every log directory is offline"),
+            )
+        counts = {log_dir: 0 for log_dir in online}
         for log_dir in self._dir_of.values():
-            counts[log_dir] += 1
-        return min(self.log_dirs, key=lambda log_dir: counts[log_dir])
+            if log_dir in counts:
+                counts[log_dir] += 1
+        return min(online, key=lambda log_dir: counts[log_dir])
+
+    # -- offline log directories ----------------------------------------------------------
+
+    def _deletion_failed(self, error: OSError) -> None:
+        """A delayed file deletion failed: its log directory goes offline."""
+        path = os.path.abspath(str(error.filename)) if error.filename is not None else ""
+        log_dir = next((d for d in self.log_dirs if path.startswith(d + os.sep)), None)
+        if log_dir is None:
+            logger.warning("Deleting a file failed: %s", error)
+            return
+        self.dir_failures.fail(log_dir, "Error while deleting log files", error)
+
+    def online_dirs(self) -> list[str]:
+        """The log directories that have not failed (Kafka's liveLogDirs): neither reported to
+        the failure channel nor handled already."""
+        offline = self.dir_failures.offline_dirs()
+        return [log_dir for log_dir in self._live_dirs if log_dir not in offline]
+
+    def is_in_offline_dir(self, topic: str, partition: int) -> bool:
+        """Whether the partition's log is in a failed directory (loaded or not)."""
+        return (topic, partition) in self._offline_keys
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        """Whether the directory's failure, if any, has not been handled yet (Kafka's isLogDirOnline)."""
+        return os.path.abspath(log_dir) in self._live_dirs
+
+    def handle_log_dir_failure(self, log_dir: str) -> list[TopicPartition]:
+        """Stop using a failed directory (Kafka's LogManager.handleLogDirFailure): its logs
+        leave the manager and are closed without flushing or writing anything, its pending
+        loads are dropped and no checkpoint of it is written any more. Returns the partitions
+        whose logs were there."""
+        log_dir = os.path.abspath(log_dir)
+        with self._lock:
+            if log_dir not in self._live_dirs:
+                return []
+            self._live_dirs.remove(log_dir)
+            offline = sorted(key for key, where in self._dir_of.items() if where == log_dir)
+            logs = [self._logs.pop(key) for key in offline if key in self._logs]
+            self._offline_keys.update(offline)  # a log still loading there is dropped once loaded
+            for key in offline:
+                self._uncleanable.discard(key)
+                self._checkpointed_log_starts.pop(key, None)
+        for log in logs:
+            log.close_handlers()
+        if offline:
+            logger.warning(
+                "Logs for partitions %s are offline due to failure on log directory %s",
+                ",".join(f"{topic}-{partition}" for topic, partition in offline),
+                log_dir,
+            )
+        return offline
 
     def all_logs(self) -> list[Log]:
         with self._lock:
@@ -348,7 +430,11 @@ class LogManager:
                 raise RuntimeError(f"no log directory recorded for {topic}-{partition}")
             log.mark_deleted()
             doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
-            os.replace(log.directory, doomed)
+            try:
+                os.replace(log.directory, doomed)
+            except OSError as error:  # the log is let go; its directory stays in the failed dir
+                self.dir_failures.fail(log_dir, f"Error while deleting the log of {topic}-{partition}", error)
+                return True
             due = self._time_ms() + log.config.file_delete_delay_ms
             try:
                 self._deletions.submit(self._finish_delete, log_dir, key, doomed, due)
@@ -364,6 +450,8 @@ class LogManager:
             self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
             files.fsync_dir(log_dir)
             self._write_dir_checkpoints(log_dir, forget=key)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, f"Error while deleting the log of {key[0]}-{key[1]}", error)
         except Exception:
             logger.exception("Finishing the deletion of %s-%d failed", *key)
 
@@ -378,12 +466,12 @@ class LogManager:
             return {key: log for key, log in self._logs.items() if self._dir_of.get(key) == log_dir}
 
     def checkpoint_recovery_points(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {key: log.recovery_point for key, log in self._logs_in(log_dir).items()}
             self._write_checkpoint(log_dir, checkpoint.RECOVERY_POINT_CHECKPOINT, offsets)
 
     def checkpoint_log_start_offsets(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {
                 key: log.log_start_offset
                 for key, log in self._logs_in(log_dir).items()
@@ -392,7 +480,7 @@ class LogManager:
             self._write_checkpoint(log_dir, checkpoint.LOG_START_OFFSET_CHECKPOINT, offsets)
 
     def checkpoint_cleaner_offsets(self) -> None:
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {
                 key: log.cleaner_checkpoint
                 for key, log in self._logs_in(log_dir).items()
@@ -410,7 +498,7 @@ class LogManager:
             log = self._logs.get(key)
             if log is not None:
                 log.high_watermark = value
-        for log_dir in self.log_dirs:
+        for log_dir in self.online_dirs():
             offsets = {key: log.high_watermark for key, log in self._logs_in(log_dir).items()}
             self._write_checkpoint(log_dir, checkpoint.REPLICATION_OFFSET_CHECKPOINT, offsets)
 
@@ -432,12 +520,23 @@ class LogManager:
             with self._checkpoint_lock:
                 existing = self._read_checkpoint(log_dir, name)
                 if existing.pop(forget, None) is not None:
-                    checkpoint.write_offsets(os.path.join(log_dir, name), existing)
+                    self._write_checkpoint_file(log_dir, name, existing)
 
     def _write_checkpoint(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
         offsets = {**self._unloaded_entries(log_dir, name), **offsets}
         with self._checkpoint_lock:
-            checkpoint.write_offsets(os.path.join(log_dir, name), offsets)
+            self._write_checkpoint_file(log_dir, name, offsets)
+
+    def _write_checkpoint_file(self, log_dir: str, name: str, offsets: Mapping[TopicPartition, int]) -> None:
+        """Write one checkpoint file (lock held); a failure takes the directory offline, as
+        Kafka's CheckpointFileWithFailureHandler, and the file keeps its last content."""
+        if self.dir_failures.is_offline(log_dir):
+            return
+        path = os.path.join(log_dir, name)
+        try:
+            checkpoint.write_offsets(path, offsets)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, f"Error while writing to checkpoint file {path}", error)
 
     def _unloaded_entries(self, log_dir: str, name: str) -> dict[TopicPartition, int]:
         """What checkpoint `name` said at start of the directory's partitions still loading:
@@ -464,6 +563,8 @@ class LogManager:
             try:
                 deleted += log.delete_old_segments(now)
                 log.remove_expired_producers(now)
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel
             except Exception:  # one failing log must not stop the others
                 logger.exception("retention failed for %r", log)
         self._deleter.run_due(now)
@@ -486,6 +587,8 @@ class LogManager:
                 continue
             try:
                 stats = log.compact(now, max_map_entries=self.cleaner_max_map_entries)
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel, which takes the log away
             except Exception:
                 logger.exception("compaction failed for %r; marking it uncleanable", log)
                 self._uncleanable.add(key)
@@ -510,6 +613,8 @@ class LogManager:
         for log in self.all_logs():
             try:
                 flushed += bool(log.flush_if_due(now))
+            except KafkaStorageError:
+                continue  # reported to the log directory failure channel
             except Exception:
                 logger.exception("flush failed for %r", log)
         if flushed:
@@ -527,14 +632,23 @@ class LogManager:
             if self.closed:
                 return
             for log in self._logs.values():
-                log.flush()
-                log.close()
+                try:
+                    log.flush()
+                    log.close()
+                except KafkaStorageError:  # reported: its directory gets no clean shutdown marker
+                    log.close_handlers()
             self.write_all_checkpoints()
             self._deleter.run_all()
-            for log_dir in self.log_dirs:
+            for log_dir in self.online_dirs():
                 if self._fully_loaded(log_dir):  # a log never loaded may still need recovery
-                    write_clean_shutdown_marker(log_dir, broker_epoch)
+                    self._mark_clean_shutdown(log_dir, broker_epoch)
             self.closed = True
+
+    def _mark_clean_shutdown(self, log_dir: str, broker_epoch: int) -> None:
+        try:
+            write_clean_shutdown_marker(log_dir, broker_epoch)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, "Error while writing the clean shutdown marker", error)
 
     def _fully_loaded(self, log_dir: str) -> bool:
         return not any(self._dir_of.get(key) == log_dir for key in self._loading)

@@ -28,6 +28,7 @@ Read-committed fetches read up to the last stable offset and carry the aborted t
 from __future__ import annotations
 
 import logging
+import os
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -112,7 +113,7 @@ class DelayedProduce(DelayedOperation):
                 continue
             partition = self.manager.partitions.get(tp)
             outcome = (
-                ErrorCode.NOT_LEADER_OR_FOLLOWER
+                self.manager.missing_partition_error(tp)
                 if partition is None
                 else partition.acks_satisfied(result.required_offset, self.manager.min_insync_replicas(tp[0]))
             )
@@ -208,6 +209,9 @@ class ReplicaManager:
         # how followers connect to leaders: BrokerConnection.open with the inter-broker security
         self.connect = connect or BrokerConnection.open
         self.partitions: dict[TopicPartition, Partition] = {}
+        # partitions whose log directory failed (Kafka's HostedPartition.Offline): they answer
+        # KAFKA_STORAGE_ERROR and are not opened again until a restart
+        self.offline_partitions: set[TopicPartition] = set()
         # the partitions led here that have followers: the only ones whose ISR can shrink
         self._leaders_with_followers: dict[TopicPartition, Partition] = {}
         # told each partition that changed in a way fetchers may need to hear of (fetch sessions)
@@ -246,7 +250,7 @@ class ReplicaManager:
         maybe long after `startup`): take the role the store gives it now. Until then the
         partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
         key = (topic, index)
-        if key in self.partitions or self.log_manager.is_loading(topic, index):
+        if key in self.partitions or self._stays_offline(key) or self.log_manager.is_loading(topic, index):
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
@@ -308,6 +312,8 @@ class ReplicaManager:
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
                 continue
+            if self._stays_offline((name, index)):
+                continue  # its log directory failed: served again only after a restart
             partition = self.partitions.get((name, index))
             if partition is None and self.log_manager.is_loading(name, index):
                 changes.still_loading(name, index)
@@ -409,6 +415,8 @@ class ReplicaManager:
             self.log_manager.delete(topic, index)  # deleted once its load is over
         for tp in [tp for tp in self.partitions if tp[0] == topic]:
             self._remove_partition(tp)
+        for tp in [tp for tp in self.offline_partitions if tp[0] == topic]:
+            self.offline_partitions.discard(tp)  # its log stays in the failed directory until a restart
 
     def _remove_partition(self, tp: TopicPartition) -> None:
         del self.partitions[tp]
@@ -467,10 +475,79 @@ class ReplicaManager:
         elif new_size > previous_size:
             self.isr_expands += 1
 
+    # -- log directory failures ----------------------------------------------------------
+    def handle_log_dir_failure(self, log_dir: str) -> list[TopicPartition]:
+        """A log directory failed (on the loop; Kafka's ReplicaManager.handleLogDirFailure): its
+        partitions go offline (KAFKA_STORAGE_ERROR to produce, fetch and offset lookups), their
+        fetchers stop, whoever waits on them is answered, and the log manager lets go of their
+        logs without writing. Returns the partitions that went offline."""
+        log_dir = os.path.abspath(log_dir)
+        if not self.log_manager.is_log_dir_online(log_dir):
+            return []
+        log.warning("Stopping serving replicas in dir %s", log_dir)
+        offline = [tp for tp, p in self.partitions.items() if p.log.parent_dir == log_dir]
+        for tp in offline:
+            self.fetchers.remove_partition(tp)
+        for tp in offline:
+            self._mark_partition_offline(tp)
+        if offline:
+            log.warning(
+                "Broker %d stopped fetcher for partitions %s because they are in the failed log directory %s.",
+                self.broker_id,
+                ",".join(f"{topic}-{index}" for topic, index in offline),
+                log_dir,
+            )
+        unloaded = self.log_manager.handle_log_dir_failure(log_dir)  # also those still loading there
+        self.offline_partitions.update(unloaded)
+        log.warning("Stopped serving replicas in dir %s", log_dir)
+        return sorted(set(offline) | set(unloaded))
+
+    def _mark_partition_offline(self, tp: TopicPartition) -> None:
+        del self.partitions[tp]
+        self.offline_partitions.add(tp)
+        self._leaders_with_followers.pop(tp, None)
+        self.fetch_purgatory.check_and_complete(tp)
+        self.produce_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
+
+    def _stays_offline(self, tp: TopicPartition) -> bool:
+        """Whether the partition's log is in a failed directory: it must not be opened (nor a new
+        empty log created elsewhere in its place) until a restart."""
+        if tp in self.offline_partitions:
+            return True
+        if self.log_manager.is_in_offline_dir(*tp):
+            self.offline_partitions.add(tp)
+            return True
+        return False
+
+    def offline_replica_count(self) -> int:
+        """Partitions hosted here whose log directory failed (Kafka's OfflineReplicaCount)."""
+        return len(self.offline_partitions)
+
+    def offline_log_dir_count(self) -> int:
+        """Kafka's OfflineLogDirectoryCount."""
+        return len(self.log_manager.dir_failures.offline_dirs())
+
+    def is_offline(self, topic: str, index: int) -> bool:
+        """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
+        return (topic, index) in self.offline_partitions
+
+    def missing_partition_error(self, tp: TopicPartition) -> ErrorCode:
+        """What a request waiting on a partition no longer served here is answered."""
+        return ErrorCode.KAFKA_STORAGE_ERROR if tp in self.offline_partitions else ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+    def is_log_dir_online(self, log_dir: str) -> bool:
+        return self.log_manager.is_log_dir_online(log_dir) and not self.log_manager.dir_failures.is_offline(log_dir)
+
+    def _offline_error(self, topic: str, index: int) -> KafkaError:
+        return KafkaError(ErrorCode.KAFKA_STORAGE_ERROR, f"Partition {topic}-{index} is in an offline log directory")
+
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
         partition = self.partitions.get((topic, index))
         if partition is None:
+            if (topic, index) in self.offline_partitions:
+                raise self._offline_error(topic, index)
             info = self.metadata.topic(topic)
             if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -490,6 +567,8 @@ class ReplicaManager:
         when there is no local replica."""
         partition = self.partitions.get((topic, index))
         if partition is None:
+            if (topic, index) in self.offline_partitions:
+                raise self._offline_error(topic, index)
             info = self.metadata.topic(topic)
             if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
@@ -673,7 +752,10 @@ class ReplicaManager:
         for tp, result in results.items():
             partition = self.partitions.get(tp)
             if result.error == ErrorCode.NONE and partition is not None:
-                await sync_before_ack(partition.log, partition.log_end_offset)
+                try:
+                    await sync_before_ack(partition.log, partition.log_end_offset)
+                except KafkaError as exc:  # KAFKA_STORAGE_ERROR: the fsync failed (its log dir goes offline)
+                    result.error, result.error_message, result.required_offset = exc.code, exc.message, -1
 
     def _append_one(
         self,

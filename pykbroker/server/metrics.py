@@ -84,6 +84,10 @@ class ReplicaSource(Protocol):
 
     def partition_summaries(self) -> list[PartitionSummary]: ...
 
+    def offline_replica_count(self) -> int: ...
+
+    def offline_log_dir_count(self) -> int: ...
+
 
 class GroupSource(Protocol):
     """What the metrics read of the group coordinator."""
@@ -250,6 +254,8 @@ def _replica_manager_metrics(replicas: ReplicaSource, summaries: list[PartitionS
         _gauge("kafka.server", "ReplicaManager", "LeaderCount").add(sum(1 for s in summaries if s.is_leader)),
         _counter("kafka.server", "ReplicaManager", "IsrShrinksPerSec").add(replicas.isr_shrinks),
         _counter("kafka.server", "ReplicaManager", "IsrExpandsPerSec").add(replicas.isr_expands),
+        _gauge("kafka.server", "ReplicaManager", "OfflineReplicaCount").add(replicas.offline_replica_count()),
+        _gauge("kafka.log", "LogManager", "OfflineLogDirectoryCount").add(replicas.offline_log_dir_count()),
     ]
 
 

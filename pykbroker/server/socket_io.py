@@ -26,12 +26,23 @@ _WHOLE_FRAME_UP_TO = 2 * 1024 * 1024
 def listening_socket(host: str, port: int, backlog: int) -> socket.socket:
     """A non-blocking TCP socket bound and listening on host:port (host "" means every interface);
     on failure the socket is closed and the OSError raised."""
+    sock = bound_socket(host, port)
+    try:
+        sock.listen(backlog)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def bound_socket(host: str, port: int) -> socket.socket:
+    """A non-blocking TCP socket bound to host:port but not yet listening: its port is taken (and
+    known, for port 0), while a client connecting to it is refused until `listen()`."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(backlog)
     except OSError:
         sock.close()
         raise

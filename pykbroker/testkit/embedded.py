@@ -8,7 +8,8 @@ It runs the harness's single-broker settings (`settings.py`: the development pro
 `pykbroker --dev`) under the caller's `overrides`, listens on a free 127.0.0.1 port and keeps its
 data in a temporary directory, removed when it stops, unless `directory` names one to keep.
 `start()` and `stop()` may be called from any thread; `async with` runs them on a worker thread,
-so that the caller's event loop never blocks. Faults are injected on the broker's loop
+so that the caller's event loop never blocks. A broker that would halt its process (no log
+directory left) stops instead, with `halted_with` set to the exit code. Faults are injected on the broker's loop
 (`inject_fault`, `remove_fault`, `clear_faults`); `call` and `call_async` run functions there.
 """
 
@@ -60,6 +61,7 @@ class EmbeddedBroker:
         self._loop_token: anyio.lowlevel.EventLoopToken | None = None
         self._data_directory: Path | None = None
         self._temporary = False
+        self.halted_with: int | None = None  # the exit code the broker halted with (no log dir left)
 
     # -- where it is ---------------------------------------------------------------------
     @property
@@ -112,6 +114,7 @@ class EmbeddedBroker:
             settings["log.dirs"] = str(data_directory / "kafka-logs")
         try:
             broker = Broker(BrokerConfig(settings))
+            broker.halt = self._halt  # a broker that must halt stops, and leaves this process alone
             broker.open()
         except BaseException:
             self._remove_temporary_data()
@@ -121,6 +124,12 @@ class EmbeddedBroker:
         self._thread.start()
         self._wait_until_serving(broker)
         return self
+
+    def _halt(self, exit_code: int) -> None:
+        """What halts a broker process (every log directory failed) stops this one instead."""
+        self.halted_with = exit_code
+        if self._broker is not None:
+            self._broker.shutdown()
 
     def _make_data_directory(self) -> Path:
         if self.directory is not None:

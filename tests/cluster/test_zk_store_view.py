@@ -5,7 +5,7 @@ import uuid
 import pytest
 
 from pykbroker.cluster.loop_bridge import LoopBridge
-from pykbroker.cluster.zk_data import BrokerRegistration, Endpoint, LeaderAndIsr, TopicAssignment
+from pykbroker.cluster.zk_data import BrokerRegistration, Endpoint, LeaderAndIsr, OfflineReplicas, TopicAssignment
 from pykbroker.cluster.zk_store import ZkMetadataStore
 
 TOPIC_ID = uuid.UUID(int=42)
@@ -83,3 +83,21 @@ def test_a_topic_created_again_under_its_name_is_a_new_topic(store):
     store.add_topic_listener(lambda name, info: heard.append(None if info is None else info.topic_id))
     store.apply_topic("t", TopicAssignment(uuid.UUID(int=43), {0: [1]}), {})
     assert heard == [None, uuid.UUID(int=43)]
+
+
+def offline_replicas(store):
+    return store.topic("t").partitions[0].offline_replicas
+
+
+def test_replicas_on_another_brokers_failed_log_dir_are_shown_offline(store):
+    store.apply_offline_replicas({3: OfflineReplicas(3, ("/data/a",), frozenset({("t", 0)}))})
+    assert offline_replicas(store) == [3]
+    store.apply_offline_replicas({})  # broker 3 registered again without it
+    assert offline_replicas(store) == []
+
+
+def test_this_brokers_failed_log_dir_shows_at_once_and_stays(store):
+    store.log_dir_failed(1, "/data/a", [("t", 0)])
+    assert offline_replicas(store) == [1]
+    store.apply_offline_replicas({2: OfflineReplicas(2, ("/data/b",), frozenset({("t", 0)}))})
+    assert offline_replicas(store) == [1, 2]

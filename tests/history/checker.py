@@ -167,6 +167,9 @@ class _Facts:
         self.final_positions = final.positions()
         self.uncommitted_positions = {} if uncommitted is None else uncommitted.positions()
         self.send_of = {e.value: e for e in self.invoked}
+        self.acks_of: dict[str, list[SendAcknowledged]] = {}
+        for ack in self.acks:
+            self.acks_of.setdefault(ack.value, []).append(ack)
 
     def must_exist(self, value: str) -> bool:
         """Acknowledged outside a transaction, or written in a committed one."""
@@ -226,7 +229,7 @@ def _duplicated(facts: _Facts) -> Iterator[Anomaly]:
             if len(set(places)) > 1 and value not in reported:
                 reported.add(value)
                 where = ", ".join(f"{t}[{p}]@{o}" for t, p, o in sorted(set(places)))
-                evidence = [e for e in facts.acks if e.value == value]
+                evidence = facts.acks_of.get(value, [])
                 yield Anomaly(
                     DUPLICATED,
                     f"{value!r} is in the final log at {where}",
@@ -241,7 +244,7 @@ def _duplicated(facts: _Facts) -> Iterator[Anomaly]:
             yield Anomaly(
                 DUPLICATED,
                 f"{value!r} acknowledged at {len(places)} places",
-                tuple(e for e in facts.acks if e.value == value),
+                tuple(facts.acks_of[value]),
             )
 
 

@@ -54,6 +54,7 @@ class Workload:
         self._progress = 0
         self._lock = threading.Lock()
         self._last_client_error: str | None = None
+        self._last_client_code: str | None = None
 
     def start(self) -> Workload:
         self._stopping.clear()
@@ -61,8 +62,12 @@ class Workload:
         self._thread.start()
         return self
 
-    def stop(self, timeout: float = 60.0) -> None:
+    def request_stop(self) -> None:
+        """Ask the workload to finish without waiting (`stop()` then waits)."""
         self._stopping.set()
+
+    def stop(self, timeout: float = 90.0) -> None:
+        self.request_stop()
         if self._thread is not None:
             self._thread.join(timeout)
             if self._thread.is_alive():
@@ -109,8 +114,12 @@ class Workload:
             self.history.note(f"{self.name}: {text}")
 
     def _client_error(self, error: KafkaError) -> None:
-        """librdkafka's error_cb: connection-level errors, noted once per change."""
-        self._error(f"client error {error.name()}: {error.str()}")
+        """librdkafka's error_cb: connection-level errors, noted once per change of error code
+        (a broker down repeats the same one with different timings)."""
+        self.errors.append(f"client error {error.name()}: {error.str()}")
+        if error.name() != self._last_client_code:
+            self._last_client_code = error.name()
+            self.history.note(f"{self.name}: client error {error.name()}: {error.str()}")
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep unless asked to stop; True when stopping."""
@@ -121,7 +130,13 @@ class IdempotentProducerWorkload(Workload):
     """An idempotent producer (acks=all, enable.idempotence=true) sending `<name>-<n>` to `topic`
     with a `pause` between sends; records invocations, acknowledgements (partition, offset) and
     failures (with whether the value is definitely not written). After a fatal error (an
-    idempotence failure) it starts a new producer and carries on."""
+    idempotence failure) it starts a new producer and carries on.
+
+    message.timeout.ms stays librdkafka's (5 minutes): when records time out in flight,
+    librdkafka bumps the producer epoch and sends the others again under new sequence numbers,
+    so a write persisted but not acknowledged can then be written twice, on Kafka 3.9.0 too (seen
+    with a 30 s timeout across a 43 s broker restart). Keep outages shorter than
+    message.timeout.ms where a scenario expects no duplicate."""
 
     def __init__(
         self,
@@ -146,7 +161,6 @@ class IdempotentProducerWorkload(Workload):
                 "enable.idempotence": True,
                 "acks": "all",
                 "linger.ms": 5,
-                "message.timeout.ms": 30000,
                 "error_cb": self._client_error,
                 **self.config,
             }
@@ -161,10 +175,22 @@ class IdempotentProducerWorkload(Workload):
             value = f"{self.name}-{sent}"
             sent += 1
             self.history.send_invoked(self.name, self.topic, value)
-            _produce(producer, self.topic, value, self._on_delivery(value))
+            try:
+                _produce(producer, self.topic, value, self._on_delivery(value))
+            except KafkaException as failure:  # refused before it was queued
+                self._refused(value, failure)
             producer.poll(0)
             self._sleep(self.pause)
         _drain(producer, self._error)
+
+    def _refused(self, value: str, failure: KafkaException) -> None:
+        error = _error_of(failure)
+        self._fatal = self._fatal or error.fatal()
+        self.history.send_failed(self.name, self.topic, value, error=_text(failure), definitely_not_written=True)
+
+    def _client_error(self, error: KafkaError) -> None:
+        self._fatal = self._fatal or error.fatal()
+        super()._client_error(error)
 
     def _replace(self, producer: Producer) -> Producer:
         self.history.note(f"{self.name}: fatal producer error, starting a new producer")
@@ -272,8 +298,11 @@ class TransactionalProducerWorkload(Workload):
             self.history.send_invoked(self.name, self.topic, value, transactional=True)
             try:
                 _produce(producer, self.topic, value, self._on_delivery(value))
-            except KafkaException as failure:
+            except KafkaException as failure:  # refused before it was queued
                 self._error(f"produce: {_text(failure)}")
+                self.history.send_failed(
+                    self.name, self.topic, value, error=_text(failure), definitely_not_written=True
+                )
                 break
             producer.poll(0)
             self._sleep(self.pause)
@@ -327,9 +356,9 @@ class TransactionalProducerWorkload(Workload):
             return True
         return self._stopping.is_set() and time.monotonic() - self._stop_asked > 20
 
-    def stop(self, timeout: float = 60.0) -> None:
+    def request_stop(self) -> None:
         self._stop_asked = time.monotonic()
-        super().stop(timeout)
+        super().request_stop()
 
     def _on_delivery(self, value: str) -> Callable[[KafkaError | None, Message], None]:
         def delivered(error: KafkaError | None, message: Message) -> None:
@@ -496,6 +525,8 @@ class ConsumerGroupWorkload(Workload):
                     leaving.stop()
                     self._active.append(self._member())
         finally:
+            for member in self._active:
+                member.request_stop()  # all leave together, then each is waited for
             for member in self._active:
                 member.stop()
         self.errors = [error for member in self.all_members for error in member.errors]

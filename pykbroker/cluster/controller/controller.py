@@ -10,6 +10,12 @@ The active controller:
 - watches the topics: new topics and added partitions get their first leader and ISR (their
   state znodes); requests under `/admin/delete_topics` delete topics;
 - consumes `/isr_change_notification` (leaders write the ISR themselves);
+- consumes `/log_dir_event_notification`: a broker whose log dir failed lists its replicas on
+  offline dirs in `/brokers/offline_replicas/<id>` (see `zk_data`), and the controller treats
+  each as it treats a replica on a dead broker (Kafka's `replicasOnOfflineDirs`): its leadership
+  moves to another in-sync replica, it leaves the ISR and it is not elected again, until its
+  broker registers anew (a restart, or a new ZooKeeper session) without it. A new controller reads
+  the list again, so a failover keeps them out;
 - serves ControlledShutdown (moving leadership off a broker before it stops) and ElectLeaders
   (preferred or unclean elections), and moves a partition's leadership to a chosen in-sync
   replica on request (`move_leadership`, for client tests);
@@ -71,6 +77,7 @@ class Controller:
         self._epoch_zk_version = -1
         self._generation = 0  # bumped on every election won or lost: older watches stop
         self._live: dict[int, int] = {}
+        self._offline: dict[int, frozenset[TopicPartition]] = {}  # replicas on offline log dirs, by broker
         self._shutting_down: set[int] = set()
         self._topics: dict[str, TopicAssignment] = {}
         self._elected: dict[str, list[str]] = {}  # partition states written, by topic, not yet logged
@@ -175,13 +182,14 @@ class Controller:
     def _on_failover(self) -> None:
         self.active = True
         self._generation += 1
-        self._live, self._topics, self._shutting_down = {}, {}, set()
+        self._live, self._topics, self._shutting_down, self._offline = {}, {}, set(), {}
         log.info("Broker %d is now the controller (epoch %d)", self.broker_id, self.epoch)
         generation = self._generation
         self.zk_client.watch_broker_ids(self._watcher(self._on_brokers_changed, generation))
         self.zk_client.watch_topics(self._watcher(self._on_topics_changed, generation))
         self.zk_client.watch_topic_deletions(self._watcher(self._on_deletions_requested, generation))
         self.zk_client.watch_isr_change_notifications(self._watcher(self._on_isr_changes, generation))
+        self.zk_client.watch_log_dir_event_notifications(self._watcher(self._on_log_dir_events, generation))
 
     def _resign(self) -> None:
         if self.active:
@@ -232,6 +240,7 @@ class Controller:
         restarted = {b for b in previous if b in live and live[b] != previous[b]}
         started = {b for b in live if b not in previous}
         self._live = live
+        self._offline = self._read_offline_replicas()
         self._shutting_down &= set(live) - restarted
         if gone or restarted:
             log.info("Brokers gone: %s, restarted: %s", sorted(gone), sorted(restarted))
@@ -242,6 +251,53 @@ class Controller:
 
     def _read_live_brokers(self) -> dict[int, int]:
         return self.zk_client.get_all_broker_and_epochs()
+
+    # -- log directories failing -------------------------------------------------------
+    def _on_log_dir_events(self) -> None:
+        """Kafka's processLogDirEventNotification: the brokers named have a failed log dir; their
+        replicas on it go offline (leadership moves, they leave the ISRs)."""
+        notifications = self.zk_client.get_all_log_dir_event_notifications()
+        if not notifications:
+            return
+        try:
+            broker_ids = self.zk_client.get_broker_ids_from_log_dir_events(notifications)
+            log.info("Handling log directory failure for brokers %s", ",".join(map(str, sorted(broker_ids))))
+            previous = self._offline
+            self._offline = self._read_offline_replicas()
+            newly = self._newly_offline(previous)
+            if newly:
+                self._reconcile(sorted(newly))
+        finally:
+            self.zk_client.delete_log_dir_event_notifications(notifications)
+
+    def _read_offline_replicas(self) -> dict[int, frozenset[TopicPartition]]:
+        """The replicas on offline log dirs of the live brokers (those of a broker that is gone
+        went with it)."""
+        return {
+            broker_id: offline.partitions
+            for broker_id, offline in self.zk_client.get_offline_replicas().items()
+            if broker_id in self._live and offline.partitions
+        }
+
+    def _newly_offline(self, previous: Mapping[int, frozenset[TopicPartition]]) -> set[TopicPartition]:
+        """The partitions with a replica offline now that was not before (logged as Kafka does)."""
+        newly: set[TopicPartition] = set()
+        for broker_id, partitions in sorted(self._offline.items()):
+            added = partitions - previous.get(broker_id, frozenset())
+            if added:
+                replicas = ",".join(f"[{t},{p},{broker_id}]" for t, p in sorted(added))
+                log.info("Mark replicas %s on broker %d as offline", replicas, broker_id)
+                newly |= added
+        return newly
+
+    def _live_for(self, tp: TopicPartition, live: Mapping[int, int] | None = None) -> Mapping[int, int]:
+        """The live brokers (`live`, else the controller's) whose replica of `tp` is online: a
+        replica on an offline log dir counts as a dead broker's (Kafka's isReplicaOnline)."""
+        brokers = self._live if live is None else live
+        offline_here = {b for b, partitions in self._offline.items() if tp in partitions}
+        if not offline_here:
+            return brokers
+        return {b: epoch for b, epoch in brokers.items() if b not in offline_here}
 
     # -- topics --------------------------------------------------------------------------
     def _on_topics_changed(self) -> None:
@@ -316,7 +372,7 @@ class Controller:
                 replicas = self._replicas(name, p)
                 if replicas is None:
                     continue
-                self._update_state(name, p, functools.partial(self._reconcile_one, name, replicas, gone=gone))
+                self._update_state(name, p, functools.partial(self._reconcile_one, (name, p), replicas, gone=gone))
         finally:
             self._log_elections()
 
@@ -328,9 +384,10 @@ class Controller:
         self._elected.clear()
 
     def _reconcile_one(
-        self, name: str, replicas: list[int], state: LeaderAndIsr | None, *, gone: Collection[int]
+        self, tp: TopicPartition, replicas: list[int], state: LeaderAndIsr | None, *, gone: Collection[int]
     ) -> Decision:
-        decision = election.reconcile(replicas, state, self._live, shutting_down=self._shutting_down, gone=gone)
+        live = self._live_for(tp)
+        decision = election.reconcile(replicas, state, live, shutting_down=self._shutting_down, gone=gone)
         # Left without a leader: going offline now, or offline already (nothing to change for
         # a clean election, but a replica outside the ISR may have come back since).
         leaderless = (
@@ -338,9 +395,9 @@ class Controller:
             if decision is not None
             else state is not None and state.leader == zk_data.NO_LEADER
         )
-        if leaderless and self._unclean_enabled(name):
+        if leaderless and self._unclean_enabled(tp[0]):
             unclean = election.reconcile(
-                replicas, state, self._live, shutting_down=self._shutting_down, gone=gone, unclean=True
+                replicas, state, live, shutting_down=self._shutting_down, gone=gone, unclean=True
             )
             if unclean is not None:
                 decision = unclean
@@ -445,7 +502,7 @@ class Controller:
                 election.controlled_shutdown,
                 replicas,
                 broker_id=broker_id,
-                live=self._live,
+                live=self._live_for(tp),
                 shutting_down=self._shutting_down,
             )
             for tp, replicas in assigned.items()
@@ -476,7 +533,9 @@ class Controller:
         stuck: list[TopicPartition] = []
         for name, p in still_led:
             replicas = self._replicas(name, p) or []
-            possible = election.successor_possible(replicas, broker_id, live, self._shutting_down)
+            possible = election.successor_possible(
+                replicas, broker_id, self._live_for((name, p), live), self._shutting_down
+            )
             (movable if possible else stuck).append((name, p))
         if stuck:
             log.info(
@@ -528,7 +587,7 @@ class Controller:
         outcome: list[ErrorCode] = []
 
         def decide(state: LeaderAndIsr | None) -> Decision:
-            code, decision = rule(replicas, state, self._live, self._shutting_down)
+            code, decision = rule(replicas, state, self._live_for((name, p)), self._shutting_down)
             outcome[:] = [code]
             return decision
 

@@ -18,9 +18,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-import anyio
-import anyio.lowlevel
-
+from ...common.batched_tasks import run_in_groups
 from ...coordinator.share.persister import ShareState
 from ...coordinator.share.shard import SharePartitionKey
 from ...protocol.errors import ErrorCode
@@ -58,9 +56,6 @@ Operation = Callable[["ShareCoordinatorService", SharePartitionKey, Any], Awaita
 
 # (topic id, [(partition index, the answer, its error message)])
 Answers = list[tuple[uuid.UUID, list[tuple[int, ShareState, str | None]]]]
-
-
-PARTITIONS_AT_ONCE = 64
 
 
 def is_empty_request(group_id: str, topics: Sequence[TopicData]) -> bool:
@@ -101,17 +96,12 @@ async def answer_partitions(
                 slots[partition.partition] = ShareState(ErrorCode.UNKNOWN_SERVER_ERROR)
                 keys.append((topic.topic_id, partition))
 
-    async def run(topic_id: uuid.UUID, partition: PartitionData) -> None:
+    async def run(key: tuple[uuid.UUID, PartitionData]) -> None:
+        topic_id, partition = key
         state = await operate(coordinator, SharePartitionKey(group_id, topic_id, partition.partition), partition)
         by_topic[topic_id][partition.partition] = state
 
-    # a few at a time, giving the event loop back in between: a request naming a great many
-    # partitions takes its time without holding up other connections
-    for start in range(0, len(keys), PARTITIONS_AT_ONCE):
-        async with anyio.create_task_group() as tasks:
-            for topic_id, partition in keys[start : start + PARTITIONS_AT_ONCE]:
-                tasks.start_soon(run, topic_id, partition)
-        await anyio.lowlevel.checkpoint()
+    await run_in_groups(keys, run)
     return [
         (topic_id, [(index, state, _message(state, action)) for index, state in states.items()])
         for topic_id, states in by_topic.items()

@@ -25,8 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-import anyio
-
+from ....common.batched_tasks import run_in_groups
 from ....common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from ....common.timer import Timer
 from ....common.topic_partition import TopicPartition
@@ -363,16 +362,15 @@ class SharePartitionManager:
         answered; a partition no fetch made a share partition of here is UNKNOWN_TOPIC_OR_PARTITION."""
         results: dict[ShareTopicPartition, ErrorCode] = {}
 
-        async def acknowledge_one(key: ShareTopicPartition, batches: list[AcknowledgementBatch]) -> None:
+        async def acknowledge_one(item: tuple[ShareTopicPartition, list[AcknowledgementBatch]]) -> None:
+            key, batches = item
             found = await self.share_partition(group_id, key, create=False)
             if isinstance(found, SharePartition):
                 results[key] = await found.acknowledge(member_id, batches)
             else:
                 results[key] = found.error_code
 
-        async with anyio.create_task_group() as tasks:
-            for key, batches in acknowledgements.items():
-                tasks.start_soon(acknowledge_one, key, batches)
+        await run_in_groups(list(acknowledgements.items()), acknowledge_one)
         return results
 
     # -- sessions ending, members leaving -------------------------------------------------
