@@ -114,10 +114,10 @@ class Network:
             for node in self.nodes:
                 self._add_node(node)
             self._add_client_link()
+            self._apply_rules()
         except BaseException:
             self.destroy()
             raise
-        self._apply_rules()
         return self
 
     def _add_namespace(self, name: str) -> None:
