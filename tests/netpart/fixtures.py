@@ -13,6 +13,7 @@ import pytest
 from compat import realkafka
 from pykbroker.testkit.zookeeper import zookeeper_available
 
+from ..ci import skip_or_fail_in_ci
 from .cluster import NamespacedCluster
 from .network import netns_supported
 
@@ -33,7 +34,7 @@ def partitioned_cluster(system: str):
     def fixture():
         reason = why_not(system)
         if reason:
-            pytest.skip(reason)
+            skip_or_fail_in_ci(reason)
         directory = Path(tempfile.mkdtemp(prefix=f"netpart-{system}-"))
         with NamespacedCluster.of(system, directory) as cluster:
             yield cluster

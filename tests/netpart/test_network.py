@@ -11,6 +11,7 @@ import time
 
 import pytest
 
+from ..ci import skip_or_fail_in_ci
 from .network import CLIENT, Network, netns_supported, run
 
 PORT = 7000
@@ -27,7 +28,7 @@ while True:
 def network():
     reason = netns_supported()
     if reason:
-        pytest.skip(reason)
+        skip_or_fail_in_ci(reason)
     with Network(["a", "b"]) as running:
         servers = [subprocess.Popen(running.in_namespace(node, [sys.executable, "-c", ECHO_SERVER,
                                                                 running.address(node), str(PORT), node]))
@@ -92,7 +93,7 @@ def test_a_slow_link_gets_a_token_bucket_until_fast(network):
 def test_nothing_is_left_after_destroy():
     reason = netns_supported()
     if reason:
-        pytest.skip(reason)
+        skip_or_fail_in_ci(reason)
     with Network(["a"]) as network:
         namespaces = [network.hub, network.namespace("a")]
         assert all(name in run("ip", "netns", "list") for name in namespaces)
