@@ -82,7 +82,7 @@ def produce_request(topic: str) -> Produce:
             Produce.PartitionProduceData(index=0, records=build_batch([(b"k", b"v")]))])])
 
 
-def test_a_second_client_is_answered_while_the_first_ones_produce_waits_for_a_slow_flush(
+def test_a_second_client_is_answered_while_the_first_ones_produce_waits_for_an_injected_slow_flush(
         tmp_path, slow_flush):
     broker, bootstrap = open_broker_with_topic(tmp_path, "durable", **{"pykbroker.fsync.before.ack": "true"})
     seen = {}
