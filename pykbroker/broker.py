@@ -68,16 +68,12 @@ from .security.authorizer import (
     authorizer_settings,
     create_authorizer,
 )
-from .security.sasl.client import SaslClientCredentials
-from .security.sasl.config import SASL_PROTOCOLS, SaslConfigError, SaslListenerSettings, inter_broker_credentials
-from .security.sasl.credentials import scram_credential_lookup
-from .security.ssl_config import ServerSsl, client_ssl_context, ssl_fingerprint
+from .security.sasl import SASL_PROTOCOLS
+from .security.sasl.errors import SaslConfigError
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
 from .server.faults import FaultInjector
 from .server.listener_security import ListenerSecurity
-from .server.metrics import MetricsSources, collect_with_share_groups, render
-from .server.metrics_http import Health, MetricsHttpServer, bind_metrics_socket, http_address
 from .server.request_metrics import RequestMetrics
 from .server.socket_server import (
     SERVED_SECURITY_PROTOCOLS,
@@ -94,6 +90,9 @@ if TYPE_CHECKING:
     from .cluster.controller.controller import Controller
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
+    from .security.sasl.client import SaslClientCredentials
+    from .security.ssl_config import ServerSsl
+    from .server.metrics_http import Health
 
 log = logging.getLogger(__name__)
 
@@ -251,6 +250,8 @@ class Broker:
         try:
             for listener in self.config.listeners:
                 if self.config.security_protocol_of(listener.name) in SASL_PROTOCOLS:
+                    from .security.sasl.config import SaslListenerSettings
+
                     SaslListenerSettings.from_config(self.config, listener.name)
             self.inter_broker_sasl()
         except SaslConfigError as error:
@@ -261,6 +262,9 @@ class Broker:
         name = self.inter_broker_listener
         if self._inter_broker_protocol() not in SASL_PROTOCOLS:
             return None
+        from .security.sasl.client import SaslClientCredentials
+        from .security.sasl.config import inter_broker_credentials
+
         return SaslClientCredentials(*inter_broker_credentials(self.config, name))
 
     def inter_broker_connect(self) -> Connect:
@@ -271,8 +275,13 @@ class Broker:
 
     def _listener_authentication(self, metadata: MetadataStore) -> dict[str, ListenerAuthentication]:
         """How connections authenticate on each SASL listener."""
+        authentication: dict[str, ListenerAuthentication] = {}
+        if not any(self.config.security_protocol_of(listener.name) in SASL_PROTOCOLS for listener in self.listeners):
+            return authentication
+        from .security.sasl.config import SaslListenerSettings
+        from .security.sasl.credentials import scram_credential_lookup
+
         credentials = scram_credential_lookup(metadata)
-        authentication = {}
         for listener in self.listeners:
             protocol = self.config.security_protocol_of(listener.name)
             if protocol in SASL_PROTOCOLS:
@@ -290,10 +299,16 @@ class Broker:
         wrong password or a setting that cannot be honoured stops the broker here (ConfigError)."""
         for listener in self.config.listeners:
             if self.config.security_protocol_of(listener.name) in TLS_SECURITY_PROTOCOLS:
+                from .security.ssl_config import ServerSsl
+
                 self.listener_tls[listener.name] = ServerSsl.for_listener(self.config, listener.name)
         name = self.inter_broker_listener
         protocol = self._inter_broker_protocol()
-        context = client_ssl_context(self.config, name) if protocol in TLS_SECURITY_PROTOCOLS else None
+        context = None
+        if protocol in TLS_SECURITY_PROTOCOLS:
+            from .security.ssl_config import client_ssl_context
+
+            context = client_ssl_context(self.config, name)
         self.inter_broker_security = InterBrokerSecurity(protocol, context, self.inter_broker_sasl())
 
     def _start_tls_with_dynamic_configs(self) -> None:
@@ -301,6 +316,10 @@ class Broker:
         builds its listeners from both at start: a stored key store is taken as it is, without
         the checks of a change while running (its certificate's DN may differ from the static
         one's); one that cannot be used stops the broker (ConfigError), as a static one does."""
+        if not self.listener_tls:
+            return
+        from .security.ssl_config import ServerSsl, ssl_fingerprint
+
         for listener in self.listeners:
             started = self.listener_tls.get(listener.name)
             if started is not None and ssl_fingerprint(self.config, listener.name) != started.fingerprint:
@@ -343,7 +362,11 @@ class Broker:
 
     def _bind_metrics_listener(self) -> socket.socket | None:
         address = self.config.metrics_listener
-        return bind_metrics_socket(*address) if address is not None else None
+        if address is None:
+            return None
+        from .server.metrics_http import bind_metrics_socket  # only where metrics are served
+
+        return bind_metrics_socket(*address)
 
     def _open_services(self, metadata: MetadataStore) -> None:
         """Open the services on `metadata` (already `self.metadata`), each set on the broker as
@@ -668,6 +691,8 @@ class Broker:
         """`/metrics` and `/health` on `pykbroker.metrics.listener`, when it is set."""
         if self.metrics_socket is None:
             return
+        from .server.metrics_http import MetricsHttpServer, http_address
+
         host, port = self.metrics_socket.getsockname()[:2]
         listener = await SocketListener.from_socket(self.metrics_socket)
         tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
@@ -675,6 +700,8 @@ class Broker:
 
     async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
+        from .server.metrics import MetricsSources, collect_with_share_groups, render
+
         groups = _opened(self.group_coordinator)
         sources = MetricsSources(
             replicas=_opened(self.replica_manager),
@@ -695,6 +722,8 @@ class Broker:
 
     def health(self) -> Health:
         """Ready (200 on `/health`) once the listeners serve with the metadata loaded; not while stopping."""
+        from .server.metrics_http import Health
+
         if self.stopping:
             return Health(False, {"status": "STOPPING", "brokerId": self.broker_id})
         if not self.started:

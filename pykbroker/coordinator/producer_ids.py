@@ -13,14 +13,16 @@ of a block is handed out before the block is durably reserved.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 import anyio.to_thread
 
-from ..cluster.zk_client import KafkaZkClient, ZooKeeperError
 from ..common.files import write_atomically
 from ..protocol.errors import ErrorCode, KafkaError
+
+if TYPE_CHECKING:
+    from ..cluster.zk_client import KafkaZkClient
 
 BLOCK_SIZE = 1000
 BLOCK_FILE = "pykbroker-producer-id-block"
@@ -85,6 +87,8 @@ class ZkBlockStore:
 
     def reserve_block(self, size: int) -> int:
         """The first id of a new block; COORDINATOR_NOT_AVAILABLE (retriable) without ZooKeeper."""
+        from ..cluster.zk_client import ZooKeeperError  # loaded with the store's client already
+
         if not self.zk_client.connected:
             raise KafkaError(ErrorCode.COORDINATOR_NOT_AVAILABLE, "Not connected to ZooKeeper")
         try:

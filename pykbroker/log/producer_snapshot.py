@@ -28,9 +28,8 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
-import crc32c
-
 from ..common.files import write_atomically
+from ..records.batch import crc32c_of
 from . import files
 from .producer_state import BatchMetadata, ProducerStateEntry
 
@@ -59,7 +58,7 @@ def encode(entries: list[ProducerStateEntry]) -> bytes:
         )
         for batch in entry.batches:
             body += _BATCH.pack(*batch)
-    return _PREFIX.pack(MAGIC, VERSION, crc32c.crc32c(body)) + bytes(body)
+    return _PREFIX.pack(MAGIC, VERSION, crc32c_of(body)) + bytes(body)
 
 
 def decode(data: bytes) -> list[ProducerStateEntry]:
@@ -69,7 +68,7 @@ def decode(data: bytes) -> list[ProducerStateEntry]:
     if magic != MAGIC or version != VERSION:
         raise CorruptSnapshotError(f"unknown snapshot format {magic!r} version {version}")
     body = memoryview(data)[_PREFIX.size :]
-    if crc32c.crc32c(body) != crc:
+    if crc32c_of(body) != crc:
         raise CorruptSnapshotError("snapshot CRC mismatch")
     try:
         return _decode_entries(body)

@@ -19,7 +19,8 @@ Layout of a magic 2 batch (all big-endian; the CRC32C covers `attributes` to the
     57      4     records_count
     61            records...
 
-This is the produce and fetch hot path: everything here works on the header alone.
+This is the produce and fetch hot path: everything here works on the header alone. The `crc32c`
+package (whose import reads package metadata and builds a command line) loads with the first CRC.
 """
 
 from __future__ import annotations
@@ -27,8 +28,6 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 from typing import NamedTuple
-
-import crc32c as _crc32c
 
 from .buffers import ReadableBuffer
 from .errors import CorruptRecordError, InvalidRecordError
@@ -146,7 +145,14 @@ def parse_header(buf: ReadableBuffer, pos: int = 0) -> BatchHeader:
 def compute_crc(buf: ReadableBuffer, pos: int, header: BatchHeader) -> int:
     """CRC32C of the batch at `pos` from its attributes to its end."""
     start = pos + ATTRIBUTES_OFFSET
-    return _crc32c.crc32c(memoryview(buf)[start : pos + header.size])
+    return crc32c_of(memoryview(buf)[start : pos + header.size])
+
+
+def crc32c_of(data: ReadableBuffer) -> int:
+    """CRC32C (Castagnoli) of `data`."""
+    from crc32c import crc32c
+
+    return crc32c(data)
 
 
 def is_crc_valid(buf: ReadableBuffer, pos: int, header: BatchHeader) -> bool:

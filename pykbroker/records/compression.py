@@ -15,6 +15,9 @@ Codec ids are Kafka's (the low three bits of the attributes): 0 none, 1 gzip,
 
 Any failure to decompress is reported as InvalidRecordError; an unknown codec id as
 UnsupportedCompressionError.
+
+Each codec's library is imported on the first use of that codec, so a broker whose clients
+never compress loads none of them.
 """
 
 from __future__ import annotations
@@ -23,9 +26,6 @@ import contextlib
 import gzip
 from collections.abc import Iterator
 
-import zstandard
-
-from . import lz4_kafka, snappy_xerial
 from .buffers import ReadableBuffer
 from .errors import InvalidRecordError, UnsupportedCompressionError
 
@@ -59,9 +59,15 @@ def compress(codec: int, data: bytes, magic: int = 2) -> bytes:
     if codec == GZIP:
         return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
     if codec == SNAPPY:
+        from . import snappy_xerial
+
         return snappy_xerial.compress(data)
     if codec == LZ4:
+        from . import lz4_kafka
+
         return lz4_kafka.compress_for_magic_0(data) if magic == 0 else lz4_kafka.compress(data)
+    import zstandard
+
     return zstandard.ZstdCompressor(level=ZSTD_LEVEL).compress(data)
 
 
@@ -77,14 +83,20 @@ def decompress(codec: int, data: ReadableBuffer, magic: int = 2) -> bytes:
         if codec == GZIP:
             return gzip.decompress(data)
         if codec == SNAPPY:
+            from . import snappy_xerial
+
             return snappy_xerial.decompress(data)
         if codec == LZ4:
+            from . import lz4_kafka
+
             return lz4_kafka.decompress_ignoring_header_checksum(data) if magic == 0 else lz4_kafka.decompress(data)
         return zstd_decompress(data)
 
 
 def zstd_decompress(data: bytes) -> bytes:
     """All the zstd frames in `data`, whether or not their headers give the content size."""
+    import zstandard
+
     out = bytearray()
     while data:
         decompressor = zstandard.ZstdDecompressor().decompressobj()

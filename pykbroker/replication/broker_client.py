@@ -30,7 +30,7 @@ import ssl
 import struct
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -39,12 +39,9 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from ..cluster.store import MetadataStore
 from ..common.time import SYSTEM_CLOCK
 from ..protocol import headers, messages
-from ..security.sasl.client import (
-    SaslClientCredentials,
-    SaslClientError,
-    authenticate,
-    reauthentication_delay_ms,
-)
+
+if TYPE_CHECKING:
+    from ..security.sasl.client import SaslClientCredentials
 
 _SIZE = struct.Struct(">i")
 MAX_RESPONSE_BYTES = 1 << 30
@@ -108,6 +105,8 @@ class BrokerConnection:
         return connection
 
     async def _authenticate(self) -> None:
+        from ..security.sasl.client import SaslClientError, authenticate, reauthentication_delay_ms
+
         assert self.sasl is not None
         try:
             lifetime_ms = await authenticate(self.sasl, self._exchange)

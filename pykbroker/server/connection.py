@@ -26,7 +26,7 @@ import socket
 import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import anyio
 
@@ -34,13 +34,14 @@ from ..protocol import headers
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup, SaslServerAuthenticator
-from ..security.sasl.config import SaslListenerSettings
-from ..security.ssl_config import ServerSsl
-from ..security.ssl_principal import NoMatchingRule
 from .dispatcher import CloseConnection, Dispatcher, describe_request
 from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 from .tls_io import TlsSocketIO
+
+if TYPE_CHECKING:  # the SASL and TLS modules load with the first listener that uses them
+    from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup, SaslServerAuthenticator
+    from ..security.sasl.config import SaslListenerSettings
+    from ..security.ssl_config import ServerSsl
 
 
 class ServedListener(Protocol):
@@ -163,6 +164,8 @@ async def _serve_authenticated(
     authentication: ListenerAuthentication,
     connection_id: str,
 ) -> None:
+    from ..security.sasl.authenticator import SaslServerAuthenticator
+
     protocol = authentication.security_protocol
 
     async def serve_api_versions(frame: bytearray) -> list | None:
@@ -202,6 +205,8 @@ async def _authenticate(
     io: SocketIO, auth: SaslServerAuthenticator, peer: str, listener_name: str, authentication: ListenerAuthentication
 ) -> bool:
     """Read and process one authentication frame; False when the connection must close."""
+    from ..security.sasl.authenticator import AuthenticationFailed
+
     try:
         frame = await io.read_frame(auth.max_receive_size)
     except (FrameTooLarge, InvalidFrameSize) as exc:
@@ -225,6 +230,8 @@ async def _authentication_step(
     listener_name: str,
     authentication: ListenerAuthentication,
 ) -> bool:
+    from ..security.sasl.authenticator import AuthenticationFailed
+
     try:
         pieces = await auth.handle(frame)
     except AuthenticationFailed as failure:
@@ -260,6 +267,8 @@ async def _tls_handshake(
     io: TlsSocketIO, tls: ServerSsl, peer: str, listener_name: str, timeout_s: float
 ) -> KafkaPrincipal | None:
     """The principal of a completed handshake; None (after one log line) when it failed."""
+    from ..security.ssl_principal import NoMatchingRule
+
     try:
         with anyio.fail_after(timeout_s if timeout_s > 0 else None):
             await io.handshake()

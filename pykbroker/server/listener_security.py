@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config.types import ConfigError
-from ..security.sasl.config import SaslConfigError, SaslListenerSettings
-from ..security.ssl_config import ServerSsl, reconfigured_server_ssl, ssl_fingerprint
+from ..security.sasl.errors import SaslConfigError
 from .connection import ListenerAuthentication, ServedListener
+
+if TYPE_CHECKING:  # loaded by the broker with its first TLS or SASL listener
+    from ..security.sasl.config import SaslListenerSettings
+    from ..security.ssl_config import ServerSsl
 
 log = logging.getLogger(__name__)
 
@@ -40,12 +43,31 @@ class ListenerSecurity:
         self.next_start_sasl: dict[str, SaslListenerSettings] = {}  # changed settings, for the next start
 
     def _changed_tls(self, config: Any) -> list[tuple[str, ServerSsl]]:
+        if not self.tls:
+            return []
+        from ..security.ssl_config import ssl_fingerprint
+
         return [(name, ssl) for name, ssl in self.tls.items() if ssl_fingerprint(config, name) != ssl.fingerprint]
 
     def validate(self, config: Any) -> None:
         """Whether every listener can take `config`: ConfigError or SaslConfigError if not."""
-        for name, current in self._changed_tls(config):
+        self._validate_tls(config)
+        self._validate_sasl(config)
+
+    def _validate_tls(self, config: Any) -> None:
+        changed = self._changed_tls(config)
+        if not changed:
+            return
+        from ..security.ssl_config import reconfigured_server_ssl
+
+        for name, current in changed:
             reconfigured_server_ssl(current, config, name)
+
+    def _validate_sasl(self, config: Any) -> None:
+        if not self.authentication:
+            return
+        from ..security.sasl.config import SaslListenerSettings
+
         for name in self.authentication:
             SaslListenerSettings.from_config(config, name)
 
@@ -55,7 +77,16 @@ class ListenerSecurity:
         SASL settings stay those it started with, as Kafka builds a listener's logins and JAAS
         configuration once (SaslChannelBuilder reconfigures only the TLS of SASL_SSL): a changed
         `listener.name.<l>.<mechanism>.sasl.jaas.config` is stored and used from the next start."""
-        for name, current in self._changed_tls(config):
+        self._apply_tls(config)
+        self._apply_sasl(config)
+
+    def _apply_tls(self, config: Any) -> None:
+        changed = self._changed_tls(config)
+        if not changed:
+            return
+        from ..security.ssl_config import reconfigured_server_ssl
+
+        for name, current in changed:
             try:
                 new = reconfigured_server_ssl(current, config, name)
             except ConfigError as exc:
@@ -66,6 +97,12 @@ class ListenerSecurity:
                 if listener.name == name:
                     listener.tls = new
             log.info("Listener %s: new TLS settings for new connections", name)
+
+    def _apply_sasl(self, config: Any) -> None:
+        if not self.authentication:
+            return
+        from ..security.sasl.config import SaslListenerSettings
+
         for name, authentication in self.authentication.items():
             try:
                 settings = SaslListenerSettings.from_config(config, name)

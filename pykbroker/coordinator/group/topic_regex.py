@@ -17,6 +17,8 @@ Lookaround, backreferences and possessive quantifiers are invalid in both.
 
 Kafka matches a regex against every topic in the metadata, internal topics included (only a
 DESCRIBE authorization filter applies, which the coordinator does); `resolve` does the same.
+
+RE2 is imported when the first regex is compiled: groups without regex subscriptions never load it.
 """
 
 from __future__ import annotations
@@ -25,8 +27,6 @@ import logging
 import re
 from collections.abc import Iterable
 from typing import Any
-
-import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +92,8 @@ def compile_topic_regex(pattern: str) -> TopicRegex:
     description = _re2j_only_error(pattern)
     if description is not None:
         raise InvalidTopicRegex(pattern, description)
+    import re2  # type: ignore[import-untyped]  # google-re2 ships no type information
+
     options = re2.Options()
     options.max_mem = _MAX_PROGRAM_MEMORY
     options.log_errors = False
@@ -104,7 +106,7 @@ def compile_topic_regex(pattern: str) -> TopicRegex:
     return TopicRegex(pattern, compiled)
 
 
-def _re2j_description(error: re2.error) -> str:
+def _re2j_description(error: Exception) -> str:
     message = error.args[0] if error.args else b""
     text = message.decode("utf-8", "replace") if isinstance(message, bytes) else str(message)
     code, _, fragment = (part.strip() for part in text.partition(":"))

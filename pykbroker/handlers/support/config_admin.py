@@ -38,8 +38,7 @@ from ...config.broker import is_listener_config, listener_base_name
 from ...config.definitions import LISTENER_RECONFIGURABLE_KEYS, SSL_RECONFIGURABLE_KEYS
 from ...config.groups import validate_group_configs
 from ...protocol.errors import ErrorCode, KafkaError
-from ...security.password_encoder import PasswordEncoder, PasswordEncoderError
-from ...security.sasl.config import SaslConfigError
+from ...security.sasl.errors import SaslConfigError
 from .auth import CLUSTER, CLUSTER_NAME
 from .authorization import Check
 from .context import RequestContext
@@ -47,6 +46,7 @@ from .services import BrokerServices
 
 if TYPE_CHECKING:
     from ...config import BrokerConfig
+    from ...security.password_encoder import PasswordEncoder
 
 logger = logging.getLogger(__name__)
 
@@ -447,6 +447,8 @@ def password_encoder(config: BrokerConfig, secret_key: str = "password.encoder.s
     secret = config[secret_key]
     if secret is None:
         return None
+    from ...security.password_encoder import PasswordEncoder  # cryptography: ZooKeeper mode only
+
     return PasswordEncoder(
         str(secret),
         config["password.encoder.keyfactory.algorithm"],
@@ -462,6 +464,8 @@ def decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> d
     as Kafka drops it with an error in its log."""
     if not config.get("zookeeper.connect"):
         return dict(stored)  # the embedded store keeps them as they were given
+    from ...security.password_encoder import PasswordEncoderError
+
     encoders = [e for e in (password_encoder(config), password_encoder(config, "password.encoder.old.secret")) if e]
     decoded: dict[str, str] = {}
     for name, value in stored.items():

@@ -22,6 +22,7 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from .errors import SaslConfigError
 from .jaas import JaasConfigError, JaasEntry, parse_single_entry
 from .plain import PLAIN_LOGIN_MODULE
 from .scram import MECHANISMS as SCRAM_MECHANISMS
@@ -35,16 +36,7 @@ KNOWN_LOGIN_MODULES = {
     PLAIN_LOGIN_MODULE,
     SCRAM_LOGIN_MODULE,
 }
-SASL_PROTOCOLS = ("SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_MAX_RECEIVE_SIZE = 524288
-
-
-class SaslConfigError(ValueError):
-    """A SASL setting the broker cannot honour: (key, message)."""
-
-    def __init__(self, key: str, message: str) -> None:
-        super().__init__(message)
-        self.key = key
 
 
 class _Config(Protocol):

@@ -5,6 +5,9 @@
   broker's log, so that nothing about users leaks).
 - `SaslAuthenticationFailure` is Kafka's `SaslAuthenticationException`: its message goes to the
   client as is.
+
+`SaslConfigError`, a SASL setting the broker refuses, lives here too: the broker's config checks
+catch it without loading the mechanisms.
 """
 
 from __future__ import annotations
@@ -16,3 +19,11 @@ class SaslFailure(Exception):
 
 class SaslAuthenticationFailure(Exception):
     """A failed exchange whose message is the client's error message."""
+
+
+class SaslConfigError(ValueError):
+    """A SASL setting the broker cannot honour: (key, message)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
