@@ -26,7 +26,6 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.message_types import AlterUserScramCredentialsRequest, AlterUserScramCredentialsResponse
 from ..security.sanitizer import sanitize
-from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE, ScramCredential
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -67,6 +66,8 @@ def _refused(request: AlterUserScramCredentialsRequest, error: ErrorCode) -> Alt
 
 
 def _alter(upsertions: list[Upsertion], deletions: list[Deletion], store: MetadataStore) -> list[Result]:
+    from ..security.sasl.scram import MAX_ITERATIONS, MECHANISMS_BY_TYPE  # loaded on first use
+
     results: list[Result] = []
     illegal: dict[str, str] = {}
     for deletion in deletions:
@@ -144,6 +145,8 @@ def _alter(upsertions: list[Upsertion], deletions: list[Deletion], store: Metada
 def _credential(upsertion: Upsertion) -> str:
     if not upsertion.salted_password:
         raise ValueError("Empty key")  # Java's SecretKeySpec refuses an empty HMAC key
+    from ..security.sasl.scram import MECHANISMS_BY_TYPE, ScramCredential
+
     mechanism = MECHANISMS_BY_TYPE[upsertion.mechanism]
     credential = ScramCredential.from_salted_password(
         mechanism, bytes(upsertion.salt), bytes(upsertion.salted_password), upsertion.iterations

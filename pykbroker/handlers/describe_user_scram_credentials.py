@@ -21,7 +21,6 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DescribeUserScramCredentialsRequest, DescribeUserScramCredentialsResponse
 from ..security.sanitizer import desanitize, sanitize
-from ..security.sasl.scram import MECHANISMS, ScramCredential
 from .support.authorization import check
 from .support.context import CloseConnection, RequestContext
 
@@ -88,6 +87,8 @@ def _result(user: str, configs: dict[str, str], *, explicit: Literal[False]) -> 
 def _result(user: str, configs: dict[str, str], *, explicit: bool) -> Result | None:
     """The user's result; a user without credentials is RESOURCE_NOT_FOUND when asked for by name
     (`explicit`), else left out (None)."""
+    from ..security.sasl.scram import MECHANISMS, ScramCredential  # loaded on first use
+
     present = [mechanism for mechanism in MECHANISMS.values() if mechanism.mechanism_name in configs]
     if not present:
         if not explicit:

@@ -1,0 +1,128 @@
+"""A broker imports what its configuration uses: importing `pykbroker.broker` and starting a plain
+broker (a PLAINTEXT listener, the embedded metadata store) until it answers Metadata loads no
+ZooKeeper client, no TLS or SASL code, no compression codec, no RE2, no tools and never pyspark.
+A configuration or a request that needs one of them loads it.
+
+Each case runs in a fresh interpreter, whose `sys.modules` is what the case loaded. No test here
+measures time.
+"""
+
+import json
+import subprocess
+import sys
+import textwrap
+
+# What a plain broker must not load, each with the code of the project that is its only user
+ZOOKEEPER = ["kazoo", "pykbroker.cluster.zk_client", "pykbroker.cluster.zk_session"]
+TLS = ["cryptography", "pykbroker.security.ssl_config", "pykbroker.security.ssl_principal"]
+SASL = [
+    "pykbroker.security.sasl.authenticator",
+    "pykbroker.security.sasl.client",
+    "pykbroker.security.sasl.config",
+    "pykbroker.security.sasl.credentials",
+    "pykbroker.security.sasl.jaas",
+    "pykbroker.security.sasl.plain",
+    "pykbroker.security.sasl.scram",
+]
+CODECS = ["zstandard", "lz4", "snappy", "cramjam"]
+OTHERS = [
+    "re2",
+    "crc32c",
+    "pykbroker.security.password_encoder",
+    "pykbroker.server.metrics_http",
+    "pykbroker.tools",
+    "pyspark",
+]
+HEAVY = ZOOKEEPER + TLS + SASL + CODECS + OTHERS
+
+PLAIN_BROKER = """
+    import pykbroker.broker
+    report("imported")
+    from pykbroker.testkit.embedded import EmbeddedBroker
+    from pykbroker.testkit.wire import metadata
+    with EmbeddedBroker(OVERRIDES) as broker:
+        metadata(broker.bootstrap)
+        report("answered Metadata")
+"""
+
+
+def loaded_in_fresh_interpreter(code: str, overrides: dict[str, str] | None = None) -> dict[str, list[str]]:
+    """{step: the modules of HEAVY loaded when `code` called report(step)}."""
+    prelude = textwrap.dedent(f"""
+        import json, sys
+        HEAVY = {HEAVY!r}
+        OVERRIDES = {overrides or {}!r}
+        steps = {{}}
+        def report(step):
+            steps[step] = [n for n in HEAVY if any(m == n or m.startswith(n + ".") for m in sys.modules)]
+    """)
+    script = prelude + textwrap.dedent(code) + "\nprint(json.dumps(steps))\n"
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.splitlines()[-1])
+
+
+def test_a_plain_broker_loads_no_optional_module_from_import_until_it_answers_metadata(tmp_path):
+    steps = loaded_in_fresh_interpreter(PLAIN_BROKER, {"log.dirs": str(tmp_path / "logs")})
+
+    assert steps == {"imported": [], "answered Metadata": []}
+
+
+def test_a_sasl_listener_loads_sasl_and_still_no_tls_or_zookeeper(tmp_path):
+    jaas = 'org.apache.kafka.common.security.plain.PlainLoginModule required user_alice="alice-secret";'
+    overrides = {
+        "log.dirs": str(tmp_path / "logs"),
+        "listeners": "PLAINTEXT://127.0.0.1:0,SASL_PLAINTEXT://127.0.0.1:0",
+        "sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+    }
+
+    steps = loaded_in_fresh_interpreter(PLAIN_BROKER, overrides)
+
+    assert steps["imported"] == []
+    loaded = set(steps["answered Metadata"])
+    assert {"pykbroker.security.sasl.authenticator", "pykbroker.security.sasl.plain"} <= loaded
+    assert not loaded & set(ZOOKEEPER + TLS + CODECS)
+
+
+def test_each_codec_regex_and_crc_loads_its_library_on_first_use():
+    steps = loaded_in_fresh_interpreter("""
+        from pykbroker.records import compression
+        from pykbroker.records.batch import crc32c_of
+        from pykbroker.coordinator.group.topic_regex import compile_topic_regex
+        report("imported")
+        compression.decompress(compression.ZSTD, compression.compress(compression.ZSTD, b"record"))
+        report("zstd")
+        compression.decompress(compression.LZ4, compression.compress(compression.LZ4, b"record"))
+        report("lz4")
+        compression.decompress(compression.SNAPPY, compression.compress(compression.SNAPPY, b"record"))
+        report("snappy")
+        compile_topic_regex("orders-.*")
+        report("regex")
+        crc32c_of(b"record")
+        report("crc")
+    """)
+
+    assert steps["imported"] == []
+    assert steps["zstd"] == ["zstandard"]
+    assert "lz4" in steps["lz4"]
+    assert "snappy" in steps["snappy"]
+    assert "re2" in steps["regex"]
+    assert "crc32c" in steps["crc"]
+
+
+def test_zookeeper_mode_and_encoded_passwords_load_their_modules_when_used():
+    steps = loaded_in_fresh_interpreter("""
+        from pykbroker.handlers.support.config_admin import password_encoder
+        from pykbroker.config import BrokerConfig
+        import pykbroker.broker
+        report("imported")
+        password_encoder(BrokerConfig({"password.encoder.secret": "secret"})).encode("keystore-password")
+        report("password encoded")
+        import pykbroker.cluster.zk_store
+        report("zookeeper store")
+    """)
+
+    assert steps["imported"] == []
+    assert {"cryptography", "pykbroker.security.password_encoder"} <= set(steps["password encoded"])
+    assert {"kazoo", "pykbroker.cluster.zk_client"} <= set(steps["zookeeper store"])
