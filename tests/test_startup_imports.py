@@ -8,9 +8,16 @@ measures time.
 """
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
+
+import pykbroker
+
+# the child imports the same pykbroker as this process, whatever its working directory
+SOURCE_ROOT = str(Path(pykbroker.__file__).resolve().parents[1])
 
 # What a plain broker must not load, each with the code of the project that is its only user
 ZOOKEEPER = ["kazoo", "pykbroker.cluster.zk_client", "pykbroker.cluster.zk_session"]
@@ -57,7 +64,10 @@ def loaded_in_fresh_interpreter(code: str, overrides: dict[str, str] | None = No
             steps[step] = [n for n in HEAVY if any(m == n or m.startswith(n + ".") for m in sys.modules)]
     """)
     script = prelude + textwrap.dedent(code) + "\nprint(json.dumps(steps))\n"
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [SOURCE_ROOT, os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env, cwd=Path(__file__).parent
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.splitlines()[-1])
 
