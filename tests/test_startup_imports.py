@@ -31,7 +31,7 @@ SASL = [
     "pykbroker.security.sasl.plain",
     "pykbroker.security.sasl.scram",
 ]
-CODECS = ["zstandard", "lz4", "snappy", "cramjam"]
+CODECS = ["gzip", "zstandard", "lz4", "snappy", "cramjam"]
 OTHERS = [
     "re2",
     "crc32c",
@@ -101,6 +101,8 @@ def test_each_codec_regex_and_crc_loads_its_library_on_first_use():
         from pykbroker.records.batch import crc32c_of
         from pykbroker.coordinator.group.topic_regex import compile_topic_regex
         report("imported")
+        compression.decompress(compression.GZIP, compression.compress(compression.GZIP, b"record"))
+        report("gzip")
         compression.decompress(compression.ZSTD, compression.compress(compression.ZSTD, b"record"))
         report("zstd")
         compression.decompress(compression.LZ4, compression.compress(compression.LZ4, b"record"))
@@ -114,7 +116,8 @@ def test_each_codec_regex_and_crc_loads_its_library_on_first_use():
     """)
 
     assert steps["imported"] == []
-    assert steps["zstd"] == ["zstandard"]
+    assert steps["gzip"] == ["gzip"]
+    assert steps["zstd"] == ["gzip", "zstandard"]
     assert "lz4" in steps["lz4"]
     assert "snappy" in steps["snappy"]
     assert "re2" in steps["regex"]

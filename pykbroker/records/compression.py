@@ -23,7 +23,6 @@ never compress loads none of them.
 from __future__ import annotations
 
 import contextlib
-import gzip
 from collections.abc import Iterator
 
 from .buffers import ReadableBuffer
@@ -57,6 +56,8 @@ def compress(codec: int, data: bytes, magic: int = 2) -> bytes:
     if codec == NONE:
         return data
     if codec == GZIP:
+        import gzip
+
         return gzip.compress(data, compresslevel=GZIP_LEVEL, mtime=0)
     if codec == SNAPPY:
         from . import snappy_xerial
@@ -81,6 +82,8 @@ def decompress(codec: int, data: ReadableBuffer, magic: int = 2) -> bytes:
         raise InvalidRecordError(f"empty {CODEC_NAMES[codec]} data")
     with _invalid_record_on_failure(codec):
         if codec == GZIP:
+            import gzip
+
             return gzip.decompress(data)
         if codec == SNAPPY:
             from . import snappy_xerial
