@@ -142,6 +142,11 @@ def matching_topics(all_topics: list[str], pattern: str | None, exclude_internal
     ]
 
 
+# A metadata request that timed out or lost its connection is tried again until the tool's
+# timeout, as Kafka's admin client retries a disconnected request until default.api.timeout.ms.
+RETRIED_UNTIL_DEADLINE = ("_TIMED_OUT", "_TRANSPORT")
+
+
 def cluster_metadata(admin: Any, topic: str | None = None) -> Any:
     """The cluster's metadata (all topics, or one), within the tool's timeout."""
     from confluent_kafka import KafkaException
@@ -152,10 +157,13 @@ def cluster_metadata(admin: Any, topic: str | None = None) -> Any:
         try:
             return admin.list_topics(topic, timeout=min(POLL_S, max(0.01, deadline - time.monotonic())))
         except KafkaException as error:
-            if error_name(error) != "_TIMED_OUT":
+            if error_name(error) not in RETRIED_UNTIL_DEADLINE:
                 admin.poll(POLL_S)  # serves error_cb: the cause of a dropped connection, if it was a refused login
                 _raise_connection_error()
                 raise
+            if error_name(error) == "_TRANSPORT":
+                admin.poll(POLL_S)  # a refused login ends the tool at once; a dropped connection is retried
+                _raise_connection_error()
             if time.monotonic() >= deadline:
                 _raise_connection_error()
                 raise
