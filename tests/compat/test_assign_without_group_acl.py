@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,14 +116,12 @@ def as_tool_log(err: str) -> str:
 
 
 def every_run(log4j: Path, bob: dict[str, Bob], *args: str) -> dict[str, Run]:
-    """The scenario with Kafka's console consumer and pykbroker's, against both brokers, the four
-    runs at once (each in a consumer group of its own, or refused its group)."""
-    with ThreadPoolExecutor(max_workers=2 * len(bob)) as pool:
-        runs = {}
-        for label, on in bob.items():
-            runs[f"Kafka's tool on {label}"] = pool.submit(kafka_console_consumer, log4j, on, *args)
-            runs[f"pykbroker's tool on {label}"] = pool.submit(pykbroker_console_consumer, on, *args)
-        return {name: run.result() for name, run in runs.items()}
+    """The scenario with Kafka's console consumer and pykbroker's, against both brokers."""
+    runs = {}
+    for label, on in bob.items():
+        runs[f"Kafka's tool on {label}"] = kafka_console_consumer(log4j, on, *args)
+        runs[f"pykbroker's tool on {label}"] = pykbroker_console_consumer(on, *args)
+    return runs
 
 
 def assert_all_alike(runs: dict[str, Run], expected: Run) -> None:
@@ -181,10 +178,8 @@ def test_a_subscribed_consumer_in_a_refused_group_stops_with_kafkas_error_line(l
 def test_group_and_partition_together_are_refused_by_both_tools(log4j, bob):
     """Kafka's usage error (its status 1; pykbroker's usage errors exit with argparse's 2)."""
     args = ("--topic", "TOPIC", "--partition", "0", "--group", "billing-x")
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        kafkas_run = pool.submit(kafka_console_consumer, log4j, bob["Kafka"], *args)
-        pykbroker = pykbroker_console_consumer(bob["pykbroker"], *args)
-        kafka = kafkas_run.result()
+    kafka = kafka_console_consumer(log4j, bob["Kafka"], *args)
+    pykbroker = pykbroker_console_consumer(bob["pykbroker"], *args)
     message = "Options group and partition cannot be specified together."
     assert (kafka.status, kafka.err.splitlines()[0]) == (1, message)
     assert pykbroker.status == 2 and pykbroker.err.splitlines()[-1].endswith(message)
@@ -219,7 +214,6 @@ def assigned_reader(bob: Bob) -> tuple[list[bytes], list[str]]:
 def test_a_confluent_kafka_consumer_that_assigns_gets_its_records_and_one_group_error(bob):
     """librdkafka looks up the group's coordinator anyway: refused, reported once (not fatal),
     and the records come all the same, from both brokers."""
-    with ThreadPoolExecutor(max_workers=len(bob)) as pool:
-        read = dict(zip(bob, pool.map(assigned_reader, bob.values())))
+    read = {label: assigned_reader(on) for label, on in bob.items()}
     expected = (RECORDS, ["GROUP_AUTHORIZATION_FAILED: FindCoordinator response error: Group authorization failed."])
     assert read == {"pykbroker": expected, "Kafka": expected}
