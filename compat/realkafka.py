@@ -167,6 +167,13 @@ class KafkaBroker:
         if self.port:
             self.script("stop", str(self.port))
 
+    def discard(self) -> None:
+        """Stops it at once, for a run whose data nobody reads afterwards: kill -9 the broker
+        (no controlled shutdown), then stop ZooKeeper and remove the data."""
+        if self.port:
+            self.script("kill", str(self.port))
+        self.stop()
+
     def __enter__(self) -> "KafkaBroker":
         return self.start()
 
@@ -220,6 +227,14 @@ class KafkaCluster:
     def stop(self) -> None:
         if self.script is not None:
             self.script("stop")
+
+    def discard(self) -> None:
+        """Stops it at once, for a run whose data nobody reads afterwards: kill -9 every broker
+        (no controlled shutdowns), then stop ZooKeeper and remove the data."""
+        if self.script is not None:
+            for broker_id in self.ids:
+                self.script("kill", str(broker_id))
+        self.stop()
 
     def __enter__(self) -> "KafkaCluster":
         return self.start()

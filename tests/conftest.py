@@ -22,9 +22,10 @@ def fresh_broker(tmp_path):
 def pytest_xdist_make_scheduler(config, log):
     """With pytest-xdist (`make test` runs two workers with `--dist loadscope`), a test module
     stays on one worker, so that its module-scoped brokers start once; the compatibility suite's
-    modules share one worker, so that its session brokers (pykbroker and Kafka 3.9.0, single and
-    three-broker) start once. (The scopes are named here rather than by xdist_group marks, which
-    pytest-xdist cannot attach to a test's id under every pytest version.)"""
+    modules run as two units, so that each of its session pairs of brokers (pykbroker and Kafka
+    3.9.0: single, three-broker and secured) starts once, on one worker. (The scopes are named
+    here rather than by xdist_group marks, which pytest-xdist cannot attach to a test's id under
+    every pytest version.)"""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
@@ -36,11 +37,19 @@ def pytest_xdist_make_scheduler(config, log):
     return ModuleScheduling(config, log)
 
 
+# The compatibility suite's modules that use its secured brokers (and no other of its brokers).
+COMPAT_SECURITY_MODULES = frozenset({"test_security_scenarios.py", "test_authorization_matrix.py",
+                                     "test_assign_without_group_acl.py"})
+
+
 def scheduling_scope(nodeid: str) -> str:
-    """The unit of work a worker runs whole: the test's module, or "compat" for the
-    compatibility suite."""
+    """The unit of work a worker runs whole: the test's module; for the compatibility suite
+    "compat-security" (the modules on its secured brokers) or "compat" (those on its single and
+    three-broker ones)."""
     path = nodeid.split("::", 1)[0]
-    return "compat" if path.startswith("tests/compat/") else path
+    if not path.startswith("tests/compat/"):
+        return path
+    return "compat-security" if path.rsplit("/", 1)[-1] in COMPAT_SECURITY_MODULES else "compat"
 
 
 _LOG_TAIL_CHARACTERS = 20_000

@@ -1,11 +1,12 @@
 """The compatibility suite's brokers and results, once per test session: pykbroker and Kafka
 3.9.0 (from `../shared/realkafka`), one broker of each, three of each, and one secured broker of
-each (SASL, mTLS and ACLs: `compat/security_setup.py`), always stopped at the end. What the
-suite found is printed at the end of the run (`pytest_terminal_summary`): the table with a
+each (SASL, mTLS and ACLs: `compat/security_setup.py`), each pair started together and always
+stopped at the end. What the suite found is printed at the end of the run (`pytest_terminal_summary`): the table with a
 pykbroker and a Kafka column, and every difference on the wire."""
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import pytest
@@ -26,28 +27,84 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(text)
 
 
-def session_broker(target, *, is_kafka: bool = False):
-    """A fixture: a broker or cluster of `target`'s class for the whole session, in a fresh
-    temporary directory, always stopped at the end; Kafka's skipped where it cannot run (and
-    failed in CI, where it must)."""
+@dataclass(frozen=True)
+class Pair:
+    """A pykbroker set-up and the Kafka one it is compared with (None where Kafka cannot run,
+    and why)."""
+
+    pykbroker: object
+    kafka: object | None
+    kafka_unavailable: str | None
+
+
+def session_pair(ours, theirs):
+    """A fixture: a set-up of `ours` (pykbroker) and one of `theirs` (Kafka) for the whole
+    session, each in a fresh temporary directory, started together and always stopped at the
+    end; Kafka's is discarded (killed, its data removed: nothing is checked after the session)."""
+
     @pytest.fixture(scope="session")
     def running(tmp_path_factory):
-        reason = realkafka.unavailable() if is_kafka else None
-        if reason:
-            skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
-        with target(tmp_path_factory.mktemp(f"compat-{target.__name__}")) as started:
-            yield started
+        reason = realkafka.unavailable()
+        targets = [ours(tmp_path_factory.mktemp(f"compat-{ours.__name__}"))]
+        if not reason:
+            targets.append(theirs(tmp_path_factory.mktemp(f"compat-{theirs.__name__}")))
+        with started_together(targets):
+            yield Pair(targets[0], None if reason else targets[1], reason)
 
     return running
 
 
-pykbroker = session_broker(PykBroker)
-kafka = session_broker(realkafka.KafkaBroker, is_kafka=True)
-pykbroker_cluster = session_broker(PykCluster)
+@contextmanager
+def started_together(targets):
+    """Starts every target at once (each in a thread of its own); at the end stops them, also at
+    once: Kafka's by `discard`, pykbroker's by `stop`. One that fails to start fails the block
+    after the others are stopped again."""
+    with ThreadPoolExecutor(max_workers=len(targets)) as pool:
+        starts = [pool.submit(target.start) for target in targets]
+        wait(starts)
+        try:
+            for start in starts:
+                start.result()
+            yield targets
+        finally:
+            stops = [pool.submit(getattr(target, "discard", target.stop))
+                     for target, start in zip(targets, starts) if start.exception() is None]
+            for stop in stops:
+                stop.result()
+
+
+def pykbroker_of(pair_fixture: str):
+    @pytest.fixture(scope="session")
+    def pykbroker_side(request):
+        return request.getfixturevalue(pair_fixture).pykbroker
+
+    return pykbroker_side
+
+
+def kafka_of(pair_fixture: str):
+    """Kafka's side of the pair; skipped where Kafka cannot run (and failed in CI, where it must)."""
+
+    @pytest.fixture(scope="session")
+    def kafka_side(request):
+        pair = request.getfixturevalue(pair_fixture)
+        if pair.kafka is None:
+            skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {pair.kafka_unavailable}")
+        return pair.kafka
+
+    return kafka_side
+
+
+single_brokers = session_pair(PykBroker, realkafka.KafkaBroker)
+clusters = session_pair(PykCluster, realkafka.KafkaCluster)
+secure_brokers = session_pair(SecurePykBroker, SecureKafkaBroker)
+
+pykbroker = pykbroker_of("single_brokers")
+kafka = kafka_of("single_brokers")
+pykbroker_cluster = pykbroker_of("clusters")
 # not `kafka_cluster`: that is the pykbroker pytest plugin's three-broker fixture
-real_kafka_cluster = session_broker(realkafka.KafkaCluster, is_kafka=True)
-secure_pykbroker = session_broker(SecurePykBroker)
-secure_kafka = session_broker(SecureKafkaBroker, is_kafka=True)
+real_kafka_cluster = kafka_of("clusters")
+secure_pykbroker = pykbroker_of("secure_brokers")
+secure_kafka = kafka_of("secure_brokers")
 
 
 @pytest.fixture(scope="session")
