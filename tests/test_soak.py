@@ -41,7 +41,7 @@ def test_a_few_seconds_of_soak_write_the_report_the_samples_and_the_plots(tmp_pa
     assert "**Verdict: " in text
     assert "| single |" in text  # the broker's row and the target's row
     [samples] = (tmp_path / "results").glob("soak-*.csv")
-    assert samples.read_text().startswith("at_s,single_rss_mib,single_descriptors,single_threads")
+    assert samples.read_text().startswith("at_s,load_average,single_rss_mib,single_descriptors,single_threads")
     assert len(samples.read_text().splitlines()) > 4
     plots = sorted(path.name.removeprefix(report.stem) for path in (tmp_path / "results").glob("soak-*.png"))
     assert plots == ["-cpu.png", "-descriptors.png", "-latency.png", "-overview.png", "-rss.png", "-threads.png"]

@@ -99,8 +99,8 @@ def topic_names(target: Target) -> dict[str, str]:
 
 TOPIC_CONFIGS = {
     # small segments and a small retention, so that segments roll and are deleted during the run
-    "segment.bytes": "262144",
-    "retention.bytes": "1048576",
+    "segment.bytes": "131072",
+    "retention.bytes": "524288",
 }
 
 

@@ -54,6 +54,15 @@ def draw_latency(axes: Axes, samples: list[Sample], warmup_s: float) -> None:
             )
     axes.set_yscale("log")
     finish(axes, "produce latency, ms (p50 solid, p99 dashed, log scale)", warmup_s, bottom_zero=False)
+    draw_machine_load(axes.twinx(), samples)
+
+
+def draw_machine_load(axes: Axes, samples: list[Sample]) -> None:
+    """The machine's load average on the right-hand axis, in grey: latency follows it."""
+    axes.plot(minutes([s.at_s for s in samples]), [s.load_average for s in samples], ":", color="0.5", linewidth=1)
+    axes.set_ylabel("machine load average (dotted)", fontsize=8, color="0.4")
+    axes.set_ylim(bottom=0)
+    axes.tick_params(labelsize=7, colors="0.4")
 
 
 def draw_throughput(axes: Axes, samples: list[Sample], warmup_s: float) -> None:

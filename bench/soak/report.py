@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,6 +124,16 @@ def target_table(run: SoakRun) -> list[str]:
     return lines
 
 
+def machine_line(run: SoakRun) -> str:
+    loads = [sample.load_average for sample in run.samples]
+    spread = f"{min(loads):.1f}–{max(loads):.1f}, mean {mean(loads):.1f}" if loads else "n/a"
+    return (
+        f"Machine: {os.cpu_count()} cores shared with other work; load average (1 min) during the run "
+        f"{spread}. Latency on a busy machine says more about the machine than about the broker; "
+        "the point of the soak is how memory and descriptors move over time."
+    )
+
+
 def verdict_line(results: list[BrokerVerdict]) -> str:
     grown = [v.label for v in results if not v.flat]
     if not grown:
@@ -141,6 +152,8 @@ def markdown(run: SoakRun, plots: list[Path]) -> str:
         "and left out of every figure below.",
         "",
         run.load,
+        "",
+        machine_line(run),
         "",
         verdict_line(results),
         "",
@@ -174,7 +187,7 @@ def markdown(run: SoakRun, plots: list[Path]) -> str:
 
 def write_samples_csv(run: SoakRun, path: Path) -> Path:
     targets = sorted(run.totals)
-    header = ["at_s"]
+    header = ["at_s", "load_average"]
     header += [f"{label}_{m}" for label in run.labels for m in ("rss_mib", "descriptors", "threads", "cpu_percent")]
     header += [f"{t}_{m}" for t in targets for m in ("produced_per_s", "consumed_per_s")]
     header += [f"{t}_acks{a}_{m}" for t in targets for a in ACKS for m in ("p50_ms", "p99_ms")]
@@ -182,7 +195,7 @@ def write_samples_csv(run: SoakRun, path: Path) -> Path:
         writer = csv.writer(out)
         writer.writerow(header)
         for sample in run.samples:
-            row: list[object] = [f"{sample.at_s:.1f}"]
+            row: list[object] = [f"{sample.at_s:.1f}", f"{sample.load_average:.2f}"]
             for label in run.labels:
                 broker = sample.brokers.get(label)
                 row += (

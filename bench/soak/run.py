@@ -30,7 +30,7 @@ CLUSTER_SIZE = 3
 DEFAULT_INTERVAL_S = 5.0
 BROKER_SETTINGS = {
     "num.partitions": "3",
-    # segments of the soak's topics roll every minute or two; retention deletes them soon after
+    # segments of the soak's topics roll every half minute or so; retention deletes them soon after
     "log.retention.check.interval.ms": "30000",
     "file.delete.delay.ms": "10000",
 }
@@ -57,7 +57,7 @@ def describe_load(cadence: Cadence, names: list[str]) -> str:
         f"members over those three topics, and a member that joins every {cadence.churn_every_s:g} s and "
         f"leaves after {cadence.churn_stay_s:g} s; a topic created, written to (20 records, by a producer of "
         f"its own) and deleted every {cadence.topic_every_s:g} s. The three topics have 3 partitions, "
-        "`segment.bytes=262144` and `retention.bytes=1048576`, so that segments roll and are deleted "
+        "`segment.bytes=131072` and `retention.bytes=524288`, so that segments roll and are deleted "
         f"throughout. The targets, loaded at the same time on the same machine: {targets}."
     )
 

@@ -4,6 +4,7 @@ client-side throughput (records produced and consumed per second)."""
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 
@@ -37,6 +38,7 @@ class TargetSample:
 @dataclass(frozen=True)
 class Sample:
     at_s: float  # since the load started
+    load_average: float  # the machine's, over the last minute (other work shares the machine)
     brokers: dict[str, BrokerSample | None]  # None: the process was gone
     targets: dict[str, TargetSample]
 
@@ -80,7 +82,7 @@ class Sampler:
         brokers = {label: self._broker(label, pid, elapsed) for label, pid in self.pids.items()}
         targets = {load.target.name: self._target(load, elapsed) for load in self.loads}
         self.previous_at = now
-        return Sample(now - self.started, brokers, targets)
+        return Sample(now - self.started, os.getloadavg()[0], brokers, targets)
 
     def _broker(self, label: str, pid: int, elapsed: float) -> BrokerSample | None:
         try:
