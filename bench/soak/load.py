@@ -99,8 +99,8 @@ def topic_names(target: Target) -> dict[str, str]:
 
 TOPIC_CONFIGS = {
     # small segments and a small retention, so that segments roll and are deleted during the run
-    "segment.bytes": "131072",
-    "retention.bytes": "524288",
+    "segment.bytes": "65536",
+    "retention.bytes": "262144",
 }
 
 

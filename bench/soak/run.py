@@ -32,7 +32,7 @@ BROKER_SETTINGS = {
     "num.partitions": "3",
     # segments of the soak's topics roll every half minute or so; retention deletes them soon after
     "log.retention.check.interval.ms": "30000",
-    "file.delete.delay.ms": "10000",
+    "log.segment.delete.delay.ms": "10000",
 }
 
 
@@ -57,8 +57,10 @@ def describe_load(cadence: Cadence, names: list[str]) -> str:
         f"members over those three topics, and a member that joins every {cadence.churn_every_s:g} s and "
         f"leaves after {cadence.churn_stay_s:g} s; a topic created, written to (20 records, by a producer of "
         f"its own) and deleted every {cadence.topic_every_s:g} s. The three topics have 3 partitions, "
-        "`segment.bytes=131072` and `retention.bytes=524288`, so that segments roll and are deleted "
-        f"throughout. The targets, loaded at the same time on the same machine: {targets}."
+        "`segment.bytes=65536` and `retention.bytes=262144`, so that segments roll and are deleted "
+        "throughout (the brokers check retention every 30 s, `log.retention.check.interval.ms=30000`, and "
+        "remove deleted segments 10 s later, `log.segment.delete.delay.ms=10000`). "
+        f"The targets, loaded at the same time on the same machine: {targets}."
     )
 
 
