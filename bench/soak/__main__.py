@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -29,8 +30,20 @@ def arguments(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def stop_on_sigterm() -> None:
+    """SIGTERM (and SIGINT, also when started in the background) ends the run through its clean-up:
+    the load stopped, the brokers and ZooKeeper stopped, no report."""
+
+    def interrupted(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupted)
+    signal.signal(signal.SIGINT, interrupted)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = arguments(argv)
+    stop_on_sigterm()
     seconds = float(os.environ.get("SOAK_SECONDS") or args.seconds or args.minutes * 60)
     targets = [name.strip() for name in args.targets.split(",") if name.strip()]
     unknown = [name for name in targets if name not in TARGETS]
