@@ -50,7 +50,11 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not targets:
         print(f"unknown target {unknown}; choose from {', '.join(TARGETS)}", file=sys.stderr)
         return 2
-    report = run_soak(seconds, targets, args.results_dir, interval_s=args.interval, workdir=args.workdir)
+    try:
+        report = run_soak(seconds, targets, args.results_dir, interval_s=args.interval, workdir=args.workdir)
+    except KeyboardInterrupt as stopped:
+        print(f"soak interrupted ({stopped}); brokers stopped, no report", file=sys.stderr)
+        return 130
     print(report)
     return 0
 
