@@ -102,7 +102,7 @@ TOPIC_CONFIGS = {
     "segment.bytes": "65536",
     "retention.bytes": "262144",
 }
-# the transactional topic gets an eighth of the records: segments an eighth as large, so that it
+# the transactional topic gets about a tenth of the bytes: segments an eighth as large, so that it
 # too reaches its steady number of segments (and open files) within the warm-up
 TRANSACTIONAL_TOPIC_CONFIGS = {"segment.bytes": "8192", "retention.bytes": "32768"}
 
