@@ -15,7 +15,9 @@ LINT_STAMP := $(VENV)/.lint-installed
 
 FUZZ_MINUTES ?= 10
 
-.PHONY: run test fuzz lint protocol-types compat system-deps bench bench-quick bench-scale bench-scale-quick codec-bench clean
+MINUTES ?= 60
+
+.PHONY: run test fuzz lint protocol-types compat system-deps bench bench-quick bench-scale bench-scale-quick soak codec-bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -89,6 +91,11 @@ bench-scale: $(BENCH_STAMP)
 
 bench-scale-quick: $(BENCH_STAMP)
 	$(PY) -m bench scale --quick
+
+# MINUTES of steady load on one broker and a three-broker cluster at once, memory, descriptors,
+# threads and latency sampled: bench/results/soak-<date>.md and its plots (docs/operations.md, "Soak")
+soak: $(BENCH_STAMP) system-deps
+	$(PY) -m bench.soak --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) build *.egg-info data

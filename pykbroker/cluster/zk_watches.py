@@ -60,6 +60,7 @@ class ClusterWatches:
         self._generations = itertools.count(1)
         self._topics: dict[str, int] = {}  # watched topic -> its watch generation
         self._partitions: dict[str, set[int]] = {}  # watched partitions of each topic
+        self._with_state: set[tuple[str, int]] = set()  # watched partitions whose state znode was read
         self._last_config_change: str | None = None
         self._stopped = False
 
@@ -138,6 +139,7 @@ class ClusterWatches:
                 return
             self._topics.pop(topic, None)
             self._partitions.pop(topic, None)
+            self._with_state = {key for key in self._with_state if key[0] != topic}
         self.bridge.post(self.store.apply_topic_deleted, topic)
 
     def _on_topic_data(self, topic: str, generation: int, assignment: TopicAssignment | None) -> WatchResult:
@@ -159,10 +161,28 @@ class ClusterWatches:
         return None
 
     def _on_state(self, topic: str, generation: int, partition: int, state: LeaderAndIsr | None) -> WatchResult:
+        """A partition's state znode read. Before it is first written (a topic being created) the
+        watch waits for it; once it is gone again (the topic being deleted) the watch ends, or
+        every deleted partition would keep a watch, and its ZooKeeper client listener, forever."""
         if not self._current(topic, generation):
             return False
         self.bridge.post(self.store.apply_partition_state, topic, partition, state)
+        return self._state_absent(topic, partition) if state is None else self._state_read(topic, partition)
+
+    def _state_read(self, topic: str, partition: int) -> WatchResult:
+        with self._lock:
+            self._with_state.add((topic, partition))
         return None
+
+    def _state_absent(self, topic: str, partition: int) -> WatchResult:
+        """None (keep watching) while the znode was never there; False (stop) once it was
+        removed, forgetting the partition so that a later reading of the topic watches it anew."""
+        with self._lock:
+            if (topic, partition) not in self._with_state:
+                return None
+            self._with_state.discard((topic, partition))
+            self._partitions.get(topic, set()).discard(partition)
+        return False
 
     # -- dynamic configs ----------------------------------------------------------------
     def _skip_existing_config_changes(self) -> None:
