@@ -129,6 +129,7 @@ def test_a_retried_idempotent_batch_is_not_appended_twice_across_a_restart(tmp_p
 
         broker.stop() if stop == "sigterm" else broker.kill()
         broker.start()
+        broker.wait_until_logs_loaded()
 
         with WireClient(broker.bootstrap) as client:
             for batch, base_offset in ((first, 0), (second, 2)):

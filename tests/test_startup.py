@@ -243,6 +243,7 @@ def test_after_kill_9_one_line_per_log_dir_says_what_recovery_did(tmp_path):
         produce_all(broker.bootstrap, "spread", [(p, b"k", b"v") for p in range(4)])
         broker.kill()
         broker.start()
+        broker.wait_until_logs_loaded()
         recovery = [line for line in broker.log_text().splitlines() if "Recovered" in line]
     assert len(recovery) == 2
     assert any(f"in {tmp_path / 'a'} after an unclean shutdown" in line for line in recovery)

@@ -222,6 +222,7 @@ def test_transactions_survive_a_kill_9(tmp_path):
             assert before.last_stable_offset == 3
         broker.kill()
         broker.start()
+        broker.wait_until_logs_loaded()
         with WireClient(broker.bootstrap) as client:
             after = fetch(client, READ_COMMITTED)
             assert (after.high_watermark, after.last_stable_offset, aborted(after)) == (4, 3, [(PID, 0)])

@@ -25,6 +25,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 
 from ..common.topic_partition import TopicPartition
+from ..records.batch import load_crc32c
 from .log import Log
 from .results import RecoveryStats
 
@@ -89,6 +90,7 @@ class LogDirLoad:
         if not self.pending:
             self._finish()
             return
+        load_crc32c()
         ordered = sorted(self.pending, key=lambda item: not first(item.key)) if first else self.pending
         self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix=f"log-recovery-{self.log_dir}")
         for item in ordered:

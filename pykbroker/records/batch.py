@@ -148,6 +148,12 @@ def compute_crc(buf: ReadableBuffer, pos: int, header: BatchHeader) -> int:
     return crc32c_of(memoryview(buf)[start : pos + header.size])
 
 
+def load_crc32c() -> None:
+    """Import the CRC-32C library now rather than on the first checksum (logs about to be
+    loaded need it, and a library imported on a loading thread delays every log behind it)."""
+    import crc32c  # noqa: F401
+
+
 def crc32c_of(data: ReadableBuffer) -> int:
     """CRC32C (Castagnoli) of `data`."""
     from crc32c import crc32c

@@ -28,6 +28,7 @@ from typing import Any
 
 from .settings import FREE_PORT_LISTENER, single_broker_settings
 
+LOADED_DIR = re.compile(r"Loaded \d+ logs in \d+ms in log dir ")
 STARTED = re.compile(r"pykbroker started: listening on \w+://([\d.]+):(\d+)")
 
 
@@ -113,6 +114,27 @@ class BrokerProcess:
             time.sleep(0.02)
         self.stop()
         raise TimeoutError(f"broker did not start within {self.start_timeout}s")
+
+    def wait_until_logs_loaded(self, timeout_s: float = 60.0) -> None:
+        """Wait until this run has loaded the logs of every log dir it began loading: a broker
+        listens before its logs are loaded, and answers for a partition still loading as Kafka
+        answers for one it does not lead yet."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            run_log = self.run_log_text()
+            began = run_log.count("Loading logs from log dir ")
+            if began and len(LOADED_DIR.findall(run_log)) >= began:
+                return
+            time.sleep(0.02)
+        raise TimeoutError(f"the broker did not load its logs within {timeout_s}s:\n{self.log_text()}")
+
+    def run_log_text(self) -> str:
+        """The log lines of the current run only."""
+        if not self.log_path.exists():
+            return ""
+        with open(self.log_path, "rb") as log_file:
+            log_file.seek(self._log_offset)
+            return log_file.read().decode(errors="replace")
 
     def announced_address(self) -> str | None:
         """`host:port` from this run's start line once it is in the log (then also `host`, `port`)."""
