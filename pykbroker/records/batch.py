@@ -26,7 +26,7 @@ package (whose import reads package metadata and builds a command line) loads wi
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
 from .buffers import ReadableBuffer
@@ -148,17 +148,23 @@ def compute_crc(buf: ReadableBuffer, pos: int, header: BatchHeader) -> int:
     return crc32c_of(memoryview(buf)[start : pos + header.size])
 
 
-def load_crc32c() -> None:
-    """Import the CRC-32C library now rather than on the first checksum (logs about to be
-    loaded need it, and a library imported on a loading thread delays every log behind it)."""
-    import crc32c  # noqa: F401
+_crc32c: Callable[[ReadableBuffer], int] | None = None
+
+
+def load_crc32c() -> Callable[[ReadableBuffer], int]:
+    """The CRC-32C function, its library imported on the first call (logs about to be loaded call
+    this first: a library imported on a loading thread delays every log behind it)."""
+    global _crc32c
+    if _crc32c is None:
+        from crc32c import crc32c
+
+        _crc32c = crc32c
+    return _crc32c
 
 
 def crc32c_of(data: ReadableBuffer) -> int:
-    """CRC32C (Castagnoli) of `data`."""
-    from crc32c import crc32c
-
-    return crc32c(data)
+    """CRC32C (Castagnoli) of `data`; after the first call one global lookup, no import."""
+    return (_crc32c or load_crc32c())(data)
 
 
 def is_crc_valid(buf: ReadableBuffer, pos: int, header: BatchHeader) -> bool:
