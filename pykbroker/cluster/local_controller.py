@@ -2,7 +2,10 @@
 every partition has one replica, so leadership never needs to move.
 
 Offers the same requests as the cluster controller (`controller/controller.py`) for the
-ControlledShutdown and ElectLeaders handlers; moving a partition's leadership needs a cluster.
+ControlledShutdown, ElectLeaders and partition reassignment handlers; moving a partition's
+leadership needs a cluster. A reassignment here can only be to the one broker's own replica: it
+completes at once (nothing moves); any other target is refused with Kafka's errors, and no
+reassignment is ever ongoing.
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ from __future__ import annotations
 from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
 from .controller.election import PREFERRED
+from .controller.reassignment import ReassignmentError, ReplicaAssignment, invalid_target
 from .store import MetadataStore
 
 
@@ -47,3 +51,26 @@ class LocalController:
             "Moving a partition's leadership needs a cluster (zookeeper.connect): on a single broker "
             "every partition has one replica, which leads it"
         )
+
+    async def alter_partition_reassignments(
+        self, reassignments: dict[TopicPartition, list[int] | None]
+    ) -> ErrorCode | dict[TopicPartition, ReassignmentError]:
+        return {tp: self._reassign(tp, target) for tp, target in reassignments.items()}
+
+    def _reassign(self, tp: TopicPartition, target: list[int] | None) -> ReassignmentError:
+        if target is None:
+            return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS.message
+        info = self.store.topic(tp[0])
+        state = info.partitions.get(tp[1]) if info is not None else None
+        current = ReplicaAssignment(list(state.replicas) if state is not None else [])
+        error = invalid_target(current, target, [self.broker_id])
+        if error is not None:
+            return error
+        if state is None:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist."
+        return ErrorCode.NONE, None  # the target is this broker's own replica: nothing to move
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None
+    ) -> ErrorCode | dict[TopicPartition, ReplicaAssignment]:
+        return {}

@@ -350,6 +350,63 @@ class KafkaZkClient:
             return False
         return True
 
+    @_translated
+    def update_assignment_and_states(
+        self,
+        topic: str,
+        assignment: TopicAssignment,
+        states: Mapping[TopicPartition, tuple[LeaderAndIsr, int]],
+        expected_controller_epoch_zk_version: int,
+    ) -> bool:
+        """The controller's write of a topic's assignment (whatever the znode's version), after
+        compare-and-sets of partition states (new state, expected version), in one transaction that
+        checks the controller epoch; False when a state changed or the topic went meanwhile,
+        ControllerMovedError when the epoch moved."""
+        transaction = self._zk.transaction()
+        transaction.check(zk_data.CONTROLLER_EPOCH, expected_controller_epoch_zk_version)
+        for (name, partition), (state, version) in states.items():
+            transaction.set_data(zk_data.partition_state_path(name, partition), zk_data.encode_state(state), version)
+        transaction.set_data(zk_data.topic_path(topic), zk_data.encode_topic(assignment))
+        return self._commit_as_controller(transaction)
+
+    # -- reassignments asked through /admin/reassign_partitions ----------------------------
+    def watch_reassign_partitions(self, callback: Callable[[bytes | None], WatchResult]) -> None:
+        """`callback(data)` now and whenever `/admin/reassign_partitions` is created or changes
+        (None: absent)."""
+
+        def on_data(data: bytes | None, _stat: ZnodeStat | None) -> WatchResult:
+            return callback(data)
+
+        self._watch_data(zk_data.REASSIGN_PARTITIONS, on_data)
+
+    @_translated
+    def get_reassign_partitions(self) -> tuple[bytes, int] | None:
+        """`/admin/reassign_partitions` and its version; None when absent."""
+        try:
+            data, stat = self._zk.get(zk_data.REASSIGN_PARTITIONS)
+        except NoNodeError:
+            return None
+        return data, int(stat.version)
+
+    @_translated
+    def set_reassign_partitions(self, data: bytes, expected_version: int) -> bool:
+        """Compare-and-set `/admin/reassign_partitions`; False when it changed or went meanwhile."""
+        try:
+            self._zk.set(zk_data.REASSIGN_PARTITIONS, data, expected_version)
+        except (BadVersionError, NoNodeError):
+            return False
+        return True
+
+    @_translated
+    def delete_reassign_partitions(self, expected_version: int = -1) -> bool:
+        try:
+            self._zk.delete(zk_data.REASSIGN_PARTITIONS, expected_version)
+        except NoNodeError:
+            return True
+        except BadVersionError:
+            return False
+        return True
+
     # -- deleting topics -----------------------------------------------------------------
     @_translated
     def is_topic_marked_for_deletion(self, topic: str, timeout_s: float | None = None) -> bool:

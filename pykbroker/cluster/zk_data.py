@@ -9,7 +9,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/controller` (ephemeral) | `{"version":2,"brokerid":1,"timestamp":"<ms>","kraftControllerEpoch":-1}` |
 | `/controller_epoch` | `"<epoch>"` as text |
 | `/brokers/ids/<id>` (ephemeral) | version 5 registration: endpoints, listener map, host, port, rack, jmx_port, timestamp, features |
-| `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` |
+| `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` (a partition being reassigned: `"partitions":{"0":[2,3,1]},"adding_replicas":{"0":[3]},"removing_replicas":{"0":[1]}`) |
+| `/admin/reassign_partitions` | `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3]}]}`: reassignments asked the old way (before KIP-455) |
 | `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
 | `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>`, `/config/groups/<group>` (pykbroker's) | `{"version":1,"config":{"k":"v"}}` |
 | `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
@@ -59,6 +60,7 @@ LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 LOG_DIR_FAILURE_EVENT = 1
 OFFLINE_REPLICAS = "/brokers/offline_replicas"  # pykbroker's own: see the table above
 DELETE_TOPICS = "/admin/delete_topics"
+REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 LITERAL_ACLS = "/kafka-acl"
 EXTENDED_ACLS = "/kafka-acl-extended"
@@ -267,29 +269,62 @@ def uuid_from_text(text: str) -> uuid.UUID:
 
 @dataclass(frozen=True)
 class TopicAssignment:
-    """`/brokers/topics/<t>`: the topic's id and each partition's replicas."""
+    """`/brokers/topics/<t>`: the topic's id and each partition's replicas; a partition being
+    reassigned (KIP-455) lists all of them, the original and the target ones, with the replicas
+    being added and those being removed besides."""
 
     topic_id: uuid.UUID | None
     partitions: dict[int, list[int]]
+    adding: dict[int, list[int]] = field(default_factory=dict)
+    removing: dict[int, list[int]] = field(default_factory=dict)
 
 
 def encode_topic(assignment: TopicAssignment) -> bytes:
     value = {
         "version": 3,
-        "partitions": {str(p): list(r) for p, r in sorted(assignment.partitions.items())},
-        "adding_replicas": {},
-        "removing_replicas": {},
+        "partitions": _partition_lists(assignment.partitions),
+        "adding_replicas": _partition_lists(assignment.adding),
+        "removing_replicas": _partition_lists(assignment.removing),
     }
     if assignment.topic_id is not None:
         value["topic_id"] = uuid_to_base64(assignment.topic_id)
     return _encode(value)
 
 
+def _partition_lists(lists: dict[int, list[int]]) -> dict[str, list[int]]:
+    return {str(p): list(r) for p, r in sorted(lists.items()) if r}
+
+
 def decode_topic(data: bytes | None) -> TopicAssignment:
     value = _decode(data) or {}
     topic_id = value.get("topic_id")
-    partitions = {int(p): [int(r) for r in replicas] for p, replicas in (value.get("partitions") or {}).items()}
-    return TopicAssignment(uuid_from_text(topic_id) if topic_id else None, partitions)
+    return TopicAssignment(
+        uuid_from_text(topic_id) if topic_id else None,
+        _decode_partition_lists(value.get("partitions")),
+        _decode_partition_lists(value.get("adding_replicas")),
+        _decode_partition_lists(value.get("removing_replicas")),
+    )
+
+
+def _decode_partition_lists(value: dict | None) -> dict[int, list[int]]:
+    return {int(p): [int(r) for r in replicas] for p, replicas in (value or {}).items()}
+
+
+# -- reassignments asked through ZooKeeper (`/admin/reassign_partitions`) ----------------
+
+
+def encode_reassignments(reassignments: dict[tuple[str, int], list[int]]) -> bytes:
+    partitions = [{"topic": t, "partition": p, "replicas": list(r)} for (t, p), r in sorted(reassignments.items())]
+    return _encode({"version": 1, "partitions": partitions})
+
+
+def decode_reassignments(data: bytes | None) -> dict[tuple[str, int], list[int]]:
+    """The reassignments asked (ValueError when the znode is not Kafka's JSON)."""
+    value = _decode_object(data)
+    return {
+        (str(entry["topic"]), int(entry["partition"])): [int(r) for r in entry["replicas"]]
+        for entry in value.get("partitions", [])
+    }
 
 
 # -- partition state ---------------------------------------------------------------------

@@ -304,6 +304,11 @@ class ZkMetadataStore(MetadataStore):
             if found is None:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             current, version = found
+            if current.adding or current.removing:
+                raise KafkaError(
+                    ErrorCode.REASSIGNMENT_IN_PROGRESS,
+                    f"A partition reassignment is in progress for the topic '{name}'.",
+                )
             added = self._new_partition_assignments(current, new_total, assignments)
             merged = TopicAssignment(current.topic_id, {**current.partitions, **added})
             if not self._wait(

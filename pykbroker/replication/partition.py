@@ -130,6 +130,15 @@ class Partition:
         self.pending_isr = None
         self.followers = {}
 
+    def update_replicas(self, replicas: list[int], now_ms: int) -> None:
+        """The replicas changed under the same leadership (a reassignment): followers added are
+        tracked from now, those removed are forgotten."""
+        self.replicas = list(replicas)
+        known = self.followers
+        self.followers = {
+            r: known.get(r) or FollowerState(last_caught_up_ms=now_ms) for r in replicas if r != self.local_broker_id
+        }
+
     def update_isr(self, isr: list[int], partition_epoch: int) -> None:
         """A newer ISR for the same leadership (the store's view changed)."""
         if partition_epoch < self.partition_epoch:

@@ -311,6 +311,8 @@ class ReplicaManager:
         config = topic_config_values(info.configs, self.config)
         for index, state in info.partitions.items():
             if self.broker_id not in state.replicas:
+                if (name, index) in self.partitions:
+                    self._stop_replica((name, index))
                 continue
             if self._stays_offline((name, index)):
                 continue  # its log directory failed: served again only after a restart
@@ -370,7 +372,8 @@ class ReplicaManager:
 
     def _lead(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         if partition.is_leader and partition.leader_epoch == state.leader_epoch:
-            partition.replicas = list(state.replicas)
+            if partition.replicas != state.replicas:
+                partition.update_replicas(state.replicas, self.clock.now_ms())
             partition.update_isr(state.isr, state.partition_epoch)
             return
         self.fetchers.remove_partition(partition.key)
@@ -417,6 +420,12 @@ class ReplicaManager:
             self._remove_partition(tp)
         for tp in [tp for tp in self.offline_partitions if tp[0] == topic]:
             self.offline_partitions.discard(tp)  # its log stays in the failed directory until a restart
+
+    def _stop_replica(self, tp: TopicPartition) -> None:
+        """This broker's replica is no longer assigned (a reassignment moved it away): stop it
+        and delete its log, as Kafka's StopReplica with delete does."""
+        log.info("Replica of %s-%d is no longer assigned to this broker: stopping it and deleting its log", *tp)
+        self._remove_partition(tp)
 
     def _remove_partition(self, tp: TopicPartition) -> None:
         del self.partitions[tp]

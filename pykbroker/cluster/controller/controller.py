@@ -20,7 +20,16 @@ The active controller:
   (preferred or unclean elections), and moves a partition's leadership to a chosen in-sync
   replica on request (`move_leadership`, for client tests);
 - when unclean leader election gets enabled (a topic's config, or the broker's dynamic
-  default), elects leaders of the offline partitions it now allows.
+  default), elects leaders of the offline partitions it now allows;
+- reassigns partitions (KIP-455, Kafka's `onPartitionReassignment`), asked through
+  AlterPartitionReassignments or the older `/admin/reassign_partitions` znode: the topic znode
+  gets RS = ORS + TRS with `adding_replicas`/`removing_replicas` and the leader epoch is bumped;
+  the new replicas start fetching, and once every target replica is in the ISR (the leaders'
+  ISR change notifications tell), the leader moves if it is not a target replica, the removed
+  replicas leave the ISR and the assignment becomes TRS, in one ZooKeeper transaction (state
+  first, so the new leader is known before the old replicas see themselves removed). A broker
+  whose replica is no longer assigned stops it and deletes its log (Kafka's StopReplica with
+  delete). A new controller resumes every reassignment it finds in the topic znodes.
 
 Brokers learn leaders and ISRs by watching the state znodes (see `zk_watches`), so the
 controller never sends LeaderAndIsr or UpdateMetadata requests: writing the state znode is
@@ -49,6 +58,7 @@ from ..zk_client import ControllerElection, ControllerMovedError, KafkaZkClient,
 from ..zk_data import LeaderAndIsr, TopicAssignment
 from . import election
 from .event_thread import EventThread
+from .reassignment import ReassignmentError, ReplicaAssignment, invalid_target
 
 if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
@@ -81,6 +91,8 @@ class Controller:
         self._shutting_down: set[int] = set()
         self._topics: dict[str, TopicAssignment] = {}
         self._elected: dict[str, list[str]] = {}  # partition states written, by topic, not yet logged
+        self._reassigning: set[TopicPartition] = set()
+        self._zk_reassignment_present = False  # /admin/reassign_partitions seen existing
         self._stopped = False
 
     # -- lifecycle (any thread) ---------------------------------------------------------
@@ -147,6 +159,21 @@ class Controller:
         future = self.events.submit(self._move_leadership, topic, partition, broker_id)
         return await self.bridge.wait(future)
 
+    async def alter_partition_reassignments(
+        self, reassignments: dict[TopicPartition, list[int] | None]
+    ) -> ErrorCode | dict[TopicPartition, ReassignmentError]:
+        """Start, replace (a target) or cancel (None) reassignments: each partition's error, or
+        NOT_CONTROLLER for all."""
+        future = self.events.submit(self._alter_reassignments, reassignments)
+        return await self.bridge.wait(future)
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None
+    ) -> ErrorCode | dict[TopicPartition, ReplicaAssignment]:
+        """The ongoing reassignments (of `partitions`, or all), or NOT_CONTROLLER."""
+        future = self.events.submit(self._list_reassignments, partitions)
+        return await self.bridge.wait(future)
+
     # -- election (event thread) -------------------------------------------------------
     def _elect(self) -> None:
         """Become the controller if there is none (again later if ZooKeeper failed us)."""
@@ -183,6 +210,7 @@ class Controller:
         self.active = True
         self._generation += 1
         self._live, self._topics, self._shutting_down, self._offline = {}, {}, set(), {}
+        self._reassigning, self._zk_reassignment_present = set(), False
         log.info("Broker %d is now the controller (epoch %d)", self.broker_id, self.epoch)
         generation = self._generation
         self.zk_client.watch_broker_ids(self._watcher(self._on_brokers_changed, generation))
@@ -190,6 +218,7 @@ class Controller:
         self.zk_client.watch_topic_deletions(self._watcher(self._on_deletions_requested, generation))
         self.zk_client.watch_isr_change_notifications(self._watcher(self._on_isr_changes, generation))
         self.zk_client.watch_log_dir_event_notifications(self._watcher(self._on_log_dir_events, generation))
+        self.zk_client.watch_reassign_partitions(functools.partial(self._on_reassign_partitions_znode, generation))
 
     def _resign(self) -> None:
         if self.active:
@@ -248,6 +277,8 @@ class Controller:
         if started:
             log.info("Brokers started: %s", sorted(started))
         self._reconcile_all()  # a broker that came back may lead offline partitions
+        if started or restarted:
+            self._check_reassignments()  # a target replica may be back
 
     def _read_live_brokers(self) -> dict[int, int]:
         return self.zk_client.get_all_broker_and_epochs()
@@ -327,9 +358,10 @@ class Controller:
             assignment = self._assign_topic_id(name, assignment, version)
         self._topics[name] = assignment
         self._reconcile((name, p) for p in sorted(assignment.partitions))
+        self._resume_reassignments(name, assignment)
 
     def _assign_topic_id(self, name: str, assignment: TopicAssignment, version: int) -> TopicAssignment:
-        with_id = TopicAssignment(new_topic_id(), assignment.partitions)
+        with_id = TopicAssignment(new_topic_id(), assignment.partitions, assignment.adding, assignment.removing)
         self.zk_client.set_topic_assignment(name, with_id, version)  # if changed meanwhile, the watch brings it
         return with_id
 
@@ -362,8 +394,10 @@ class Controller:
             self.zk_client.delete_topic_deletion(name)
 
     def _on_isr_changes(self) -> None:
-        """Leaders already wrote the new ISRs, which every broker watches: just consume them."""
+        """Leaders already wrote the new ISRs, which every broker watches: consume them, and see
+        whether a reassignment's target replicas are all in sync now."""
         self.zk_client.delete_isr_change_notifications()
+        self._check_reassignments()
 
     # -- elections -----------------------------------------------------------------------
     def _reconcile(self, partitions: Iterable[TopicPartition], *, gone: Collection[int] = frozenset()) -> None:
@@ -597,6 +631,278 @@ class Controller:
             return ErrorCode.NOT_CONTROLLER, None
         message = _election_message(code, name, p)
         return code, message
+
+    # -- partition reassignment (KIP-455) -------------------------------------------------
+    def _alter_reassignments(
+        self, asked: dict[TopicPartition, list[int] | None]
+    ) -> ErrorCode | dict[TopicPartition, ReassignmentError]:
+        """Kafka's processApiPartitionReassignment."""
+        if not self.active:
+            return ErrorCode.NOT_CONTROLLER
+        results: dict[TopicPartition, ReassignmentError] = {}
+        to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
+        live = set(self._live) - self._shutting_down
+        for tp, target in asked.items():
+            error = None if target is None else invalid_target(self._full_assignment(tp), target, live)
+            built = None if error is not None else self._build_reassignment(tp, target)
+            if error is not None:
+                results[tp] = error
+            elif built is None:
+                results[tp] = (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS.message)
+            else:
+                to_reassign[tp] = built
+        try:
+            self._remove_from_zk_reassignment(set(to_reassign))  # the latest request wins
+            for tp, assignment in to_reassign.items():
+                results[tp] = self._trigger_reassignment(tp, assignment)
+        except ControllerMovedError:
+            self._resign()
+            return ErrorCode.NOT_CONTROLLER
+        finally:
+            self._log_elections()
+        return results
+
+    def _list_reassignments(
+        self, partitions: list[TopicPartition] | None
+    ) -> ErrorCode | dict[TopicPartition, ReplicaAssignment]:
+        if not self.active:
+            return ErrorCode.NOT_CONTROLLER
+        asked = sorted(self._reassigning) if partitions is None else partitions
+        found = {tp: self._full_assignment(tp) for tp in asked}
+        return {tp: assignment for tp, assignment in found.items() if assignment.being_reassigned}
+
+    def _full_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
+        """The partition's replicas with those being added and removed (no replicas: unknown)."""
+        topic = self._topics.get(tp[0])
+        if topic is None:
+            return ReplicaAssignment([])
+        p = tp[1]
+        return ReplicaAssignment(
+            list(topic.partitions.get(p, [])), list(topic.adding.get(p, [])), list(topic.removing.get(p, []))
+        )
+
+    def _build_reassignment(self, tp: TopicPartition, target: list[int] | None) -> ReplicaAssignment | None:
+        """The assignment a request asks for: a target replaces any running reassignment, None
+        cancels one (back to the original replicas); None when there is nothing to cancel."""
+        current = self._full_assignment(tp)
+        if current.being_reassigned:
+            return current.reassign_to(current.origin if target is None else target)
+        return None if target is None else current.reassign_to(target)
+
+    def _trigger_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> ReassignmentError:
+        if not self._full_assignment(tp).replicas:
+            return ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist."
+        try:
+            self._on_partition_reassignment(tp, assignment)
+        except ControllerMovedError:
+            log.info("Failed completing reassignment of partition %s-%d: the controller moved", *tp)
+            raise
+        except ZooKeeperError as exc:
+            log.error("Error completing reassignment of partition %s-%d: %s", tp[0], tp[1], exc)
+            return ErrorCode.UNKNOWN_SERVER_ERROR, ErrorCode.UNKNOWN_SERVER_ERROR.message
+        return ErrorCode.NONE, None
+
+    def _on_partition_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        """Kafka's onPartitionReassignment: phase A (add the target replicas) until they are all
+        in the ISR, then phase B (complete)."""
+        self._update_current_reassignment(tp, assignment)
+        if not self._reassignment_complete(tp, assignment):
+            log.info(
+                "Reassigning %s-%d: replicas %s, adding %s, removing %s",
+                tp[0],
+                tp[1],
+                assignment.replicas,
+                assignment.adding,
+                assignment.removing,
+            )
+            self._update_state(*tp, _same_leader_and_isr)  # a new leader epoch with RS = ORS + TRS
+            return
+        self._complete_reassignment(tp, assignment)
+
+    def _update_current_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        current = self._full_assignment(tp)
+        if current != assignment:
+            unneeded = [r for r in current.replicas if r not in assignment.replicas]
+            # replicas a replaced reassignment was adding, no longer wanted: out of the ISR first
+            self._write_assignment(tp, assignment, functools.partial(_without_replicas, unneeded))
+        self._reassigning.add(tp)
+
+    def _reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
+        if not assignment.being_reassigned:
+            return True
+        state = self.zk_client.get_topic_partition_state(*tp)
+        return state is not None and set(assignment.target) <= set(state.isr)
+
+    def _complete_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
+        """Phase B: the leader moves to a target replica if needed, the removed replicas leave the
+        ISR, and the assignment becomes the target (RS = TRS, AR = RR = [])."""
+        target = assignment.target
+        completed = ReplicaAssignment(target)
+        decide = functools.partial(self._reassigned_leader_and_isr, tp, target)
+        if self._write_assignment(tp, completed, decide):
+            self._reassigning.discard(tp)
+            self._remove_from_zk_reassignment({tp})
+            log.info("Reassignment of %s-%d completed: replicas %s", tp[0], tp[1], target)
+
+    def _reassigned_leader_and_isr(self, tp: TopicPartition, target: list[int], state: LeaderAndIsr | None) -> Decision:
+        """Kafka's moveReassignedPartitionLeaderIfRequired and the removed replicas going offline:
+        the leader stays if it is a live target replica, else the first live target replica in
+        the ISR leads (ReassignPartitionLeaderElectionStrategy); the ISR keeps the target replicas.
+        The leader epoch is bumped either way."""
+        if state is None:
+            return None
+        live = self._live_for(tp)
+        isr = [r for r in state.isr if r in target]
+        if state.leader in target and state.leader in live:
+            return state.leader, isr
+        candidates = [r for r in target if r in live and r in state.isr]
+        if not candidates:
+            raise _NoEligibleLeader()
+        log.info(
+            "Leader %d of %s-%d is not a live target replica %s: electing %d", state.leader, *tp, target, candidates[0]
+        )
+        return candidates[0], isr
+
+    def _write_assignment(self, tp: TopicPartition, assignment: ReplicaAssignment, decide: Decide) -> bool:
+        """Write the partition's new assignment into its topic znode, with the partition state
+        `decide` asks for (leader epoch bumped) in the same transaction, state first; again if the
+        state changed meanwhile. False when it could not be done now (tried again later)."""
+        name, p = tp
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            topic = self._topics.get(name)
+            if topic is None or p not in topic.partitions:
+                return False
+            updated = _with_partition(topic, p, assignment)
+            state = self.zk_client.get_topic_partition_state(name, p)
+            try:
+                decision = decide(state)
+            except _NoEligibleLeader:
+                log.warning("No live target replica of %s-%d is in the ISR yet; completing later", name, p)
+                return False
+            new = None
+            if state is not None and decision is not None:
+                leader, isr = decision
+                new = state.with_changes(leader=leader, isr=isr, bump_epoch=True, controller_epoch=self.epoch)
+            states = {} if new is None or state is None else {tp: (new, state.zk_version)}
+            if self.zk_client.update_assignment_and_states(name, updated, states, self._epoch_zk_version):
+                self._topics[name] = updated
+                if new is not None:
+                    self._log_state(name, p, new)
+                return True
+        log.warning("Partition %s-%d kept changing; its reassignment goes on later", name, p)
+        return False
+
+    def _check_reassignments(self) -> None:
+        """Go on with every reassignment whose target replicas may have joined the ISR."""
+        try:
+            for tp in sorted(self._reassigning):
+                assignment = self._full_assignment(tp)
+                if not assignment.being_reassigned:
+                    self._reassigning.discard(tp)
+                elif self._reassignment_complete(tp, assignment):
+                    self._complete_reassignment(tp, assignment)
+        finally:
+            self._log_elections()
+
+    def _resume_reassignments(self, name: str, assignment: TopicAssignment) -> None:
+        """Reassignments found in a topic znode that this controller does not run yet (a new
+        controller, Kafka's initializePartitionReassignments)."""
+        for p in sorted(set(assignment.adding) | set(assignment.removing)):
+            tp = (name, p)
+            if tp not in self._reassigning:
+                full = self._full_assignment(tp)
+                if full.being_reassigned:
+                    log.info("Resuming the reassignment of %s-%d", name, p)
+                    self._on_partition_reassignment(tp, full)
+
+    # -- reassignments asked through /admin/reassign_partitions ---------------------------
+    def _on_reassign_partitions_znode(self, generation: int, data: bytes | None) -> WatchResult:
+        if self._stopped or generation != self._generation:
+            return False
+        self.events.submit(self._if_active, generation, self._on_zk_reassignment, data is not None)
+        return None
+
+    def _on_zk_reassignment(self, present: bool) -> None:
+        """Kafka's processZkPartitionReassignment, when the znode appears (or is found by a new
+        controller); its own removals of completed partitions do not start anything again."""
+        was_present, self._zk_reassignment_present = self._zk_reassignment_present, present
+        if not present or was_present:
+            return
+        found = self.zk_client.get_reassign_partitions()
+        if found is None:
+            return
+        try:
+            asked = zk_data.decode_reassignments(found[0])
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("Ignoring %s, which is not a reassignment: %s", zk_data.REASSIGN_PARTITIONS, exc)
+            self.zk_client.delete_reassign_partitions()
+            return
+        failed: set[TopicPartition] = set()
+        try:
+            for tp, target in sorted(asked.items()):
+                built = self._build_reassignment(tp, target)
+                error = (
+                    ErrorCode.NO_REASSIGNMENT_IN_PROGRESS if built is None else self._trigger_reassignment(tp, built)[0]
+                )
+                if error != ErrorCode.NONE:
+                    failed.add(tp)
+        finally:
+            self._log_elections()
+        if failed:
+            log.warning("Failed reassignment through zk of %s", sorted(failed))
+            self._remove_from_zk_reassignment(failed)
+
+    def _remove_from_zk_reassignment(self, partitions: set[TopicPartition]) -> None:
+        """Take `partitions` out of `/admin/reassign_partitions`, deleting it once empty."""
+        if not partitions:
+            return
+        for _ in range(MAX_WRITE_ATTEMPTS):
+            found = self.zk_client.get_reassign_partitions()
+            if found is None:
+                return
+            data, version = found
+            try:
+                asked = zk_data.decode_reassignments(data)
+            except (ValueError, KeyError, TypeError):
+                asked = {}
+            remaining = {tp: r for tp, r in asked.items() if tp not in partitions}
+            if remaining == asked:
+                return
+            if not remaining:
+                if self.zk_client.delete_reassign_partitions(version):
+                    self._zk_reassignment_present = False
+                    return
+            elif self.zk_client.set_reassign_partitions(zk_data.encode_reassignments(remaining), version):
+                return
+
+
+class _NoEligibleLeader(Exception):
+    """No live target replica is in the ISR to lead a partition whose reassignment completes."""
+
+
+def _same_leader_and_isr(state: LeaderAndIsr | None) -> Decision:
+    """The same leader and ISR (written with a new leader epoch)."""
+    return None if state is None else (state.leader, list(state.isr))
+
+
+def _without_replicas(removed: list[int], state: LeaderAndIsr | None) -> Decision:
+    """The ISR without `removed` (replicas no longer assigned), when any of them is in it."""
+    if state is None or not set(removed) & set(state.isr):
+        return None
+    isr = [r for r in state.isr if r not in removed]
+    leader = zk_data.NO_LEADER if state.leader in removed else state.leader
+    return leader, isr or state.isr[:1]
+
+
+def _with_partition(topic: TopicAssignment, p: int, assignment: ReplicaAssignment) -> TopicAssignment:
+    """The topic's assignment with partition `p`'s replaced."""
+    adding = {q: r for q, r in topic.adding.items() if q != p}
+    removing = {q: r for q, r in topic.removing.items() if q != p}
+    if assignment.adding:
+        adding[p] = list(assignment.adding)
+    if assignment.removing:
+        removing[p] = list(assignment.removing)
+    return TopicAssignment(topic.topic_id, {**topic.partitions, p: list(assignment.replicas)}, adding, removing)
 
 
 def _election_message(code: ErrorCode, topic: str, partition: int) -> str | None:

@@ -226,6 +226,8 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
         _api(ApiKey.DELETE_GROUPS, Check("group", DELETE, GROUP, GROUP_DENIED, RES)),
         _api(ApiKey.ELECT_LEADERS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _config_api(ApiKey.INCREMENTAL_ALTER_CONFIGS, ALTER_CONFIGS),
+        _api(ApiKey.ALTER_PARTITION_REASSIGNMENTS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.LIST_PARTITION_REASSIGNMENTS, Check("cluster", DESCRIBE, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(
             ApiKey.OFFSET_DELETE,
             Check("group", DELETE, GROUP, GROUP_DENIED, REQ),

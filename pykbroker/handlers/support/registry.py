@@ -99,6 +99,8 @@ API_MODULES = (
     "delete_groups",  # 42
     "elect_leaders",  # 43
     "incremental_alter_configs",  # 44
+    "alter_partition_reassignments",  # 45
+    "list_partition_reassignments",  # 46
     "offset_delete",  # 47
     "describe_user_scram_credentials",  # 50
     "alter_user_scram_credentials",  # 51

@@ -270,8 +270,21 @@ class TopicAdmin(Protocol):
     ) -> TopicInfo: ...
 
 
+class ReplicaAssignmentView(Protocol):
+    """A partition being reassigned: all its replicas, those being added and those being removed."""
+
+    @property
+    def replicas(self) -> list[int]: ...
+
+    @property
+    def adding(self) -> list[int]: ...
+
+    @property
+    def removing(self) -> list[int]: ...
+
+
 class ControllerService(Protocol):
-    """What ControlledShutdown and ElectLeaders ask of the controller."""
+    """What ControlledShutdown, ElectLeaders and the partition reassignment APIs ask of the controller."""
 
     async def controlled_shutdown(
         self, broker_id: int, broker_epoch: int
@@ -282,6 +295,14 @@ class ControllerService(Protocol):
     ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]: ...
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> tuple[ErrorCode, str | None]: ...
+
+    async def alter_partition_reassignments(
+        self, reassignments: dict[TopicPartition, list[int] | None]
+    ) -> ErrorCode | dict[TopicPartition, tuple[ErrorCode, str | None]]: ...
+
+    async def list_partition_reassignments(
+        self, partitions: list[TopicPartition] | None
+    ) -> ErrorCode | Mapping[TopicPartition, ReplicaAssignmentView]: ...
 
 
 class ProducerIdService(Protocol):
