@@ -252,6 +252,21 @@ DYNAMIC_BROKER_KEYS = frozenset(
         "sasl.login.refresh.window.jitter",
         "sasl.login.refresh.min.period.seconds",
         "sasl.login.refresh.buffer.seconds",
+        *(
+            "leader.replication.throttled.rate",
+            "follower.replication.throttled.rate",
+            "replica.alter.log.dirs.io.max.bytes.per.second",
+        ),
+    }
+)
+# Kafka's broker quota configs (DynamicConfig.Broker): they can only be set dynamically, so
+# DescribeConfigs lists them only when they are set (Kafka's describe lists the configs a broker
+# was given, and these are never in its static file)
+DYNAMIC_ONLY_BROKER_KEYS = frozenset(
+    {
+        "leader.replication.throttled.rate",
+        "follower.replication.throttled.rate",
+        "replica.alter.log.dirs.io.max.bytes.per.second",
     }
 )
 
@@ -404,6 +419,14 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("num.replica.fetchers", INT, 1),
         _broker("replica.high.watermark.checkpoint.interval.ms", LONG, 5000),
         _broker("replica.selector.class", STRING),
+        _broker("replication.quota.window.num", INT, 11, at_least(1)),
+        _broker("replication.quota.window.size.seconds", INT, 1, at_least(1)),
+        _broker("alter.log.dirs.replication.quota.window.num", INT, 11, at_least(1)),
+        _broker("alter.log.dirs.replication.quota.window.size.seconds", INT, 1, at_least(1)),
+        *(
+            ConfigDefinition(name, LONG, LONG_MAX, at_least(0), dynamic=True, internal=True)
+            for name in sorted(DYNAMIC_ONLY_BROKER_KEYS)
+        ),
         _broker("fetch.purgatory.purge.interval.requests", INT, 1000),
         _broker("producer.purgatory.purge.interval.requests", INT, 1000),
         _broker("delete.records.purgatory.purge.interval.requests", INT, 1),

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from .broker import BrokerConfig, is_listener_config, listener_base_name
-from .definitions import BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
+from .definitions import (
+    BROKER_CONFIGS,
+    DYNAMIC_ONLY_BROKER_KEYS,
+    LISTENER_MECHANISM_KEYS,
+    TOPIC_CONFIGS,
+    ConfigDefinition,
+    broker_synonyms,
+)
 from .topics import topic_config_values
 from .types import ConfigSource, ConfigType
 
@@ -116,6 +123,7 @@ def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> li
     if per_broker:
         listed = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka and not definition.internal]
         keys = listed + broker.unknown_keys
+        keys += [key for key in broker.supplied_keys if key in DYNAMIC_ONLY_BROKER_KEYS]
         keys += [key for key in broker.supplied_keys if is_listener_config(key) and key not in keys]
     else:
         keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))

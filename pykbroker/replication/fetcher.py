@@ -23,6 +23,11 @@ leader, and for each partition in the response:
 The fetch offset itself tells the leader how far this follower got (that is how the leader's
 high watermark and ISR move).
 
+Replication throttle (Kafka's follower quota, see `replication_quota`): the bytes appended to
+throttled partitions are recorded; while the follower quota is exceeded, a throttled partition
+this follower is not in sync on (its log end short of the leader's high watermark) sits out of
+the fetches until the rate is back under the limit (at most `MAX_THROTTLE_S` at a time).
+
 Each fetcher keeps an incremental fetch session (KIP-227) with its leader, as Kafka's
 FetchSessionHandler: the first fetch lists every partition and creates the session; later ones
 list only the partitions whose fetch parameters changed (new partitions, and those whose
@@ -52,6 +57,7 @@ from ..records.batch import iter_headers
 from .broker_client import BrokerConnection, BrokerConnectionError, Connect
 from .durability import sync_before_ack
 from .fetch_session import INITIAL_EPOCH, INVALID_SESSION_ID, next_epoch
+from .replication_quota import ReplicationQuota
 
 if TYPE_CHECKING:
     from ..config.broker import BrokerConfig
@@ -60,6 +66,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 FETCH_VERSION = 12
+MAX_THROTTLE_S = 1.0  # a throttled partition is looked at again at least this often
 LIST_OFFSETS_VERSION = 4
 EARLIEST, LATEST = -2, -1
 
@@ -74,6 +81,7 @@ class FollowerHost(Protocol):
     clock: Clock
     inter_broker_listener: str | None
     connect: Connect
+    follower_quota: ReplicationQuota
 
 
 @dataclass
@@ -276,6 +284,8 @@ class LeaderFetcher:
                 else:
                     self._append(partition, data)
                     await sync_before_ack(partition.log, partition.log_end_offset)
+                    if self.manager.replica_manager.follower_quota.is_throttled(partition.key):
+                        self._account_throttled(followed, data)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 await self._handle_out_of_range(followed)
             else:
@@ -383,6 +393,21 @@ class LeaderFetcher:
         if answer.error_code != ErrorCode.NONE:
             raise KafkaError(ErrorCode(answer.error_code), "the leader could not list its offsets")
         return answer.offset
+
+    def _account_throttled(self, followed: FollowedPartition, data: Any) -> None:
+        """Kafka's follower quota: record the bytes fetched for a throttled partition, and hold
+        the partition back while the quota is exceeded and this replica is not in sync."""
+        quota = self.manager.replica_manager.follower_quota
+        now = self.clock.now_ms()
+        records = data.records
+        if records is not None and len(records):
+            quota.record(len(records), now)
+        in_sync = followed.partition.log_end_offset >= data.high_watermark
+        if not in_sync and quota.is_quota_exceeded(now):
+            delay_s = min(MAX_THROTTLE_S, max(quota.throttle_time_ms(now) / 1000, self.max_wait_ms / 1000))
+            followed.retry_at = self._monotonic_s() + delay_s
+            self.session.backing_off[followed.partition.key] = followed.retry_at
+            self.session.changed.add(followed.partition.key)
 
     def _back_off(self, followed: FollowedPartition) -> None:
         followed.retry_at = self._monotonic_s() + self.backoff_s

@@ -55,6 +55,7 @@ from .durability import sync_before_ack
 from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult, SessionWait
 from .fetcher import ReplicaFetcherManager
 from .partition import READ_COMMITTED, Partition
+from .replication_quota import ReplicationQuota
 from .role_changes import RoleChanges, partition_ranges
 
 if TYPE_CHECKING:
@@ -221,6 +222,10 @@ class ReplicaManager:
         self.clock = timer.clock
         self.produce_purgatory = DelayedOperationPurgatory("Produce", timer)
         self.fetch_purgatory = DelayedOperationPurgatory("Fetch", timer)
+        # replication throttles (Kafka's quotas.leader and quotas.follower)
+        self.leader_quota = ReplicationQuota(broker_id)
+        self.follower_quota = ReplicationQuota(broker_id)
+        self._configure_replication_quotas()
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
@@ -300,8 +305,12 @@ class ReplicaManager:
 
     def _on_topic_changed(self, name: str, info: TopicInfo | None) -> None:
         if info is None:
+            self.leader_quota.remove_topic(name)
+            self.follower_quota.remove_topic(name)
             self._delete_topic_partitions(name)
             return
+        self.leader_quota.update_topic(name, info.configs.get("leader.replication.throttled.replicas"))
+        self.follower_quota.update_topic(name, info.configs.get("follower.replication.throttled.replicas"))
         changes = RoleChanges()
         self._take_roles(name, info, changes)
         changes.log_per_topic(log)
@@ -337,8 +346,16 @@ class ReplicaManager:
             self._last_loaded_config = (info.configs, self.config, config)
         return config
 
+    def _configure_replication_quotas(self) -> None:
+        """The throttle rates and sampling windows of the broker's (dynamic) config."""
+        samples = self.config["replication.quota.window.num"]
+        window_s = self.config["replication.quota.window.size.seconds"]
+        self.leader_quota.configure(self.config["leader.replication.throttled.rate"], samples, window_s)
+        self.follower_quota.configure(self.config["follower.replication.throttled.rate"], samples, window_s)
+
     def reapply_topic_configs(self) -> None:
         """Recompute every local log's config (after the broker's defaults changed)."""
+        self._configure_replication_quotas()
         configs: dict[str, dict | None] = {}  # one computation per topic, not per partition
         for (topic, _), partition in self.partitions.items():
             if topic not in configs:
@@ -849,7 +866,27 @@ class ReplicaManager:
         for tp, result in results.items():
             if result.records_size:
                 self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
+        if for_follower and self.leader_quota.active:
+            self._record_leader_throttled_bytes(results)
         return results
+
+    def _record_leader_throttled_bytes(self, results: Mapping[TopicPartition, PartitionFetchResult]) -> None:
+        """Kafka's sizeOfThrottledPartitions, recorded into the leader's replication quota."""
+        quota = self.leader_quota
+        size = sum(r.records_size for tp, r in results.items() if r.records_size and quota.is_throttled(tp))
+        if size:
+            quota.record(size, self.clock.now_ms())
+
+    def _leader_throttles(self, partition: Partition, replica_id: int) -> bool:
+        """Kafka's shouldLeaderThrottle: a throttled partition, a follower out of the ISR, and
+        the leader's replication quota exceeded."""
+        quota = self.leader_quota
+        return (
+            quota.active
+            and replica_id not in partition.isr
+            and quota.is_throttled(partition.key)
+            and quota.is_quota_exceeded(self.clock.now_ms())
+        )
 
     def record_follower_session(
         self, replica_id: int, session: Iterable[tuple[TopicPartition, PartitionFetchRequest]]
@@ -929,6 +966,8 @@ class ReplicaManager:
                 diverging = partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch)
                 if diverging is not None:
                     return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
+                if self._leader_throttles(partition, replica_id):
+                    return _partition_state(partition)  # throttled: no records this time
             limit = min(request.max_bytes, remaining)
             data = partition.read(
                 request.fetch_offset,
