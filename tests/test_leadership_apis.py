@@ -80,3 +80,32 @@ def test_preferred_election_is_never_needed_on_a_single_broker(broker):
              for r in response.replica_election_results[0].partition_result}
     assert codes == {0: ErrorCode.ELECTION_NOT_NEEDED, 1: ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     assert everything.replica_election_results == []  # nothing needed an election
+
+
+AlterReassignments = messages.request(ApiKey.ALTER_PARTITION_REASSIGNMENTS).cls
+ListReassignments = messages.request(ApiKey.LIST_PARTITION_REASSIGNMENTS).cls
+
+
+def test_a_single_broker_reassigns_only_to_itself(broker):
+    """A reassignment to the broker's own replica completes at once (nothing to move); one to a
+    broker that does not exist is INVALID_REPLICA_ASSIGNMENT (for partition 1, which does not exist
+    either, every target replica counts as added, as in Kafka's check), a cancellation finds
+    nothing to cancel, and no reassignment is ever listed (as Kafka's controller does with one
+    broker)."""
+    asked = {0: [0], 1: [0, 1], 2: None, 5: [0]}
+    with WireClient(broker.bootstrap) as client:
+        create(client, "reassign-one")
+        response = client.request(ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, AlterReassignments(
+            timeout_ms=10000, topics=[AlterReassignments.ReassignableTopic(name="reassign-one", partitions=[
+                AlterReassignments.ReassignablePartition(partition_index=p, replicas=r) for p, r in asked.items()])]))
+        listed = client.request(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0,
+                                ListReassignments(timeout_ms=10000, topics=None))
+    results = {p.partition_index: (p.error_code, p.error_message) for p in response.responses[0].partitions}
+    assert results == {
+        0: (ErrorCode.NONE, None),
+        1: (ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Replica assignment has brokers that are not alive. "
+                                                  "Replica list: ArrayBuffer(0, 1), live broker list: Set(0)"),
+        2: (ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, "No partition reassignment is in progress."),
+        5: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, "The partition does not exist."),
+    }
+    assert (listed.error_code, listed.topics) == (ErrorCode.NONE, [])

@@ -25,6 +25,7 @@ from compat import realkafka
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
+from pykbroker.testkit.wire import WireClient
 from tests.ci import skip_or_fail_in_ci
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
@@ -203,15 +204,160 @@ def reassignment_scenario(bootstrap: str, tool, topic: str) -> list[str]:
     return outputs
 
 
-def test_kafka_reassign_partitions_moves_a_partition_under_load_as_on_kafka(cluster, tool, tmp_path_factory):
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory):
+    """Kafka 3.9.0's three brokers (cluster.sh), for the whole module."""
+    reason = realkafka.unavailable()
+    if reason:
+        skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
+    with realkafka.KafkaCluster(tmp_path_factory.mktemp("kafka-cluster")) as running:
+        yield running
+
+
+def test_kafka_reassign_partitions_moves_a_partition_under_load_as_on_kafka(cluster, tool, kafka):
     """kafka-reassign-partitions --execute (with --throttle) moves partition 0 from brokers 1,2 to
     2,3 while an acks=all producer writes; --verify reports it complete and clears the throttle
     configs; every acknowledged record is there exactly once. The same on Kafka 3.9.0's cluster
     prints the same."""
     ours = reassignment_scenario(cluster.bootstrap, tool, "moving")
-    reason = realkafka.unavailable()
-    if reason:
-        skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
-    with realkafka.KafkaCluster(tmp_path_factory.mktemp("kafka-cluster")) as kafka:
-        theirs = reassignment_scenario(kafka.bootstrap, tool, "moving")
+    theirs = reassignment_scenario(kafka.bootstrap, tool, "moving")
     assert ours == theirs
+
+
+# -- a throttled reassignment: listed while it runs, cancelled --------------------------------
+
+def fill(bootstrap: str, topic: str, megabytes: int) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": "all", "linger.ms": 20,
+                         "compression.type": "none"})
+    value = bytes(range(256)) * 40  # 10 KiB that do not compress
+    for _ in range(megabytes * 100):
+        producer.produce(topic, value=value, partition=0)
+        producer.poll(0)
+    assert producer.flush(120) == 0
+
+
+def throttled_cancel_scenario(bootstrap: str, tool, topic: str) -> list[str]:
+    """A partition on broker 1 with 3 MB gets replica 2 added under a 30 KB/s throttle: the move
+    is still running when listed (unthrottled it takes well under a second; throttled, a minute
+    and more), and --cancel takes it back: the partition has replica 1 alone again."""
+    create_topic(bootstrap, topic, [[1]])
+    fill(bootstrap, topic, 3)
+    plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2]}]}
+    outputs = []
+    for args in (("--execute", "--throttle", "30000"), ("--list",), ("--verify",), ("--cancel",)):
+        status, out, err = tool(bootstrap, *args, plan=None if args == ("--list",) else plan)
+        assert status == 0, (args, out, err)
+        outputs.append(normalised(out, bootstrap))
+    assert "is still in progress" in outputs[2]
+    wait_until(lambda: describe_replicas(bootstrap, topic)[0][0] == [1], "the reassignment cancelled")
+    status, out, _ = tool(bootstrap, "--list")
+    outputs.append(out)
+    assert throttle_configs(bootstrap, topic) == {}, "--cancel cleared the throttles"
+    return outputs
+
+
+def test_a_throttled_reassignment_is_listed_while_it_runs_and_cancel_reverts_it(cluster, tool, kafka):
+    """The throttle holds the new replica back (Kafka's ReplicationQuotaManager), so --list and
+    --verify see the reassignment in progress; --cancel reverts it (the added replica is stopped
+    and its log deleted) and clears the throttles. Kafka 3.9.0 prints the same."""
+    ours = throttled_cancel_scenario(cluster.bootstrap, tool, "slow")
+    wait_until(lambda: not list((cluster.directory / "broker-2").rglob("slow-0")), "broker 2 deleted its replica",
+               timeout=60)
+    theirs = throttled_cancel_scenario(kafka.bootstrap, tool, "slow")
+    assert ours == theirs
+
+
+# -- the wire APIs' errors -------------------------------------------------------------------
+
+def alter(bootstrap: str, reassignments: dict[tuple[str, int], list[int] | None]):
+    topics: dict[str, list] = {}
+    for (topic, partition), replicas in reassignments.items():
+        topics.setdefault(topic, []).append(AlterRequest.ReassignablePartition(partition_index=partition,
+                                                                               replicas=replicas))
+    request = AlterRequest(timeout_ms=30000, topics=[AlterRequest.ReassignableTopic(name=t, partitions=p)
+                                                     for t, p in topics.items()])
+    return request_controller(bootstrap, ApiKey.ALTER_PARTITION_REASSIGNMENTS, request)
+
+
+def request_controller(bootstrap: str, api_key: int, request):
+    """Send to whichever broker answers without NOT_CONTROLLER (as the admin client does)."""
+    for address in bootstrap.split(","):
+        with WireClient(address, timeout=60) as client:
+            response = client.request(api_key, 0, request)
+        if response.error_code != ErrorCode.NOT_CONTROLLER:
+            return response
+    raise AssertionError("no broker is the controller")
+
+
+def partition_errors(response) -> dict[tuple[str, int], tuple[str, str | None]]:
+    return {(t.name, p.partition_index): (ErrorCode(p.error_code).name, p.error_message)
+            for t in response.responses for p in t.partitions}
+
+
+def test_reassignment_errors_are_kafkas(cluster, kafka):
+    """Kafka's errors and messages per partition: an empty, duplicated or negative replica list and a
+    broker that is not alive are INVALID_REPLICA_ASSIGNMENT; cancelling where nothing runs is
+    NO_REASSIGNMENT_IN_PROGRESS; an unknown partition is UNKNOWN_TOPIC_OR_PARTITION; the brokers
+    that are not the controller answer NOT_CONTROLLER."""
+    asked = {("errors", 0): [], ("errors", 1): [2, 2], ("errors", 2): [-1], ("errors", 3): [1, 9],
+             ("errors", 4): None, ("errors", 9): [1], ("nowhere", 0): [1]}
+    results = []
+    for running in (cluster, kafka):
+        create_topic(running.bootstrap, "errors", [[1], [2], [3], [1], [2]])
+        results.append(partition_errors(alter(running.bootstrap, asked)))
+        listed = request_controller(running.bootstrap, ApiKey.LIST_PARTITION_REASSIGNMENTS,
+                                    ListRequest(timeout_ms=30000, topics=None))
+        assert (listed.error_code, listed.topics) == (ErrorCode.NONE, [])
+    ours, theirs = results
+    assert ours == theirs
+    assert ours[("errors", 4)][0] == "NO_REASSIGNMENT_IN_PROGRESS"
+    assert ours[("errors", 3)] == ("INVALID_REPLICA_ASSIGNMENT", "Replica assignment has brokers that are not "
+                                   "alive. Replica list: ArrayBuffer(9), live broker list: Set(1, 2, 3)")
+    not_controller = [b for b in cluster.brokers if b != cluster.controller_id()][0]
+    with cluster.wire(not_controller) as client:
+        response = client.request(ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, ListRequest(timeout_ms=1000, topics=None))
+    assert response.error_code == ErrorCode.NOT_CONTROLLER
+
+
+# -- ZooKeeper: the old znode, and a new controller resuming -----------------------------------
+
+def test_a_reassignment_written_to_admin_reassign_partitions_is_carried_out(cluster):
+    """The pre-KIP-455 way (what old tools write): /admin/reassign_partitions. The controller
+    reassigns and deletes the znode once done."""
+    create_topic(cluster.bootstrap, "legacy", [[1, 2]])
+    cluster.zk.create("/admin/reassign_partitions", json.dumps(
+        {"version": 1, "partitions": [{"topic": "legacy", "partition": 0, "replicas": [3, 2]}]}).encode(),
+        makepath=True)
+    wait_until(lambda: cluster.replicas("legacy") == {0: [3, 2]}, "the move to 3,2")
+    wait_until(lambda: cluster.json_at("/admin/reassign_partitions") is None and
+               not cluster.zk.exists("/admin/reassign_partitions"), "the znode deleted")
+    topic = cluster.json_at("/brokers/topics/legacy")
+    assert (topic["adding_replicas"], topic["removing_replicas"]) == ({}, {})
+
+
+def test_a_new_controller_resumes_a_reassignment(cluster, tool):
+    """A throttled reassignment runs (the topic znode lists the replicas being added); the controller
+    is killed; the next controller resumes it from the znodes and completes it once the throttle is
+    lifted."""
+    controller = cluster.controller_id()
+    others = [b for b in sorted(cluster.brokers) if b != controller]
+    create_topic(cluster.bootstrap, "resumed", [[others[0]]])
+    fill(cluster.bootstrap, "resumed", 3)
+    plan = {"version": 1, "partitions": [{"topic": "resumed", "partition": 0, "replicas": others}]}
+    status, out, err = tool(cluster.bootstrap, "--execute", "--throttle", "100000", plan=plan)
+    assert status == 0, (out, err)
+    topic = cluster.json_at("/brokers/topics/resumed")
+    assert (topic["partitions"], topic["adding_replicas"], topic["removing_replicas"]) == (
+        {"0": others}, {"0": [others[1]]}, {})
+    try:
+        cluster.kill(controller)
+        wait_until(lambda: cluster.controller_id() in others, "a new controller", timeout=60)
+        bootstrap = ",".join(cluster.brokers[b].bootstrap for b in others)
+        status, out, err = tool(bootstrap, "--execute", "--additional", "--throttle", "1000000000", plan=plan)
+        assert status == 0, (out, err)
+        wait_until(lambda: cluster.json_at("/brokers/topics/resumed")["adding_replicas"] == {},
+                   "the reassignment completed", timeout=120)
+        assert cluster.replicas("resumed") == {0: others}
+        assert sorted(cluster.state("resumed", 0)["isr"]) == sorted(others)
+    finally:
+        cluster.ensure_all_running()

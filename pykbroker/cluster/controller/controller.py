@@ -642,6 +642,7 @@ class Controller:
         results: dict[TopicPartition, ReassignmentError] = {}
         to_reassign: dict[TopicPartition, ReplicaAssignment] = {}
         live = set(self._live) - self._shutting_down
+        self._read_topics_not_seen_yet(asked)
         for tp, target in asked.items():
             error = None if target is None else invalid_target(self._full_assignment(tp), target, live)
             built = None if error is not None else self._build_reassignment(tp, target)
@@ -670,6 +671,19 @@ class Controller:
         asked = sorted(self._reassigning) if partitions is None else partitions
         found = {tp: self._full_assignment(tp) for tp in asked}
         return {tp: assignment for tp, assignment in found.items() if assignment.being_reassigned}
+
+    def _read_topics_not_seen_yet(self, partitions: Iterable[TopicPartition]) -> None:
+        """Read from ZooKeeper the topics of `partitions` that this controller does not know yet
+        (created a moment ago: their watches have not fired yet)."""
+        missing = {name for name, p in partitions if p not in self._full_topic(name).partitions}
+        if not missing:
+            return
+        self._on_topics_changed()  # watches the new topics
+        for name in sorted(missing & set(self._topics)):
+            self._on_topic_assignment(name)
+
+    def _full_topic(self, name: str) -> TopicAssignment:
+        return self._topics.get(name) or TopicAssignment(None, {})
 
     def _full_assignment(self, tp: TopicPartition) -> ReplicaAssignment:
         """The partition's replicas with those being added and removed (no replicas: unknown)."""
@@ -838,6 +852,7 @@ class Controller:
             self.zk_client.delete_reassign_partitions()
             return
         failed: set[TopicPartition] = set()
+        self._read_topics_not_seen_yet(asked)
         try:
             for tp, target in sorted(asked.items()):
                 built = self._build_reassignment(tp, target)
