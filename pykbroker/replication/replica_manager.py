@@ -967,7 +967,8 @@ class ReplicaManager:
                 if diverging is not None:
                     return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
                 if self._leader_throttles(partition, replica_id):
-                    return _partition_state(partition)  # throttled: no records this time
+                    # throttled: no records this time, and read again at the session's next fetch
+                    return _partition_state(partition, more_to_read=True)
             limit = min(request.max_bytes, remaining)
             data = partition.read(
                 request.fetch_offset,

@@ -237,11 +237,11 @@ def fill(bootstrap: str, topic: str, megabytes: int) -> None:
 
 
 def throttled_cancel_scenario(bootstrap: str, tool, topic: str) -> list[str]:
-    """A partition on broker 1 with 3 MB gets replica 2 added under a 30 KB/s throttle: the move
+    """A partition on broker 1 with 5 MB gets replica 2 added under a 30 KB/s throttle: the move
     is still running when listed (unthrottled it takes well under a second; throttled, a minute
     and more), and --cancel takes it back: the partition has replica 1 alone again."""
     create_topic(bootstrap, topic, [[1]])
-    fill(bootstrap, topic, 3)
+    fill(bootstrap, topic, 5)
     plan = {"version": 1, "partitions": [{"topic": topic, "partition": 0, "replicas": [1, 2]}]}
     outputs = []
     for args in (("--execute", "--throttle", "30000"), ("--list",), ("--verify",), ("--cancel",)):

@@ -717,29 +717,26 @@ class Controller:
         return ErrorCode.NONE, None
 
     def _on_partition_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
-        """Kafka's onPartitionReassignment: phase A (add the target replicas) until they are all
-        in the ISR, then phase B (complete)."""
-        self._update_current_reassignment(tp, assignment)
-        if not self._reassignment_complete(tp, assignment):
-            log.info(
-                "Reassigning %s-%d: replicas %s, adding %s, removing %s",
-                tp[0],
-                tp[1],
-                assignment.replicas,
-                assignment.adding,
-                assignment.removing,
-            )
-            self._update_state(*tp, _same_leader_and_isr)  # a new leader epoch with RS = ORS + TRS
-            return
-        self._complete_reassignment(tp, assignment)
-
-    def _update_current_reassignment(self, tp: TopicPartition, assignment: ReplicaAssignment) -> None:
-        current = self._full_assignment(tp)
-        if current != assignment:
-            unneeded = [r for r in current.replicas if r not in assignment.replicas]
-            # replicas a replaced reassignment was adding, no longer wanted: out of the ISR first
-            self._write_assignment(tp, assignment, functools.partial(_without_replicas, unneeded))
+        """Kafka's onPartitionReassignment: phase A (RS = ORS + TRS, a new leader epoch) until every
+        target replica is in the ISR, then phase B (complete). Phase A's assignment and new leader
+        epoch are one ZooKeeper transaction (the state first), so a new replica starts following at
+        the new epoch. Replicas a replaced reassignment was adding, no longer wanted, leave the
+        ISR in the same step."""
         self._reassigning.add(tp)
+        if self._reassignment_complete(tp, assignment):
+            self._complete_reassignment(tp, assignment)
+            return
+        log.info(
+            "Reassigning %s-%d: replicas %s, adding %s, removing %s",
+            tp[0],
+            tp[1],
+            assignment.replicas,
+            assignment.adding,
+            assignment.removing,
+        )
+        unneeded = [r for r in self._full_assignment(tp).replicas if r not in assignment.replicas]
+        if not self._write_assignment(tp, assignment, functools.partial(_without_replicas, unneeded)):
+            raise ZooKeeperError(f"the assignment of {tp[0]}-{tp[1]} could not be written")
 
     def _reassignment_complete(self, tp: TopicPartition, assignment: ReplicaAssignment) -> bool:
         if not assignment.being_reassigned:
@@ -895,14 +892,10 @@ class _NoEligibleLeader(Exception):
     """No live target replica is in the ISR to lead a partition whose reassignment completes."""
 
 
-def _same_leader_and_isr(state: LeaderAndIsr | None) -> Decision:
-    """The same leader and ISR (written with a new leader epoch)."""
-    return None if state is None else (state.leader, list(state.isr))
-
-
 def _without_replicas(removed: list[int], state: LeaderAndIsr | None) -> Decision:
-    """The ISR without `removed` (replicas no longer assigned), when any of them is in it."""
-    if state is None or not set(removed) & set(state.isr):
+    """The same leader and the ISR without `removed` (replicas no longer assigned), written
+    with a new leader epoch."""
+    if state is None:
         return None
     isr = [r for r in state.isr if r not in removed]
     leader = zk_data.NO_LEADER if state.leader in removed else state.leader
