@@ -50,12 +50,12 @@ NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics report
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "delegation tokens, quotas, partition reassignment, features, and Kafka's "
+               "delegation tokens, quotas, features, and Kafka's "
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
-        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
+        "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),

@@ -90,7 +90,7 @@ ACCEPTED_DIFFERENCES = {
     "earliest-local-and-latest-tiered": "get-offsets --time -4 (earliest-local) and -5 (latest-tiered): "
     "librdkafka refuses these offset specs; the tool says so in one line (exit 1)",
     "tools-not-shipped": "kafka-acls, kafka-log-dirs, kafka-transactions, kafka-features, kafka-metadata-quorum "
-    "and kafka-reassign-partitions have no pykbroker subcommand (partition reassignment and quotas come later)",
+    "and kafka-reassign-partitions have no pykbroker subcommand (Kafka's own tools work against the broker)",
     "broker-default-alter": "configs --alter --entity-type brokers --entity-default: librdkafka cannot name the "
     "cluster-wide broker resource, so pykbroker's tool refuses in one line and asks for --entity-name (not run "
     "here: Kafka's side would change the broker's defaults under the other cases)",
