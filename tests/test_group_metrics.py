@@ -81,6 +81,9 @@ class Replicas:
     def offline_replica_count(self):
         return 0
 
+    def replication_byte_rates(self):
+        return 0.0, 0.0
+
     def offline_log_dir_count(self):
         return 0
 

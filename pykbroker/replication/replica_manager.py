@@ -346,6 +346,11 @@ class ReplicaManager:
             self._last_loaded_config = (info.configs, self.config, config)
         return config
 
+    def replication_byte_rates(self) -> tuple[float, float]:
+        """The throttled replication byte rates (leader side, follower side) now."""
+        now = self.clock.now_ms()
+        return self.leader_quota.rate.rate_per_s(now), self.follower_quota.rate.rate_per_s(now)
+
     def _configure_replication_quotas(self) -> None:
         """The throttle rates and sampling windows of the broker's (dynamic) config."""
         samples = self.config["replication.quota.window.num"]

@@ -88,6 +88,8 @@ class ReplicaSource(Protocol):
 
     def offline_log_dir_count(self) -> int: ...
 
+    def replication_byte_rates(self) -> tuple[float, float]: ...
+
 
 class GroupSource(Protocol):
     """What the metrics read of the group coordinator."""
@@ -256,6 +258,16 @@ def _replica_manager_metrics(replicas: ReplicaSource, summaries: list[PartitionS
         _counter("kafka.server", "ReplicaManager", "IsrExpandsPerSec").add(replicas.isr_expands),
         _gauge("kafka.server", "ReplicaManager", "OfflineReplicaCount").add(replicas.offline_replica_count()),
         _gauge("kafka.log", "LogManager", "OfflineLogDirectoryCount").add(replicas.offline_log_dir_count()),
+        *_replication_quota_metrics(*replicas.replication_byte_rates()),
+    ]
+
+
+def _replication_quota_metrics(leader_rate: float, follower_rate: float) -> list[MetricFamily]:
+    """Kafka's replication quota sensors: `kafka.server:type=LeaderReplication` and
+    `type=FollowerReplication`, attribute `byte-rate` (throttled replication bytes per second)."""
+    return [
+        MetricFamily(f"kafka_server_{side.lower()}_byte_rate", "gauge", f"kafka.server:type={side} byte-rate").add(rate)
+        for side, rate in (("LeaderReplication", leader_rate), ("FollowerReplication", follower_rate))
     ]
 
 
