@@ -144,9 +144,11 @@ class DelayedFetch(DelayedOperation):
         for_follower: bool,
         read_committed: bool = False,
         session_wait: SessionWait | None = None,
+        throttled: frozenset[TopicPartition] = frozenset(),
     ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
+        self.throttled = throttled  # a follower's throttled partitions: their new data does not count
         self.min_bytes = min_bytes
         self.bytes_already = bytes_already
         self.start_counters = start_counters
@@ -160,7 +162,8 @@ class DelayedFetch(DelayedOperation):
             partition = self.manager.partitions.get(tp)
             if partition is None or not partition.is_leader:
                 return self.force_complete()  # leadership moved: answer now with the error
-            available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
+            if tp not in self.throttled:
+                available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
         if available >= self.min_bytes or self._session_partition_readable():
             return self.force_complete()
         return False
@@ -857,8 +860,9 @@ class ReplicaManager:
             counters = {
                 tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
             }
+            throttled = self._throttled_for(replica_id, counters) if for_follower else frozenset()
             delayed = DelayedFetch(
-                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait
+                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait, throttled
             )
             keys: list = [*counters, session_wait.key] if session_wait is not None else list(counters)
             await self.fetch_purgatory.wait_for(delayed, keys)
@@ -881,6 +885,13 @@ class ReplicaManager:
         size = sum(r.records_size for tp, r in results.items() if r.records_size and quota.is_throttled(tp))
         if size:
             quota.record(size, self.clock.now_ms())
+
+    def _throttled_for(self, replica_id: int, partitions: Iterable[TopicPartition]) -> frozenset[TopicPartition]:
+        """The partitions whose new data a follower's waiting fetch does not count (Kafka's
+        DelayedFetch leaves the throttled ones out), so that it is not woken only to be throttled."""
+        if not self.leader_quota.active:
+            return frozenset()
+        return frozenset(tp for tp in partitions if self._leader_throttles(self.partitions[tp], replica_id))
 
     def _leader_throttles(self, partition: Partition, replica_id: int) -> bool:
         """Kafka's shouldLeaderThrottle: a throttled partition, a follower out of the ISR, and
