@@ -804,13 +804,19 @@ class Controller:
         return False
 
     def _check_reassignments(self) -> None:
-        """Go on with every reassignment whose target replicas may have joined the ISR."""
+        """Complete every reassignment whose target replicas are all in the ISR now (their states
+        read in one pipelined round)."""
+        running = {tp: self._full_assignment(tp) for tp in sorted(self._reassigning)}
+        for tp in [tp for tp, assignment in running.items() if not assignment.being_reassigned]:
+            self._reassigning.discard(tp)
+            del running[tp]
+        if not running:
+            return
+        states = self.zk_client.get_topic_partition_states(list(running))
         try:
-            for tp in sorted(self._reassigning):
-                assignment = self._full_assignment(tp)
-                if not assignment.being_reassigned:
-                    self._reassigning.discard(tp)
-                elif self._reassignment_complete(tp, assignment):
+            for tp, assignment in running.items():
+                state = states.get(tp)
+                if state is not None and set(assignment.target) <= set(state.isr):
                     self._complete_reassignment(tp, assignment)
         finally:
             self._log_elections()
