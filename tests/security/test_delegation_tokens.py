@@ -11,9 +11,11 @@ SASL_PLAINTEXT with the super user admin, SCRAM-SHA-512 on SASL_SSL, the ACL aut
 """
 from __future__ import annotations
 
+import base64
 import re
 import subprocess
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -31,6 +33,7 @@ TOKEN_SETTINGS = {
 }
 TOOL = "org.apache.kafka.tools.DelegationTokenCommand"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
+TOOL_SESSION = Path(__file__).resolve().parents[1] / "java" / "ToolSession.java"
 QUIET_LOG4J = "log4j.rootLogger=OFF\n"
 HMAC = re.compile(r"[A-Za-z0-9+/]{86}==")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -58,12 +61,19 @@ def kafka_libs() -> Path:
 
 @pytest.fixture(scope="module")
 def brokers(kafka_libs, tmp_path_factory):
-    """pykbroker and Kafka 3.9.0, each with the SCRAM users alice, bob and carol."""
-    with TokenPykBroker(tmp_path_factory.mktemp("tokens-pykbroker")) as ours:
-        Setup(ours).create_scram_users()
-        with TokenKafkaBroker(tmp_path_factory.mktemp("tokens-kafka")) as theirs:
-            Setup(theirs).create_scram_users()
-            yield {"pykbroker": ours, "kafka": theirs}
+    """pykbroker and Kafka 3.9.0, each with the SCRAM users alice, bob and carol (Kafka starts
+    meanwhile, on another thread: it takes the longest)."""
+    theirs = TokenKafkaBroker(tmp_path_factory.mktemp("tokens-kafka"))
+    with ThreadPoolExecutor(1) as pool:
+        kafka_started = pool.submit(lambda: Setup(theirs.start()).create_scram_users())
+        try:
+            with TokenPykBroker(tmp_path_factory.mktemp("tokens-pykbroker")) as ours:
+                Setup(ours).create_scram_users()
+                kafka_started.result()
+                yield {"pykbroker": ours, "kafka": theirs}
+        finally:
+            kafka_started.exception()  # started or failed: stop what there is
+            theirs.stop()
 
 
 @pytest.fixture(scope="module")
@@ -74,12 +84,10 @@ def tls_client(tmp_path_factory) -> Path:
 class Side:
     """One broker, with Kafka's token tool run against it as a given user."""
 
-    def __init__(self, broker, libs: Path, directory: Path) -> None:
+    def __init__(self, broker, session: ToolSession, directory: Path) -> None:
         self.broker = broker
-        self.libs = libs
+        self.session = session
         self.directory = directory
-        self.log4j = directory / "log4j.properties"
-        self.log4j.write_text(QUIET_LOG4J)
         self.tokens: dict[str, str] = {}  # token id -> its label in the normalised output
         self.hmacs: dict[str, str] = {}  # label -> HMAC
 
@@ -110,18 +118,15 @@ class Side:
         config = self.directory / f"{uuid.uuid4().hex[:8]}.properties"
         config.write_text("\n".join(lines) + "\n")
         bootstrap = lines[0].split("=", 1)[1]
-        done = subprocess.run(
-            ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{self.log4j}",
-             "-cp", f"{self.libs}/*", TOOL, "--bootstrap-server", bootstrap, "--command-config", str(config), *args],
-            capture_output=True, text=True, timeout=180, stdin=subprocess.DEVNULL,
-        )
-        for token_id in CREATED.findall(done.stdout):
+        status, out, err = self.session.run(TOOL, "--bootstrap-server", bootstrap, "--command-config", str(config),
+                                            *args)
+        for token_id in CREATED.findall(out):
             label = f"<token-{len(self.tokens) + 1}>"
             self.tokens[token_id] = label
-            for line in done.stdout.splitlines():
+            for line in out.splitlines():
                 if line.startswith(token_id):
                     self.hmacs[label] = line.split()[1]
-        return done.returncode, self.normalised(done.stdout + done.stderr)
+        return status, self.normalised(out + err)
 
     def normalised(self, text: str) -> list[str]:
         for token_id, label in self.tokens.items():
@@ -139,9 +144,53 @@ class Side:
         return next(token_id for token_id, known in self.tokens.items() if known == label)
 
 
+class ToolSession:
+    """Kafka's tools in one JVM (tests/java/ToolSession.java): each run returns the exit status,
+    stdout and stderr, as a JVM of its own would, without a JVM's start each time."""
+
+    def __init__(self, libs: Path, directory: Path) -> None:
+        classes = directory / "classes"
+        classes.mkdir()
+        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", f"{libs}/*", str(TOOL_SESSION)],
+                       check=True, capture_output=True, timeout=300)
+        log4j = directory / "log4j.properties"
+        log4j.write_text(QUIET_LOG4J)
+        self.process = subprocess.Popen(
+            ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{log4j}",
+             "-cp", f"{classes}:{libs}/*", "ToolSession"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+
+    def run(self, tool_class: str, *args: str) -> tuple[int, str, str]:
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self.process.stdin.write("\t".join((tool_class, *args)) + "\n")
+        self.process.stdin.flush()
+        answer = [self.process.stdout.readline() for _ in range(3)]
+        if not all(answer):
+            raise RuntimeError("the tool session ended")
+        status, out, err = (line.split(" ", 1)[1].strip() for line in answer)
+        return int(status), base64.b64decode(out).decode(), base64.b64decode(err).decode()
+
+    def close(self) -> None:
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
 @pytest.fixture(scope="module")
-def sides(brokers, kafka_libs, tmp_path_factory):
-    return {name: Side(broker, kafka_libs, tmp_path_factory.mktemp(f"tool-{name}")) for name, broker in brokers.items()}
+def tool_session(kafka_libs, tmp_path_factory):
+    session = ToolSession(kafka_libs, tmp_path_factory.mktemp("tool-session"))
+    yield session
+    session.close()
+
+
+@pytest.fixture(scope="module")
+def sides(brokers, tool_session, tmp_path_factory):
+    return {name: Side(broker, tool_session, tmp_path_factory.mktemp(f"tool-{name}")) for name, broker in brokers.items()}
 
 
 def both(sides, user: str, *args: str, **options) -> tuple[int, list[str]]:
