@@ -12,14 +12,18 @@ token-authenticated connection; DELEGATION_TOKEN_AUTH_DISABLED without a secret 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DescribeDelegationTokenRequest, DescribeDelegationTokenResponse
-from ..security.delegation_tokens import TokenInformation
 from ..security.principal import KafkaPrincipal
 from .support.authorization import check
 from .support.context import RequestContext
 from .support.token_requests import token_requests_allowed
+
+if TYPE_CHECKING:  # the token modules load with the broker's token manager only
+    from ..security.delegation_tokens import TokenInformation
 
 API_KEY = ApiKey.DESCRIBE_DELEGATION_TOKEN
 MIN_VERSION = 0
