@@ -616,11 +616,13 @@ class Broker:
     def _open_token_manager(self, metadata: MetadataStore) -> DelegationTokenManager | None:
         """The delegation tokens, with every stored token loaded (ZooKeeper's in a cluster, a file
         beside the embedded store's state on a single broker); None without a secret key."""
-        from .security.token_manager import DelegationTokenManager, TokenSettings
+        from .security.token_settings import TokenSettings
 
         settings = TokenSettings.from_config(self.config)
         if not settings.enabled:
             return None
+        from .security.token_manager import DelegationTokenManager
+
         if self.in_cluster:
             from .security.zk_token_store import ZkTokenStore
 

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 import anyio
 
@@ -40,35 +39,11 @@ from .delegation_tokens import (
     token_hmac,
 )
 from .principal import KafkaPrincipal
+from .token_settings import TokenSettings
 
 log = logging.getLogger(__name__)
 
 ERROR_TIMESTAMP = -1
-
-
-@dataclass(frozen=True)
-class TokenSettings:
-    secret_key: str | None
-    max_lifetime_ms: int = 604800000
-    expiry_time_ms: int = 86400000  # the default renewal period
-    expiry_check_interval_ms: int = 3600000
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any] | Any) -> TokenSettings:
-        secret = config["delegation.token.secret.key"]
-        if secret is None:
-            secret = config["delegation.token.master.key"]
-        return cls(
-            None if secret is None else str(secret),
-            int(config["delegation.token.max.lifetime.ms"]),
-            int(config["delegation.token.expiry.time.ms"]),
-            int(config["delegation.token.expiry.check.interval.ms"]),
-        )
-
-    @property
-    def enabled(self) -> bool:
-        """Kafka's `tokenAuthEnabled`: a non-empty secret key."""
-        return bool(self.secret_key)
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ import pytest
 from pykbroker.cluster.zk_client import KafkaZkClient
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.security.principal import KafkaPrincipal
-from pykbroker.security.token_manager import DelegationTokenManager, TokenSettings
+from pykbroker.security.token_manager import DelegationTokenManager
+from pykbroker.security.token_settings import TokenSettings
 from pykbroker.security.zk_token_store import ZkTokenStore
 from pykbroker.testkit.waiting import wait_until
 

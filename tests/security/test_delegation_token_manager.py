@@ -21,7 +21,8 @@ from pykbroker.security.sasl.scram import (
     ScramSaslServer,
     sasl_name,
 )
-from pykbroker.security.token_manager import DelegationTokenManager, TokenSettings
+from pykbroker.security.token_manager import DelegationTokenManager
+from pykbroker.security.token_settings import TokenSettings
 from pykbroker.testkit.wire import WireClient
 
 ALICE, BOB, CAROL = KafkaPrincipal("User", "alice"), KafkaPrincipal("User", "bob"), KafkaPrincipal("User", "carol")
