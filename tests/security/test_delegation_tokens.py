@@ -24,6 +24,7 @@ from compat import java
 from compat.realkafka import REALKAFKA, unavailable
 from compat.security_scenarios import Setup
 from compat.security_setup import PLAIN_USERS, SCRAM_MECHANISM, SCRAM_USERS, SecureKafkaBroker, SecurePykBroker
+from pykbroker.security.delegation_tokens import token_hmac
 from pykbroker.testkit.waiting import wait_until
 from tests.ci import skip_or_fail_in_ci
 
@@ -32,6 +33,7 @@ TOKEN_SETTINGS = {
     "delegation.token.expiry.check.interval.ms": "1000",
 }
 TOOL = "org.apache.kafka.tools.DelegationTokenCommand"
+ACL_TOOL = "kafka.admin.AclCommand"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
 TOOL_SESSION = Path(__file__).resolve().parents[1] / "java" / "ToolSession.java"
 QUIET_LOG4J = "log4j.rootLogger=OFF\n"
@@ -128,6 +130,15 @@ class Side:
                     self.hmacs[label] = line.split()[1]
         return status, self.normalised(out + err)
 
+    def acl(self, *args: str) -> int:
+        """Kafka's AclCommand as the super user: its exit status."""
+        lines = self.properties("admin")
+        config = self.directory / "acl-admin.properties"
+        config.write_text("\n".join(lines) + "\n")
+        status, _, _ = self.session.run(ACL_TOOL, "--bootstrap-server", lines[0].split("=", 1)[1],
+                                        "--command-config", str(config), *args)
+        return status
+
     def normalised(self, text: str) -> list[str]:
         for token_id, label in self.tokens.items():
             text = text.replace(token_id, label)
@@ -211,8 +222,9 @@ def both_with_hmac(sides, user: str, label: str, *args: str) -> tuple[int, list[
 
 def test_kafkas_token_tool_creates_describes_renews_and_expires_tokens_as_on_kafka(sides):
     """admin creates a token of its own and one owned by alice (KIP-373), both renewable by bob;
-    alice may not create one for carol (no CREATE_TOKENS on User:carol); bob, a renewer, sees both;
-    bob renews alice's; carol may not renew admin's; alice expires hers at once; alice then sees none."""
+    alice may not create one for carol (no CREATE_TOKENS on User:carol); carol sees alice's token
+    only once she has DESCRIBE_TOKENS on User:alice; bob, a renewer, sees both; bob renews alice's;
+    carol may not renew admin's; alice expires hers at once; alice then sees none."""
     status, out = both(sides, "admin", "--create", "--max-life-time-period", "-1", "--renewer-principal", "User:bob")
     assert status == 0 and any("<token-1> <hmac> User:admin User:admin [User:bob]" in line for line in out), out
     status, out = both(sides, "admin", "--create", "--max-life-time-period", "-1", "--owner-principal", "User:alice",
@@ -220,8 +232,19 @@ def test_kafkas_token_tool_creates_describes_renews_and_expires_tokens_as_on_kaf
     assert status == 0 and any("<token-2> <hmac> User:alice User:admin [User:bob]" in line for line in out), out
     status, out = both(sides, "alice", "--create", "--max-life-time-period", "-1", "--owner-principal", "User:carol")
     assert status != 0 and any("DelegationTokenAuthorizationException" in line for line in out), out
+    status, out = both(sides, "carol", "--describe", "--owner-principal", "User:alice")
+    assert status == 0 and "Total number of tokens : 0" in out, out
+    for side in sides.values():  # DESCRIBE_TOKENS on User:alice lets carol see alice's tokens (KIP-373)
+        assert side.acl("--add", "--allow-principal", "User:carol", "--operation", "DescribeTokens",
+                        "--user-principal", "User:alice") == 0
+    status, out = both(sides, "carol", "--describe", "--owner-principal", "User:alice")
+    assert status == 0 and "Total number of tokens : 1" in out, out
     status, out = both(sides, "bob", "--describe", "--owner-principal", "User:bob")
     assert status == 0 and "Total number of tokens : 2" in out, out
+    for side in sides.values():  # the HMAC is HmacSHA512(secret, token id), on Kafka as here
+        for token_id in side.tokens:
+            expected = token_hmac(token_id, TOKEN_SETTINGS["delegation.token.secret.key"])
+            assert base64.b64decode(side.hmac(side.tokens[token_id])) == expected
     status, out = both_with_hmac(sides, "bob", "<token-2>", "--renew", "--renew-time-period", "-1")
     assert status == 0, out
     status, out = both_with_hmac(sides, "carol", "<token-1>", "--renew", "--renew-time-period", "-1")
