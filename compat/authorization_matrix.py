@@ -82,7 +82,7 @@ class Cell:
         return [entry.by_role[role] for role in self.roles]
 
     def name_of(self, resource_type: ResourceType) -> str:
-        return self.names.get(resource_type, NAMES[resource_type])
+        return self.names[resource_type] if resource_type in self.names else NAMES[resource_type]
 
 
 def _batch(**options) -> bytes:
