@@ -150,8 +150,8 @@ class DelegationTokenCache:
     def update(self, info: TokenInformation, token_hmac_bytes: bytes) -> None:
         password = hmac_as_base64(token_hmac_bytes)
         with self._lock:
-            known = self._hmacs.get(info.token_id) == password and info.token_id in self._credentials
-        credentials = self._credentials.get(info.token_id) if known else None
+            same_hmac = self._hmacs.get(info.token_id) == password
+            credentials = self._credentials.get(info.token_id) if same_hmac else None
         if credentials is None:  # PBKDF2 per mechanism: only for a token not seen before
             credentials = {
                 name: ScramCredential.from_password(mechanism, password, mechanism.min_iterations)
