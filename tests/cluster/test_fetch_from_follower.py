@@ -1,0 +1,266 @@
+"""Fetch from the closest replica (KIP-392) on three brokers, each in its own rack (RACK1-RACK3),
+with `replica.selector.class` = Kafka's RackAwareReplicaSelector.
+
+The first test is librdkafka's test 0101 (tests/0101-fetch-from-follower.cpp) in Python: 1000
+messages of 100 bytes to a one-partition topic with three replicas; every broker reports its own
+`broker.rack` (DescribeConfigs); a consumer whose `client.rack` is a follower's rack reads them
+all, in order, and its statistics show the most bytes received from that follower, more than the
+messages' size. Beyond 0101: the follower's fetch metrics (BytesOutPerSec of the topic) show the
+consumer's reads, and the leader's do not; once that follower dies the consumer keeps reading
+everything, back from the leader.
+
+The others ask over the wire what a leader and a follower answer: a preferred read replica for
+a consumer in a follower's rack, records for one in no rack; a follower serves Fetch v11+
+consumers up to its high watermark and refuses older ones, ListOffsets and OffsetForLeaderEpoch
+from consumers (leader only, as Kafka's).
+
+Not run on Kafka 3.9.0: `../shared/realkafka/cluster.sh` applies one set of extra settings
+(`CLUSTER_BROKER_EXTRA`) to every broker, so its brokers cannot be given different racks.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.request
+
+import pytest
+from confluent_kafka import Consumer, KafkaError, Producer
+from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
+from prometheus_client.parser import text_string_to_metric_families
+
+from pykbroker.config.types import ConfigError
+from pykbroker.config import BrokerConfig
+from pykbroker.protocol import messages
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.protocol.errors import ErrorCode
+
+RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
+CLUSTER_OPTIONS = {
+    "racks": {1: "RACK1", 2: "RACK2", 3: "RACK3"},
+    "overrides": {
+        "replica.selector.class": RACK_AWARE,
+        "pykbroker.metrics.listener": "http://127.0.0.1:0",
+        "replica.fetch.wait.max.ms": "100",
+    },
+}
+MESSAGES, MESSAGE_SIZE = 1000, 100
+_SERVED = re.compile(r"Metrics and health served on (http://[\d.]+:\d+)")
+
+Fetch = messages.request(ApiKey.FETCH).cls
+ListOffsets = messages.request(ApiKey.LIST_OFFSETS).cls
+OffsetForLeaderEpoch = messages.request(ApiKey.OFFSET_FOR_LEADER_EPOCH).cls
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def create_replicated_topic(cluster, name: str) -> tuple[int, list[int]]:
+    """A one-partition topic on all three brokers; (leader, replicas) once the ISR is full."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin.create_topics([NewTopic(name, 1, replication_factor=3)])[name].result(timeout=30)
+    cluster.wait_until(lambda: sorted(cluster.isr(name, 0)) == [1, 2, 3], what="a full ISR", timeout=60)
+    cluster.wait_for_leaders(name, 1)
+    state = cluster.state(name, 0)
+    return state["leader"], cluster.replicas(name)[0]
+
+
+def produce(cluster, topic: str, first: int, count: int) -> None:
+    """Messages of MESSAGE_SIZE bytes carrying `msg=<n>\\n`, as librdkafka's test helpers make them."""
+    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 5})
+    for n in range(first, first + count):
+        text = f"testid=0101, partition=0, msg={n}\n".encode()
+        producer.produce(topic, text.ljust(MESSAGE_SIZE, b"."), partition=0)
+    assert producer.flush(60) == 0
+
+
+def broker_racks(cluster, broker_ids: list[int]) -> set[str]:
+    """The `broker.rack` each broker describes for itself (0101's get_broker_rack_count)."""
+    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    racks = set()
+    for broker_id in broker_ids:
+        resource = ConfigResource(ConfigResource.Type.BROKER, str(broker_id))
+        entries = admin.describe_configs([resource])[resource].result(timeout=30)
+        racks.add(entries["broker.rack"].value)
+    return racks
+
+
+def bytes_out(cluster, broker_id: int, topic: str) -> float:
+    """The broker's BytesOutPerSec count for `topic` (record bytes sent to consumers)."""
+    endpoint = _SERVED.findall(cluster.brokers[broker_id].log_text())[-1]
+    with urllib.request.urlopen(f"{endpoint}/metrics", timeout=10) as answer:
+        text = answer.read().decode()
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "kafka_server_brokertopicmetrics_bytesout_total" and sample.labels.get("topic") == topic:
+                return sample.value
+    return 0.0
+
+
+class StatsCapture:
+    """librdkafka's statistics callback: the latest `rxbytes` of each broker, by broker id."""
+
+    def __init__(self) -> None:
+        self.rxbytes: dict[int, int] = {}
+        self.captured = 0
+
+    def __call__(self, stats_json: str) -> None:
+        stats = json.loads(stats_json)
+        for name, broker in stats.get("brokers", {}).items():
+            _, _, broker_id = name.rpartition("/")
+            if broker_id.isdigit():
+                self.rxbytes[int(broker_id)] = broker["rxbytes"]
+        self.captured += 1
+
+
+def consume_in_order(consumer: Consumer, first: int, count: int, timeout_s: float = 120.0) -> None:
+    """Read messages `first`..`first + count - 1`, checking each one's `msg=` number."""
+    import time
+
+    expected, deadline = first, time.monotonic() + timeout_s
+    while expected < first + count:
+        assert time.monotonic() < deadline, f"consumed up to msg={expected - 1} only"
+        message = consumer.poll(1.0)
+        if message is None:
+            continue
+        if message.error() is not None:
+            assert message.error().code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN), message.error()
+            continue
+        value = message.value()
+        assert len(value) == MESSAGE_SIZE
+        number = int(value.split(b"msg=", 1)[1].split(b"\n", 1)[0])
+        assert number == expected, "message consumed out of order"
+        expected += 1
+
+
+def fetch(client, topic: str, offset: int, *, version: int, rack: str = "", epoch: int = -1):
+    request = Fetch(
+        replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
+        session_epoch=-1, forgotten_topics_data=[], rack_id=rack,
+        topics=[Fetch.FetchTopic(topic=topic, partitions=[Fetch.FetchPartition(
+            partition=0, current_leader_epoch=epoch, fetch_offset=offset, last_fetched_epoch=-1,
+            log_start_offset=-1, partition_max_bytes=1 << 20)])])
+    [data] = client.request(ApiKey.FETCH, version, request).responses[0].partitions
+    return data
+
+
+# -- librdkafka's 0101, and the follower dying ------------------------------------------------
+def test_a_consumer_reads_from_the_follower_in_its_rack_and_from_the_leader_once_it_dies(all_running):
+    cluster = all_running
+    topic = "fetch-from-follower-0101"
+    leader, replicas = create_replicated_topic(cluster, topic)
+    produce(cluster, topic, 0, MESSAGES)
+    assert len(replicas) == 3
+    assert len(broker_racks(cluster, replicas)) == 3, "every broker its own broker.rack"
+    follower = next(r for r in replicas if r != leader)
+
+    stats = StatsCapture()
+    consumer = Consumer({
+        "bootstrap.servers": cluster.bootstrap, "group.id": topic, "auto.offset.reset": "earliest",
+        "enable.auto.commit": False, "statistics.interval.ms": 1000, "stats_cb": stats,
+        "client.rack": f"RACK{follower}",
+    })
+    try:
+        consumer.subscribe([topic])
+        consume_in_order(consumer, 0, MESSAGES)
+        seen = stats.captured
+        while stats.captured <= seen:  # statistics taken after the last message
+            consumer.poll(0.5)
+        received = dict(stats.rxbytes)
+        assert all(received.get(r, 0) < received[follower] for r in replicas if r != follower), received
+        assert received[follower] > MESSAGES * MESSAGE_SIZE, received
+
+        assert bytes_out(cluster, follower, topic) >= MESSAGES * MESSAGE_SIZE
+        assert bytes_out(cluster, leader, topic) < MESSAGES * MESSAGE_SIZE
+
+        cluster.kill(follower)
+        produce(cluster, topic, MESSAGES, MESSAGES)
+        consume_in_order(consumer, MESSAGES, MESSAGES)
+        assert bytes_out(cluster, leader, topic) >= MESSAGES * MESSAGE_SIZE
+    finally:
+        consumer.close()
+
+
+# -- what a leader and a follower answer --------------------------------------------------------
+@pytest.fixture(scope="module")
+def written(cluster):
+    """A replicated topic with 10 messages every replica has (high watermark 10 everywhere)."""
+    topic = "fetch-from-follower-wire"
+    leader, replicas = create_replicated_topic(cluster, topic)
+    produce(cluster, topic, 0, 10)
+    follower = next(r for r in replicas if r != leader)
+
+    def replicated() -> bool:
+        with cluster.wire(follower) as client:
+            return fetch(client, topic, 0, version=11).high_watermark == 10
+
+    cluster.wait_until(replicated, what="the follower's high watermark at 10")
+    return topic, leader, follower
+
+
+def test_the_leader_sends_a_consumer_in_a_followers_rack_to_that_follower(cluster, written):
+    topic, leader, follower = written
+    with cluster.wire(leader) as client:
+        sent_away = fetch(client, topic, 0, version=11, rack=f"RACK{follower}")
+        own_rack = fetch(client, topic, 0, version=11, rack=f"RACK{leader}")
+        no_rack = fetch(client, topic, 0, version=11)
+        elsewhere = fetch(client, topic, 0, version=11, rack="RACK9")
+    assert (sent_away.error_code, sent_away.preferred_read_replica, sent_away.high_watermark) == (0, follower, 10)
+    assert len(sent_away.records or b"") == 0
+    for answer in (own_rack, no_rack, elsewhere):
+        assert (answer.error_code, answer.preferred_read_replica) == (0, -1)
+        assert len(answer.records or b"") > 0
+
+
+def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(cluster, written):
+    topic, _, follower = written
+    with cluster.wire(follower) as client:
+        read = fetch(client, topic, 0, version=11, rack=f"RACK{follower}")
+        at_the_end = fetch(client, topic, 10, version=11)
+        past_the_end = fetch(client, topic, 11, version=11)
+        old_consumer = fetch(client, topic, 0, version=10)
+    assert (read.error_code, read.high_watermark, read.preferred_read_replica) == (0, 10, -1)
+    assert len(read.records) > 0
+    assert (at_the_end.error_code, len(at_the_end.records or b"")) == (0, 0)
+    assert past_the_end.error_code == ErrorCode.OFFSET_OUT_OF_RANGE
+    assert old_consumer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
+def test_a_follower_checks_the_consumers_leader_epoch(cluster, written):
+    topic, _, follower = written
+    epoch = cluster.state(topic, 0)["leader_epoch"]
+    with cluster.wire(follower) as client:
+        current = fetch(client, topic, 0, version=12, epoch=epoch)
+        stale = fetch(client, topic, 0, version=12, epoch=epoch - 1) if epoch > 0 else None
+        future = fetch(client, topic, 0, version=12, epoch=epoch + 1)
+    assert current.error_code == ErrorCode.NONE
+    assert stale is None or stale.error_code == ErrorCode.FENCED_LEADER_EPOCH
+    assert future.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
+
+
+def test_consumers_list_offsets_and_validate_epochs_at_the_leader_only(cluster, written):
+    topic, leader, follower = written
+    list_offsets = ListOffsets(replica_id=-1, isolation_level=0, topics=[ListOffsets.ListOffsetsTopic(
+        name=topic, partitions=[ListOffsets.ListOffsetsPartition(
+            partition_index=0, current_leader_epoch=-1, timestamp=-1)])])
+    epochs = OffsetForLeaderEpoch(replica_id=-1, topics=[OffsetForLeaderEpoch.OffsetForLeaderTopic(
+        topic=topic, partitions=[OffsetForLeaderEpoch.OffsetForLeaderPartition(
+            partition=0, current_leader_epoch=-1, leader_epoch=0)])])
+    answers = {}
+    for broker_id in (leader, follower):
+        with cluster.wire(broker_id) as client:
+            offsets = client.request(ApiKey.LIST_OFFSETS, 7, list_offsets).topics[0].partitions[0]
+            ends = client.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, epochs).topics[0].partitions[0]
+            answers[broker_id] = (offsets.error_code, ends.error_code)
+    assert answers[leader] == (ErrorCode.NONE, ErrorCode.NONE)
+    assert answers[follower] == (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+
+
+# -- the setting ------------------------------------------------------------------------------
+@pytest.mark.parametrize("selector", [None, RACK_AWARE, "org.apache.kafka.common.replica.LeaderSelector"])
+def test_kafkas_replica_selectors_are_accepted(selector):
+    config = BrokerConfig({} if selector is None else {"replica.selector.class": selector})
+    assert config["replica.selector.class"] == selector
+
+
+def test_any_other_replica_selector_stops_the_broker_at_start():
+    with pytest.raises(ConfigError, match="replica.selector.class.*com.example.NearestSelector could not be found"):
+        BrokerConfig({"replica.selector.class": "com.example.NearestSelector"})
