@@ -150,7 +150,8 @@ class DelayedFetch(DelayedOperation):
         for_follower: bool,
         read_committed: bool = False,
         session_wait: SessionWait | None = None,
-        start_epochs: dict[TopicPartition, int] | None = None,
+        followed_epochs: dict[TopicPartition, int] | None = None,
+        fetch_only_leader: bool = True,
     ) -> None:
         super().__init__(timeout_ms)
         self.manager = manager
@@ -160,26 +161,21 @@ class DelayedFetch(DelayedOperation):
         self.for_follower = for_follower
         self.read_committed = read_committed
         self.session_wait = session_wait
-        # a consumer fetch that followers may answer (KIP-392): the leader epochs it read at
-        # (None: only leaders answer it)
-        self.start_epochs = start_epochs
-
-    def _moved(self, tp: TopicPartition, partition: Partition | None) -> bool:
-        """Whether the partition is no longer served here as the fetch read it: gone, no longer
-        led here (for leader-only fetches), or at another leader epoch (for the others)."""
-        if partition is None:
-            return True
-        if self.start_epochs is None:
-            return not partition.is_leader
-        return partition.leader_epoch != self.start_epochs.get(tp, partition.leader_epoch)
+        # a consumer fetch served by followers here (KIP-392): the leader epoch of each partition
+        # it read as a follower; the partitions it read as their leader are not in it
+        self.followed_epochs = followed_epochs or {}
+        self.fetch_only_leader = fetch_only_leader
 
     def try_complete(self) -> bool:
         available = self.bytes_already
+        followed = self.followed_epochs
         for tp, start in self.start_counters.items():
             partition = self.manager.partitions.get(tp)
-            if self._moved(tp, partition):
+            # gone, led here no more (read as the leader), or at another leader epoch (read as a follower)
+            if partition is None or (
+                not partition.is_leader if tp not in followed else partition.leader_epoch != followed[tp]
+            ):
                 return self.force_complete()  # leadership moved: answer now with the error
-            assert partition is not None
             available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
         if available >= self.min_bytes or self._session_partition_readable():
             return self.force_complete()
@@ -192,7 +188,7 @@ class DelayedFetch(DelayedOperation):
             return False
         for tp, request in self.session_wait.peek():
             partition = self.manager.partitions.get(tp)
-            if partition is None or (self.start_epochs is None and not partition.is_leader):
+            if partition is None or (self.fetch_only_leader and not partition.is_leader):
                 return True
             if request.fetch_offset < partition.readable_end(self.for_follower, self.read_committed):
                 return True
@@ -865,16 +861,24 @@ class ReplicaManager:
         results = reader.read_all(requested, max_bytes)
         total = sum(r.records_size for r in results.values())
         answer_now = any(
-            r.error_code != ErrorCode.NONE or r.diverging_epoch is not None or r.has_preferred_read_replica
+            r.error_code != ErrorCode.NONE or r.diverging_epoch is not None or r.preferred_read_replica >= 0
             for r in results.values()
         )
         if not (max_wait_ms <= 0 or total >= min_bytes or answer_now or (not requested and session_wait is None)):
             counters = {
                 tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
             }
-            epochs = None if reader.fetch_only_leader else {tp: self.partitions[tp].leader_epoch for tp in counters}
             delayed = DelayedFetch(
-                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait, epochs
+                max_wait_ms,
+                self,
+                min_bytes,
+                total,
+                counters,
+                for_follower,
+                read_committed,
+                session_wait,
+                reader.followed_epochs,
+                reader.fetch_only_leader,
             )
             keys: list = [*counters, session_wait.key] if session_wait is not None else list(counters)
             await self.fetch_purgatory.wait_for(delayed, keys)
@@ -1047,6 +1051,7 @@ class _FetchReader:
         # the rack-aware selection runs only for a consumer with a rack, under a selector
         self.selecting = client if client and client.rack_id and manager.replica_selector else None
         self._racks: dict[int, str | None] | None = None  # live brokers' racks, looked up once
+        self.followed_epochs: dict[TopicPartition, int] = {}  # partitions read here as a follower
 
     def read_all(
         self, requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]], max_bytes: int
@@ -1073,6 +1078,8 @@ class _FetchReader:
                         partition, aborted_transactions=[] if committed else None, preferred_read_replica=preferred
                     )
             partition.check_fetchable(request.current_leader_epoch, fetch_only_leader=self.fetch_only_leader)
+            if not self.fetch_only_leader and not partition.is_leader:
+                self.followed_epochs[tp] = partition.leader_epoch
             if self.for_follower:
                 if self.replica_id not in partition.followers:  # as Kafka's followerReplicaOrThrow
                     raise KafkaError(

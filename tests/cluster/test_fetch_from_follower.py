@@ -224,6 +224,34 @@ def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(cluster,
     assert old_consumer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
+def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(cluster, written):
+    """An incremental fetch (KIP-227) waiting on a follower is answered once the follower learns
+    from its leader that new records are committed, with those records."""
+    topic, _, follower = written
+    with cluster.wire(follower) as client:
+        with cluster.wire(follower) as probe:
+            end = fetch(probe, topic, 0, version=12).high_watermark
+        session_request = Fetch(
+            replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
+            session_epoch=0, forgotten_topics_data=[], rack_id="RACK%d" % follower,
+            topics=[Fetch.FetchTopic(topic=topic, partitions=[Fetch.FetchPartition(
+                partition=0, current_leader_epoch=-1, fetch_offset=end, last_fetched_epoch=-1,
+                log_start_offset=-1, partition_max_bytes=1 << 20)])])
+        created = client.request(ApiKey.FETCH, 12, session_request)
+        assert created.error_code == 0 and created.session_id > 0
+        waiting = Fetch(
+            replica_id=-1, max_wait_ms=30000, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
+            session_id=created.session_id, session_epoch=1, forgotten_topics_data=[], rack_id="RACK%d" % follower,
+            topics=[])
+        client.send(ApiKey.FETCH, 12, waiting)
+        produce(cluster, topic, 10_000, 3)
+        _, answer = client.receive(ApiKey.FETCH, 12)
+    assert answer.error_code == 0
+    [data] = answer.responses[0].partitions
+    assert (data.error_code, data.high_watermark) == (0, end + 3)
+    assert len(data.records) > 0
+
+
 def test_a_follower_checks_the_consumers_leader_epoch(cluster, written):
     topic, _, follower = written
     epoch = cluster.state(topic, 0)["leader_epoch"]
