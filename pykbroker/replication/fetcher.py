@@ -10,7 +10,8 @@ epoch and last fetched epoch, and this broker's id as replica id) over one conne
 leader, and for each partition in the response:
 
 - appends the batches verbatim (`append_as_follower`) and takes the leader's high watermark
-  (never past its own log end) and log start offset;
+  (never past its own log end) and log start offset; when either moved, the replica manager
+  hears of it (`follower_partition_changed`), for consumers reading from this follower (KIP-392);
 - when the leader answers with a diverging epoch, truncates where the two logs stop agreeing
   (Kafka's rule: the follower's end offset for that epoch, or the leader's, whichever is
   smaller) and fetches again, which checks the next older epoch if needed;

@@ -14,6 +14,12 @@ which moves the high watermark and completes waiting produce requests. Fetches f
 with a last fetched epoch are checked against the leader's epochs first (Fetch v12+ diverging
 epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time.max.ms`.
 
+Fetch from the closest replica (KIP-392): a consumer fetch of v11+ (with client metadata) may be
+answered by a follower, up to the high watermark its fetcher learned from the leader; a leader
+under `replica.selector.class` = RackAwareReplicaSelector answers a consumer whose rack holds a
+better replica with that replica's id and no records (`replica_selector.py`). Fetches from
+followers and from older consumers are answered by the leader only.
+
 Transactions: `handle_produce_append` is Kafka's handleProduceAppend. With
 `transaction.partition.verification.enable` (KIP-890 part 1) a transactional batch of a producer
 with no ongoing transaction on the partition is appended only once the transaction coordinator
