@@ -14,14 +14,19 @@ a consumer in a follower's rack, records for one in no rack; a follower serves F
 consumers up to its high watermark and refuses older ones, ListOffsets and OffsetForLeaderEpoch
 from consumers (leader only, as Kafka's).
 
-Not run on Kafka 3.9.0: `../shared/realkafka/cluster.sh` applies one set of extra settings
-(`CLUSTER_BROKER_EXTRA`) to every broker, so its brokers cannot be given different racks.
+`RACKFETCH_TARGETS=pykbroker,kafka` runs every test on three Kafka 3.9.0 brokers as well, which
+is how they were validated (the default is pykbroker only: `../shared/realkafka/cluster.sh` gives
+every broker the same extra settings, so its brokers get their racks by being stopped, given
+their `broker.rack` and started again one by one, minutes on a small machine). Kafka's fetch
+metrics are JMX only, so the metrics assertions run on pykbroker's brokers.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
+import time
 import urllib.request
 
 import pytest
@@ -29,11 +34,15 @@ from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient, ConfigResource, NewTopic
 from prometheus_client.parser import text_string_to_metric_families
 
-from pykbroker.config.types import ConfigError
+from compat import realkafka
 from pykbroker.config import BrokerConfig
+from pykbroker.config.types import ConfigError
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
+from pykbroker.testkit.waiting import wait_until
+from pykbroker.testkit.wire import WireClient
+from tests.ci import skip_or_fail_in_ci
 
 RACK_AWARE = "org.apache.kafka.common.replica.RackAwareReplicaSelector"
 CLUSTER_OPTIONS = {
@@ -48,51 +57,140 @@ MESSAGES, MESSAGE_SIZE = 1000, 100
 _SERVED = re.compile(r"Metrics and health served on (http://[\d.]+:\d+)")
 
 Fetch = messages.request(ApiKey.FETCH).cls
+Metadata = messages.request(ApiKey.METADATA).cls
 ListOffsets = messages.request(ApiKey.LIST_OFFSETS).cls
 OffsetForLeaderEpoch = messages.request(ApiKey.OFFSET_FOR_LEADER_EPOCH).cls
 
 
+# -- the brokers: pykbroker's or Kafka's -------------------------------------------------------
+class PykbrokerRacks:
+    """The module's pykbroker cluster (tests/cluster fixtures, CLUSTER_OPTIONS)."""
+
+    def __init__(self, cluster) -> None:
+        self.cluster = cluster
+
+    @property
+    def bootstrap(self) -> str:
+        return self.cluster.bootstrap
+
+    def address(self, broker_id: int) -> str:
+        return self.cluster.brokers[broker_id].bootstrap
+
+    def kill(self, broker_id: int) -> None:
+        self.cluster.kill(broker_id)
+
+    def restart(self, broker_id: int) -> None:
+        self.cluster.ensure_all_running()
+
+    def bytes_out(self, broker_id: int, topic: str) -> float | None:
+        """The broker's BytesOutPerSec count for `topic` (record bytes sent to consumers)."""
+        endpoint = _SERVED.findall(self.cluster.brokers[broker_id].log_text())[-1]
+        with urllib.request.urlopen(f"{endpoint}/metrics", timeout=10) as answer:
+            text = answer.read().decode()
+        samples = (sample for family in text_string_to_metric_families(text) for sample in family.samples)
+        for sample in samples:
+            if sample.name == "kafka_server_brokertopicmetrics_bytesout_total" and sample.labels.get("topic") == topic:
+                return sample.value
+        return 0.0
+
+
+class KafkaRacks(realkafka.KafkaCluster):
+    """Kafka 3.9.0's three brokers (cluster.sh), each stopped, given its rack and the rack-aware
+    selector, and started again."""
+
+    def start(self) -> KafkaRacks:
+        super().start()
+        try:
+            for broker_id in self.ids:
+                self.script("stop-broker", str(broker_id))
+                properties = self.server_properties(broker_id)
+                properties.write_text(
+                    properties.read_text() + f"broker.rack=RACK{broker_id}\nreplica.selector.class={RACK_AWARE}\n"
+                )
+                self.script("start-broker", str(broker_id))
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def address(self, broker_id: int) -> str:
+        return f"127.0.0.1:{self.base + broker_id}"
+
+    def bytes_out(self, broker_id: int, topic: str) -> float | None:
+        return None  # JMX only
+
+
+@pytest.fixture(scope="module", params=os.environ.get("RACKFETCH_TARGETS", "pykbroker").split(","))
+def racks(request, tmp_path_factory):
+    """Three brokers in racks RACK1-RACK3 under the rack-aware selector: pykbroker's or Kafka's."""
+    if request.param != "kafka":
+        yield PykbrokerRacks(request.getfixturevalue("cluster"))
+        return
+    reason = realkafka.unavailable()
+    if reason:
+        skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
+    with KafkaRacks(tmp_path_factory.mktemp("kafka-racks")) as running:
+        yield running
+
+
 # -- helpers ----------------------------------------------------------------------------------
-def create_replicated_topic(cluster, name: str) -> tuple[int, list[int]]:
+class PartitionView:
+    """Partition 0 of a topic as a broker's Metadata shows it."""
+
+    def __init__(self, data, brokers) -> None:
+        self.leader, self.leader_epoch = data.leader_id, data.leader_epoch
+        self.replicas, self.isr = list(data.replica_nodes), list(data.isr_nodes)
+        self.racks = {b.node_id: b.rack for b in brokers}
+
+
+def partition_view(racks, topic: str) -> PartitionView | None:
+    request = Metadata(topics=[Metadata.MetadataRequestTopic(name=topic)], allow_auto_topic_creation=False)
+    for address in racks.bootstrap.split(","):
+        try:
+            with WireClient(address) as client:
+                answer = client.request(ApiKey.METADATA, 12, request)
+            break
+        except OSError:
+            continue  # a broker that is down
+    else:
+        return None
+    [data] = answer.topics
+    if data.error_code != 0 or not data.partitions:
+        return None
+    return PartitionView(data.partitions[0], answer.brokers)
+
+
+def create_replicated_topic(racks, name: str) -> tuple[int, list[int]]:
     """A one-partition topic on all three brokers; (leader, replicas) once the ISR is full."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin = AdminClient({"bootstrap.servers": racks.bootstrap})
     admin.create_topics([NewTopic(name, 1, replication_factor=3)])[name].result(timeout=30)
-    cluster.wait_until(lambda: sorted(cluster.isr(name, 0)) == [1, 2, 3], what="a full ISR", timeout=60)
-    cluster.wait_for_leaders(name, 1)
-    state = cluster.state(name, 0)
-    return state["leader"], cluster.replicas(name)[0]
+
+    def full() -> PartitionView | None:
+        view = partition_view(racks, name)
+        return view if view is not None and view.leader >= 0 and sorted(view.isr) == [1, 2, 3] else None
+
+    view = wait_until(full, "a full ISR", timeout=60)
+    return view.leader, view.replicas
 
 
-def produce(cluster, topic: str, first: int, count: int) -> None:
+def produce(racks, topic: str, first: int, count: int) -> None:
     """Messages of MESSAGE_SIZE bytes carrying `msg=<n>\\n`, as librdkafka's test helpers make them."""
-    producer = Producer({"bootstrap.servers": cluster.bootstrap, "acks": "all", "linger.ms": 5})
+    producer = Producer({"bootstrap.servers": racks.bootstrap, "acks": "all", "linger.ms": 5})
     for n in range(first, first + count):
         text = f"testid=0101, partition=0, msg={n}\n".encode()
         producer.produce(topic, text.ljust(MESSAGE_SIZE, b"."), partition=0)
     assert producer.flush(60) == 0
 
 
-def broker_racks(cluster, broker_ids: list[int]) -> set[str]:
+def broker_racks(racks, broker_ids: list[int]) -> set[str]:
     """The `broker.rack` each broker describes for itself (0101's get_broker_rack_count)."""
-    admin = AdminClient({"bootstrap.servers": cluster.bootstrap})
+    admin = AdminClient({"bootstrap.servers": racks.bootstrap})
     racks = set()
     for broker_id in broker_ids:
         resource = ConfigResource(ConfigResource.Type.BROKER, str(broker_id))
         entries = admin.describe_configs([resource])[resource].result(timeout=30)
         racks.add(entries["broker.rack"].value)
     return racks
-
-
-def bytes_out(cluster, broker_id: int, topic: str) -> float:
-    """The broker's BytesOutPerSec count for `topic` (record bytes sent to consumers)."""
-    endpoint = _SERVED.findall(cluster.brokers[broker_id].log_text())[-1]
-    with urllib.request.urlopen(f"{endpoint}/metrics", timeout=10) as answer:
-        text = answer.read().decode()
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            if sample.name == "kafka_server_brokertopicmetrics_bytesout_total" and sample.labels.get("topic") == topic:
-                return sample.value
-    return 0.0
 
 
 class StatsCapture:
@@ -113,8 +211,6 @@ class StatsCapture:
 
 def consume_in_order(consumer: Consumer, first: int, count: int, timeout_s: float = 120.0) -> None:
     """Read messages `first`..`first + count - 1`, checking each one's `msg=` number."""
-    import time
-
     expected, deadline = first, time.monotonic() + timeout_s
     while expected < first + count:
         assert time.monotonic() < deadline, f"consumed up to msg={expected - 1} only"
@@ -143,18 +239,17 @@ def fetch(client, topic: str, offset: int, *, version: int, rack: str = "", epoc
 
 
 # -- librdkafka's 0101, and the follower dying ------------------------------------------------
-def test_a_consumer_reads_from_the_follower_in_its_rack_and_from_the_leader_once_it_dies(all_running):
-    cluster = all_running
+def test_a_consumer_reads_from_the_follower_in_its_rack_and_from_the_leader_once_it_dies(racks):
     topic = "fetch-from-follower-0101"
-    leader, replicas = create_replicated_topic(cluster, topic)
-    produce(cluster, topic, 0, MESSAGES)
+    leader, replicas = create_replicated_topic(racks, topic)
+    produce(racks, topic, 0, MESSAGES)
     assert len(replicas) == 3
-    assert len(broker_racks(cluster, replicas)) == 3, "every broker its own broker.rack"
+    assert len(broker_racks(racks, replicas)) == 3, "every broker its own broker.rack"
     follower = next(r for r in replicas if r != leader)
 
     stats = StatsCapture()
     consumer = Consumer({
-        "bootstrap.servers": cluster.bootstrap, "group.id": topic, "auto.offset.reset": "earliest",
+        "bootstrap.servers": racks.bootstrap, "group.id": topic, "auto.offset.reset": "earliest",
         "enable.auto.commit": False, "statistics.interval.ms": 1000, "stats_cb": stats,
         "client.rack": f"RACK{follower}",
     })
@@ -168,37 +263,53 @@ def test_a_consumer_reads_from_the_follower_in_its_rack_and_from_the_leader_once
         assert all(received.get(r, 0) < received[follower] for r in replicas if r != follower), received
         assert received[follower] > MESSAGES * MESSAGE_SIZE, received
 
-        assert bytes_out(cluster, follower, topic) >= MESSAGES * MESSAGE_SIZE
-        assert bytes_out(cluster, leader, topic) < MESSAGES * MESSAGE_SIZE
+        if racks.bytes_out(follower, topic) is not None:
+            assert racks.bytes_out(follower, topic) >= MESSAGES * MESSAGE_SIZE
+            assert racks.bytes_out(leader, topic) < MESSAGES * MESSAGE_SIZE
 
-        cluster.kill(follower)
-        produce(cluster, topic, MESSAGES, MESSAGES)
-        consume_in_order(consumer, MESSAGES, MESSAGES)
-        assert bytes_out(cluster, leader, topic) >= MESSAGES * MESSAGE_SIZE
+        racks.kill(follower)
+        try:
+            produce(racks, topic, MESSAGES, MESSAGES)
+            consume_in_order(consumer, MESSAGES, MESSAGES)
+            if racks.bytes_out(leader, topic) is not None:
+                assert racks.bytes_out(leader, topic) >= MESSAGES * MESSAGE_SIZE
+        finally:
+            racks.restart(follower)
     finally:
         consumer.close()
 
 
 # -- what a leader and a follower answer --------------------------------------------------------
+class Written:
+    """A replicated topic with 10 messages every replica has: its leader, a follower and the
+    leader epoch."""
+
+    def __init__(self, racks, topic: str) -> None:
+        self.racks, self.topic = racks, topic
+        self.leader, replicas = create_replicated_topic(racks, topic)
+        produce(racks, topic, 0, 10)
+        self.follower = next(r for r in replicas if r != self.leader)
+        self.leader_epoch = partition_view(racks, topic).leader_epoch
+        with self.wire(self.follower) as client:
+            wait_until(lambda: fetch(client, topic, 0, version=11).high_watermark == 10,
+                       "the follower's high watermark at 10", timeout=40)
+
+    def wire(self, broker_id: int) -> WireClient:
+        return WireClient(self.racks.address(broker_id))
+
+
 @pytest.fixture(scope="module")
-def written(cluster):
-    """A replicated topic with 10 messages every replica has (high watermark 10 everywhere)."""
-    topic = "fetch-from-follower-wire"
-    leader, replicas = create_replicated_topic(cluster, topic)
-    produce(cluster, topic, 0, 10)
-    follower = next(r for r in replicas if r != leader)
-
-    def replicated() -> bool:
-        with cluster.wire(follower) as client:
-            return fetch(client, topic, 0, version=11).high_watermark == 10
-
-    cluster.wait_until(replicated, what="the follower's high watermark at 10")
-    return topic, leader, follower
+def written(racks):
+    return Written(racks, "fetch-from-follower-wire")
 
 
-def test_the_leader_sends_a_consumer_in_a_followers_rack_to_that_follower(cluster, written):
-    topic, leader, follower = written
-    with cluster.wire(leader) as client:
+def test_every_broker_shows_its_rack_in_metadata(written):
+    assert partition_view(written.racks, written.topic).racks == {1: "RACK1", 2: "RACK2", 3: "RACK3"}
+
+
+def test_the_leader_sends_a_consumer_in_a_followers_rack_to_that_follower(written):
+    topic, leader, follower = written.topic, written.leader, written.follower
+    with written.wire(leader) as client:
         sent_away = fetch(client, topic, 0, version=11, rack=f"RACK{follower}")
         own_rack = fetch(client, topic, 0, version=11, rack=f"RACK{leader}")
         no_rack = fetch(client, topic, 0, version=11)
@@ -210,10 +321,10 @@ def test_the_leader_sends_a_consumer_in_a_followers_rack_to_that_follower(cluste
         assert len(answer.records or b"") > 0
 
 
-def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(cluster, written):
-    topic, _, follower = written
-    with cluster.wire(follower) as client:
-        read = fetch(client, topic, 0, version=11, rack=f"RACK{follower}")
+def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(written):
+    topic = written.topic
+    with written.wire(written.follower) as client:
+        read = fetch(client, topic, 0, version=11, rack=f"RACK{written.follower}")
         at_the_end = fetch(client, topic, 10, version=11)
         past_the_end = fetch(client, topic, 11, version=11)
         old_consumer = fetch(client, topic, 0, version=10)
@@ -224,16 +335,15 @@ def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(cluster,
     assert old_consumer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
-def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(cluster, written):
+def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(written):
     """An incremental fetch (KIP-227) waiting on a follower is answered once the follower learns
     from its leader that new records are committed, with those records."""
-    topic, _, follower = written
-    with cluster.wire(follower) as client:
-        with cluster.wire(follower) as probe:
-            end = fetch(probe, topic, 0, version=12).high_watermark
+    topic, follower = written.topic, written.follower
+    with written.wire(follower) as client:
+        end = fetch(client, topic, 0, version=12).high_watermark
         session_request = Fetch(
             replica_id=-1, max_wait_ms=0, min_bytes=1, max_bytes=1 << 20, isolation_level=0, session_id=0,
-            session_epoch=0, forgotten_topics_data=[], rack_id="RACK%d" % follower,
+            session_epoch=0, forgotten_topics_data=[], rack_id=f"RACK{follower}",
             topics=[Fetch.FetchTopic(topic=topic, partitions=[Fetch.FetchPartition(
                 partition=0, current_leader_epoch=-1, fetch_offset=end, last_fetched_epoch=-1,
                 log_start_offset=-1, partition_max_bytes=1 << 20)])])
@@ -241,10 +351,10 @@ def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(clust
         assert created.error_code == 0 and created.session_id > 0
         waiting = Fetch(
             replica_id=-1, max_wait_ms=30000, min_bytes=1, max_bytes=1 << 20, isolation_level=0,
-            session_id=created.session_id, session_epoch=1, forgotten_topics_data=[], rack_id="RACK%d" % follower,
+            session_id=created.session_id, session_epoch=1, forgotten_topics_data=[], rack_id=f"RACK{follower}",
             topics=[])
         client.send(ApiKey.FETCH, 12, waiting)
-        produce(cluster, topic, 10_000, 3)
+        produce(written.racks, topic, 10_000, 3)
         _, answer = client.receive(ApiKey.FETCH, 12)
     assert answer.error_code == 0
     [data] = answer.responses[0].partitions
@@ -252,10 +362,9 @@ def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(clust
     assert len(data.records) > 0
 
 
-def test_a_follower_checks_the_consumers_leader_epoch(cluster, written):
-    topic, _, follower = written
-    epoch = cluster.state(topic, 0)["leader_epoch"]
-    with cluster.wire(follower) as client:
+def test_a_follower_checks_the_consumers_leader_epoch(written):
+    topic, epoch = written.topic, written.leader_epoch
+    with written.wire(written.follower) as client:
         current = fetch(client, topic, 0, version=12, epoch=epoch)
         stale = fetch(client, topic, 0, version=12, epoch=epoch - 1) if epoch > 0 else None
         future = fetch(client, topic, 0, version=12, epoch=epoch + 1)
@@ -264,8 +373,8 @@ def test_a_follower_checks_the_consumers_leader_epoch(cluster, written):
     assert future.error_code == ErrorCode.UNKNOWN_LEADER_EPOCH
 
 
-def test_consumers_list_offsets_and_validate_epochs_at_the_leader_only(cluster, written):
-    topic, leader, follower = written
+def test_consumers_list_offsets_and_validate_epochs_at_the_leader_only(written):
+    topic = written.topic
     list_offsets = ListOffsets(replica_id=-1, isolation_level=0, topics=[ListOffsets.ListOffsetsTopic(
         name=topic, partitions=[ListOffsets.ListOffsetsPartition(
             partition_index=0, current_leader_epoch=-1, timestamp=-1)])])
@@ -273,13 +382,13 @@ def test_consumers_list_offsets_and_validate_epochs_at_the_leader_only(cluster, 
         topic=topic, partitions=[OffsetForLeaderEpoch.OffsetForLeaderPartition(
             partition=0, current_leader_epoch=-1, leader_epoch=0)])])
     answers = {}
-    for broker_id in (leader, follower):
-        with cluster.wire(broker_id) as client:
+    for broker_id in (written.leader, written.follower):
+        with written.wire(broker_id) as client:
             offsets = client.request(ApiKey.LIST_OFFSETS, 7, list_offsets).topics[0].partitions[0]
             ends = client.request(ApiKey.OFFSET_FOR_LEADER_EPOCH, 4, epochs).topics[0].partitions[0]
             answers[broker_id] = (offsets.error_code, ends.error_code)
-    assert answers[leader] == (ErrorCode.NONE, ErrorCode.NONE)
-    assert answers[follower] == (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER)
+    assert answers[written.leader] == (ErrorCode.NONE, ErrorCode.NONE)
+    assert answers[written.follower] == (ErrorCode.NOT_LEADER_OR_FOLLOWER, ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
 
 # -- the setting ------------------------------------------------------------------------------
