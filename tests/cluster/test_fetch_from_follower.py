@@ -279,6 +279,44 @@ def test_a_consumer_reads_from_the_follower_in_its_rack_and_from_the_leader_once
         consumer.close()
 
 
+def test_a_read_committed_consumer_on_a_follower_sees_only_committed_transactions(racks):
+    """The follower keeps the transactions' state as its leader does (last stable offset, aborted
+    transactions index): a read_committed consumer in its rack reads the committed records only."""
+    topic = "fetch-from-follower-transactions"
+    leader, replicas = create_replicated_topic(racks, topic)
+    follower = next(r for r in replicas if r != leader)
+    producer = Producer({"bootstrap.servers": racks.bootstrap, "transactional.id": topic})
+    producer.init_transactions(60)
+    for outcome in ("commit", "abort", "commit"):
+        producer.begin_transaction()
+        for n in range(3):
+            producer.produce(topic, f"{outcome}-{n}".encode(), partition=0)
+        if outcome == "commit":
+            producer.commit_transaction(60)
+        else:
+            producer.abort_transaction(60)
+    consumer = Consumer({
+        "bootstrap.servers": racks.bootstrap, "group.id": topic, "auto.offset.reset": "earliest",
+        "isolation.level": "read_committed", "client.rack": f"RACK{follower}", "enable.auto.commit": False,
+    })
+    values: list[bytes] = []
+    try:
+        consumer.subscribe([topic])
+        deadline = time.monotonic() + 60
+        while len(values) < 6 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        for _ in range(4):  # nothing more comes
+            message = consumer.poll(0.5)
+            assert message is None or message.error() is not None, message.value()
+    finally:
+        consumer.close()
+    assert values == [f"commit-{n}".encode() for n in range(3)] * 2
+    if racks.bytes_out(follower, topic) is not None:
+        assert racks.bytes_out(follower, topic) > 0
+
+
 # -- what a leader and a follower answer --------------------------------------------------------
 class Written:
     """A replicated topic with 10 messages every replica has: its leader, a follower and the
