@@ -26,6 +26,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import subprocess
 import time
 import urllib.request
 
@@ -315,6 +317,34 @@ def test_a_read_committed_consumer_on_a_follower_sees_only_committed_transaction
     assert values == [f"commit-{n}".encode() for n in range(3)] * 2
     if racks.bytes_out(follower, topic) is not None:
         assert racks.bytes_out(follower, topic) > 0
+
+
+def test_kafkas_java_console_consumer_reads_from_the_follower_in_its_rack(racks, tmp_path):
+    """The Java consumer (Kafka 3.9's console consumer, `--consumer-property client.rack=...`)
+    follows the preferred read replica too, with its incremental fetch sessions."""
+    if shutil.which("java") is None or not (realkafka.REALKAFKA / "libs" / "kafka-tools-3.9.0.jar").exists():
+        skip_or_fail_in_ci(f"Kafka's console consumer needs java and the jars in {realkafka.REALKAFKA / 'libs'}")
+    topic = "fetch-from-follower-java"
+    leader, replicas = create_replicated_topic(racks, topic)
+    follower = next(r for r in replicas if r != leader)
+    produce(racks, topic, 0, 200)
+    log4j = tmp_path / "log4j.properties"
+    log4j.write_text("log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\n"
+                     "log4j.appender.stderr.layout=org.apache.log4j.PatternLayout\n"
+                     "log4j.appender.stderr.Target=System.err\n")
+    command = [
+        "java", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{realkafka.REALKAFKA / 'libs'}/*",
+        "org.apache.kafka.tools.consumer.ConsoleConsumer", "--bootstrap-server", racks.bootstrap,
+        "--topic", topic, "--from-beginning", "--max-messages", "200", "--timeout-ms", "90000",
+        "--consumer-property", f"client.rack=RACK{follower}",
+    ]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=180)
+    assert run.returncode == 0, run.stderr[-2000:]
+    numbers = [int(line.split("msg=", 1)[1]) for line in run.stdout.splitlines() if "msg=" in line]
+    assert numbers == list(range(200))
+    if racks.bytes_out(follower, topic) is not None:
+        assert racks.bytes_out(follower, topic) >= 200 * MESSAGE_SIZE
+        assert racks.bytes_out(leader, topic) < 200 * MESSAGE_SIZE
 
 
 # -- what a leader and a follower answer --------------------------------------------------------
