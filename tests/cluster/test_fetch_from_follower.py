@@ -28,6 +28,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 import urllib.request
 
@@ -466,6 +467,12 @@ def test_kafkas_replica_selectors_are_accepted(selector):
     assert config["replica.selector.class"] == selector
 
 
-def test_any_other_replica_selector_stops_the_broker_at_start():
+def test_any_other_replica_selector_stops_the_broker_at_start(tmp_path):
     with pytest.raises(ConfigError, match="replica.selector.class.*com.example.NearestSelector could not be found"):
         BrokerConfig({"replica.selector.class": "com.example.NearestSelector"})
+    command = [sys.executable, "-m", "pykbroker", "--override", "replica.selector.class=com.example.NearestSelector",
+               "--override", f"log.dirs={tmp_path}", "--override", "listeners=PLAINTEXT://127.0.0.1:0"]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert run.returncode == 2
+    assert ("Invalid configuration: Invalid value com.example.NearestSelector for configuration "
+            "replica.selector.class: Class com.example.NearestSelector could not be found") in run.stderr
