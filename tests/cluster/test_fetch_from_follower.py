@@ -404,6 +404,25 @@ def test_a_follower_serves_fetch_v11_consumers_up_to_its_high_watermark(written)
     assert old_consumer.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
 
 
+def test_a_broker_without_a_replica_refuses_consumers_of_the_partition(written):
+    """NOT_LEADER_OR_FOLLOWER, as for a replica that is gone: the topic has the partition, this
+    broker has no replica of it."""
+    topic = "fetch-from-follower-two-replicas"
+    leader, follower = written.leader, written.follower
+    elsewhere = next(b for b in (1, 2, 3) if b not in (leader, follower))
+    admin = AdminClient({"bootstrap.servers": written.racks.bootstrap})
+    admin.create_topics([NewTopic(topic, 1, replica_assignment=[[leader, follower]])])[topic].result(timeout=30)
+    wait_until(lambda: (view := partition_view(written.racks, topic)) is not None and len(view.isr) == 2,
+               "the topic's leader and ISR", timeout=40)
+    with written.wire(elsewhere) as client:
+        def answer():
+            data = fetch(client, topic, 0, version=11, rack=f"RACK{elsewhere}")
+            return data if data.error_code != ErrorCode.UNKNOWN_TOPIC_OR_PARTITION else None
+
+        refused = wait_until(answer, "the topic known everywhere", timeout=40)
+    assert refused.error_code == ErrorCode.NOT_LEADER_OR_FOLLOWER
+
+
 def test_a_fetch_session_on_a_follower_wakes_when_its_high_watermark_moves(written):
     """An incremental fetch (KIP-227) waiting on a follower is answered once the follower learns
     from its leader that new records are committed, with those records."""
