@@ -9,10 +9,14 @@ messages' size. Beyond 0101: the follower's fetch metrics (BytesOutPerSec of the
 consumer's reads, and the leader's do not; once that follower dies the consumer keeps reading
 everything, back from the leader.
 
-The others ask over the wire what a leader and a follower answer: a preferred read replica for
-a consumer in a follower's rack, records for one in no rack; a follower serves Fetch v11+
-consumers up to its high watermark and refuses older ones, ListOffsets and OffsetForLeaderEpoch
-from consumers (leader only, as Kafka's).
+Then: a read_committed consumer on a follower sees only committed transactions; Kafka's Java
+console consumer with `client.rack` reads from the follower as well. The others ask over the wire
+what a leader and a follower answer: a preferred read replica for a consumer in a follower's
+rack, records for one in no rack or in the leader's; a follower serves Fetch v11+ consumers up to
+its high watermark (also in an incremental fetch session, woken when that moves), checks their
+leader epoch, and refuses older consumers, ListOffsets and OffsetForLeaderEpoch from consumers
+(leader only, as Kafka's); a broker without a replica refuses them all. Last, the setting: Kafka's
+two selectors are accepted, any other class stops the broker at start.
 
 `RACKFETCH_TARGETS=pykbroker,kafka` runs every test on three Kafka 3.9.0 brokers as well, which
 is how they were validated (the default is pykbroker only: `../shared/realkafka/cluster.sh` gives
