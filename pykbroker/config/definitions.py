@@ -46,6 +46,7 @@ from .types import (
     one_of,
     one_of_ignoring_case,
     parse_typed,
+    provided_class,
     throttled_replicas,
     to_raw,
 )
@@ -403,7 +404,15 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("replica.fetch.response.max.bytes", INT, 10485760, at_least(0)),
         _broker("num.replica.fetchers", INT, 1),
         _broker("replica.high.watermark.checkpoint.interval.ms", LONG, 5000),
-        _broker("replica.selector.class", STRING),
+        _broker(
+            "replica.selector.class",
+            STRING,
+            None,
+            provided_class(
+                "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+                "org.apache.kafka.common.replica.LeaderSelector",
+            ),
+        ),
         _broker("fetch.purgatory.purge.interval.requests", INT, 1000),
         _broker("producer.purgatory.purge.interval.requests", INT, 1000),
         _broker("delete.records.purgatory.purge.interval.requests", INT, 1),

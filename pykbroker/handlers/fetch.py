@@ -13,8 +13,13 @@ that the first batch is always returned whole so that a consumer can make progre
   the last stable offset (the first offset of the oldest transaction not yet decided) and is
   given the aborted transactions overlapping what it read, from the `.txnindex` files, so that
   it drops their records; read_uncommitted reads up to the high watermark.
-- v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
-  preferred read replica (always -1: read from the leader); v13+ name topics by id.
+- v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v13+ name topics
+  by id.
+- v11+ carry the consumer's `rack_id` (`client.rack`) and the preferred read replica (KIP-392):
+  with `replica.selector.class` = RackAwareReplicaSelector, a leader answers a consumer whose rack
+  holds an in-sync follower (and not the leader) with that follower's id and no records, at once;
+  a follower answers consumers of v11+ (never older ones) up to its high watermark, which it
+  learns from its leader. See `replication/replica_selector.py`.
 - A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
   fetch offset tells the leader how far it has replicated; an incremental fetch speaks for every
   partition of its session, so a follower that caught up on an idle partition rejoins its ISR.
@@ -50,6 +55,7 @@ from ..replication.fetch_types import (
     PartitionsToRead,
     SessionWait,
 )
+from ..replication.replica_selector import ClientMetadata
 from .support.authorization import Check, check
 from .support.context import RequestContext
 from .support.services import BrokerServices, ReplicaService
@@ -103,6 +109,7 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
         max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
         isolation_level=isolation,
         session_wait=_session_wait(ctx, session, to_read, denied, is_follower=replica_id >= 0),
+        client_metadata=ClientMetadata(request.rack_id, ctx.listener_name) if version >= 11 else None,
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     results.update(
@@ -291,6 +298,8 @@ def _partition_response(
         response.diverging_epoch = FetchResponse.EpochEndOffset(
             epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset
         )
+    if result.has_preferred_read_replica:  # only ever for v11+ (client metadata)
+        response.preferred_read_replica = result.preferred_read_replica
     if hint is not None:
         response.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
     return response

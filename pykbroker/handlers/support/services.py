@@ -71,6 +71,7 @@ if TYPE_CHECKING:
     from ...replication.fetch_session import FetchSessionCache
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ...replication.replica_manager import ProduceResult
+    from ...replication.replica_selector import ClientMetadata
     from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
     from ...security.delegation_tokens import TokenInformation
     from ...security.principal import KafkaPrincipal
@@ -102,6 +103,7 @@ class ReplicaService(Protocol):
         max_bytes: int,
         isolation_level: int = 0,
         session_wait: SessionWait | None = None,
+        client_metadata: ClientMetadata | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
     def record_follower_session(
