@@ -97,8 +97,6 @@ ACCEPTED: list[Accepted] = [
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
         "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",
         "kafka.metrics.*", "auto.include.jmx.reporter", "telemetry.max.bytes")),
-    Accepted(f"{BROKER_CONFIG}num.replica.alter.log.dirs.threads", "no moving of replicas "
-             "between log directories (AlterReplicaLogDirs)"),
     Accepted(f"{BROKER_CONFIG}log.dir.failure.timeout.ms", "a KRaft setting for failed log "
              "directories: " + NO_KRAFT),
     Accepted(f"{BROKER_CONFIG}zookeeper.clientCnxnSocket", "pykbroker talks to ZooKeeper with "
