@@ -4,8 +4,9 @@
   Kafka's own `kafka-log-dirs --describe` prints the same before, during (the future replica in
   the destination, `isFuture` true, with an offset lag) and after the move on pykbroker as on
   Kafka 3.9.0 with two log dirs; every acknowledged record is read back once.
-- Errors as Kafka's: LOG_DIR_NOT_FOUND for a dir not in `log.dirs`, REPLICA_NOT_AVAILABLE for a
-  partition not here yet, which is then created in the dir asked for (on both brokers).
+- Errors as Kafka's: LOG_DIR_NOT_FOUND for a dir not in `log.dirs`, UNKNOWN_TOPIC_OR_PARTITION for
+  a partition that does not exist yet, which is then created in the dir asked for (on both
+  brokers).
 - Asking for the current dir while a move is going cancels it; a move stopped by a restart
   resumes (a clean stop, and kill -9 of a broker process); a destination dir that fails (EIO
   injected at the file layer) ends the move, not the broker.
@@ -70,7 +71,17 @@ def kafka(tmp_path_factory) -> Iterator[KafkaWithTwoLogDirs]:
     if reason or not (REALKAFKA / "libs" / "kafka-tools-3.9.0.jar").exists():
         skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason or 'no kafka-tools jar'}")
     with KafkaWithTwoLogDirs(tmp_path_factory.mktemp("kafka-dirs")) as broker:
+        wait_until(lambda: created(broker.bootstrap, "warm-up"), "Kafka's broker registered", timeout=60)
         yield broker
+
+
+def created(bootstrap: str, topic: str) -> bool:
+    """Whether `topic` could be created (not while a broker just started is not registered yet)."""
+    try:
+        create_topic(bootstrap, topic)
+    except RuntimeError:
+        return False
+    return True
 
 
 @pytest.fixture
@@ -321,7 +332,7 @@ def test_errors_and_a_partition_not_here_yet_as_kafka(name, request):
     [current] = where(bootstrap, "here")
     assert alter(bootstrap, {"/not/a/log/dir": [("here", 0)], current: [("absent", 0)]}) == {
         ("here", 0): ErrorCode.LOG_DIR_NOT_FOUND,
-        ("absent", 0): ErrorCode.REPLICA_NOT_AVAILABLE,
+        ("absent", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
     }
     assert alter(bootstrap, {current: [("here", 0)]}, version=0) == {("here", 0): ErrorCode.NONE}  # there already
     counts = partition_counts(bootstrap)
@@ -329,7 +340,7 @@ def test_errors_and_a_partition_not_here_yet_as_kafka(name, request):
         create_topic(bootstrap, "ballast")  # new partitions go to the dir with the fewest
         counts = partition_counts(bootstrap)
     fuller = max(counts, key=counts.__getitem__)
-    assert alter(bootstrap, {fuller: [("later", 0)]}) == {("later", 0): ErrorCode.REPLICA_NOT_AVAILABLE}
+    assert alter(bootstrap, {fuller: [("later", 0)]}) == {("later", 0): ErrorCode.UNKNOWN_TOPIC_OR_PARTITION}
     create_topic(bootstrap, "later")
     assert where(bootstrap, "later") == {fuller: False}
 

@@ -10,8 +10,10 @@ ReplicaManager.alterReplicaLogDirs answers:
 - LOG_DIR_NOT_FOUND: the path is not one of `log.dirs` (absolute paths, as configured);
 - KAFKA_STORAGE_ERROR: the destination dir or the partition's dir is offline, or a dir is offline
   when a new move would start;
-- REPLICA_NOT_AVAILABLE: the partition is not hosted here (yet): the dir is remembered and its log
-  is created there when it comes (what a reassignment with `log_dirs` relies on);
+- REPLICA_NOT_AVAILABLE: the partition exists but is not hosted here (yet), or
+  UNKNOWN_TOPIC_OR_PARTITION: it does not exist (yet); either way the dir is remembered and the
+  partition's log is created there when it comes here (what a reassignment with `log_dirs`
+  relies on);
 - INVALID_TOPIC_EXCEPTION: the future dir's name would be longer than 255 characters;
 - NONE: the move started, is already going to that dir, or the replica is there already. A move
   to another dir than the one in progress cancels it first.

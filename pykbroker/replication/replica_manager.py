@@ -1069,8 +1069,10 @@ class ReplicaManager:
             self.log_manager.remove_future_log(topic, index)
             future = None
         self.log_manager.maybe_update_preferred_log_dir(topic, index, log_dir)
-        if partition is None:  # created in `log_dir` when it comes (Kafka answers REPLICA_NOT_AVAILABLE)
-            return ErrorCode.REPLICA_NOT_AVAILABLE
+        if partition is None:  # created in `log_dir` when it comes
+            info = self.metadata.topic(topic)
+            known = info is not None and index in info.partitions
+            return ErrorCode.REPLICA_NOT_AVAILABLE if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
         if partition.log.parent_dir == log_dir or future is not None:
             return ErrorCode.NONE
         offline = self.log_manager.dir_failures.offline_dirs()
