@@ -54,7 +54,7 @@ ACCEPTED: list[Accepted] = [
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
+        "*_DELEGATION_TOKEN",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
