@@ -559,6 +559,15 @@ class ReplicaManager:
         """Kafka's OfflineLogDirectoryCount."""
         return len(self.log_manager.dir_failures.offline_dirs())
 
+    def alter_log_dirs_max_lag(self) -> int:
+        """The most offsets a future replica still has to copy (Kafka's ReplicaAlterLogDirsManager MaxLag)."""
+        lags = [
+            partition.log_end_offset - future.log_end_offset
+            for key, future in self.log_manager.futures().items()
+            if (partition := self.partitions.get(key)) is not None
+        ]
+        return max(lags, default=0)
+
     def is_offline(self, topic: str, index: int) -> bool:
         """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
         return (topic, index) in self.offline_partitions
