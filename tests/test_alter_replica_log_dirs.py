@@ -359,6 +359,7 @@ def test_asking_for_the_current_dir_cancels_the_move(pykbroker, held_copy):
     [destination] = [d for d in log_dirs_of(bootstrap) if d != source]
     assert alter(bootstrap, {destination: [("cancelled", 0)]}) == {("cancelled", 0): ErrorCode.NONE}
     assert where(bootstrap, "cancelled") == {source: False, destination: True}
+    assert pykbroker.call(pykbroker.broker.replica_manager.alter_log_dirs_max_lag) == 300  # the MaxLag metric
     assert alter(bootstrap, {source: [("cancelled", 0)]}) == {("cancelled", 0): ErrorCode.NONE}
     assert where(bootstrap, "cancelled") == {source: False}
     assert not [name for name in os.listdir(destination) if name.endswith("-future")]  # now -delete, removed later
