@@ -24,6 +24,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
@@ -441,3 +442,56 @@ def test_an_injected_eio_in_the_destination_ends_the_move_not_the_broker(tmp_pat
         produce_some(broker.bootstrap, "stays", 10)
         assert broker.is_running() and broker.halted_with is None
         assert alter(broker.bootstrap, {failing: [("stays", 0)]}) == {("stays", 0): ErrorCode.KAFKA_STORAGE_ERROR}
+
+
+# -- kafka-reassign-partitions with log_dirs --------------------------------------------------
+
+REASSIGN_COMMAND = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
+
+
+def serves(bootstrap: str, api_key: ApiKey) -> bool:
+    ApiVersions = messages.request(ApiKey.API_VERSIONS).cls
+    with WireClient(bootstrap) as client:
+        answer = client.request(
+            ApiKey.API_VERSIONS, 3, ApiVersions(client_software_name="t", client_software_version="1")
+        )
+    return any(key.api_key == api_key for key in answer.api_keys)
+
+
+def reassign_tool(bootstrap: str, *args: str) -> str:
+    command = ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{REALKAFKA / 'libs'}/*", REASSIGN_COMMAND]
+    done = subprocess.run(
+        [*command, "--bootstrap-server", bootstrap, *args], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path) -> list[str]:
+    """`--execute` a reassignment that keeps the replica on broker 0 and moves it to the other log
+    dir, then `--verify` until it is complete; both outputs, the dirs named SOURCE and DEST."""
+    create_topic(bootstrap, topic)
+    produce_some(bootstrap, topic)
+    [source] = where(bootstrap, topic)
+    [destination] = [d for d in log_dirs_of(bootstrap) if d != source]
+    plan = directory / f"{topic}-{bootstrap.rsplit(':', 1)[1]}.json"
+    partitions = [{"topic": topic, "partition": 0, "replicas": [0], "log_dirs": [destination]}]
+    plan.write_text(json.dumps({"version": 1, "partitions": partitions}))
+    executed = reassign_tool(bootstrap, "--execute", "--reassignment-json-file", str(plan))
+
+    def verified() -> str | None:
+        out = reassign_tool(bootstrap, "--verify", "--reassignment-json-file", str(plan))
+        return out if "completed successfully" in out else None
+
+    verify = wait_until(verified, "the move verified", timeout=120)
+    assert where(bootstrap, topic) == {destination: False}
+    return [output.replace(destination, "DEST").replace(source, "SOURCE") for output in (executed, verify)]
+
+
+def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(pykbroker, kafka, tmp_path):
+    if not serves(pykbroker.bootstrap, ApiKey.LIST_PARTITION_REASSIGNMENTS):
+        pytest.skip("kafka-reassign-partitions --execute needs partition reassignment (ListPartitionReassignments)")
+    ours = move_with_the_reassignment_tool(pykbroker.bootstrap, "reassigned", tmp_path)
+    assert "Successfully started moving log directory to DEST for replica reassigned-0 with broker 0" in ours[0]
+    assert "Reassignment of replica reassigned-0-0 completed successfully." in ours[1]
+    assert ours == move_with_the_reassignment_tool(kafka.bootstrap, "reassigned", tmp_path)
