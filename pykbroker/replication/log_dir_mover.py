@@ -170,7 +170,11 @@ class LogDirMovers:
         future log in (no append can come in between); False when more is left."""
         end = current.log_end_offset
         if future.log_end_offset < end:
-            records = current.read(future.log_end_offset, LAST_SLICE_BYTES).read_bytes()
+            data = current.read(future.log_end_offset, LAST_SLICE_BYTES)  # file regions: nothing read yet
+            active = current.segments.active
+            if data.segment_base_offset != active.base_offset or data.position + data.size < active.size:
+                return False  # more than one small slice is left
+            records = data.read_bytes()
             if _next_offset(records) < end:
                 return False
             future.append_as_follower(records)
