@@ -92,8 +92,7 @@ def held_copy(monkeypatch) -> threading.Event:
     copy = log_dir_mover.copy_slice
 
     def held(current, future, max_bytes):
-        if release.wait(0.05):
-            copy(current, future, max_bytes)
+        return copy(current, future, max_bytes) if release.wait(0.05) else 0
 
     monkeypatch.setattr(log_dir_mover, "copy_slice", held)
     return release

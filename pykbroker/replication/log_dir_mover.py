@@ -9,7 +9,9 @@ and ReplicaAlterLogDirsThread), for AlterReplicaLogDirs.
 One task per moving partition copies the current log into its future log while the partition
 keeps serving: slices of up to `SLICE_BYTES` are read from the current log and appended to the
 future one as a follower appends (offsets, epochs and producer state kept) on a worker thread,
-so the event loop goes on serving everyone else. The future log follows the current one: a
+so the event loop goes on serving everyone else; `replica.alter.log.dirs.io.max.bytes.per.second`
+(a broker's dynamic config, unset: no limit) holds the steps back while the bytes copied lately
+by all moves are above it, as Kafka's alter-log-dirs quota. The future log follows the current one: a
 truncation of the current log (a follower's) truncates the future log at its next step, a log
 start offset that moved (retention, DeleteRecords) moves the future's, and one the copy fell
 behind restarts it there. When the rest to copy is small, the last slice is copied on the loop
@@ -25,8 +27,10 @@ from __future__ import annotations
 
 import functools
 import logging
+import time
+from collections import deque
 from collections.abc import Mapping
-from typing import Protocol
+from typing import Any, Protocol
 
 import anyio
 import anyio.abc
@@ -44,10 +48,19 @@ SLICE_BYTES = 1 << 20  # read and appended on a worker thread per step
 LAST_SLICE_BYTES = 256 << 10  # the rest is copied on the loop, and the future log swapped in
 IDLE_WAIT_S = 0.05  # how often a copy that caught up looks for new data
 MAX_SETBACKS = 100  # steps in a row that failed before the move is given up
+THROTTLE = "replica.alter.log.dirs.io.max.bytes.per.second"  # a broker's dynamic config, as Kafka's
+LONG_MAX = 2**63 - 1
+
+
+class Settings(Protocol):
+    def get(self, key: str, default: Any = None) -> Any: ...
 
 
 class HostedReplicas(Protocol):
     """What the movers need of the replica manager."""
+
+    @property
+    def config(self) -> Settings: ...
 
     @property
     def partitions(self) -> Mapping[TopicPartition, Partition]: ...
@@ -67,6 +80,7 @@ class LogDirMovers:
         self._waiting: set[TopicPartition] = set()  # asked for before `run` started
         self._running: dict[TopicPartition, anyio.CancelScope] = {}
         self._truncated: dict[TopicPartition, int] = {}  # the lowest end a current log was truncated to
+        self._copied: deque[tuple[float, int]] = deque()  # (monotonic time, bytes) of the recent steps
         self.moves_completed = 0
 
     async def run(self) -> None:
@@ -137,7 +151,11 @@ class LogDirMovers:
                 if future.log_end_offset >= current.log_end_offset:
                     await anyio.sleep(IDLE_WAIT_S)
                     continue
-                await anyio.to_thread.run_sync(copy_slice, current, future, SLICE_BYTES)
+                if self._throttled():
+                    await anyio.sleep(IDLE_WAIT_S)
+                    continue
+                copied = await anyio.to_thread.run_sync(copy_slice, current, future, SLICE_BYTES)
+                self._copied.append((time.monotonic(), copied))
                 setbacks = 0
             except KafkaStorageError:
                 raise
@@ -147,6 +165,24 @@ class LogDirMovers:
                     raise
                 logger.debug("Copying %s-%d to its future log: %s; trying again", *key, error)
                 await anyio.sleep(IDLE_WAIT_S)
+
+    def _throttled(self) -> bool:
+        """Whether the bytes copied lately, by every move of this broker, are above
+        `replica.alter.log.dirs.io.max.bytes.per.second` (Kafka's alter-log-dirs quota: a rate
+        over `alter.log.dirs.replication.quota.window.num` windows of `...window.size.seconds`)."""
+        config = self._replicas.config
+        limit = config.get(THROTTLE)
+        if limit is None or int(limit) >= LONG_MAX:
+            return False
+        window_s = float(config.get("alter.log.dirs.replication.quota.window.size.seconds", 1))
+        windows = int(config.get("alter.log.dirs.replication.quota.window.num", 11))
+        now = time.monotonic()
+        while self._copied and self._copied[0][0] <= now - windows * window_s:
+            self._copied.popleft()
+        if not self._copied:
+            return False
+        span = max(now - self._copied[0][0], (windows - 1) * window_s)
+        return sum(size for _, size in self._copied) / span > int(limit)
 
     def _note_truncation(self, key: TopicPartition, end: int) -> None:
         self._truncated[key] = min(end, self._truncated.get(key, end))
@@ -195,9 +231,10 @@ def _next_offset(records: bytes) -> int:
     return last
 
 
-def copy_slice(current: Log, future: Log, max_bytes: int) -> None:
+def copy_slice(current: Log, future: Log, max_bytes: int) -> int:
     """Append up to `max_bytes` of the current log, from the future log's end on, to the
-    future log (a worker thread)."""
+    future log (a worker thread); returns the bytes appended."""
     records = current.read(future.log_end_offset, max_bytes).read_bytes()
-    if records:
-        future.append_as_follower(records)
+    if not records:
+        return 0
+    return future.append_as_follower(records).valid_bytes

@@ -2,12 +2,13 @@
 a truncation (a follower's), a log start offset that moved; then the future log is swapped in with
 exactly the current log's records and leader epochs."""
 
+import time
 import uuid
 
 import anyio
 
 from pykbroker.log import LogManager
-from pykbroker.replication.log_dir_mover import LogDirMovers, copy_slice
+from pykbroker.replication.log_dir_mover import THROTTLE, LogDirMovers, copy_slice
 from pykbroker.replication.partition import Partition
 
 from ..log.helpers import Clock, all_records, kv_batch
@@ -17,6 +18,8 @@ KEY = ("moving", 0)
 
 class Hosted:
     """The replica manager, as far as the movers see it."""
+
+    config: dict = {}
 
     def __init__(self, manager: LogManager, partition: Partition) -> None:
         self.log_manager = manager
@@ -66,4 +69,17 @@ def test_a_log_start_offset_moved_past_the_copy_restarts_it_there(tmp_path):
     anyio.run(movers._copy_until_swapped, KEY)
 
     assert partition.log.log_start_offset == 24 and all_records(partition.log) == expected
+    manager.close()
+
+
+def test_the_alter_log_dirs_throttle_holds_the_copy_back_while_the_recent_rate_is_above_it(tmp_path):
+    manager, _, movers = moving(tmp_path)
+    movers._replicas.config = {THROTTLE: 1000}  # bytes per second, over 11 windows of 1 s
+    assert not movers._throttled()
+    movers._copied.append((time.monotonic(), 20000))  # 20000 bytes over at least 10 s
+    assert movers._throttled()
+    movers._replicas.config = {THROTTLE: 5000}
+    assert not movers._throttled()
+    movers._replicas.config = {}  # unset: no limit
+    assert not movers._throttled()
     manager.close()
