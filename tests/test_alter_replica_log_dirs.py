@@ -474,7 +474,8 @@ def reassign_tool(bootstrap: str, *args: str) -> str:
 
 def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path) -> list[str]:
     """`--execute` a reassignment that keeps the replica on broker 0 and moves it to the other log
-    dir, then `--verify` until it is complete; both outputs, the dirs named SOURCE and DEST."""
+    dir (with a log dir throttle, which `--verify` removes), then `--verify` until it is complete;
+    both outputs, the dirs named SOURCE and DEST."""
     create_topic(bootstrap, topic)
     produce_some(bootstrap, topic)
     [source] = where(bootstrap, topic)
@@ -482,7 +483,9 @@ def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path)
     plan = directory / f"{topic}-{bootstrap.rsplit(':', 1)[1]}.json"
     partitions = [{"topic": topic, "partition": 0, "replicas": [0], "log_dirs": [destination]}]
     plan.write_text(json.dumps({"version": 1, "partitions": partitions}))
-    executed = reassign_tool(bootstrap, "--execute", "--reassignment-json-file", str(plan))
+    executed = reassign_tool(
+        bootstrap, "--execute", "--reassignment-json-file", str(plan), "--replica-alter-log-dirs-throttle", "100000000"
+    )
 
     def verified() -> str | None:
         out = reassign_tool(bootstrap, "--verify", "--reassignment-json-file", str(plan))
@@ -499,4 +502,9 @@ def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(py
     ours = move_with_the_reassignment_tool(pykbroker.bootstrap, "reassigned", tmp_path)
     assert "Successfully started moving log directory to DEST for replica reassigned-0 with broker 0" in ours[0]
     assert "Reassignment of replica reassigned-0-0 completed successfully." in ours[1]
+    assert "Clearing broker-level throttles on brokers 0" in ours[1]
+    assert pykbroker.call(lambda: pykbroker.broker.config.get("replica.alter.log.dirs.io.max.bytes.per.second")) in (
+        None,
+        2**63 - 1,
+    )
     assert ours == move_with_the_reassignment_tool(kafka.bootstrap, "reassigned", tmp_path)
