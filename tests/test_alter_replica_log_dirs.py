@@ -502,7 +502,7 @@ def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(py
     ours = move_with_the_reassignment_tool(pykbroker.bootstrap, "reassigned", tmp_path)
     assert "Successfully started moving log directory to DEST for replica reassigned-0 with broker 0" in ours[0]
     assert "Reassignment of replica reassigned-0-0 completed successfully." in ours[1]
-    assert "Clearing broker-level throttles on brokers 0" in ours[1]
+    assert "Clearing broker-level throttles on broker 0" in ours[1]
     assert pykbroker.call(lambda: pykbroker.broker.config.get("replica.alter.log.dirs.io.max.bytes.per.second")) in (
         None,
         2**63 - 1,
