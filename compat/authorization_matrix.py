@@ -293,6 +293,8 @@ def cells(setup: Setup) -> list[Cell]:
             "resources": [_config_resource(GROUP_CONFIG, GROUP, None)],
             "include_synonyms": False, "include_documentation": False}),
         *_alter_config_cells("alter", ApiKey.ALTER_CONFIGS, 2, _alter_config, node),
+        Cell("alter replica log dirs", ApiKey.ALTER_REPLICA_LOG_DIRS, 2, ("cluster",), lambda: {
+            "dirs": [{"path": "/mx-not-a-log-dir", "topics": [{"name": TOPIC, "partitions": [0]}]}]}),
         Cell("describe log dirs", ApiKey.DESCRIBE_LOG_DIRS, 4, ("cluster",), lambda: {
             "topics": [{"topic": TOPIC, "partitions": [0]}]}),
         Cell("create partitions", ApiKey.CREATE_PARTITIONS, 3, ("topic",), lambda: {

@@ -54,7 +54,6 @@ ACCEPTED: list[Accepted] = [
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "ALTER_REPLICA_LOG_DIRS",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
@@ -97,8 +96,6 @@ ACCEPTED: list[Accepted] = [
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
         "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",
         "kafka.metrics.*", "auto.include.jmx.reporter", "telemetry.max.bytes")),
-    Accepted(f"{BROKER_CONFIG}num.replica.alter.log.dirs.threads", "no moving of replicas "
-             "between log directories (AlterReplicaLogDirs)"),
     Accepted(f"{BROKER_CONFIG}log.dir.failure.timeout.ms", "a KRaft setting for failed log "
              "directories: " + NO_KRAFT),
     Accepted(f"{BROKER_CONFIG}zookeeper.clientCnxnSocket", "pykbroker talks to ZooKeeper with "

@@ -403,6 +403,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("replica.fetch.min.bytes", INT, 1),
         _broker("replica.fetch.response.max.bytes", INT, 10485760, at_least(0)),
         _broker("num.replica.fetchers", INT, 1),
+        _broker("num.replica.alter.log.dirs.threads", INT),
         _broker("replica.high.watermark.checkpoint.interval.ms", LONG, 5000),
         _broker(
             "replica.selector.class",

@@ -49,6 +49,9 @@ from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
 from ..log.config import LogConfig
+from ..log.errors import KafkaStorageError
+from ..log.files import future_dir_name
+from ..log.log import Log
 from ..log.manager import LogManager
 from ..log.producer_state import CLIENT, NO_SEQUENCE, SENTINEL, ProducerStateEntry, VerificationGuard
 from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
@@ -66,6 +69,7 @@ from .fetch_types import (
     SessionWait,
 )
 from .fetcher import ReplicaFetcherManager
+from .log_dir_mover import LogDirMovers
 from .partition import READ_COMMITTED, Partition
 from .replica_selector import ClientMetadata, preferred_read_replica, replica_selector
 from .role_changes import RoleChanges, partition_ranges
@@ -201,6 +205,16 @@ class DelayedFetch(DelayedOperation):
         return False
 
 
+class LogDirEntry(NamedTuple):
+    """A replica in a log directory, as DescribeLogDirs reports it."""
+
+    topic: str
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool
+
+
 class PartitionSummary(NamedTuple):
     """A local partition's figures for the metrics endpoint."""
 
@@ -247,6 +261,7 @@ class ReplicaManager:
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
         # KIP-392: None unless replica.selector.class names the rack-aware selector
         self.replica_selector = replica_selector(config["replica.selector.class"])
+        self.log_dir_movers = LogDirMovers(self)  # replicas moving between log directories
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
         self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
@@ -275,7 +290,10 @@ class ReplicaManager:
         maybe long after `startup`): take the role the store gives it now. Until then the
         partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
         key = (topic, index)
-        if key in self.partitions or self._stays_offline(key) or self.log_manager.is_loading(topic, index):
+        if key in self.partitions:
+            self._resume_move(self.partitions[key])  # its future log may have loaded after it
+            return
+        if self._stays_offline(key) or self.log_manager.is_loading(topic, index):
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
@@ -308,6 +326,7 @@ class ReplicaManager:
         """Follower fetchers and the periodic ISR shrink check, until cancelled."""
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.fetchers.run)
+            tasks.start_soon(self.log_dir_movers.run)
             tasks.start_soon(self._shrink_isrs_periodically)
 
     async def _shrink_isrs_periodically(self) -> None:
@@ -376,7 +395,13 @@ class ReplicaManager:
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
         partition.isr_listener = self._propose_isr
         self.partitions[(topic, index)] = partition
+        self._resume_move(partition)
         return partition
+
+    def _resume_move(self, partition: Partition) -> None:
+        """A future log found at start: its move goes on (Kafka's maybeAddLogDirFetchers)."""
+        if self.log_manager.get_future(partition.topic, partition.index) is not None:
+            self.log_dir_movers.start(partition)
 
     def _apply_partition_state(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         if state.leader == self.broker_id:
@@ -444,6 +469,7 @@ class ReplicaManager:
             self.offline_partitions.discard(tp)  # its log stays in the failed directory until a restart
 
     def _remove_partition(self, tp: TopicPartition) -> None:
+        self.log_dir_movers.stop(tp)
         del self.partitions[tp]
         self._leaders_with_followers.pop(tp, None)
         self.fetchers.remove_partition(tp)
@@ -528,12 +554,17 @@ class ReplicaManager:
                 ",".join(f"{topic}-{index}" for topic, index in offline),
                 log_dir,
             )
+        for tp, future in self.log_manager.futures().items():
+            if future.parent_dir == log_dir:
+                log.warning("The move of %s-%d to %s failed: the directory is offline", *tp, log_dir)
+                self.log_dir_movers.stop(tp)
         unloaded = self.log_manager.handle_log_dir_failure(log_dir)  # also those still loading there
         self.offline_partitions.update(unloaded)
         log.warning("Stopped serving replicas in dir %s", log_dir)
         return sorted(set(offline) | set(unloaded))
 
     def _mark_partition_offline(self, tp: TopicPartition) -> None:
+        self.log_dir_movers.stop(tp)
         del self.partitions[tp]
         self.offline_partitions.add(tp)
         self._leaders_with_followers.pop(tp, None)
@@ -558,6 +589,15 @@ class ReplicaManager:
     def offline_log_dir_count(self) -> int:
         """Kafka's OfflineLogDirectoryCount."""
         return len(self.log_manager.dir_failures.offline_dirs())
+
+    def alter_log_dirs_max_lag(self) -> int:
+        """The most offsets a future replica still has to copy (Kafka's ReplicaAlterLogDirsManager MaxLag)."""
+        lags = [
+            partition.log_end_offset - future.log_end_offset
+            for key, future in self.log_manager.futures().items()
+            if (partition := self.partitions.get(key)) is not None
+        ]
+        return max(lags, default=0)
 
     def is_offline(self, topic: str, index: int) -> bool:
         """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
@@ -1001,14 +1041,72 @@ class ReplicaManager:
         self._partition_changed((topic, index))
         return partition.log_start_offset
 
-    def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]:
-        by_dir: dict[str, list[tuple[str, int, int, int]]] = {d: [] for d in self.log_manager.log_dirs}
+    def describe_log_dirs(self) -> list[tuple[str, list[LogDirEntry]]]:
+        """Each log directory with the replicas in it, future ones too (DescribeLogDirs)."""
+        by_dir: dict[str, list[LogDirEntry]] = {d: [] for d in self.log_manager.log_dirs}
+        futures = self.log_manager.futures()
         for (topic, index), partition in sorted(self.partitions.items()):
-            entry = (topic, index, partition.log.size, 0)
-            directory = self.log_manager.log_dir_of(topic, index)
-            if directory is not None:  # every hosted partition's log has its directory
-                by_dir.setdefault(directory, []).append(entry)
+            current = partition.log
+            by_dir.setdefault(current.parent_dir, []).append(LogDirEntry(topic, index, current.size, 0, False))
+            future = futures.get((topic, index))
+            if future is not None:
+                lag = current.log_end_offset - future.log_end_offset
+                by_dir.setdefault(future.parent_dir, []).append(LogDirEntry(topic, index, future.size, lag, True))
+        for entries in by_dir.values():
+            entries.sort()
         return list(by_dir.items())
+
+    # -- moving replicas between log directories (AlterReplicaLogDirs) -------------------
+    def alter_replica_log_dirs(self, destinations: Mapping[TopicPartition, str]) -> dict[TopicPartition, ErrorCode]:
+        """Move each partition's replica to its log directory (Kafka's alterReplicaLogDirs)."""
+        return {tp: self._alter_replica_log_dir(tp, log_dir) for tp, log_dir in destinations.items()}
+
+    def _alter_replica_log_dir(self, tp: TopicPartition, log_dir: str) -> ErrorCode:
+        topic, index = tp
+        if len(future_dir_name(topic, index)) > 255:
+            log.warning("Unable to alter log dirs for %s-%d: the topic name is too long", topic, index)
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
+        if log_dir not in self.log_manager.log_dirs:
+            log.warning(
+                "Unable to alter log dirs for %s-%d: Log dir %s is not found in the config.", topic, index, log_dir
+            )
+            return ErrorCode.LOG_DIR_NOT_FOUND
+        if not self.is_log_dir_online(log_dir) or tp in self.offline_partitions:
+            log.warning("Unable to alter log dirs for %s-%d: Log directory %s is offline", topic, index, log_dir)
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        partition = self.partitions.get(tp)
+        future = self.log_manager.get_future(topic, index)
+        if partition is not None and future is not None and future.parent_dir != log_dir:
+            self.log_dir_movers.stop(tp)  # another destination: this move is cancelled
+            self.log_manager.remove_future_log(topic, index)
+            future = None
+        self.log_manager.maybe_update_preferred_log_dir(topic, index, log_dir)
+        if partition is None:  # created in `log_dir` when it comes
+            info = self.metadata.topic(topic)
+            known = info is not None and index in info.partitions
+            return ErrorCode.REPLICA_NOT_AVAILABLE if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if partition.log.parent_dir == log_dir or future is not None:
+            return ErrorCode.NONE
+        offline = self.log_manager.dir_failures.offline_dirs()
+        if offline:  # never a future log while a directory is offline, as Kafka
+            log.warning(
+                "Unable to alter log dirs for %s-%d: log directories %s are offline",
+                topic,
+                index,
+                ",".join(sorted(offline)),
+            )
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        try:
+            self.log_manager.create_future_log(topic, index, log_dir)
+        except KafkaStorageError:
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        self.log_dir_movers.start(partition)
+        return ErrorCode.NONE
+
+    def replaced_log(self, partition: Partition, replacement: Log) -> None:
+        """The partition's future log was swapped in: it serves from its new directory."""
+        partition.log = replacement
+        self._partition_changed(partition.key)
 
     def partition_summaries(self) -> list[PartitionSummary]:
         """Every local partition as the metrics endpoint reports it."""

@@ -88,6 +88,8 @@ class ReplicaSource(Protocol):
 
     def offline_log_dir_count(self) -> int: ...
 
+    def alter_log_dirs_max_lag(self) -> int: ...
+
 
 class GroupSource(Protocol):
     """What the metrics read of the group coordinator."""
@@ -256,6 +258,9 @@ def _replica_manager_metrics(replicas: ReplicaSource, summaries: list[PartitionS
         _counter("kafka.server", "ReplicaManager", "IsrExpandsPerSec").add(replicas.isr_expands),
         _gauge("kafka.server", "ReplicaManager", "OfflineReplicaCount").add(replicas.offline_replica_count()),
         _gauge("kafka.log", "LogManager", "OfflineLogDirectoryCount").add(replicas.offline_log_dir_count()),
+        _gauge("kafka.server", "ReplicaAlterLogDirsManager", "MaxLag", "clientId").add(
+            replicas.alter_log_dirs_max_lag(), clientid="ReplicaAlterLogDirs"
+        ),
     ]
 
 

@@ -220,6 +220,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
         _api(ApiKey.DELETE_ACLS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _config_api(ApiKey.DESCRIBE_CONFIGS, DESCRIBE_CONFIGS),
         _config_api(ApiKey.ALTER_CONFIGS, ALTER_CONFIGS),
+        _api(ApiKey.ALTER_REPLICA_LOG_DIRS, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.DESCRIBE_LOG_DIRS, Check("cluster", DESCRIBE, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.SASL_AUTHENTICATE, needs_none="part of authentication"),
         _api(ApiKey.CREATE_PARTITIONS, Check("topic", ALTER, TOPIC, TOPIC_DENIED, RES)),

@@ -93,6 +93,7 @@ API_MODULES = (
     "delete_acls",  # 31
     "describe_configs",  # 32
     "alter_configs",  # 33
+    "alter_replica_log_dirs",  # 34
     "describe_log_dirs",  # 35
     "sasl_authenticate",  # 36
     "create_partitions",  # 37

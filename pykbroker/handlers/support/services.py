@@ -70,7 +70,7 @@ if TYPE_CHECKING:
     from ...protocol.errors import ErrorCode
     from ...replication.fetch_session import FetchSessionCache
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-    from ...replication.replica_manager import ProduceResult
+    from ...replication.replica_manager import LogDirEntry, ProduceResult
     from ...replication.replica_selector import ClientMetadata
     from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
     from ...security.delegation_tokens import TokenInformation
@@ -131,7 +131,9 @@ class ReplicaService(Protocol):
 
     def delete_records(self, topic: str, index: int, offset: int) -> int: ...
 
-    def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]: ...
+    def describe_log_dirs(self) -> list[tuple[str, list[LogDirEntry]]]: ...
+
+    def alter_replica_log_dirs(self, destinations: Mapping[TopicPartition, str]) -> dict[TopicPartition, ErrorCode]: ...
 
     def is_log_dir_online(self, log_dir: str) -> bool: ...
 
