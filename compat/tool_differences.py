@@ -65,9 +65,6 @@ AWAITING_FEATURE = {
 PYKBROKER_TOOL_ACCEPTED = {
     "configs/describe-broker-default-altered": "librdkafka keeps one synonym per name: a key set as the cluster "
     "default lists DYNAMIC_DEFAULT_BROKER_CONFIG but not its DEFAULT_CONFIG synonym of the same name",
-    "console-consumer/orders-partition-0": "the end of --timeout-ms is one line, 'ERROR Error processing message, "
-    "terminating consumer process:  org.apache.kafka.common.errors.TimeoutException'; Kafka's tool logs the "
-    "message with the logger's name and the exception on the next line",
 }
 
 

@@ -13,6 +13,7 @@ the tables."""
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,15 +31,19 @@ pytestmark = pytest.mark.timeout(1200)  # the first test also starts both broker
 COMPATIBILITY = Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
 
 
-def side(label: str, broker, data_dir: Path, work_dir: Path) -> Side:
-    return Side(
+def side(label: str, broker, data_dir: Path, shell: ToolShell) -> Side:
+    """The broker as the steps see it, its files written into the shell's directory."""
+    found = Side(
         label,
         broker.bootstrap_of("PLAIN"),
         broker.bootstrap_of("SCRAM"),
         broker.pki.ca,
-        work_dir,
+        shell.work_dir,
         (data_dir,),
+        shell,
     )
+    found.write_files()
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -48,14 +53,20 @@ def outcomes(tmp_path_factory):
         skip_or_fail_in_ci(f"Kafka 3.9.0 and its tools cannot run here: {reason}")
     base = tmp_path_factory.mktemp("tool-scenario")
     ours, theirs = SecurePykBroker(base / "pykbroker"), SecureKafkaBroker(base / "kafka")
-    with started_together([ours, theirs]):
-        classes = compile_launcher(base / "classes")
-        pykbroker = side("pykbroker", ours, ours.directory, base / "pykbroker-tools")
-        kafka = side("kafka", theirs, theirs.runs / str(theirs.port), base / "kafka-tools")
-        for each in (pykbroker, kafka):
-            each.write_files()
-        with ToolShell(pykbroker.work_dir, classes) as pykbroker.shell, ToolShell(kafka.work_dir, classes) as kafka.shell:
-            found = run_side_by_side(pykbroker, kafka)
+    classes = compile_launcher(base / "classes")
+    # both JVMs start (and load the tools' classes) while the brokers start
+    with (
+        ToolShell(base / "pykbroker-tools", classes) as our_shell,
+        ToolShell(base / "kafka-tools", classes) as their_shell,
+    ):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            warming = [pool.submit(shell.run, TOOLS["kafka-topics"], "--version") for shell in (our_shell, their_shell)]
+            with started_together([ours, theirs]):
+                for warm in warming:
+                    warm.result()
+                pykbroker = side("pykbroker", ours, ours.directory, our_shell)
+                kafka = side("kafka", theirs, theirs.runs / str(theirs.port), their_shell)
+                found = run_side_by_side(pykbroker, kafka)
     REPORT["compat: Kafka 3.9.0's tools on pykbroker and on Kafka 3.9.0"] = report(found)
     return {outcome.step.name: outcome for outcome in found}
 
@@ -64,10 +75,18 @@ def report(found) -> str:
     lines = []
     for outcome in found:
         name = outcome.step.name
-        verdict = "same" if outcome.same else (
-            "awaiting " + AWAITING_FEATURE[name] if name in AWAITING_FEATURE
-            else "accepted" if accepted_reason(name) else "DIFFERENT")
-        lines.append(f"{verdict:<12.60} {name}")
+        verdict = (
+            "same"
+            if outcome.same
+            else (
+                "awaiting " + AWAITING_FEATURE[name]
+                if name in AWAITING_FEATURE
+                else "accepted"
+                if accepted_reason(name)
+                else "DIFFERENT"
+            )
+        )
+        lines.append(f"{outcome.seconds:5.1f} s  {verdict:<12.60} {name}")
     return "\n".join(lines)
 
 
@@ -111,5 +130,5 @@ def test_the_scenario_uses_every_tool_and_names_each_step_once():
 def test_the_documented_tables_are_the_suites():
     text = COMPATIBILITY.read_text()
     section = re.search(r"^### Kafka's own tools.*?(?=^#{2,3} |\Z)", text, re.M | re.S)
-    assert section, "docs/compatibility.md lacks the section \"Kafka's own tools\""
+    assert section, 'docs/compatibility.md lacks the section "Kafka\'s own tools"'
     assert tool_differences.markdown() in section.group(0)
