@@ -47,6 +47,10 @@ AWAITING_FEATURE = {
     "reassign/verify": REASSIGNMENT,
     "reassign/execute-missing-broker": REASSIGNMENT,
     "reassign/cancel": REASSIGNMENT,
+    "reassign/execute-with-throttle": REASSIGNMENT,
+    "configs/describe-throttled-topic": REASSIGNMENT + ": the throttle configs --execute sets",
+    "reassign/verify-clears-throttles": REASSIGNMENT,
+    "reassign/execute-into-log-dir": REASSIGNMENT + ", then AlterReplicaLogDirs",
     # Kafka (no delegation.token.secret.key here) answers DELEGATION_TOKEN_AUTH_DISABLED
     "delegation-tokens/create": TOKENS,
     "delegation-tokens/describe": TOKENS,

@@ -695,6 +695,33 @@ STEPS: list[Step] = [
         f"{A} --execute --reassignment-json-file {{F:reassign-to-5.json}}",
     ),
     step("reassign/cancel", "kafka-reassign-partitions", f"{A} --cancel --reassignment-json-file {{F:reassign.json}}"),
+    step(
+        "reassign/execute-with-throttle",
+        "kafka-reassign-partitions",
+        f"{A} --execute --reassignment-json-file {{F:reassign-events.json}} --throttle 10000000",
+    ),
+    step(
+        "configs/describe-throttled-topic",
+        "kafka-configs",
+        f"{A} --describe --entity-type topics --entity-name events",
+    ),
+    step(
+        "reassign/verify-clears-throttles",
+        "kafka-reassign-partitions",
+        f"{A} --verify --reassignment-json-file {{F:reassign-events.json}}",
+        until="Clearing topic-level throttles",
+    ),
+    step(
+        "configs/describe-topic-after-verify",
+        "kafka-configs",
+        f"{A} --describe --entity-type topics --entity-name events",
+    ),
+    step(
+        "reassign/execute-into-log-dir",
+        "kafka-reassign-partitions",
+        f"{A} --execute --reassignment-json-file {{F:reassign-log-dir.json}}",
+    ),
+    step("log-dirs/describe-after-move", "kafka-log-dirs", f"{A} --describe --topic-list single", figures=True),
     # --- delegation tokens
     step(
         "delegation-tokens/create",
@@ -721,8 +748,8 @@ STEPS: list[Step] = [
 ]
 
 
-def files(scenario_dir: Path) -> dict[str, str]:
-    """The files the steps name with {F:name}: name -> content."""
+def files(log_dir: Path) -> dict[str, str]:
+    """The files the steps name with {F:name}: name -> content (`log_dir`: the broker's)."""
     delete = lambda *parts: json.dumps(  # noqa: E731
         {"partitions": [{"topic": t, "partition": p, "offset": o} for t, p, o in parts], "version": 1}
     )
@@ -739,6 +766,15 @@ def files(scenario_dir: Path) -> dict[str, str]:
         ),
         "reassign-to-5.json": json.dumps(
             {"version": 1, "partitions": [{"topic": "single", "partition": 0, "replicas": [5]}]}
+        ),
+        "reassign-events.json": json.dumps(
+            {"version": 1, "partitions": [{"topic": "events", "partition": p, "replicas": [0]} for p in range(4)]}
+        ),
+        "reassign-log-dir.json": json.dumps(
+            {
+                "version": 1,
+                "partitions": [{"topic": "single", "partition": 0, "replicas": [0], "log_dirs": [str(log_dir)]}],
+            }
         ),
     }
 
@@ -765,7 +801,7 @@ class Side:
             "zed": scram_config("zed", "zed-secret", self.ca),
             "F:zed-wrong.properties": scram_config("zed", "not-the-password", self.ca),
         }
-        configs.update({f"F:{name}": content for name, content in files(self.work_dir).items()})
+        configs.update({f"F:{name}": content for name, content in files(self.data_dirs[0] / "kafka-logs").items()})
         for key, content in configs.items():
             path = self.work_dir / (key.removeprefix("F:") if key.startswith("F:") else f"{key}.properties")
             path.write_text(content)
@@ -782,7 +818,7 @@ class Side:
         assert self.shell is not None
         done = self.shell.run(TOOLS[step.tool], *self.words(step), stdin=step.stdin, timeout=step.timeout)
         for _ in range(20 if step.until else 0):
-            if step.until in done.out:
+            if step.until in done.out or done.status != 0:
                 break
             time.sleep(0.5)
             done = self.shell.run(TOOLS[step.tool], *self.words(step), stdin=step.stdin, timeout=step.timeout)
