@@ -51,9 +51,16 @@ AWAITING_FEATURE = {
     "configs/describe-throttled-topic": REASSIGNMENT + ": the throttle configs --execute sets",
     "reassign/verify-clears-throttles": REASSIGNMENT,
     "reassign/execute-into-log-dir": REASSIGNMENT + ", then AlterReplicaLogDirs",
-    # Kafka (no delegation.token.secret.key here) answers DELEGATION_TOKEN_AUTH_DISABLED
     "delegation-tokens/create": TOKENS,
     "delegation-tokens/describe": TOKENS,
+    "delegation-tokens/describe-by-owner": TOKENS,
+    "delegation-tokens/describe-as-dave": TOKENS,
+    "delegation-tokens/list-topics-with-the-token": TOKENS + ": SCRAM with tokenauth=true",
+    "delegation-tokens/create-with-a-token": TOKENS,
+    "delegation-tokens/renew": "RenewDelegationToken",
+    "delegation-tokens/renew-unknown": "RenewDelegationToken",
+    "delegation-tokens/expire": "ExpireDelegationToken",
+    "delegation-tokens/describe-after-expire": TOKENS,
     "features/upgrade-unknown-dry-run": "UpdateFeatures",
     # Kafka's error messages on TopicCommand's and ConfigCommand's paths
     "topics/create-replication-factor-too-large": "Kafka's message 'Replication factor: N larger than available "

@@ -67,7 +67,9 @@ class Step:
     producer ids), compared as N; `until`: a change the step waits for (both brokers apply some
     changes a moment after acknowledging them: the step is run again, up to ~10 s, until its
     stdout holds this text); `pykbroker_tool`: pykbroker's own subcommand for the tool is held to
-    the same output (read-only steps only: it runs on pykbroker beside Kafka's tool)."""
+    the same output (read-only steps only: it runs on pykbroker beside Kafka's tool); `capture`: a
+    regular expression whose named groups, found in the step's stdout, later steps name as {group}
+    (a delegation token's id and HMAC)."""
 
     name: str
     tool: str
@@ -76,6 +78,7 @@ class Step:
     unordered: bool = False
     figures: bool = False
     until: str = ""
+    capture: str = ""
     pykbroker_tool: bool = False
     timeout: int = 90
 
@@ -90,6 +93,8 @@ def step(name: str, tool: str, args: str, **options: object) -> Step:
     return Step(name, tool, args, **options)  # type: ignore[arg-type]
 
 
+# what both brokers get besides the secured set-up's settings: delegation tokens enabled
+BROKER_SETTINGS = {"delegation.token.secret.key": "compat-token-secret"}
 A = "--bootstrap-server {B} --command-config {admin}"  # the admin, for the admin tools
 TOPICS = "kafka-topics"
 ORDERS_LINES = "".join(f"k{i % 4}:order-{i}\n" for i in range(12))
@@ -728,11 +733,57 @@ STEPS: list[Step] = [
         "kafka-delegation-tokens",
         "--bootstrap-server {B} --command-config {admin} --create --max-life-time-period -1 "
         "--renewer-principal User:dave",
+        capture=r"^(?P<tokenid>\S+)\s+(?P<hmac>\S+)\s+User:admin",
     ),
     step(
         "delegation-tokens/describe",
         "kafka-delegation-tokens",
         "--bootstrap-server {B} --command-config {admin} --describe",
+    ),
+    step(
+        "delegation-tokens/describe-by-owner",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {admin} --describe --owner-principal User:admin",
+    ),
+    step(
+        "delegation-tokens/describe-as-dave",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {dave} --describe",
+    ),
+    step(
+        "delegation-tokens/list-topics-with-the-token", TOPICS, "--bootstrap-server {S} --command-config {token} --list"
+    ),
+    step(
+        "delegation-tokens/create-with-a-token",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {S} --command-config {token} --create --max-life-time-period -1",
+    ),
+    step(
+        "delegation-tokens/renew",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {admin} --renew --renew-time-period -1 --hmac {hmac}",
+        figures=True,
+    ),
+    step(
+        "delegation-tokens/renew-unknown",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {admin} --renew --renew-time-period -1 --hmac bm90LWEtdG9rZW4=",
+    ),
+    step(
+        "delegation-tokens/expire",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {admin} --expire --expiry-time-period -1 --hmac {hmac}",
+        figures=True,
+    ),
+    step(
+        "delegation-tokens/describe-after-expire",
+        "kafka-delegation-tokens",
+        "--bootstrap-server {B} --command-config {admin} --describe",
+    ),
+    step(
+        "delegation-tokens/list-topics-with-the-expired-token",
+        TOPICS,
+        "--bootstrap-server {S} --command-config {token} --list",
     ),
     # --- features
     step("features/describe", "kafka-features", "--bootstrap-server {B} --command-config {admin} describe"),
@@ -792,6 +843,7 @@ class Side:
     data_dirs: tuple[Path, ...]
     shell: ToolShell | None = None
     paths: dict[str, str] = field(default_factory=dict)
+    captured: dict[str, str] = field(default_factory=dict)
 
     def write_files(self) -> None:
         self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -807,9 +859,20 @@ class Side:
             path.write_text(content)
             self.paths[key] = str(path)
 
+    def token_config(self) -> str:
+        """SCRAM with the delegation token created last (KIP-48: the token id as the user name,
+        its HMAC as the password, tokenauth=true)."""
+        path = self.work_dir / "token.properties"
+        user, hmac = self.captured.get("tokenid", "no-token"), self.captured.get("hmac", "no-token")
+        path.write_text(scram_config(user, hmac, self.ca).replace('";\n', '" tokenauth=true;\n', 1))
+        return str(path)
+
     def words(self, step: Step) -> list[str]:
         def filled(word: str) -> str:
             word = re.sub(r"\{(F:[^}]+|admin|dave|zed)\}", lambda m: self.paths[m.group(1)], word)
+            if "{token}" in word:
+                word = word.replace("{token}", self.token_config())
+            word = word.replace("{hmac}", self.captured.get("hmac", "no-token"))
             return word.replace("{B}", self.plain).replace("{S}", self.scram)
 
         return [filled(word) for word in step.words()]
@@ -822,6 +885,9 @@ class Side:
                 break
             time.sleep(0.5)
             done = self.shell.run(TOOLS[step.tool], *self.words(step), stdin=step.stdin, timeout=step.timeout)
+        found = re.search(step.capture, done.out, re.M) if step.capture else None
+        if found:
+            self.captured.update(found.groupdict())
         return done
 
     def run_pykbroker_tool(self, step: Step) -> Run:
@@ -874,6 +940,8 @@ def normalized(side: Side, step: Step, text: str) -> str:
     the side's ports and directories, ids, times; all figures of a measuring step; the lines
     sorted where their order is not defined."""
     text = text.replace(side.plain, "{B}").replace(side.scram, "{S}")
+    for name, value in side.captured.items():
+        text = text.replace(value, f"{{{name}}}")
     for directory in sorted({str(side.work_dir), *map(str, side.data_dirs)}, key=len, reverse=True):
         text = text.replace(directory, "{dir}")
     text = UUID.sub("{uuid}", text)

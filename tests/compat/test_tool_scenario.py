@@ -12,7 +12,9 @@ the tables."""
 
 from __future__ import annotations
 
+import json
 import re
+from dataclasses import asdict
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -21,7 +23,7 @@ import pytest
 from compat import realkafka, tool_differences, tool_shell
 from compat.security_setup import SecureKafkaBroker, SecurePykBroker
 from compat.tool_differences import AWAITING_FEATURE, PYKBROKER_TOOL_ACCEPTED, accepted_reason
-from compat.tool_scenario import STEPS, TOOLS, Side, run_side_by_side
+from compat.tool_scenario import BROKER_SETTINGS, STEPS, TOOLS, Side, run_side_by_side
 from compat.tool_shell import TIMED_OUT, ToolShell, compile_launcher
 
 from ..ci import skip_or_fail_in_ci
@@ -29,6 +31,13 @@ from .conftest import REPORT, started_together
 
 pytestmark = pytest.mark.timeout(1200)  # the first test also starts both brokers and runs the scenario
 COMPATIBILITY = Path(__file__).resolve().parents[2] / "docs" / "compatibility.md"
+
+
+class TokenKafkaBroker(SecureKafkaBroker):
+    """The secured Kafka with the scenario's settings."""
+
+    def extra_settings(self, port: int) -> dict[str, str]:
+        return {**super().extra_settings(port), **BROKER_SETTINGS}
 
 
 def side(label: str, broker, data_dir: Path, shell: ToolShell) -> Side:
@@ -52,7 +61,8 @@ def outcomes(tmp_path_factory):
     if reason:
         skip_or_fail_in_ci(f"Kafka 3.9.0 and its tools cannot run here: {reason}")
     base = tmp_path_factory.mktemp("tool-scenario")
-    ours, theirs = SecurePykBroker(base / "pykbroker"), SecureKafkaBroker(base / "kafka")
+    ours, theirs = SecurePykBroker(base / "pykbroker"), TokenKafkaBroker(base / "kafka")
+    ours.overrides.update(BROKER_SETTINGS)
     classes = compile_launcher(base / "classes")
     # both JVMs start (and load the tools' classes) while the brokers start
     with (
@@ -68,6 +78,7 @@ def outcomes(tmp_path_factory):
                 kafka = side("kafka", theirs, theirs.runs / str(theirs.port), their_shell)
                 found = run_side_by_side(pykbroker, kafka)
     REPORT["compat: Kafka 3.9.0's tools on pykbroker and on Kafka 3.9.0"] = report(found)
+    (base / "outcomes.json").write_text(json.dumps([asdict(outcome) for outcome in found], indent=1))
     return {outcome.step.name: outcome for outcome in found}
 
 
