@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import asdict
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
