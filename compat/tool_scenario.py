@@ -935,10 +935,22 @@ OPERATION_SET = re.compile(r"(supports operations )([A-Za-z, ]+)")
 CLIENT_SUFFIX = re.compile(r"\b((?:console-)?(?:producer|consumer|adminclient))-(\d+)\b")
 
 
+def canonical_json(line: str) -> str:
+    """A line that is a JSON object with its keys sorted (the verifiable clients print Java
+    objects whose field order changes from one JVM to the next); any other line as it is."""
+    if not line.startswith("{"):
+        return line
+    try:
+        return json.dumps(json.loads(line), sort_keys=True, separators=(",", ":"))
+    except ValueError:
+        return line
+
+
 def normalized(side: Side, step: Step, text: str) -> str:
     """`text` with what may differ between two runs of the same step written as placeholders:
     the side's ports and directories, ids, times; all figures of a measuring step; the lines
     sorted where their order is not defined."""
+    text = "\n".join(map(canonical_json, text.split("\n")))
     text = text.replace(side.plain, "{B}").replace(side.scram, "{S}")
     for name, value in side.captured.items():
         text = text.replace(value, f"{{{name}}}")
