@@ -93,6 +93,7 @@ def step(name: str, tool: str, args: str, **options: object) -> Step:
     return Step(name, tool, args, **options)  # type: ignore[arg-type]
 
 
+NO_TOKEN = "bm8tdG9rZW4="  # the HMAC a step names where no token was created (base64 of "no-token")
 # what both brokers get besides the secured set-up's settings: delegation tokens enabled
 BROKER_SETTINGS = {"delegation.token.secret.key": "compat-token-secret"}
 A = "--bootstrap-server {B} --command-config {admin}"  # the admin, for the admin tools
@@ -863,7 +864,7 @@ class Side:
         """SCRAM with the delegation token created last (KIP-48: the token id as the user name,
         its HMAC as the password, tokenauth=true)."""
         path = self.work_dir / "token.properties"
-        user, hmac = self.captured.get("tokenid", "no-token"), self.captured.get("hmac", "no-token")
+        user, hmac = self.captured.get("tokenid", "no-token"), self.captured.get("hmac", NO_TOKEN)
         path.write_text(scram_config(user, hmac, self.ca).replace('";\n', '" tokenauth=true;\n', 1))
         return str(path)
 
@@ -872,7 +873,7 @@ class Side:
             word = re.sub(r"\{(F:[^}]+|admin|dave|zed)\}", lambda m: self.paths[m.group(1)], word)
             if "{token}" in word:
                 word = word.replace("{token}", self.token_config())
-            word = word.replace("{hmac}", self.captured.get("hmac", "no-token"))
+            word = word.replace("{hmac}", self.captured.get("hmac", NO_TOKEN))
             return word.replace("{B}", self.plain).replace("{S}", self.scram)
 
         return [filled(word) for word in step.words()]
@@ -926,7 +927,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}
 # a topic or cluster id (22 characters of URL-safe base64) where the tools print one
 BASE64_ID = re.compile(r"((?:TopicId|Topic Id|topicId|ClusterId|Cluster ID|clusterId)\W{1,4})[A-Za-z0-9_-]{22}\b")
 MILLIS = re.compile(r"(?<!\d)1[6-9]\d{11}(?!\d)")
-DATETIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?")
+DATETIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d(?::\d\d(?:[.,]\d+)?)?(?:Z|[+-]\d\d:?\d\d)?")
 NUMBER = re.compile(r"(?<![A-Za-z_\d.-])-?\d+(?:\.\d+)?(?![A-Za-z_\d])")
 RANDOM_GROUP = re.compile(r"\b(console-consumer|perf-consumer)-\d+\b")
 AVERAGE_THROUGHPUT = re.compile(r'"avg_throughput":[0-9.E-]+')
