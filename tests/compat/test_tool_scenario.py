@@ -63,6 +63,7 @@ def outcomes(tmp_path_factory):
     base = tmp_path_factory.mktemp("tool-scenario")
     ours, theirs = SecurePykBroker(base / "pykbroker"), TokenKafkaBroker(base / "kafka")
     ours.overrides.update(BROKER_SETTINGS)
+    ours.start_timeout = 120  # it starts beside Kafka and the tools' two JVMs
     classes = compile_launcher(base / "classes")
     # both JVMs start (and load the tools' classes) while the brokers start
     with (
