@@ -55,7 +55,7 @@ ACCEPTED: list[Accepted] = [
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
-        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
+        "*_PARTITION_REASSIGNMENTS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
