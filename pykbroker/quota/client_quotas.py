@@ -279,3 +279,52 @@ def _bound(value: str | None) -> float | None:
         return float(value)
     except ValueError:
         return None
+
+
+class ThrottlingQuotaExceeded(Exception):
+    """A strict controller mutation quota refused a mutation (THROTTLING_QUOTA_EXCEEDED)."""
+
+    def __init__(self, throttle_ms: int) -> None:
+        super().__init__(f"throttled for {throttle_ms} ms")
+        self.throttle_ms = throttle_ms
+
+
+class ControllerMutationQuota:
+    """One request's controller mutation quota (Kafka's Strict/PermissiveControllerMutationQuota).
+    A strict quota (the request versions that know THROTTLING_QUOTA_EXCEEDED) refuses a mutation
+    while the client's token bucket is overdrawn, and records it otherwise (it may overdraw the
+    bucket); a permissive one records every mutation. Either remembers the throttle time the
+    response carries."""
+
+    def __init__(self, manager: ClientQuotaManager, user: str, client_id: str, *, strict: bool) -> None:
+        self._manager = manager
+        self._sensor = manager.sensor(user, client_id) if manager.enabled else None
+        self.strict = strict
+        self._throttle_ms = 0
+        self._recorded_ms = 0
+
+    def record(self, permits: float) -> None:
+        """Record `permits` mutations (partitions created or deleted); ThrottlingQuotaExceeded
+        when a strict quota refuses them."""
+        sensor = self._sensor
+        if sensor is None:
+            return
+        at = now_ms()
+        if self.strict:
+            violation = sensor.check(at)
+            if violation is not None:
+                self._remember(violation, at)
+                raise ThrottlingQuotaExceeded(self.throttle_time_ms())
+            sensor.record(permits, at, check=False)
+        else:
+            violation = sensor.record(permits, at)
+            if violation is not None:
+                self._remember(violation, at)
+
+    def _remember(self, violation: QuotaViolation, at: int) -> None:
+        self._throttle_ms = self._manager.throttle_time(violation)
+        self._recorded_ms = at
+
+    def throttle_time_ms(self) -> int:
+        """What is left of the last throttle time (Kafka's ControllerMutationQuota.throttleTime)."""
+        return max(0, self._throttle_ms - (now_ms() - self._recorded_ms))
