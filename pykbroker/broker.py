@@ -727,6 +727,7 @@ class Broker:
             is_active_controller=self._is_active_controller,
             # the share groups' start offsets, where the group coordinator serves share groups
             share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
+            quotas=self.client_quotas,
         )
         return render(await collect_with_share_groups(sources))
 

@@ -33,7 +33,6 @@ from ..quota.entities import (
     USER,
     USERS,
     desanitize_entity_name,
-    entity_in_java_order,
     sanitize_entity_name,
 )
 from .support.authorization import check
@@ -49,7 +48,8 @@ EntityData = DescribeClientQuotasResponse.EntityData
 ValueData = DescribeClientQuotasResponse.ValueData
 DESCRIBE_CLUSTER_CONFIGS = check(API_KEY, "cluster")
 
-# An entity: its names by entity type (a None name is the default entity)
+# An entity: its names by entity type (a None name is the default entity), user before client id
+# (the order of Kafka's entity map here, a two-entry Scala map)
 Entity = dict[str, "str | None"]
 
 
@@ -70,7 +70,7 @@ async def handle(request: DescribeClientQuotasRequest, ctx: RequestContext) -> D
         return _error(exc.code, exc.message_or_default)
     entries = [
         Entry(
-            entity=[EntityData(entity_type=t, entity_name=n) for t, n in entity_in_java_order(entity)],
+            entity=[EntityData(entity_type=t, entity_name=n) for t, n in entity.items()],
             values=[ValueData(key=key, value=value) for key, value in values.items()],
         )
         for entity, values in found
