@@ -46,7 +46,7 @@ NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerb
 KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
                           "does not serve")
 NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
-NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
+NO_QUOTAS = "pykbroker has no replication quotas, no client quota callback and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
