@@ -122,9 +122,12 @@ def describe(bootstrap: str, components: list[tuple[str, int, str | None]], stri
 
 
 def described(response) -> set:
-    """(entity, values) of each entry; an entity's types in Kafka's order (its HashMap's)."""
+    """(entity, values) of each entry; an entity's types in Kafka's order (user first)."""
     return {
-        (tuple((e.entity_type, e.entity_name) for e in entry.entity), tuple(sorted((v.key, v.value) for v in entry.values)))
+        (
+            tuple((e.entity_type, e.entity_name) for e in entry.entity),
+            tuple(sorted((v.key, v.value) for v in entry.values)),
+        )
         for entry in response.entries or []
     }
 
@@ -150,7 +153,11 @@ def test_quotas_are_described_by_the_filters_kafka_knows(bootstrap):
 @pytest.mark.parametrize(
     "components, error, message",
     [
-        ([("user", 2, None), ("user", 1, None)], ErrorCode.INVALID_REQUEST, "Duplicate user filter component entity type"),
+        (
+            [("user", 2, None), ("user", 1, None)],
+            ErrorCode.INVALID_REQUEST,
+            "Duplicate user filter component entity type",
+        ),
         ([("", 2, None)], ErrorCode.INVALID_REQUEST, "Unexpected empty filter component entity type"),
         ([("group", 2, None)], ErrorCode.UNSUPPORTED_VERSION, "Custom entity type 'group' not supported"),
     ],
