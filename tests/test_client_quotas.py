@@ -329,9 +329,14 @@ def test_a_consumer_is_held_to_its_byte_rate(bootstrap):
         consumer.close()
 
 
-def test_a_busy_client_is_throttled_by_its_request_percentage_for_at_most_one_window(bootstrap):
+@pytest.mark.parametrize("entity_of", [
+    lambda client_id: {"client-id": client_id},
+    # the connection's principal (ANONYMOUS on a PLAINTEXT listener) with the client id
+    lambda client_id: {"user": "ANONYMOUS", "client-id": client_id},
+], ids=["client", "user-and-client"])  # fmt: skip
+def test_a_busy_client_is_throttled_by_its_request_percentage_for_at_most_one_window(bootstrap, entity_of):
     client_id = unique("busy")
-    alter_quota(bootstrap, {"client-id": client_id}, "request_percentage", 0.01)
+    alter_quota(bootstrap, entity_of(client_id), "request_percentage", 0.01)
     throttles = []
     deadline = time.monotonic() + 60
     with WireClient(bootstrap, client_id=client_id) as client:
