@@ -101,6 +101,7 @@ class ClientQuotaManager:
         self._overrides: dict[Entity, float] = {}
         self._enabled = 0
         self._sensors: dict[Tags, QuotaSensor] = {}
+        self._last_expiry_ms = 0
 
     @property
     def enabled(self) -> bool:
@@ -170,9 +171,21 @@ class ClientQuotaManager:
         tags = self.metric_tags(user, client_id)
         sensor = self._sensors.get(tags)
         if sensor is None:
+            self._expire_idle_sensors()
             sensor = QuotaSensor(self.config, self.quota_limit(tags), token_bucket=self.token_bucket)
+            sensor.last_used_ms = now_ms()
             self._sensors[tags] = sensor
         return sensor
+
+    def _expire_idle_sensors(self) -> None:
+        """Drop the sensors idle for an hour (Kafka's sensor expiration), at most once a minute."""
+        at = now_ms()
+        if at - self._last_expiry_ms < 60_000:
+            return
+        self._last_expiry_ms = at
+        idle = [tags for tags, s in self._sensors.items() if at - s.last_used_ms > INACTIVE_SENSOR_EXPIRATION_MS]
+        for tags in idle:
+            del self._sensors[tags]
 
     def record_and_get_throttle_time_ms(self, user: str, client_id: str, value: float, at_ms: int | None = None) -> int:
         """Kafka's maybeRecordAndGetThrottleTimeMs: record `value` (when quotas are enabled) and
@@ -217,9 +230,8 @@ class ClientQuotaManager:
     def sensors(self) -> Iterator[SensorView]:
         """Every live sensor; sensors idle for an hour are dropped (as Kafka expires them)."""
         at = now_ms()
-        expired = [tags for tags, s in self._sensors.items() if at - s.last_used_ms > INACTIVE_SENSOR_EXPIRATION_MS]
-        for tags in expired:
-            del self._sensors[tags]
+        self._last_expiry_ms = 0
+        self._expire_idle_sensors()
         for (user, client_id), sensor in list(self._sensors.items()):
             yield SensorView(self.quota_type, user, client_id, sensor.measured(at), sensor.throttle_time.measure(at))
 
