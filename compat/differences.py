@@ -92,7 +92,7 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
              "defaults (group.coordinator.rebalance.protocols classic,consumer; pykbroker adds share)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
-        "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
+        "controller.quorum.*", "metadata.*", "early.start.listeners",
         "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
         "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",
