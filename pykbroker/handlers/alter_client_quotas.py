@@ -60,8 +60,9 @@ log = logging.getLogger(__name__)
 
 async def handle(request: AlterClientQuotasRequest, ctx: RequestContext) -> AlterClientQuotasResponse:
     if not ALTER_CLUSTER_CONFIGS.allows(ctx):
+        denied = ALTER_CLUSTER_CONFIGS.denied  # with its default message, as Kafka's getErrorResponse
         return AlterClientQuotasResponse(
-            entries=[_entry(_request_entity(e), ALTER_CLUSTER_CONFIGS.denied, None) for e in request.entries]
+            entries=[_entry(_request_entity(e), denied, denied.message) for e in request.entries]
         )
     store = ctx.services.metadata
     entries = []
