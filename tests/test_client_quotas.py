@@ -150,6 +150,17 @@ def test_quotas_are_described_by_the_filters_kafka_knows(bootstrap):
     assert described(describe(bootstrap, [("user", 0, user)], strict=True)) == set()
 
 
+def test_ip_quotas_are_kept_apart_from_user_and_client_quotas(bootstrap):
+    ip = f"127.0.{uuid.uuid4().int % 250}.{uuid.uuid4().int % 250}"
+    alter_quota(bootstrap, {"ip": ip}, "connection_creation_rate", 10)
+    alter_quota(bootstrap, {"ip": None}, "connection_creation_rate", 100)
+    assert described(describe(bootstrap, [("ip", 0, ip)])) == {((("ip", ip),), (("connection_creation_rate", 10.0),))}
+    assert ((("ip", None),), (("connection_creation_rate", 100.0),)) in described(describe(bootstrap, [("ip", 1, None)]))
+    assert not any(entity[0][0] == "ip" for entity, _ in described(describe(bootstrap, [("user", 2, None)])))
+    response = describe(bootstrap, [("ip", 2, None), ("user", 2, None)])
+    assert (response.error_code, response.entries) == (ErrorCode.INVALID_REQUEST, None)
+
+
 @pytest.mark.parametrize(
     "components, error, message",
     [
