@@ -40,8 +40,8 @@ class Accepted:
 
 API = "api-versions / *"
 BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
-NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerberos, "
-               "OAUTHBEARER, delegation tokens, TLS to ZooKeeper or Java plug-in classes: it has "
+NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM), delegation tokens and ACLs, but not Kerberos, "
+               "OAUTHBEARER, TLS to ZooKeeper or Java plug-in classes: it has "
                "none of their settings")
 KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
                           "does not serve")
@@ -50,11 +50,11 @@ NO_QUOTAS = "pykbroker has no replication quotas, no client quota callback and n
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "delegation tokens, quotas, partition reassignment, features, and Kafka's "
+               "partition reassignment, features, and Kafka's "
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
+        "ALTER_REPLICA_LOG_DIRS",
         "*_PARTITION_REASSIGNMENTS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
@@ -84,7 +84,7 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
              "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
-        "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
+        "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers")),
     Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
     Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
     Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "

@@ -23,6 +23,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/kafka-acl-extended/prefixed/<ResourceType>/<name>` | prefixed ACLs |
 | `/kafka-acl-changes/acl_changes_<seq>` | `TOPIC:orders` after a change of a literal pattern's ACLs |
 | `/kafka-acl-extended-changes/acl_changes_<seq>` | `{"version":1,"resourceType":"TOPIC","name":"pre-","patternType":"PREFIXED"}` |
+| `/delegation_token/tokens/<token id>` | `{"version":3,"owner":"User%3Aalice","tokenRequester":"User%3Aalice","renewers":["User%3Abob"],"issueTimestamp":..,"maxTimestamp":..,"expiryTimestamp":..,"tokenId":"<id>"}` (`security.delegation_tokens` encodes it) |
+| `/delegation_token/token_changes/token_change_<seq>` | the token id, as text: the token was created, renewed, expired or removed |
 
 A broker whose log directory fails writes the list of its replicas on offline directories to
 `/brokers/offline_replicas/<id>` (ephemeral: it goes with the broker's session, so a broker that
@@ -59,6 +61,9 @@ LOG_DIR_EVENTS = "/log_dir_event_notification"
 LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 LOG_DIR_FAILURE_EVENT = 1
 OFFLINE_REPLICAS = "/brokers/offline_replicas"  # pykbroker's own: see the table above
+DELEGATION_TOKENS = "/delegation_token/tokens"
+DELEGATION_TOKEN_CHANGES = "/delegation_token/token_changes"
+DELEGATION_TOKEN_CHANGE_PREFIX = "token_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
 LITERAL_ACLS = "/kafka-acl"

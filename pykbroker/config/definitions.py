@@ -529,6 +529,12 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             CLASS,
             "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
         ),
+        # Delegation tokens (Kafka's DelegationTokenManager): enabled by a secret key
+        _broker("delegation.token.master.key", PASSWORD),  # the secret key's old name
+        _broker("delegation.token.secret.key", PASSWORD),
+        _broker("delegation.token.max.lifetime.ms", LONG, 604800000, at_least(1)),
+        _broker("delegation.token.expiry.time.ms", LONG, 86400000, at_least(1)),
+        _broker("delegation.token.expiry.check.interval.ms", LONG, 3600000, at_least(1)),
         # Kafka's PasswordEncoder of sensitive dynamic configs kept in ZooKeeper
         _broker("password.encoder.secret", PASSWORD),
         _broker("password.encoder.old.secret", PASSWORD),

@@ -41,7 +41,12 @@ from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 from .tls_io import TlsSocketIO
 
 if TYPE_CHECKING:  # the SASL and TLS modules load with the first listener that uses them
-    from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup, SaslServerAuthenticator
+    from ..security.sasl.authenticator import (
+        AuthenticationFailed,
+        CredentialLookup,
+        SaslServerAuthenticator,
+        TokenCredentialLookup,
+    )
     from ..security.sasl.config import SaslListenerSettings
     from ..security.ssl_config import ServerSsl
 
@@ -63,6 +68,7 @@ class ListenerAuthentication:
     settings: SaslListenerSettings
     credentials: CredentialLookup
     failed_authentication_delay_ms: Callable[[], int]
+    token_credentials: TokenCredentialLookup | None = None  # delegation tokens (None: not enabled)
 
 
 log = logging.getLogger(__name__)
@@ -187,6 +193,7 @@ async def _serve_authenticated(
         serve_api_versions,
         api_versions_range=dispatcher.version_range(ApiKey.API_VERSIONS),
         peer=peer,
+        token_credentials=authentication.token_credentials,
     )
     channel = ChannelThrottle()
     while True:

@@ -238,6 +238,31 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
             Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ, "on the controller (NOT_CONTROLLER first elsewhere)"),
         ),
+        _api(
+            ApiKey.CREATE_DELEGATION_TOKEN,
+            Check(
+                "owner",
+                AclOperation.CREATE_TOKENS,
+                ResourceType.USER,
+                ErrorCode.DELEGATION_TOKEN_AUTHORIZATION_FAILED,
+                REQ,
+                "a token for another owner (KIP-373)",
+            ),
+        ),
+        _api(ApiKey.RENEW_DELEGATION_TOKEN, needs_none="the token's owner or a renewer (the token manager checks)"),
+        _api(ApiKey.EXPIRE_DELEGATION_TOKEN, needs_none="the token's owner or a renewer (the token manager checks)"),
+        _api(
+            ApiKey.DESCRIBE_DELEGATION_TOKEN,
+            Check("token", DESCRIBE, ResourceType.DELEGATION_TOKEN, NONE, FILTER, "tokens not owned or renewable"),
+            Check(
+                "owner",
+                AclOperation.DESCRIBE_TOKENS,
+                ResourceType.USER,
+                NONE,
+                FILTER,
+                "or else DESCRIBE_TOKENS on the token's owner",
+            ),
+        ),
         _api(ApiKey.DESCRIBE_CLUSTER, Check("cluster", DESCRIBE, CLUSTER, NONE, WITHHOLD, "authorized operations")),
         _api(ApiKey.DESCRIBE_PRODUCERS, Check("topic", READ, TOPIC, TOPIC_DENIED, RES)),
         _api(

@@ -74,7 +74,9 @@ if TYPE_CHECKING:
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ...replication.replica_manager import ProduceResult
     from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.delegation_tokens import TokenInformation
     from ...security.principal import KafkaPrincipal
+    from ...security.token_manager import CreateTokenResult
 
 
 class ReplicaService(Protocol):
@@ -425,6 +427,28 @@ class ShareGroupService(Protocol):
     async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult: ...
 
 
+class DelegationTokenService(Protocol):
+    """The broker's delegation tokens (security.token_manager.DelegationTokenManager), as the four
+    delegation-token APIs use them."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    async def create(
+        self, owner: KafkaPrincipal, requester: KafkaPrincipal, renewers: list[KafkaPrincipal], max_lifetime_ms: int
+    ) -> CreateTokenResult: ...
+
+    async def renew(
+        self, principal: KafkaPrincipal, token_hmac_bytes: bytes, period_ms: int
+    ) -> tuple[ErrorCode, int]: ...
+
+    async def expire(
+        self, principal: KafkaPrincipal, token_hmac_bytes: bytes, period_ms: int
+    ) -> tuple[ErrorCode, int]: ...
+
+    def tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]: ...
+
+
 class ListenerSecurityService(Protocol):
     """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
 
@@ -455,6 +479,7 @@ class BrokerServices:
     share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
     share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
     share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
+    delegation_tokens: DelegationTokenService | None = None  # None: delegation tokens are not enabled
     quotas: ClientQuotas | None = None  # None: no client quotas are enforced
 
     @property
