@@ -307,6 +307,12 @@ def cells(setup: Setup) -> list[Cell]:
         *_alter_config_cells("incremental alter", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, _incremental_config, node),
         Cell("offset delete", ApiKey.OFFSET_DELETE, 0, ("group", "topic"), lambda: {
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
+        Cell("describe client quotas", ApiKey.DESCRIBE_CLIENT_QUOTAS, 1, ("cluster",), lambda: {
+            "components": [{"entity_type": "user", "match_type": 0, "match": "mx-nobody"}], "strict": False}),
+        Cell("alter client quotas", ApiKey.ALTER_CLIENT_QUOTAS, 1, ("cluster",), lambda: {
+            "entries": [{"entity": [{"entity_type": "user", "entity_name": "mx-nobody"}],
+                         "ops": [{"key": "producer_byte_rate", "value": 0.0, "remove": True}]}],
+            "validate_only": True}),
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
              lambda: {"users": [{"name": "mx-nobody"}]}),
         Cell("describe every user's scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),

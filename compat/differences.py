@@ -46,15 +46,15 @@ NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM), delegation tokens and
 KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
                           "does not serve")
 NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
-NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
+NO_QUOTAS = "pykbroker has no replication quotas, no client quota callback and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "quotas, partition reassignment, features, and Kafka's "
+               "partition reassignment, features, and Kafka's "
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
+        "*_PARTITION_REASSIGNMENTS",
         "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
@@ -91,7 +91,7 @@ ACCEPTED: list[Accepted] = [
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
              "defaults (group.coordinator.rebalance.protocols classic,consumer; pykbroker adds share)"),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
-        "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
+        "controller.quorum.*", "metadata.*", "early.start.listeners",
         "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
     *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
         "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",

@@ -38,7 +38,7 @@ from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
-from .cluster.store import MetadataStore
+from .cluster.store import CLIENT_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
@@ -56,6 +56,7 @@ from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
+from .quota.client_quotas import ClientQuotas
 from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
@@ -160,6 +161,12 @@ class Broker:
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.token_manager: DelegationTokenManager | None = None  # None without delegation.token.secret.key
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
+        self.client_quotas = ClientQuotas(
+            int(config["quota.window.num"]),
+            int(config["quota.window.size.seconds"]),
+            int(config["controller.quota.window.num"]),
+            int(config["controller.quota.window.size.seconds"]),
+        )
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
@@ -379,6 +386,7 @@ class Broker:
         soon as it exists so that `close()` stops it if a later one fails."""
         self._apply_dynamic_configs()
         metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
+        self._follow_quota_configs(metadata)
         self.topic_creator = topic_creator = TopicCreator(metadata, self.config)
         self.log_manager = log_manager = LogManager(
             self.config.log_dirs,
@@ -737,6 +745,14 @@ class Broker:
         tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
         log.info("Metrics and health served on %s (/metrics, /health)", http_address(host, port))
 
+    def _follow_quota_configs(self, metadata: MetadataStore) -> None:
+        """The client quotas follow the quota entities' configs: those stored now, then each change."""
+        quotas = self.client_quotas
+        metadata.add_quota_config_listener(quotas.entity_configs_changed)
+        for entity_type in (USER_ENTITY_TYPE, CLIENT_ENTITY_TYPE):
+            for name, configs in metadata.quota_entity_configs(entity_type).items():
+                quotas.entity_configs_changed(entity_type, name, configs)
+
     async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
         from .server.metrics import MetricsSources, collect_with_share_groups, render
@@ -750,6 +766,7 @@ class Broker:
             is_active_controller=self._is_active_controller,
             # the share groups' start offsets, where the group coordinator serves share groups
             share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
+            quotas=self.client_quotas,
         )
         return render(await collect_with_share_groups(sources))
 
@@ -885,6 +902,7 @@ class Broker:
             share_groups=self.group_coordinator,
             share_partitions=self.share_partitions,
             delegation_tokens=self.token_manager,
+            quotas=self.client_quotas,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

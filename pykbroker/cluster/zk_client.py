@@ -799,7 +799,7 @@ def _state_written(done: IAsyncResult) -> PartitionStateWritten | Exception:
 
 
 def _encode_entity_configs(entity_type: str, configs: dict[str, str]) -> bytes:
-    if entity_type == zk_data.USER_CONFIG_TYPE:
+    if entity_type in (zk_data.USER_CONFIG_TYPE, zk_data.CLIENT_CONFIG_TYPE, zk_data.IP_CONFIG_TYPE):
         return zk_data.encode_user_config(configs)
     if entity_type == zk_data.BROKER_CONFIG_TYPE:
         return zk_data.encode_broker_config(configs)

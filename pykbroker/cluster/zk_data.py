@@ -12,7 +12,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/brokers/topics/<t>` | `{"version":3,"topic_id":"<base64 id>","partitions":{"0":[1,2]},"adding_replicas":{},"removing_replicas":{}}` |
 | `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
 | `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>`, `/config/groups/<group>` (pykbroker's) | `{"version":1,"config":{"k":"v"}}` |
-| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
+| `/config/users/<user>/clients/<client>`, `/config/clients/<client>`, `/config/ips/<ip>` (client quotas; `<default>` for defaults) | `{"version":1,"config":{"producer_byte_rate":"1048576"}}` |
+| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, `users/<user>/clients/<client>`, `clients/<client>`, ...) |
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
 | `/log_dir_event_notification/log_dir_event_<seq>` | `{"version":1,"broker":3,"event":1}`: a log dir of broker 3 failed (event 1) |
 | `/brokers/offline_replicas/<id>` (ephemeral, pykbroker's) | `{"version":1,"broker":3,"log_dirs":["/data/a"],"partitions":[{"topic":"t","partition":0}]}` |
@@ -74,6 +75,8 @@ LITERAL_PATTERN = "LITERAL"  # the pattern type whose ACLs live under `/kafka-ac
 TOPIC_CONFIG_TYPE = "topics"
 BROKER_CONFIG_TYPE = "brokers"
 USER_CONFIG_TYPE = "users"
+CLIENT_CONFIG_TYPE = "clients"
+IP_CONFIG_TYPE = "ips"
 GROUP_CONFIG_TYPE = "groups"  # pykbroker's own: Kafka keeps group configs in KRaft only
 DEFAULT_BROKER_ENTITY = "<default>"
 

@@ -301,6 +301,11 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("background.threads", INT, 10, at_least(1)),
         _broker("queued.max.requests", INT, 500, at_least(1)),
         _broker("queued.max.request.bytes", LONG, -1),
+        # Client quotas (Kafka's QuotaConfigs): the sampled windows of the quota managers
+        _broker("quota.window.num", INT, 11, at_least(1)),
+        _broker("quota.window.size.seconds", INT, 1, at_least(1)),
+        _broker("controller.quota.window.num", INT, 11, at_least(1)),
+        _broker("controller.quota.window.size.seconds", INT, 1, at_least(1)),
         _broker("request.timeout.ms", INT, 30000),
         _broker("socket.connection.setup.timeout.ms", LONG, 10000),
         _broker("socket.connection.setup.timeout.max.ms", LONG, 30000),

@@ -232,6 +232,8 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             Check("group", DELETE, GROUP, GROUP_DENIED, REQ),
             Check("topic", READ, TOPIC, TOPIC_DENIED, RES),
         ),
+        _api(ApiKey.DESCRIBE_CLIENT_QUOTAS, Check("cluster", DESCRIBE_CONFIGS, CLUSTER, CLUSTER_DENIED, REQ)),
+        _api(ApiKey.ALTER_CLIENT_QUOTAS, Check("cluster", ALTER_CONFIGS, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, Check("cluster", DESCRIBE, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(
             ApiKey.ALTER_USER_SCRAM_CREDENTIALS,

@@ -105,6 +105,8 @@ API_MODULES = (
     "elect_leaders",  # 43
     "incremental_alter_configs",  # 44
     "offset_delete",  # 47
+    "describe_client_quotas",  # 48
+    "alter_client_quotas",  # 49
     "describe_user_scram_credentials",  # 50
     "alter_user_scram_credentials",  # 51
     "describe_cluster",  # 60

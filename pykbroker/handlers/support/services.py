@@ -20,6 +20,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
 | `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
 | `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
+| `quotas` | `ClientQuotas` (quota/client_quotas.py) | itself; None: no quotas are enforced |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -68,6 +69,7 @@ if TYPE_CHECKING:
     from ...log.producer_state import ProducerStateEntry
     from ...log.results import TimestampAndOffset
     from ...protocol.errors import ErrorCode
+    from ...quota.client_quotas import ClientQuotas
     from ...replication.fetch_session import FetchSessionCache
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ...replication.replica_manager import LogDirEntry, ProduceResult
@@ -482,6 +484,7 @@ class BrokerServices:
     share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
     share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
     delegation_tokens: DelegationTokenService | None = None  # None: delegation tokens are not enabled
+    quotas: ClientQuotas | None = None  # None: no client quotas are enforced
 
     @property
     def config(self) -> BrokerConfig:
