@@ -56,6 +56,7 @@ DROPPED = (wire_probes.DROPPED - {"error_message"}) | {
     "log_dir", "total_bytes", "usable_bytes", "transaction_start_time_ms", "last_timestamp"}
 BOGUS_PRODUCER_ID = 4_000_000
 MATRIX_PREFIX = "mx-"
+TOKEN_OWNER = "mx-owner"  # the owner of the delegation tokens asked for
 # How long a caller waits for its answer before taking the silence as a closed connection: Kafka
 # 3.9.0 leaves some refused requests unanswered (a DescribeUserScramCredentials for every user:
 # the connection stays open and silent); its other answers come within a second, even on a
@@ -81,7 +82,7 @@ class Cell:
         return [entry.by_role[role] for role in self.roles]
 
     def name_of(self, resource_type: ResourceType) -> str:
-        return self.names.get(resource_type, NAMES[resource_type])
+        return self.names[resource_type] if resource_type in self.names else NAMES[resource_type]
 
 
 def _batch(**options) -> bytes:
@@ -292,6 +293,8 @@ def cells(setup: Setup) -> list[Cell]:
             "resources": [_config_resource(GROUP_CONFIG, GROUP, None)],
             "include_synonyms": False, "include_documentation": False}),
         *_alter_config_cells("alter", ApiKey.ALTER_CONFIGS, 2, _alter_config, node),
+        Cell("alter replica log dirs", ApiKey.ALTER_REPLICA_LOG_DIRS, 2, ("cluster",), lambda: {
+            "dirs": [{"path": "/mx-not-a-log-dir", "topics": [{"name": TOPIC, "partitions": [0]}]}]}),
         Cell("describe log dirs", ApiKey.DESCRIBE_LOG_DIRS, 4, ("cluster",), lambda: {
             "topics": [{"topic": TOPIC, "partitions": [0]}]}),
         Cell("create partitions", ApiKey.CREATE_PARTITIONS, 3, ("topic",), lambda: {
@@ -304,12 +307,31 @@ def cells(setup: Setup) -> list[Cell]:
         *_alter_config_cells("incremental alter", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, _incremental_config, node),
         Cell("offset delete", ApiKey.OFFSET_DELETE, 0, ("group", "topic"), lambda: {
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),
+        Cell("describe client quotas", ApiKey.DESCRIBE_CLIENT_QUOTAS, 1, ("cluster",), lambda: {
+            "components": [{"entity_type": "user", "match_type": 0, "match": "mx-nobody"}], "strict": False}),
+        Cell("alter client quotas", ApiKey.ALTER_CLIENT_QUOTAS, 1, ("cluster",), lambda: {
+            "entries": [{"entity": [{"entity_type": "user", "entity_name": "mx-nobody"}],
+                         "ops": [{"key": "producer_byte_rate", "value": 0.0, "remove": True}]}],
+            "validate_only": True}),
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
              lambda: {"users": [{"name": "mx-nobody"}]}),
         Cell("describe every user's scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
              lambda: {"users": None}),
         Cell("alter user scram credentials", ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, ("cluster",), lambda: {
             "deletions": [{"name": "mx-nobody", "mechanism": 1}], "upsertions": []}),
+        # delegation tokens: the secured brokers have no delegation.token.secret.key, so past its
+        # ACL check each request answers DELEGATION_TOKEN_AUTH_DISABLED (the tokens themselves:
+        # tests/security/test_delegation_tokens.py)
+        Cell("create delegation token for another owner", ApiKey.CREATE_DELEGATION_TOKEN, 3, ("owner",), lambda: {
+            "owner_principal_type": "User", "owner_principal_name": TOKEN_OWNER, "renewers": [],
+            "max_lifetime_ms": -1}, {ResourceType.USER: f"User:{TOKEN_OWNER}"}),
+        Cell("renew delegation token", ApiKey.RENEW_DELEGATION_TOKEN, 2, (), lambda: {
+            "hmac": b"mx-no-such-token", "renew_period_ms": -1}),
+        Cell("expire delegation token", ApiKey.EXPIRE_DELEGATION_TOKEN, 2, (), lambda: {
+            "hmac": b"mx-no-such-token", "expiry_time_period_ms": -1}),
+        Cell("describe delegation tokens", ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, ("token", "owner"),
+             lambda: {"owners": None},
+             {ResourceType.DELEGATION_TOKEN: "mx-token", ResourceType.USER: f"User:{TOKEN_OWNER}"}),
         Cell("describe cluster", ApiKey.DESCRIBE_CLUSTER, 1, ("cluster",), lambda: {
             "include_cluster_authorized_operations": True, "endpoint_type": 1}),
         Cell("describe producers", ApiKey.DESCRIBE_PRODUCERS, 0, ("topic",), lambda: {

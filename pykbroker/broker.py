@@ -38,7 +38,7 @@ from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
-from .cluster.store import MetadataStore
+from .cluster.store import CLIENT_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
@@ -56,6 +56,7 @@ from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
 from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
+from .quota.client_quotas import ClientQuotas
 from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
@@ -90,8 +91,10 @@ if TYPE_CHECKING:
     from .cluster.controller.controller import Controller
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
+    from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
     from .security.ssl_config import ServerSsl
+    from .security.token_manager import DelegationTokenManager
     from .server.metrics_http import Health
 
 log = logging.getLogger(__name__)
@@ -156,7 +159,14 @@ class Broker:
         self.share_coordinator: ShareCoordinator | None = None
         self.share_persister: DefaultStatePersister | None = None  # the SharePersister of KIP-932
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
+        self.token_manager: DelegationTokenManager | None = None  # None without delegation.token.secret.key
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
+        self.client_quotas = ClientQuotas(
+            int(config["quota.window.num"]),
+            int(config["quota.window.size.seconds"]),
+            int(config["controller.quota.window.num"]),
+            int(config["controller.quota.window.size.seconds"]),
+        )
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
@@ -187,6 +197,7 @@ class Broker:
             report_open_file_limit()
             self.metadata = metadata = self._open_metadata_store()
             self.authorizer = self._open_authorizer(metadata)
+            self.token_manager = self._open_token_manager(metadata)
             self._open_services(metadata)
             self._start_tls_with_dynamic_configs()
             self.listener_security = ListenerSecurity(
@@ -282,6 +293,7 @@ class Broker:
         from .security.sasl.credentials import scram_credential_lookup
 
         credentials = scram_credential_lookup(metadata)
+        token_credentials = self.token_manager.credential if self.token_manager is not None else None
         for listener in self.listeners:
             protocol = self.config.security_protocol_of(listener.name)
             if protocol in SASL_PROTOCOLS:
@@ -290,6 +302,7 @@ class Broker:
                     SaslListenerSettings.from_config(self.config, listener.name),
                     credentials,
                     lambda: int(self.config["connection.failed.authentication.delay.ms"]),
+                    token_credentials,
                 )
         return authentication
 
@@ -373,6 +386,7 @@ class Broker:
         soon as it exists so that `close()` stops it if a later one fails."""
         self._apply_dynamic_configs()
         metadata.add_broker_config_listener(lambda _entity, _configs: self._apply_dynamic_configs())
+        self._follow_quota_configs(metadata)
         self.topic_creator = topic_creator = TopicCreator(metadata, self.config)
         self.log_manager = log_manager = LogManager(
             self.config.log_dirs,
@@ -607,6 +621,37 @@ class Broker:
             authorizer.open()
         return authorizer
 
+    def _open_token_manager(self, metadata: MetadataStore) -> DelegationTokenManager | None:
+        """The delegation tokens, with every stored token loaded (ZooKeeper's in a cluster, a file
+        beside the embedded store's state on a single broker); None without a secret key."""
+        from .security.token_settings import TokenSettings
+
+        settings = TokenSettings.from_config(self.config)
+        if not settings.enabled:
+            return None
+        from .security.token_manager import DelegationTokenManager
+
+        if self.in_cluster:
+            from .security.zk_token_store import ZkTokenStore
+
+            store: TokenStore = ZkTokenStore(self._zk_store(metadata).zk_client)
+        else:
+            from .security.delegation_tokens import FileTokenStore
+
+            store = FileTokenStore(self.config.log_dirs[0])
+        manager = DelegationTokenManager(settings, store)
+        manager.startup()
+        return manager
+
+    async def _expire_tokens_periodically(self, manager: DelegationTokenManager) -> None:
+        """Kafka's "delete-expired-tokens" task: every `delegation.token.expiry.check.interval.ms`,
+        on the active controller (a single broker is its own), expired tokens are removed."""
+        interval_s = manager.settings.expiry_check_interval_ms / 1000
+        while True:
+            if self._is_active_controller():
+                await manager.expire_tokens()
+            await anyio.sleep(interval_s)
+
     def _producer_id_block_store(self, metadata: MetadataStore) -> FileBlockStore | ZkBlockStore:
         if not self.in_cluster:
             return FileBlockStore(self.config.log_dirs[0])
@@ -672,6 +717,8 @@ class Broker:
                 tasks.start_soon(_opened(self.txn_coordinator).run)
                 tasks.start_soon(_opened(self.share_coordinator).run)
                 tasks.start_soon(_opened(self.replica_manager).run)
+                if self.token_manager is not None:
+                    tasks.start_soon(self._expire_tokens_periodically, self.token_manager)
                 await self._serve_metrics(tasks)
                 self.started = True
                 self.serving.set()
@@ -698,6 +745,14 @@ class Broker:
         tasks.start_soon(MetricsHttpServer(self.render_metrics, self.health).serve, listener)
         log.info("Metrics and health served on %s (/metrics, /health)", http_address(host, port))
 
+    def _follow_quota_configs(self, metadata: MetadataStore) -> None:
+        """The client quotas follow the quota entities' configs: those stored now, then each change."""
+        quotas = self.client_quotas
+        metadata.add_quota_config_listener(quotas.entity_configs_changed)
+        for entity_type in (USER_ENTITY_TYPE, CLIENT_ENTITY_TYPE):
+            for name, configs in metadata.quota_entity_configs(entity_type).items():
+                quotas.entity_configs_changed(entity_type, name, configs)
+
     async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
         from .server.metrics import MetricsSources, collect_with_share_groups, render
@@ -711,6 +766,7 @@ class Broker:
             is_active_controller=self._is_active_controller,
             # the share groups' start offsets, where the group coordinator serves share groups
             share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
+            quotas=self.client_quotas,
         )
         return render(await collect_with_share_groups(sources))
 
@@ -793,6 +849,9 @@ class Broker:
         if self.authorizer is not None:
             self.authorizer.close()
             self.authorizer = None
+        if self.token_manager is not None:
+            self.token_manager.close()
+            self.token_manager = None
         if self.metadata is not None:
             self.metadata.close()  # the embedded store's last state reaches the disk here
         if self.log_dir_locks is not None:
@@ -842,6 +901,8 @@ class Broker:
             live_brokers=self.live_brokers,
             share_groups=self.group_coordinator,
             share_partitions=self.share_partitions,
+            delegation_tokens=self.token_manager,
+            quotas=self.client_quotas,
         )
 
     async def move_leadership(self, topic: str, partition: int, broker_id: int) -> None:

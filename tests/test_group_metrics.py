@@ -87,6 +87,9 @@ class Replicas:
     def offline_log_dir_count(self):
         return 0
 
+    def alter_log_dirs_max_lag(self):
+        return 0
+
 
 class Metadata:
     def brokers(self):

@@ -41,7 +41,7 @@ from .assignment import place_new_topic
 from .meta_properties import read_cluster_id, write_atomically, write_meta_properties
 from .model import BrokerInfo, PartitionState, TopicInfo, new_cluster_id, new_topic_id, validate_topic_name
 from .state_writer import SnapshotWriter
-from .store import BrokerEntity, IsrCallback, MetadataStore
+from .store import CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE, USER_ENTITY_TYPE, BrokerEntity, IsrCallback, MetadataStore
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,11 @@ class EmbeddedMetadataStore(MetadataStore):
         self.apply_group_configs(group_id, configs)
         self._save_state()
 
+    def set_quota_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        super().set_quota_entity_configs(entity_type, name, configs)
+        if entity_type != USER_ENTITY_TYPE:
+            self._save_state()
+
     def _assign(self, num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
         return place_new_topic([(self.broker.broker_id, self.broker.rack)], num_partitions, replication_factor)
 
@@ -266,6 +271,9 @@ class EmbeddedMetadataStore(MetadataStore):
         self._broker_configs = {entity: dict(configs) for entity, configs in raw.get("broker_configs", {}).items()}
         self._user_configs = {user: dict(configs) for user, configs in raw.get("user_configs", {}).items()}
         self._group_configs = {group: dict(configs) for group, configs in raw.get("group_configs", {}).items()}
+        for entity_type in (CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE):
+            saved = raw.get("quota_configs", {}).get(entity_type, {})
+            self._quota_entity_configs[entity_type] = {name: dict(configs) for name, configs in saved.items()}
 
     def _save_state(self) -> int:
         """Number a change; its snapshot goes to the writer at the end of this turn of the loop."""
@@ -295,6 +303,7 @@ class EmbeddedMetadataStore(MetadataStore):
                 "broker_configs": self._broker_configs,
                 "user_configs": self._user_configs,
                 "group_configs": self._group_configs,
+                "quota_configs": self._quota_entity_configs,
             }
         )
         self._writer.submit(StateSnapshot(lines, configs), self._changes)

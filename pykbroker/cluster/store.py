@@ -25,6 +25,12 @@ config.
 And the configs of users (Kafka's `/config/users/<user>` entity configs): the SCRAM credentials,
 one key per mechanism ("SCRAM-SHA-256": "salt=...,stored_key=...,server_key=...,iterations=4096").
 Users are named as Kafka names their znodes: sanitized (URL-encoded, see `security.sanitizer`).
+The same user configs hold the user's client quotas (`producer_byte_rate`, ...), as Kafka's
+`/config/users/<user>` znode does; a user's per-client quotas are user configs named
+`<user>/clients/<client>` (Kafka's child znode), and `<default>` names the default user or client.
+Client-id quotas (`/config/clients/<client>`) and IP quotas (`/config/ips/<ip>`) are the other
+quota entity types (`quota_entity_configs`); every change of a quota entity's configs reaches the
+quota listeners, on every broker.
 """
 
 from __future__ import annotations
@@ -42,6 +48,12 @@ BrokerEntity = int | None  # a broker id, or None for the cluster-wide default
 BrokerConfigListener = Callable[[BrokerEntity, dict], None]  # (entity, its new dynamic configs)
 UserConfigListener = Callable[[str, dict], None]  # (sanitized user name, its new configs)
 GroupConfigListener = Callable[[str, dict], None]  # (group id, its new dynamic configs)
+QuotaConfigListener = Callable[[str, str, dict], None]  # (entity type, sanitized entity name, its new configs)
+
+USER_ENTITY_TYPE = "users"  # Kafka's ConfigType.User: `/config/users/<user>[/clients/<client>]`
+CLIENT_ENTITY_TYPE = "clients"  # Kafka's ConfigType.Client: `/config/clients/<client>`
+IP_ENTITY_TYPE = "ips"  # Kafka's ConfigType.Ip: `/config/ips/<ip>`
+QUOTA_ENTITY_TYPES = (USER_ENTITY_TYPE, CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE)
 
 
 class MetadataStore(ABC):
@@ -54,6 +66,8 @@ class MetadataStore(ABC):
         self._broker_config_listeners: list[BrokerConfigListener] = []
         self._user_config_listeners: list[UserConfigListener] = []
         self._group_config_listeners: list[GroupConfigListener] = []
+        self._quota_config_listeners: list[QuotaConfigListener] = []
+        self._quota_entity_configs: dict[str, dict[str, dict[str, str]]] = {CLIENT_ENTITY_TYPE: {}, IP_ENTITY_TYPE: {}}
         self._group_configs: dict[str, dict[str, str]] = {}
         self._topic_id_index: TopicNamesById | None = None
 
@@ -175,6 +189,41 @@ class MetadataStore(ABC):
     def _notify_user_configs(self, user: str, configs: dict[str, str]) -> None:
         for listener in self._user_config_listeners:
             listener(user, dict(configs))
+        for quota_listener in self._quota_config_listeners:
+            quota_listener(USER_ENTITY_TYPE, user, dict(configs))
+
+    # -- quota entities (users, user/client pairs, client ids, IPs) --------------------
+    def quota_entity_configs(self, entity_type: str) -> dict[str, dict[str, str]]:
+        """Every entity of one quota entity type (`QUOTA_ENTITY_TYPES`) with configs, by sanitized
+        name (users include their `<user>/clients/<client>` children)."""
+        if entity_type == USER_ENTITY_TYPE:
+            return self.all_user_configs()
+        return {name: dict(configs) for name, configs in self._quota_entity_configs[entity_type].items()}
+
+    def set_quota_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        """Replace the configs of one quota entity (sanitized name). The stores make them durable
+        and tell the other brokers; this base keeps client and IP entities in memory."""
+        if entity_type == USER_ENTITY_TYPE:
+            self.set_user_configs(name, configs)
+        else:
+            self.apply_quota_entity_configs(entity_type, name, configs)
+
+    def apply_quota_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        """Take a client or IP entity's configs as they now are (written here, or by another broker)."""
+        entities = self._quota_entity_configs[entity_type]
+        if entities.get(name, {}) == configs:
+            return
+        if configs:
+            entities[name] = dict(configs)
+        else:
+            entities.pop(name, None)
+        for listener in self._quota_config_listeners:
+            listener(entity_type, name, dict(configs))
+
+    def add_quota_config_listener(self, listener: QuotaConfigListener) -> None:
+        """`listener(entity type, sanitized name, configs)` hears of every change of a quota
+        entity's configs (users' too: their SCRAM credentials share the znode)."""
+        self._quota_config_listeners.append(listener)
 
     # -- group configs (Kafka's GROUP config resource) --------------------------------
     def group_configs(self, group_id: str) -> dict[str, str]:

@@ -746,6 +746,63 @@ class KafkaZkClient:
     def delete_acl_change_notification(self, changes_path: str, child: str) -> None:
         self._delete_notification(f"{changes_path}/{child}")
 
+    # -- delegation tokens (Kafka's createDelegationTokenPaths, setOrCreateDelegationToken, ...) --
+    @_translated
+    def create_delegation_token_paths(self) -> None:
+        self._zk.ensure_path(zk_data.DELEGATION_TOKENS)
+        self._zk.ensure_path(zk_data.DELEGATION_TOKEN_CHANGES)
+
+    @_translated
+    def get_delegation_token_ids(self) -> list[str]:
+        return self._children(zk_data.DELEGATION_TOKENS)
+
+    @_translated
+    def get_delegation_token_info(self, token_id: str) -> bytes | None:
+        """`/delegation_token/tokens/<id>`'s data; None when absent."""
+        try:
+            data, _ = self._zk.get(f"{zk_data.DELEGATION_TOKENS}/{token_id}")
+        except NoNodeError:
+            return None
+        return bytes(data) if data else None
+
+    @_translated
+    def set_or_create_delegation_token(self, token_id: str, data: bytes) -> None:
+        path = f"{zk_data.DELEGATION_TOKENS}/{token_id}"
+        try:
+            self._zk.set(path, data)
+        except NoNodeError:
+            try:
+                self._zk.create(path, data, makepath=True)
+            except NodeExistsError:
+                self._zk.set(path, data)
+
+    @_translated
+    def delete_delegation_token(self, token_id: str) -> None:
+        self._delete_quietly(f"{zk_data.DELEGATION_TOKENS}/{token_id}")
+
+    @_translated
+    def create_token_change_notification(self, token_id: str) -> None:
+        self._zk.create(
+            f"{zk_data.DELEGATION_TOKEN_CHANGES}/{zk_data.DELEGATION_TOKEN_CHANGE_PREFIX}",
+            token_id.encode(),
+            sequence=True,
+            makepath=True,
+        )
+
+    @_translated
+    def get_token_change_notifications(self) -> list[str]:
+        return self._children(zk_data.DELEGATION_TOKEN_CHANGES)
+
+    def watch_token_change_notifications(self, callback: Callable[[list[str]], WatchResult]) -> None:
+        self._watch_children(zk_data.DELEGATION_TOKEN_CHANGES, callback)
+
+    @_translated
+    def get_token_change_notification(self, child: str) -> ChangeNotification | None:
+        return self._get_notification(f"{zk_data.DELEGATION_TOKEN_CHANGES}/{child}")
+
+    def delete_token_change_notification(self, child: str) -> None:
+        self._delete_notification(f"{zk_data.DELEGATION_TOKEN_CHANGES}/{child}")
+
     # -- the znode operations underneath ---------------------------------------------------
     def _watch_children(self, path: str, callback: Callable[[list[str]], WatchResult]) -> None:
         def on_children(children: list[str]) -> WatchResult:
@@ -799,7 +856,7 @@ def _state_written(done: IAsyncResult) -> PartitionStateWritten | Exception:
 
 
 def _encode_entity_configs(entity_type: str, configs: dict[str, str]) -> bytes:
-    if entity_type == zk_data.USER_CONFIG_TYPE:
+    if entity_type in (zk_data.USER_CONFIG_TYPE, zk_data.CLIENT_CONFIG_TYPE, zk_data.IP_CONFIG_TYPE):
         return zk_data.encode_user_config(configs)
     if entity_type == zk_data.BROKER_CONFIG_TYPE:
         return zk_data.encode_broker_config(configs)

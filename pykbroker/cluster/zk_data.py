@@ -13,7 +13,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/admin/reassign_partitions` | `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[2,3]}]}`: reassignments asked the old way (before KIP-455) |
 | `/brokers/topics/<t>/partitions/<p>/state` | `{"version":1,"leader":1,"leader_epoch":0,"isr":[1,2],"controller_epoch":1}` |
 | `/config/topics/<t>`, `/config/brokers/<id>`, `/config/users/<user>`, `/config/groups/<group>` (pykbroker's) | `{"version":1,"config":{"k":"v"}}` |
-| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, ...) |
+| `/config/users/<user>/clients/<client>`, `/config/clients/<client>`, `/config/ips/<ip>` (client quotas; `<default>` for defaults) | `{"version":1,"config":{"producer_byte_rate":"1048576"}}` |
+| `/config/changes/config_change_<seq>` | `{"version":2,"entity_path":"topics/<t>"}` (or `users/<user>`, `users/<user>/clients/<client>`, `clients/<client>`, ...) |
 | `/isr_change_notification/isr_change_<seq>` | `{"version":1,"partitions":[{"topic":"t","partition":0}]}` |
 | `/log_dir_event_notification/log_dir_event_<seq>` | `{"version":1,"broker":3,"event":1}`: a log dir of broker 3 failed (event 1) |
 | `/brokers/offline_replicas/<id>` (ephemeral, pykbroker's) | `{"version":1,"broker":3,"log_dirs":["/data/a"],"partitions":[{"topic":"t","partition":0}]}` |
@@ -23,6 +24,8 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/kafka-acl-extended/prefixed/<ResourceType>/<name>` | prefixed ACLs |
 | `/kafka-acl-changes/acl_changes_<seq>` | `TOPIC:orders` after a change of a literal pattern's ACLs |
 | `/kafka-acl-extended-changes/acl_changes_<seq>` | `{"version":1,"resourceType":"TOPIC","name":"pre-","patternType":"PREFIXED"}` |
+| `/delegation_token/tokens/<token id>` | `{"version":3,"owner":"User%3Aalice","tokenRequester":"User%3Aalice","renewers":["User%3Abob"],"issueTimestamp":..,"maxTimestamp":..,"expiryTimestamp":..,"tokenId":"<id>"}` (`security.delegation_tokens` encodes it) |
+| `/delegation_token/token_changes/token_change_<seq>` | the token id, as text: the token was created, renewed, expired or removed |
 
 A broker whose log directory fails writes the list of its replicas on offline directories to
 `/brokers/offline_replicas/<id>` (ephemeral: it goes with the broker's session, so a broker that
@@ -59,6 +62,9 @@ LOG_DIR_EVENTS = "/log_dir_event_notification"
 LOG_DIR_EVENT_PREFIX = "log_dir_event_"
 LOG_DIR_FAILURE_EVENT = 1
 OFFLINE_REPLICAS = "/brokers/offline_replicas"  # pykbroker's own: see the table above
+DELEGATION_TOKENS = "/delegation_token/tokens"
+DELEGATION_TOKEN_CHANGES = "/delegation_token/token_changes"
+DELEGATION_TOKEN_CHANGE_PREFIX = "token_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
@@ -71,6 +77,8 @@ LITERAL_PATTERN = "LITERAL"  # the pattern type whose ACLs live under `/kafka-ac
 TOPIC_CONFIG_TYPE = "topics"
 BROKER_CONFIG_TYPE = "brokers"
 USER_CONFIG_TYPE = "users"
+CLIENT_CONFIG_TYPE = "clients"
+IP_CONFIG_TYPE = "ips"
 GROUP_CONFIG_TYPE = "groups"  # pykbroker's own: Kafka keeps group configs in KRaft only
 DEFAULT_BROKER_ENTITY = "<default>"
 

@@ -367,6 +367,15 @@ class ZkMetadataStore(MetadataStore):
         self._notify_user_configs(user, configs)
 
     # -- group configs: /config/groups/<group>, announced as other entities' configs -----
+    def set_quota_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None:
+        """Kafka's AdminZkClient.changeConfigs: the entity's znode, then a change notification."""
+        if entity_type == zk_data.USER_CONFIG_TYPE:
+            self.set_user_configs(name, configs)
+            return
+        self._set_entity_configs(entity_type, name, configs)
+        self._announce_config_change(entity_type, name)
+        self.apply_quota_entity_configs(entity_type, name, dict(configs))
+
     def set_group_configs(self, group_id: str, configs: dict[str, str]) -> None:
         self._set_entity_configs(zk_data.GROUP_CONFIG_TYPE, group_id, configs)
         self._announce_config_change(zk_data.GROUP_CONFIG_TYPE, group_id)

@@ -9,8 +9,9 @@ posts it through the loop bridge; nothing here touches the store's state:
   each partition's `state` znode (leader, leader epoch, ISR, partition epoch);
 - `/log_dir_event_notification` children (and `/brokers/ids`): every broker's replicas on offline
   log dirs, read again from `/brokers/offline_replicas`;
-- `/config/changes` children: which topic's or broker's dynamic configs, or which user's configs
-  (SCRAM credentials), to read again.
+- `/config/changes` children: which topic's or broker's dynamic configs, which user's configs
+  (SCRAM credentials, quotas; `users/<user>/clients/<client>` too), or which client id's or IP's
+  quotas, to read again.
 
 The first reading of every watch happens inside `start()`, so after `start()` the bridge holds
 a complete snapshot of the cluster. The ZooKeeper client re-arms the watches after a
@@ -49,6 +50,7 @@ class ClusterView(Protocol):
     def apply_broker_configs(self, entity: str, configs: dict[str, str]) -> None: ...
     def apply_user_configs(self, user: str, configs: dict[str, str]) -> None: ...
     def apply_group_configs(self, group_id: str, configs: dict[str, str]) -> None: ...
+    def apply_quota_entity_configs(self, entity_type: str, name: str, configs: dict[str, str]) -> None: ...
 
 
 class ClusterWatches:
@@ -70,6 +72,11 @@ class ClusterWatches:
             self._post_broker_configs(entity)
         for user in self.zk_client.get_all_entities_with_config(zk_data.USER_CONFIG_TYPE):
             self._post_user_configs(user)
+            for client in self.zk_client.get_all_entities_with_config(f"{zk_data.USER_CONFIG_TYPE}/{user}/clients"):
+                self._post_user_configs(f"{user}/clients/{client}")
+        for entity_type in (zk_data.CLIENT_CONFIG_TYPE, zk_data.IP_CONFIG_TYPE):
+            for name in self.zk_client.get_all_entities_with_config(entity_type):
+                self._post_quota_entity_configs(entity_type, name)
         for group in self.zk_client.get_all_entities_with_config(zk_data.GROUP_CONFIG_TYPE):
             self._post_group_configs(group)
         self.zk_client.watch_broker_ids(self._on_brokers)
@@ -212,8 +219,10 @@ class ClusterWatches:
                 self.bridge.post(self.store.apply_topic_configs, name, configs)
             elif entity_type == zk_data.BROKER_CONFIG_TYPE:
                 self._post_broker_configs(name)
-            elif entity_type == zk_data.USER_CONFIG_TYPE and "/" not in name:  # not a user's client quotas
+            elif entity_type == zk_data.USER_CONFIG_TYPE:  # a user, or a user's client (`<user>/clients/<client>`)
                 self._post_user_configs(name)
+            elif entity_type in (zk_data.CLIENT_CONFIG_TYPE, zk_data.IP_CONFIG_TYPE):
+                self._post_quota_entity_configs(entity_type, name)
             elif entity_type == zk_data.GROUP_CONFIG_TYPE:
                 self._post_group_configs(name)
         if now_ms() - notification.ctime_ms > CONFIG_CHANGE_EXPIRATION_MS:
@@ -226,6 +235,10 @@ class ClusterWatches:
     def _post_group_configs(self, group: str) -> None:
         configs = self.zk_client.get_entity_configs(zk_data.GROUP_CONFIG_TYPE, group)
         self.bridge.post(self.store.apply_group_configs, group, configs)
+
+    def _post_quota_entity_configs(self, entity_type: str, name: str) -> None:
+        configs = self.zk_client.get_entity_configs(entity_type, name)
+        self.bridge.post(self.store.apply_quota_entity_configs, entity_type, name, configs)
 
     def _post_user_configs(self, user: str) -> None:
         configs = self.zk_client.get_entity_configs(zk_data.USER_CONFIG_TYPE, user)

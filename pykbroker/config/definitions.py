@@ -46,6 +46,7 @@ from .types import (
     one_of,
     one_of_ignoring_case,
     parse_typed,
+    provided_class,
     throttled_replicas,
     to_raw,
 )
@@ -315,6 +316,11 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("background.threads", INT, 10, at_least(1)),
         _broker("queued.max.requests", INT, 500, at_least(1)),
         _broker("queued.max.request.bytes", LONG, -1),
+        # Client quotas (Kafka's QuotaConfigs): the sampled windows of the quota managers
+        _broker("quota.window.num", INT, 11, at_least(1)),
+        _broker("quota.window.size.seconds", INT, 1, at_least(1)),
+        _broker("controller.quota.window.num", INT, 11, at_least(1)),
+        _broker("controller.quota.window.size.seconds", INT, 1, at_least(1)),
         _broker("request.timeout.ms", INT, 30000),
         _broker("socket.connection.setup.timeout.ms", LONG, 10000),
         _broker("socket.connection.setup.timeout.max.ms", LONG, 30000),
@@ -417,8 +423,17 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("replica.fetch.min.bytes", INT, 1),
         _broker("replica.fetch.response.max.bytes", INT, 10485760, at_least(0)),
         _broker("num.replica.fetchers", INT, 1),
+        _broker("num.replica.alter.log.dirs.threads", INT),
         _broker("replica.high.watermark.checkpoint.interval.ms", LONG, 5000),
-        _broker("replica.selector.class", STRING),
+        _broker(
+            "replica.selector.class",
+            STRING,
+            None,
+            provided_class(
+                "org.apache.kafka.common.replica.RackAwareReplicaSelector",
+                "org.apache.kafka.common.replica.LeaderSelector",
+            ),
+        ),
         _broker("replication.quota.window.num", INT, 11, at_least(1)),
         _broker("replication.quota.window.size.seconds", INT, 1, at_least(1)),
         _broker("alter.log.dirs.replication.quota.window.num", INT, 11, at_least(1)),
@@ -547,6 +562,12 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             CLASS,
             "org.apache.kafka.common.security.authenticator.DefaultKafkaPrincipalBuilder",
         ),
+        # Delegation tokens (Kafka's DelegationTokenManager): enabled by a secret key
+        _broker("delegation.token.master.key", PASSWORD),  # the secret key's old name
+        _broker("delegation.token.secret.key", PASSWORD),
+        _broker("delegation.token.max.lifetime.ms", LONG, 604800000, at_least(1)),
+        _broker("delegation.token.expiry.time.ms", LONG, 86400000, at_least(1)),
+        _broker("delegation.token.expiry.check.interval.ms", LONG, 3600000, at_least(1)),
         # Kafka's PasswordEncoder of sensitive dynamic configs kept in ZooKeeper
         _broker("password.encoder.secret", PASSWORD),
         _broker("password.encoder.old.secret", PASSWORD),

@@ -193,6 +193,19 @@ def one_of(*allowed: str) -> Validator:
     return check
 
 
+def provided_class(*provided: str) -> Validator:
+    """A setting naming a Java class that Kafka loads at start: only the classes this broker
+    provides are accepted; any other stops the broker at start, as Kafka's cannot load it."""
+
+    def check(key: str, value: Any) -> None:
+        if value is not None and value not in provided:
+            raise invalid_value(
+                key, value, f"Class {value} could not be found (this broker provides {', '.join(provided)})"
+            )
+
+    return check
+
+
 def each_one_of(*allowed: str) -> Validator:
     def check(key: str, value: Any) -> None:
         for item in value or ():

@@ -15,6 +15,10 @@ With `validate_only` nothing changes.
 
 Authorization as Kafka: ALTER on each topic (TOPIC_AUTHORIZATION_FAILED, "The topic
 authorization is failed.").
+
+The client's `controller_mutation_rate` quota counts the partitions created; from v3 a topic is refused
+with THROTTLING_QUOTA_EXCEEDED while the quota is exceeded, before v3 the change is made and the
+response throttled (Kafka's strict and permissive controller mutation quotas).
 """
 
 from __future__ import annotations
@@ -31,7 +35,14 @@ from .support.controller_rules import (
     place_replicas,
     registered_brokers,
 )
+from .support.quota_requests import (
+    ControllerMutationQuota,
+    controller_mutation_quota,
+    record_mutations,
+    throttle_mutations,
+)
 
+STRICT_QUOTA_SINCE_VERSION = 3  # the first version that knows THROTTLING_QUOTA_EXCEEDED
 API_KEY = ApiKey.CREATE_PARTITIONS
 MIN_VERSION = 0
 MAX_VERSION = 3
@@ -54,12 +65,16 @@ async def handle(request: CreatePartitionsRequest, ctx: RequestContext) -> Creat
         for name in dict.fromkeys(names)
         if name in twice
     ]
-    results += [_grow(topic, request.validate_only, ctx) for topic in accepted]
+    quota = controller_mutation_quota(ctx, STRICT_QUOTA_SINCE_VERSION)
+    results += [_grow(topic, request.validate_only, ctx, quota) for topic in accepted]
+    throttle_mutations(ctx, quota)
     await ctx.services.metadata.wait_durable()  # the new partitions are on disk before they are acknowledged
     return CreatePartitionsResponse(results=results)
 
 
-def _grow(topic: CreatePartitionsTopic, validate_only: bool, ctx: RequestContext) -> Result:
+def _grow(
+    topic: CreatePartitionsTopic, validate_only: bool, ctx: RequestContext, quota: ControllerMutationQuota | None = None
+) -> Result:
     if not ALTER_TOPIC.allows(ctx, topic.name):
         return Result(
             name=topic.name,
@@ -72,6 +87,7 @@ def _grow(topic: CreatePartitionsTopic, validate_only: bool, ctx: RequestContext
         return Result(name=topic.name, error_code=exc.code, error_message=exc.message)
     if not validate_only:
         try:
+            record_mutations(quota, len(new_replicas))
             ctx.services.metadata.add_partitions(topic.name, topic.count, new_replicas)
         except KafkaError as exc:  # KAFKA_STORAGE_ERROR: their logs could not be created (none was added)
             return Result(name=topic.name, error_code=exc.code, error_message=exc.message)

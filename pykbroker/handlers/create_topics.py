@@ -19,6 +19,10 @@ partition count, replication factor and effective configs, from v7 its id (a fre
 Authorization as Kafka: CREATE on the cluster, or else on each topic (TOPIC_AUTHORIZATION_FAILED,
 "Authorization failed."); without DESCRIBE_CONFIGS on a topic its result carries no configs,
 partition count or replication factor, and `topic_config_error_code` TOPIC_AUTHORIZATION_FAILED.
+
+The client's `controller_mutation_rate` quota counts the partitions created; from v6 a topic is
+refused with THROTTLING_QUOTA_EXCEEDED while the quota is exceeded, before v6 it is created and
+the response throttled (Kafka's strict and permissive controller mutation quotas).
 """
 
 from __future__ import annotations
@@ -45,7 +49,14 @@ from .support.controller_rules import (
     place_replicas,
     registered_brokers,
 )
+from .support.quota_requests import (
+    ControllerMutationQuota,
+    controller_mutation_quota,
+    record_mutations,
+    throttle_mutations,
+)
 
+STRICT_QUOTA_SINCE_VERSION = 6  # the first version that knows THROTTLING_QUOTA_EXCEEDED
 API_KEY = ApiKey.CREATE_TOPICS
 MIN_VERSION = 0
 MAX_VERSION = 7
@@ -67,10 +78,12 @@ async def handle(request: CreateTopicsRequest, ctx: RequestContext) -> CreateTop
     creatable = set(names) if CREATE_ON_CLUSTER.allows(ctx, log_if_denied=False) else None
     if creatable is None:
         creatable = CREATE_TOPIC.allowed(ctx, names)
+    quota = controller_mutation_quota(ctx, STRICT_QUOTA_SINCE_VERSION)
     created = [
-        _authorized_result(topic.name, creatable, ctx) or _create(topic, existing, request.validate_only, ctx)
+        _authorized_result(topic.name, creatable, ctx) or _create(topic, existing, request.validate_only, ctx, quota)
         for topic in accepted
     ]
+    throttle_mutations(ctx, quota)
     await ctx.services.metadata.wait_durable()  # the topics are on disk before they are acknowledged
     return CreateTopicsResponse(topics=created + _refused(names, twice))
 
@@ -99,11 +112,21 @@ def _authorized_result(name: str, creatable: set[str], ctx: RequestContext) -> R
     return result
 
 
-def _create(topic: CreatableTopic, existing: set[str], validate_only: bool, ctx: RequestContext) -> Result:
+def _create(
+    topic: CreatableTopic,
+    existing: set[str],
+    validate_only: bool,
+    ctx: RequestContext,
+    quota: ControllerMutationQuota | None = None,
+) -> Result:
     try:
         overrides = _checked_topic(topic, existing)
         assignments = _replica_assignments(topic, ctx)
-        topic_id = new_topic_id() if validate_only else _create_in_store(topic.name, assignments, overrides, ctx)
+        if validate_only:
+            topic_id = new_topic_id()
+        else:
+            record_mutations(quota, len(assignments))
+            topic_id = _create_in_store(topic.name, assignments, overrides, ctx)
     except KafkaError as exc:
         return _failure(topic.name, exc)
     return _success(topic.name, topic_id, assignments, overrides, ctx)

@@ -16,6 +16,10 @@ Internal topics are deleted like any other, as Kafka does. Every result carries 
 
 Authorization as Kafka: DELETE on each topic (TOPIC_AUTHORIZATION_FAILED, checked before its
 existence); a topic named by id whose name the caller may not DESCRIBE is answered without it.
+
+The client's `controller_mutation_rate` quota counts the partitions of the topics deleted; from v5 a topic is refused
+with THROTTLING_QUOTA_EXCEEDED while the quota is exceeded, before v5 the change is made and the
+response throttled (Kafka's strict and permissive controller mutation quotas).
 """
 
 from __future__ import annotations
@@ -26,12 +30,19 @@ from typing import TypeVar
 
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID
-from ..protocol.errors import ErrorCode
+from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.message_types import DeleteTopicsRequest, DeleteTopicsResponse
 from .support.authorization import check
 from .support.context import RequestContext
 from .support.controller_rules import deadline_passed, duplicated
+from .support.quota_requests import (
+    ControllerMutationQuota,
+    controller_mutation_quota,
+    record_mutations,
+    throttle_mutations,
+)
 
+STRICT_QUOTA_SINCE_VERSION = 5  # the first version that knows THROTTLING_QUOTA_EXCEEDED
 API_KEY = ApiKey.DELETE_TOPICS
 MIN_VERSION = 0
 MAX_VERSION = 6
@@ -51,7 +62,9 @@ async def handle(request: DeleteTopicsRequest, ctx: RequestContext) -> DeleteTop
         return DeleteTopicsResponse(
             responses=[Result(name=name, topic_id=topic_id, error_code=refusal) for name, topic_id in entries]
         )
-    deleted = _delete(entries, ctx)
+    quota = controller_mutation_quota(ctx, STRICT_QUOTA_SINCE_VERSION)
+    deleted = _delete(entries, ctx, quota)
+    throttle_mutations(ctx, quota)
     await ctx.services.metadata.wait_durable()  # the deletions are on disk before they are acknowledged
     return DeleteTopicsResponse(responses=deleted)
 
@@ -76,12 +89,12 @@ def _lookups(entries: list[Entry]) -> list[Entry]:
     return [(name, topic_id) for name, topic_id in entries if (name is None) != (topic_id == ZERO_UUID)]
 
 
-def _delete(entries: list[Entry], ctx: RequestContext) -> list[Result]:
+def _delete(entries: list[Entry], ctx: RequestContext, quota: ControllerMutationQuota | None = None) -> list[Result]:
     by_name = [name for name, topic_id in entries if name is not None and topic_id == ZERO_UUID]
     by_id = [topic_id for name, topic_id in entries if name is None and topic_id != ZERO_UUID]
     refused = _malformed(entries) + _duplicates(by_name, by_id)
     to_delete, not_found = _resolve(_given_once(by_name), _given_once(by_id), duplicated(by_id), ctx)
-    return refused + not_found + [_deleted(topic_id, name, ctx) for topic_id, name in to_delete.items()]
+    return refused + not_found + [_deleted(topic_id, name, ctx, quota) for topic_id, name in to_delete.items()]
 
 
 def _malformed(entries: list[Entry]) -> list[Result]:
@@ -116,7 +129,12 @@ def _given_once(items: list[_Name]) -> list[_Name]:
     return [item for item in dict.fromkeys(items) if item not in twice]
 
 
-def _deleted(topic_id: uuid.UUID, name: str, ctx: RequestContext) -> Result:
+def _deleted(topic_id: uuid.UUID, name: str, ctx: RequestContext, quota: ControllerMutationQuota | None) -> Result:
+    info = ctx.services.metadata.topic(name)
+    try:
+        record_mutations(quota, len(info.partitions) if info is not None else 0)
+    except KafkaError as exc:
+        return _failure(name, topic_id, exc.code, exc.message)
     ctx.services.metadata.delete_topic(name)
     return Result(name=name, topic_id=topic_id, error_code=ErrorCode.NONE)
 

@@ -1,7 +1,9 @@
 """DescribeLogDirs (key 35), versions 0-4.
 
 Every log dir of this broker (absolute path) with the partitions it holds: size in bytes, offset
-lag, and is_future_key (always false: no replica is being moved between dirs). `topics` null asks
+lag and is_future_key. A replica being moved to another dir (AlterReplicaLogDirs) is listed
+twice, as in Kafka: its current log (offset lag 0) and, under the destination dir, its future log
+with is_future_key true and the offsets it still has to copy as its offset lag. `topics` null asks
 for every partition; otherwise only the listed ones are described, but, as in Kafka, every topic
 with a log in a dir is still listed under it (with an empty partition list if none was asked for).
 From v3 the response has a top-level error code, from v4 each dir's total and usable bytes. A
@@ -19,6 +21,7 @@ from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DescribeLogDirsRequest, DescribeLogDirsResponse
+from ..replication.replica_manager import LogDirEntry
 from .support.authorization import check
 from .support.context import RequestContext
 
@@ -32,7 +35,6 @@ TopicResult = DescribeLogDirsResponse.DescribeLogDirsTopic
 PartitionResult = DescribeLogDirsResponse.DescribeLogDirsPartition
 
 LONG_MAX = 2**63 - 1
-LogSize = tuple[str, int, int, int]  # a log of the directory: (topic, partition, size in bytes, offset lag)
 
 
 async def handle(request: DescribeLogDirsRequest, ctx: RequestContext) -> DescribeLogDirsResponse:
@@ -58,7 +60,7 @@ def _wanted_partitions(
     return {(topic.topic, partition) for topic in topics for partition in topic.partitions}
 
 
-def _describe_dir(path: str, logs: list[LogSize], wanted: set[TopicPartition] | None) -> DirResult:
+def _describe_dir(path: str, logs: list[LogDirEntry], wanted: set[TopicPartition] | None) -> DirResult:
     absolute = os.path.abspath(path)
     try:
         total_bytes, usable_bytes = _space(absolute)
@@ -78,13 +80,13 @@ def _offline_dir(path: str) -> DirResult:
     return DirResult(error_code=ErrorCode.KAFKA_STORAGE_ERROR, log_dir=os.path.abspath(path), topics=[])
 
 
-def _topics(logs: list[LogSize], wanted: set[TopicPartition] | None) -> list[TopicResult]:
+def _topics(logs: list[LogDirEntry], wanted: set[TopicPartition] | None) -> list[TopicResult]:
     by_topic: dict[str, list[PartitionResult]] = {}
-    for topic, partition, size, lag in logs:
+    for topic, partition, size, lag, is_future in logs:
         partitions = by_topic.setdefault(topic, [])
         if wanted is None or (topic, partition) in wanted:
             partitions.append(
-                PartitionResult(partition_index=partition, partition_size=size, offset_lag=lag, is_future_key=False)
+                PartitionResult(partition_index=partition, partition_size=size, offset_lag=lag, is_future_key=is_future)
             )
     return [
         TopicResult(name=topic, partitions=partitions)

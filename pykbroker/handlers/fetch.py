@@ -13,8 +13,13 @@ that the first batch is always returned whole so that a consumer can make progre
   the last stable offset (the first offset of the oldest transaction not yet decided) and is
   given the aborted transactions overlapping what it read, from the `.txnindex` files, so that
   it drops their records; read_uncommitted reads up to the high watermark.
-- v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v11+ the
-  preferred read replica (always -1: read from the leader); v13+ name topics by id.
+- v5+ carry the log start offset; v7+ use incremental fetch sessions (KIP-227); v13+ name topics
+  by id.
+- v11+ carry the consumer's `rack_id` (`client.rack`) and the preferred read replica (KIP-392):
+  with `replica.selector.class` = RackAwareReplicaSelector, a leader answers a consumer whose rack
+  holds an in-sync follower (and not the leader) with that follower's id and no records, at once;
+  a follower answers consumers of v11+ (never older ones) up to its high watermark, which it
+  learns from its leader. See `replication/replica_selector.py`.
 - A follower (replica id >= 0; v15+ in `replica_state`) reads up to the log end offset, and its
   fetch offset tells the leader how far it has replicated; an incremental fetch speaks for every
   partition of its session, so a follower that caught up on an idle partition rejoins its ISR.
@@ -26,6 +31,11 @@ that the first batch is always returned whole so that a consumer can make progre
   refresh their metadata first (KIP-951).
 - Authorization as Kafka: consumers need READ on each topic, followers CLUSTER_ACTION on the
   cluster; the partitions refused are answered TOPIC_AUTHORIZATION_FAILED without being read.
+- Client quotas as Kafka's (followers are exempt): a consumer's `max_bytes` is capped at what its
+  `consumer_byte_rate` allows in one quota window; the response's size counts against that rate
+  and the request's time against `request_percentage`. A violation answers with no partitions
+  (an incremental session keeps its id and epoch, a new session is not created), the throttle time
+  in `throttle_time_ms`, and the connection muted for that long.
 """
 
 from __future__ import annotations
@@ -50,8 +60,10 @@ from ..replication.fetch_types import (
     PartitionsToRead,
     SessionWait,
 )
+from ..replication.replica_selector import ClientMetadata
 from .support.authorization import Check, check
 from .support.context import RequestContext
+from .support.quota_requests import quota_client_id, quota_user, request_throttle_ms, throttle
 from .support.services import BrokerServices, ReplicaService
 
 if TYPE_CHECKING:
@@ -95,14 +107,18 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
             replica_id, [(key.topic_partition, p) for key, p in session.session_partitions()]
         )
     isolation = request.isolation_level if version >= 4 else 0
+    max_bytes = request.max_bytes if version >= 3 else 0x7FFFFFFF
+    if replica_id < 0:
+        max_bytes = _within_quota_window(ctx, max_bytes)
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
         max_wait_ms=request.max_wait_ms,
-        min_bytes=request.min_bytes,
-        max_bytes=request.max_bytes if version >= 3 else 0x7FFFFFFF,
+        min_bytes=min(request.min_bytes, max_bytes),
+        max_bytes=max_bytes,
         isolation_level=isolation,
         session_wait=_session_wait(ctx, session, to_read, denied, is_follower=replica_id >= 0),
+        client_metadata=ClientMetadata(request.rack_id, ctx.listener_name) if version >= 11 else None,
     )
     results = {key: _for_version(read[key.topic_partition], version) for key, _ in to_read}
     results.update(
@@ -110,6 +126,11 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     )
     if version < ZSTD_MIN_VERSION and replica_id < 0:
         _refuse_zstd_topics(results, services.replica_manager)
+    if replica_id < 0 and _throttled(ctx, session, results):
+        error, session_id, _ = session.throttled_response()
+        return FetchResponse(
+            error_code=error, session_id=session_id, responses=[], throttle_time_ms=ctx.throttle_time_ms
+        )
     error, session_id, included = session.build_response(results, now_ms=now_ms())
     hints = _leader_hints(included, version, services)
     response = FetchResponse(
@@ -118,6 +139,47 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     if version >= 16:
         response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
+
+
+def _within_quota_window(ctx: RequestContext, max_bytes: int) -> int:
+    """Kafka caps a consumer's fetch at what its quota lets it take in one quota window without a
+    certain throttle (`getMaxValueInQuotaWindow`)."""
+    quotas = ctx.services.quotas
+    if quotas is None or not quotas.fetch.enabled:
+        return max_bytes
+    window_bytes = quotas.fetch.max_value_in_quota_window(quota_user(ctx), quota_client_id(ctx))
+    return max_bytes if window_bytes >= max_bytes else int(window_bytes)
+
+
+def _throttled(
+    ctx: RequestContext, session: FetchContext, results: dict[TopicIdPartition, PartitionFetchResult]
+) -> bool:
+    """Kafka's consumer fetch quota: the response's size against `consumer_byte_rate` and the
+    request's time against `request_percentage`. A throttled fetch is answered empty (its bytes
+    taken back from the quota) with the throttle time, and its session stays as it was."""
+    quotas = ctx.services.quotas
+    if quotas is None or not (quotas.fetch.enabled or quotas.request.enabled):
+        return False
+    at_ms = now_ms()
+    user, client_id = quota_user(ctx), quota_client_id(ctx)
+    size = _response_size(session.preview_response(results).partitions)
+    bandwidth_ms = quotas.fetch.record_and_get_throttle_time_ms(user, client_id, size, at_ms)
+    throttle(ctx, quotas.fetch, bandwidth_ms)
+    throttle(ctx, quotas.request, request_throttle_ms(ctx, at_ms))
+    if ctx.throttle_time_ms <= 0:
+        return False
+    quotas.fetch.unrecord(user, client_id, size, at_ms)
+    return True
+
+
+RESPONSE_OVERHEAD = 16  # the fixed fields of a fetch response (throttle, error, session id, ...)
+PARTITION_OVERHEAD = 46  # a partition's fixed fields (index, error, offsets, lengths) and its topic's share
+
+
+def _response_size(listed: Listed) -> int:
+    """The size a response listing these partitions would have, from their records' sizes (the
+    fixed fields estimated): what the fetch quota counts, per request, never per record."""
+    return RESPONSE_OVERHEAD + sum(PARTITION_OVERHEAD + (result.records_size or 0) for _, result in listed)
 
 
 def _session_wait(
@@ -291,6 +353,8 @@ def _partition_response(
         response.diverging_epoch = FetchResponse.EpochEndOffset(
             epoch=result.diverging_epoch.epoch, end_offset=result.diverging_epoch.end_offset
         )
+    if result.has_preferred_read_replica:  # only ever for v11+ (client metadata)
+        response.preferred_read_replica = result.preferred_read_replica
     if hint is not None:
         response.current_leader = FetchResponse.LeaderIdAndEpoch(leader_id=hint[0], leader_epoch=hint[1])
     return response

@@ -29,9 +29,14 @@ offset (v5+), and per-batch errors with a message (v8+).
   (TRANSACTIONAL_ID_AUTHORIZATION_FAILED on every partition otherwise); each topic needs WRITE
   (TOPIC_AUTHORIZATION_FAILED, checked before anything else about its partitions). Idempotent
   batches need nothing more (IDEMPOTENT_WRITE is asked by InitProducerId).
+- Client quotas as Kafka's: once the request is answered, its size in bytes counts against the
+  client's `producer_byte_rate` and its time against `request_percentage` (not for acks=0); a
+  violation answers with `throttle_time_ms` and mutes the connection for that long (the records
+  are appended all the same).
 """
 
 from ..cluster.model import INTERNAL_TOPICS
+from ..common.time import now_ms
 from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
@@ -42,6 +47,7 @@ from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
 from .support.authorization import check
 from .support.context import CloseConnection, RequestContext
+from .support.quota_requests import quota_client_id, quota_user, request_throttle_ms, throttle
 
 API_KEY = ApiKey.PRODUCE
 MIN_VERSION = 0
@@ -68,6 +74,7 @@ async def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceRespons
         api_version=ctx.api_version,
     )
     results.update(early_results)
+    _record_quotas(ctx, acks)
     if acks == 0:
         failed = [tp for tp, r in results.items() if r.error != ErrorCode.NONE]
         if failed:
@@ -77,6 +84,23 @@ async def handle(request: ProduceRequest, ctx: RequestContext) -> ProduceRespons
     if ctx.api_version >= 10:
         _add_leader_hints(response, ctx)
     return response
+
+
+def _record_quotas(ctx: RequestContext, acks: int) -> None:
+    """Kafka's produce quota: the request's size in bytes (not its records) against the client's
+    `producer_byte_rate`, and, unless acks=0, its time against `request_percentage`."""
+    quotas = ctx.services.quotas
+    if quotas is None or not (quotas.produce.enabled or quotas.request.enabled):
+        return
+    at_ms = now_ms()
+    user, client_id = quota_user(ctx), quota_client_id(ctx)
+    throttle(
+        ctx, quotas.produce, quotas.produce.record_and_get_throttle_time_ms(user, client_id, ctx.request_size, at_ms)
+    )
+    if acks == 0:
+        ctx.request_quota_recorded = True  # Kafka records no request time for acks=0
+    else:
+        throttle(ctx, quotas.request, request_throttle_ms(ctx, at_ms))
 
 
 def _add_leader_hints(response: ProduceResponse, ctx: RequestContext) -> None:

@@ -42,6 +42,8 @@ class PendingLog:
     path: str
     # checkpoint file name -> this partition's entry, for the checkpoints that have one
     checkpoints: dict[str, int] = field(default_factory=dict)
+    # a future replica (`<tp>.<id>-future`, a move between log directories cut short)
+    future: bool = False
 
 
 class LogDirLoad:

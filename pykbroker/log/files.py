@@ -4,6 +4,8 @@ A partition lives in `<log.dir>/<topic>-<partition>`; each segment is `<20-digit
 plus `.log`, `.index`, `.timeindex` and `.txnindex`, and producer state snapshots are
 `<offset>.snapshot`. Suffixes `.cleaned`, `.swap` and `.deleted` mark files of a compaction in
 progress, of a compaction being committed, and of files waiting to be removed.
+A replica being moved to another log directory (AlterReplicaLogDirs) is built in
+`<topic>-<partition>.<32 hex>-future` there until it replaces the current one.
 `<base>.swapend` goes with a compaction's `<base>.log.swap`: it holds the offset where the
 offset range that the swap replaces ends (see `write_swap_end`).
 
@@ -43,6 +45,7 @@ SEGMENT_SUFFIXES = (LOG_SUFFIX, INDEX_SUFFIX, TIME_INDEX_SUFFIX, TXN_INDEX_SUFFI
 
 _PARTITION_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)$")
 _DELETE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.[0-9a-f]{32}-delete$")
+_FUTURE_DIR = re.compile(r"^(?P<topic>.+)-(?P<partition>\d+)\.[0-9a-f]{32}-future$")
 
 
 def file_name(offset: int, suffix: str) -> str:
@@ -80,6 +83,19 @@ def delete_dir_name(topic: str, partition: int) -> str:
 
 def is_delete_dir(name: str) -> bool:
     return _DELETE_DIR.match(name) is not None
+
+
+def future_dir_name(topic: str, partition: int) -> str:
+    """Where a replica being moved to another log directory is built (Kafka's naming)."""
+    return f"{topic}-{partition}.{uuid.uuid4().hex}{FUTURE_DIR_SUFFIX}"
+
+
+def parse_future_dir(name: str) -> tuple[str, int] | None:
+    """(topic, partition) of a future replica's directory (`<tp>.<32 hex>-future`); None otherwise."""
+    match = _FUTURE_DIR.match(name)
+    if match is None:
+        return None
+    return match.group("topic"), int(match.group("partition"))
 
 
 def fsync_file(path: str) -> None:

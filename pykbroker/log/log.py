@@ -161,6 +161,9 @@ class Log:
         # told of each roll (the log manager flushes the rolled segments soon after, as Kafka's
         # roll schedules "flush-log"): the recovery point follows the rolls
         self.roll_listener: Callable[[Log], None] | None = None
+        # told the new log end offset after each truncation (a replica being moved between log
+        # directories follows it)
+        self.truncation_listener: Callable[[int], None] | None = None
         self.lookups = OffsetLookups(self)
         self.retention = Retention(self)
         self.compaction = Compaction(self)
@@ -186,9 +189,10 @@ class Log:
 
         Without `clean_shutdown` the segments from `recovery_point` on are recovered.
         """
-        parsed = files.parse_partition_dir(os.path.basename(os.path.normpath(directory)))
+        name = os.path.basename(os.path.normpath(directory))
+        parsed = files.parse_partition_dir(name) or files.parse_future_dir(name)
         if parsed is None:
-            raise ValueError(f"{directory!r} is not named <topic>-<partition>")
+            raise ValueError(f"{directory!r} is not named <topic>-<partition> (or <topic>-<partition>.<id>-future)")
         is_new = not os.path.isdir(directory)
         try:
             if is_new:
@@ -241,6 +245,11 @@ class Log:
     @property
     def config(self) -> LogConfig:
         return self.local.config
+
+    @property
+    def is_future(self) -> bool:
+        """Whether this is a future replica (being built in another log directory)."""
+        return self.directory.endswith(files.FUTURE_DIR_SUFFIX)
 
     @property
     def parent_dir(self) -> str:
@@ -692,6 +701,8 @@ class Log:
         self._high_watermark = min(self._high_watermark, self.local.log_end_offset)
         self.producers.on_high_watermark_updated(self._high_watermark)  # the rebuilt state's markers
         self._roll_flush_offset = None
+        if self.truncation_listener is not None:
+            self.truncation_listener(self.local.log_end_offset)
 
     def _rebuild_producer_state(self) -> None:
         rebuild_producer_state(

@@ -15,6 +15,15 @@ A directory whose files fail (`dir_failures`, Kafka's LogDirFailureChannel) goes
 `handle_log_dir_failure` has run, its logs are let go without another write, no checkpoint or
 marker is written there, its partitions are never created again in another directory (until a
 restart), and new partitions go to the online directories only.
+
+Moving a replica to another directory (AlterReplicaLogDirs, as Kafka's future logs): the copy
+is built in `<dir>/<topic>-<partition>.<id>-future` (`create_future_log`, filled by the
+replication layer), then `replace_current_with_future` renames it to `<topic>-<partition>` and
+the old directory to `-delete`, which is removed later. At start, a future directory beside a
+current log is loaded as a future log (the move resumes); one whose current log is gone was cut
+short between the two renames and becomes the current log; two current directories of one
+partition (cut short the same way) keep the one holding more bytes. A partition not yet here
+remembers the directory asked for (`maybe_update_preferred_log_dir`) and is created there.
 """
 
 from __future__ import annotations
@@ -103,6 +112,8 @@ class LogManager:
         self._deletions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-deletions")
         self._roll_flushes = ThreadPoolExecutor(max_workers=1, thread_name_prefix="log-flush")
         self._logs: dict[TopicPartition, Log] = {}
+        self._futures: dict[TopicPartition, Log] = {}  # replicas being moved to another directory
+        self._preferred_dirs: dict[TopicPartition, str] = {}  # where a partition not here yet goes
         self._dir_of: dict[TopicPartition, str] = {}
         self._uncleanable: set[TopicPartition] = set()
         self._checkpointed_log_starts: dict[TopicPartition, int] = {}
@@ -113,6 +124,7 @@ class LogManager:
         self.progress_interval_s = progress_interval_s
         self._loads: list[LogDirLoad] = []
         self._loading: dict[TopicPartition, PendingLog] = {}  # on disk, not loaded yet
+        self._loading_futures: dict[TopicPartition, PendingLog] = {}
         self._doomed: set[TopicPartition] = set()  # deleted while loading: removed once loaded
         self._loading_configs: dict[str, LogConfig] = {}
         self._on_loaded: Callable[[TopicPartition], None] | None = None
@@ -138,6 +150,7 @@ class LogManager:
         (or could not be opened); `first` picks partitions to load ahead of the others.
         """
         self._on_loaded = on_loaded
+        self._settle_interrupted_moves()
         loads = [self._prepare_dir(log_dir) for log_dir in self.log_dirs]
         self._loads.extend(loads)
         for load in loads:
@@ -175,6 +188,13 @@ class LogManager:
             if files.is_delete_dir(name):
                 self._deleter.schedule(0, functools.partial(shutil.rmtree, path, ignore_errors=True))
                 continue
+            future_key = files.parse_future_dir(name)
+            if future_key is not None and is_dir:
+                found = {name: offsets[future_key] for name, offsets in checkpoints.items() if future_key in offsets}
+                future = PendingLog(future_key, path, found, future=True)
+                pending.append(future)
+                self._loading_futures[future_key] = future
+                continue
             parsed = files.parse_partition_dir(name)
             if parsed is None or not is_dir:
                 continue
@@ -198,6 +218,57 @@ class LogManager:
             progress_interval_s=self.progress_interval_s,
         )
 
+    def _settle_interrupted_moves(self) -> None:
+        """Before loading: finish what a move between directories left half done when the
+        broker stopped between its two renames (see the module docstring)."""
+        current: dict[TopicPartition, list[str]] = {}
+        futures: dict[TopicPartition, list[str]] = {}
+        for log_dir in self.log_dirs:
+            if not os.path.isdir(log_dir):
+                continue
+            with os.scandir(log_dir) as entries:
+                for entry in entries:
+                    if not entry.is_dir():
+                        continue
+                    if (key := files.parse_partition_dir(entry.name)) is not None:
+                        current.setdefault(key, []).append(entry.path)
+                    elif (key := files.parse_future_dir(entry.name)) is not None:
+                        futures.setdefault(key, []).append(entry.path)
+        for key, paths in current.items():
+            if len(paths) > 1:
+                kept = max(paths, key=_bytes_of_segments)
+                logger.warning(
+                    "Two directories hold the log of %s-%d (a move between log directories was cut short): keeping %s",
+                    *key,
+                    kept,
+                )
+                for path in paths:
+                    if path != kept:
+                        self._set_aside(path, key)
+        for key, paths in futures.items():
+            if key not in current:
+                promoted = max(paths, key=_bytes_of_segments)
+                target = os.path.join(os.path.dirname(promoted), files.partition_dir_name(*key))
+                logger.warning(
+                    "The move of %s-%d to %s was cut short after the copy was complete: it is the current log now",
+                    *key,
+                    os.path.dirname(promoted),
+                )
+                os.replace(promoted, target)
+                files.fsync_dir(os.path.dirname(target))
+                paths = [path for path in paths if path != promoted]
+            else:
+                paths = paths[1:]  # one future log per partition is resumed
+            for path in paths:
+                self._set_aside(path, key)
+
+    @staticmethod
+    def _set_aside(path: str, key: TopicPartition) -> None:
+        """Rename a partition directory that is not used to `-delete` (removed while loading)."""
+        doomed = os.path.join(os.path.dirname(path), files.delete_dir_name(*key))
+        os.replace(path, doomed)
+        files.fsync_dir(os.path.dirname(path))
+
     def _load_log(self, item: PendingLog, *, clean_shutdown: bool) -> Log:
         """Open one partition found at start (a worker thread)."""
         offsets = item.checkpoints
@@ -216,6 +287,9 @@ class LogManager:
         """A partition's load is over (a worker thread): its log joins the others, or goes at
         once if its topic was deleted meanwhile; then whoever waits for it is told."""
         key = item.key
+        if item.future:
+            self._publish_loaded_future(item, log)
+            return
         with self._lock:
             self._loading.pop(key, None)
             doomed = key in self._doomed
@@ -231,6 +305,19 @@ class LogManager:
                 self.delete(*key)
         if self._on_loaded is not None:
             self._on_loaded(key)
+
+    def _publish_loaded_future(self, item: PendingLog, log: Log | None) -> None:
+        """A future log found at start is loaded: its move resumes once its partition is served."""
+        with self._lock:
+            self._loading_futures.pop(item.key, None)
+            if log is not None and self.dir_failures.is_offline(log.parent_dir):
+                log.close_handlers()
+                log = None
+            if log is not None:
+                self._futures[item.key] = log
+                logger.info("Loaded the future log of %s-%d in %s: its move resumes", *item.key, log.parent_dir)
+        if self._on_loaded is not None:
+            self._on_loaded(item.key)
 
     def stop_loading(self) -> None:
         """Start no more loads and wait for the running ones (shutting down); `loading_stopped`
@@ -322,13 +409,131 @@ class LogManager:
                 if config is not None:
                     log.update_config(as_log_config(config, self.default_config))
                 return log
-            log_dir = self._least_loaded_dir(topic, partition)
+            log_dir = self._preferred_dir(key) or self._least_loaded_dir(topic, partition)
             resolved = as_log_config(config, self.default_config) if config is not None else self._config_for(topic)
             path = os.path.join(log_dir, files.partition_dir_name(topic, partition))
             log = self._open_log(path, resolved, clean_shutdown=True)
             self._logs[key] = log
             self._dir_of[key] = log_dir
             return log
+
+    def _preferred_dir(self, key: TopicPartition) -> str | None:
+        """The directory AlterReplicaLogDirs asked for a partition created now, if online."""
+        preferred = self._preferred_dirs.pop(key, None)
+        return preferred if preferred is not None and preferred in self.online_dirs() else None
+
+    # -- moving a replica between log directories ---------------------------------------
+
+    def maybe_update_preferred_log_dir(self, topic: str, partition: int, log_dir: str) -> None:
+        """Remember `log_dir` for the partition's log, unless its log or future log is there
+        already (Kafka's maybeUpdatePreferredLogDir)."""
+        key = (topic, partition)
+        with self._lock:
+            if self._dir_of.get(key) == log_dir and key in self._logs:
+                return
+            future = self._futures.get(key)
+            if future is not None and future.parent_dir == log_dir:
+                return
+            self._preferred_dirs[key] = log_dir
+
+    def get_future(self, topic: str, partition: int) -> Log | None:
+        return self._futures.get((topic, partition))
+
+    def futures(self) -> dict[TopicPartition, Log]:
+        with self._lock:
+            return dict(self._futures)
+
+    def create_future_log(self, topic: str, partition: int, log_dir: str) -> Log:
+        """An empty future log of the partition in `log_dir`, with the current log's config."""
+        key = (topic, partition)
+        with self._lock:
+            current = self._logs.get(key)
+            if current is None:
+                raise LogError(f"no current log of {topic}-{partition} to move")
+            if key in self._futures:
+                raise LogError(f"a future log of {topic}-{partition} exists already")
+            if log_dir not in self.online_dirs():
+                raise KafkaStorageError(f"Log directory {log_dir} is offline", OSError(errno.EIO, "offline"))
+            self._preferred_dirs.pop(key, None)
+            path = os.path.join(log_dir, files.future_dir_name(topic, partition))
+            future = self._open_log(path, current.config, clean_shutdown=True)
+            self._futures[key] = future
+            logger.info("Created the future log of %s-%d in %s", topic, partition, log_dir)
+            return future
+
+    def remove_future_log(self, topic: str, partition: int, *, delete: bool = True) -> None:
+        """Drop the partition's future log (the move is cancelled or failed); its directory is
+        deleted as a deleted partition's is, unless `delete` is false (its directory failed)."""
+        key = (topic, partition)
+        with self._lock:
+            future = self._futures.pop(key, None)
+        if future is None:
+            return
+        if not delete or self.dir_failures.is_offline(future.parent_dir):
+            future.close_handlers()
+            return
+        future.mark_deleted()
+        log_dir = future.parent_dir
+        doomed = os.path.join(log_dir, files.delete_dir_name(topic, partition))
+        try:
+            os.replace(future.directory, doomed)
+        except OSError as error:
+            self.dir_failures.fail(log_dir, f"Error while deleting the future log of {topic}-{partition}", error)
+            return
+        self._finish_delete_soon(log_dir, key, doomed, self._time_ms() + future.config.file_delete_delay_ms)
+
+    def replace_current_with_future(self, topic: str, partition: int) -> Log:
+        """Swap the finished future log in (on the event loop, with nothing appended since the
+        caller saw both logs end at the same offset): the future directory takes the
+        partition's name, the old one becomes `-delete`; returns the new current log.
+        Kafka's LogManager.replaceCurrentWithFutureLog."""
+        key = (topic, partition)
+        with self._lock:
+            current, future = self._logs[key], self._futures.pop(key)
+            source_dir, target_dir = current.parent_dir, future.parent_dir
+            recovery_point, log_start = future.recovery_point, future.log_start_offset
+            epochs = current.epoch_cache.entries()
+            future.close()
+            target = os.path.join(target_dir, files.partition_dir_name(topic, partition))
+            try:
+                os.replace(future.directory, target)
+            except OSError as error:
+                self.dir_failures.fail(target_dir, f"Error while renaming the future log of {topic}-{partition}", error)
+                raise KafkaStorageError(f"Error while renaming the future log of {topic}-{partition}", error) from error
+            replacement = self._open_log(
+                target,
+                current.config,
+                clean_shutdown=True,
+                recovery_point=recovery_point,
+                log_start_offset=log_start,
+                high_watermark=current.high_watermark,
+            )
+            for epoch, start in epochs:  # epochs begun with no batch yet (a new leader's)
+                if start >= replacement.log_start_offset:
+                    replacement.maybe_assign_epoch_start_offset(epoch, start)
+            replacement.cleaner_checkpoint = current.cleaner_checkpoint
+            self._logs[key] = replacement
+            self._dir_of[key] = target_dir
+            current.mark_deleted()
+            doomed = os.path.join(source_dir, files.delete_dir_name(topic, partition))
+            try:
+                os.replace(current.directory, doomed)
+            except OSError as error:  # the replacement serves; the old directory's disk failed
+                self.dir_failures.fail(source_dir, f"Error while deleting the log of {topic}-{partition}", error)
+                return replacement
+        logger.info("The current replica is successfully replaced with the future replica for %s-%d", topic, partition)
+        try:
+            self._deletions.submit(files.fsync_dir, target_dir)
+        except RuntimeError:
+            pass
+        self._finish_delete_soon(source_dir, key, doomed, self._time_ms() + current.config.file_delete_delay_ms)
+        return replacement
+
+    def _finish_delete_soon(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
+        try:
+            self._deletions.submit(self._finish_delete, log_dir, key, doomed, due)
+        except RuntimeError:  # closing: the worker is gone
+            self._finish_delete(log_dir, key, doomed, due)
 
     def _least_loaded_dir(self, topic: str, partition: int) -> str:
         """The online log directory holding the fewest partitions (never an offline one)."""
@@ -382,6 +587,8 @@ class LogManager:
             self._live_dirs.remove(log_dir)
             offline = sorted(key for key, where in self._dir_of.items() if where == log_dir)
             logs = [self._logs.pop(key) for key in offline if key in self._logs]
+            logs += [self._futures.pop(key) for key, f in list(self._futures.items()) if f.parent_dir == log_dir]
+            logs += [self._futures.pop(key) for key in offline if key in self._futures]
             self._offline_keys.update(offline)  # a log still loading there is dropped once loaded
             for key in offline:
                 self._uncleanable.discard(key)
@@ -424,6 +631,9 @@ class LogManager:
             log = self._logs.pop(key, None)
             log_dir = self._dir_of.pop(key, None)
             self._uncleanable.discard(key)
+            self._preferred_dirs.pop(key, None)
+            if key in self._futures:
+                self.remove_future_log(topic, partition)
             if log is None:
                 return False
             if log_dir is None:
@@ -462,8 +672,11 @@ class LogManager:
     # -- checkpoints ----------------------------------------------------------------------
 
     def _logs_in(self, log_dir: str) -> dict[TopicPartition, Log]:
+        """The logs of a directory, future ones too (a partition has at most one per directory)."""
         with self._lock:
-            return {key: log for key, log in self._logs.items() if self._dir_of.get(key) == log_dir}
+            logs = {key: log for key, log in self._logs.items() if self._dir_of.get(key) == log_dir}
+            logs.update((key, log) for key, log in self._futures.items() if log.parent_dir == log_dir)
+            return logs
 
     def checkpoint_recovery_points(self) -> None:
         for log_dir in self.online_dirs():
@@ -543,6 +756,7 @@ class LogManager:
         rewriting a checkpoint must not make a crash forget them."""
         with self._lock:
             pending = [item for key, item in self._loading.items() if self._dir_of.get(key) == log_dir]
+            pending += [item for item in self._loading_futures.values() if os.path.dirname(item.path) == log_dir]
         return {item.key: item.checkpoints[name] for item in pending if name in item.checkpoints}
 
     def write_all_checkpoints(self) -> None:
@@ -583,6 +797,8 @@ class LogManager:
         now = self._time_ms() if now_ms is None else now_ms
         results = {}
         for key, log in list(self._logs.items()):
+            if key in self._futures:  # paused while the replica moves, as Kafka's abortAndPauseCleaning
+                continue
             if not log.config.compact or key in self._uncleanable or not self._needs_compaction(log, now):
                 continue
             try:
@@ -610,7 +826,7 @@ class LogManager:
         """Flush logs with rolled segments or past flush.ms; checkpoint recovery points if any."""
         now = self._time_ms() if now_ms is None else now_ms
         flushed = 0
-        for log in self.all_logs():
+        for log in self.all_logs() + list(self.futures().values()):
             try:
                 flushed += bool(log.flush_if_due(now))
             except KafkaStorageError:
@@ -631,7 +847,7 @@ class LogManager:
         with self._lock:
             if self.closed:
                 return
-            for log in self._logs.values():
+            for log in [*self._logs.values(), *self._futures.values()]:
                 try:
                     log.flush()
                     log.close()
@@ -651,6 +867,8 @@ class LogManager:
             self.dir_failures.fail(log_dir, "Error while writing the clean shutdown marker", error)
 
     def _fully_loaded(self, log_dir: str) -> bool:
+        if any(os.path.dirname(item.path) == log_dir for item in self._loading_futures.values()):
+            return False
         return not any(self._dir_of.get(key) == log_dir for key in self._loading)
 
 
@@ -666,6 +884,12 @@ def compaction_overdue(log: Log, now: int) -> bool:
         if timestamp is not None and 0 < timestamp < now - max(lag, 0):
             return True
     return False
+
+
+def _bytes_of_segments(path: str) -> int:
+    """The bytes of a partition directory's `.log` files."""
+    with os.scandir(path) as entries:
+        return sum(entry.stat().st_size for entry in entries if entry.name.endswith(files.LOG_SUFFIX))
 
 
 def write_clean_shutdown_marker(log_dir: str, broker_epoch: int = -1) -> None:

@@ -10,7 +10,8 @@ epoch and last fetched epoch, and this broker's id as replica id) over one conne
 leader, and for each partition in the response:
 
 - appends the batches verbatim (`append_as_follower`) and takes the leader's high watermark
-  (never past its own log end) and log start offset;
+  (never past its own log end) and log start offset; when either moved, the replica manager
+  hears of it (`follower_partition_changed`), for consumers reading from this follower (KIP-392);
 - when the leader answers with a diverging epoch, truncates where the two logs stop agreeing
   (Kafka's rule: the follower's end offset for that epoch, or the leader's, whichever is
   smaller) and fetches again, which checks the next older epoch if needed;
@@ -82,6 +83,10 @@ class FollowerHost(Protocol):
     inter_broker_listener: str | None
     connect: Connect
     follower_quota: ReplicationQuota
+
+    def follower_partition_changed(self, tp: TopicPartition) -> None:
+        """A followed partition's high watermark, log start or log end moved (consumers reading
+        from this follower, KIP-392, may be waiting on it)."""
 
 
 @dataclass
@@ -281,13 +286,16 @@ class LeaderFetcher:
                 diverging = data.diverging_epoch
                 if diverging is not None and diverging.epoch >= 0 and diverging.end_offset >= 0:
                     self._truncate_diverging(partition, diverging.epoch, diverging.end_offset)
+                    self.manager.replica_manager.follower_partition_changed(partition.key)
                 else:
-                    self._append(partition, data)
+                    if self._append(partition, data):
+                        self.manager.replica_manager.follower_partition_changed(partition.key)
                     await sync_before_ack(partition.log, partition.log_end_offset)
                     if self.manager.replica_manager.follower_quota.is_throttled(partition.key):
                         self._account_throttled(followed, data)
             elif error == ErrorCode.OFFSET_OUT_OF_RANGE:
                 await self._handle_out_of_range(followed)
+                self.manager.replica_manager.follower_partition_changed(partition.key)
             else:
                 log.debug(
                     "Fetch of %s-%d from broker %d: %s", partition.topic, partition.index, self.leader_id, error.name
@@ -306,22 +314,28 @@ class LeaderFetcher:
             )
             self._back_off(followed)
 
-    def _append(self, partition: Partition, data: Any) -> None:
+    def _append(self, partition: Partition, data: Any) -> bool:
+        """Append what the leader sent and take its high watermark and log start; True when the
+        high watermark or the log start moved (what a consumer of this replica can read changed)."""
         records = data.records
         if records is not None and len(records) and next(iter_headers(records), None):
             self._append_records(partition, records)
         log_ = partition.log
+        moved = False
         new_high_watermark = min(data.high_watermark, log_.log_end_offset)
         if new_high_watermark > log_.high_watermark:
             log_.high_watermark = new_high_watermark
+            moved = True
         leader_start = min(data.log_start_offset, log_.high_watermark)
         if leader_start > log_.log_start_offset:
             log_.delete_records_before(leader_start)
+            moved = True
+        return moved
 
     def _append_records(self, partition: Partition, records: bytes | bytearray | memoryview) -> None:
         log_ = partition.log
         try:
-            log_.append_as_follower(records)
+            partition.append_as_follower(records)
         except UnexpectedAppendOffsetError as exc:
             # Kafka's rule: an empty log restarted at the leader's log start, which fell inside
             # a batch (DeleteRecords), starts over at that batch's first offset.
@@ -339,7 +353,7 @@ class LeaderFetcher:
                 exc.first_offset,
             )
             log_.truncate_fully_and_start_at(exc.first_offset)
-            log_.append_as_follower(records)
+            partition.append_as_follower(records)
 
     def _truncate_diverging(self, partition: Partition, epoch: int, end_offset: int) -> None:
         offset = truncation_offset(partition.log, epoch, end_offset)

@@ -38,6 +38,7 @@ class FollowerState:
     """What the leader knows of one follower, learned from its fetch requests."""
 
     log_end_offset: int = -1
+    log_start_offset: int = -1  # the follower's own, from its fetches (-1 until it fetched)
     last_caught_up_ms: int = 0
     last_fetch_ms: int = 0
     last_fetch_leader_log_end_offset: int = -1
@@ -160,6 +161,13 @@ class Partition:
         if not self.is_leader:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
 
+    def check_fetchable(self, current_leader_epoch: int, *, fetch_only_leader: bool) -> None:
+        """Kafka's localLogWithEpochOrThrow: the fetcher's leader epoch first (FENCED_LEADER_EPOCH,
+        UNKNOWN_LEADER_EPOCH), then, where only the leader may answer, NOT_LEADER_OR_FOLLOWER."""
+        self.check_leader_epoch(current_leader_epoch)
+        if fetch_only_leader:
+            self.require_leader()
+
     # -- leader: appends ---------------------------------------------------------------
     def append_as_leader(
         self,
@@ -193,6 +201,13 @@ class Partition:
             self._append_marks.append((info.last_offset + 1, self.bytes_appended))
         self.maybe_increment_high_watermark()
         return info
+
+    def append_as_follower(self, records: bytes | bytearray | memoryview) -> None:
+        """Append batches replicated from the leader, counted as a leader's appends are, so that
+        consumers waiting on this follower (KIP-392) see the bytes below its high watermark grow."""
+        info = self.log.append_as_follower(records)
+        self.bytes_appended += info.valid_bytes
+        self._append_marks.append((info.last_offset + 1, self.bytes_appended))
 
     def maybe_start_transaction_verification(self, producer_id: int, sequence: int, epoch: int) -> VerificationGuard:
         """The leader's verification guard for a producer's first transactional append here."""
@@ -245,9 +260,11 @@ class Partition:
         return None
 
     # -- leader: followers and the high watermark --------------------------------------
-    def update_follower_fetch_state(self, replica_id: int, fetch_offset: int, now_ms: int) -> bool:
-        """Record a follower's fetch (its log end offset is `fetch_offset`); True if the high
-        watermark moved."""
+    def update_follower_fetch_state(
+        self, replica_id: int, fetch_offset: int, now_ms: int, log_start_offset: int = -1
+    ) -> bool:
+        """Record a follower's fetch (its log end offset is `fetch_offset`, its log start
+        `log_start_offset`); True if the high watermark moved."""
         state = self.followers.get(replica_id)
         if state is None:
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
@@ -257,6 +274,7 @@ class Partition:
         elif fetch_offset >= state.last_fetch_leader_log_end_offset >= 0:
             state.last_caught_up_ms = max(state.last_caught_up_ms, state.last_fetch_ms)
         state.log_end_offset = fetch_offset
+        state.log_start_offset = log_start_offset
         state.last_fetch_ms = now_ms
         state.last_fetch_leader_log_end_offset = leader_end
         self._maybe_expand_isr(replica_id, state)

@@ -14,6 +14,12 @@ which moves the high watermark and completes waiting produce requests. Fetches f
 with a last fetched epoch are checked against the leader's epochs first (Fetch v12+ diverging
 epoch). `run()` shrinks ISRs of followers that fell behind for `replica.lag.time.max.ms`.
 
+Fetch from the closest replica (KIP-392): a consumer fetch of v11+ (with client metadata) may be
+answered by a follower, up to the high watermark its fetcher learned from the leader; a leader
+under `replica.selector.class` = RackAwareReplicaSelector answers a consumer whose rack holds a
+better replica with that replica's id and no records (`replica_selector.py`). Fetches from
+followers and from older consumers are answered by the leader only.
+
 Transactions: `handle_produce_append` is Kafka's handleProduceAppend. With
 `transaction.partition.verification.enable` (KIP-890 part 1) a transactional batch of a producer
 with no ongoing transaction on the partition is appended only once the transaction coordinator
@@ -43,6 +49,9 @@ from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
 from ..log.config import LogConfig
+from ..log.errors import KafkaStorageError
+from ..log.files import future_dir_name
+from ..log.log import Log
 from ..log.manager import LogManager
 from ..log.producer_state import CLIENT, NO_SEQUENCE, SENTINEL, ProducerStateEntry, VerificationGuard
 from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
@@ -52,9 +61,17 @@ from ..records.errors import CorruptRecordError, InvalidRecordError, Unsupported
 from .broker_client import BrokerConnection
 from .broker_topic_stats import BrokerTopicStats
 from .durability import sync_before_ack
-from .fetch_types import EpochEndOffset, PartitionFetchRequest, PartitionFetchResult, SessionWait
+from .fetch_types import (
+    NO_PREFERRED_READ_REPLICA,
+    EpochEndOffset,
+    PartitionFetchRequest,
+    PartitionFetchResult,
+    SessionWait,
+)
 from .fetcher import ReplicaFetcherManager
+from .log_dir_mover import LogDirMovers
 from .partition import READ_COMMITTED, Partition
+from .replica_selector import ClientMetadata, preferred_read_replica, replica_selector
 from .replication_quota import ReplicationQuota
 from .role_changes import RoleChanges, partition_ranges
 
@@ -144,6 +161,8 @@ class DelayedFetch(DelayedOperation):
         for_follower: bool,
         read_committed: bool = False,
         session_wait: SessionWait | None = None,
+        followed_epochs: dict[TopicPartition, int] | None = None,
+        fetch_only_leader: bool = True,
         throttled: frozenset[TopicPartition] = frozenset(),
     ) -> None:
         super().__init__(timeout_ms)
@@ -155,12 +174,20 @@ class DelayedFetch(DelayedOperation):
         self.for_follower = for_follower
         self.read_committed = read_committed
         self.session_wait = session_wait
+        # a consumer fetch served by followers here (KIP-392): the leader epoch of each partition
+        # it read as a follower; the partitions it read as their leader are not in it
+        self.followed_epochs = followed_epochs or {}
+        self.fetch_only_leader = fetch_only_leader
 
     def try_complete(self) -> bool:
         available = self.bytes_already
+        followed = self.followed_epochs
         for tp, start in self.start_counters.items():
             partition = self.manager.partitions.get(tp)
-            if partition is None or not partition.is_leader:
+            # gone, led here no more (read as the leader), or at another leader epoch (read as a follower)
+            if partition is None or (
+                not partition.is_leader if tp not in followed else partition.leader_epoch != followed[tp]
+            ):
                 return self.force_complete()  # leadership moved: answer now with the error
             if tp not in self.throttled:
                 available += partition.readable_bytes_since(start, self.for_follower, self.read_committed)
@@ -175,11 +202,21 @@ class DelayedFetch(DelayedOperation):
             return False
         for tp, request in self.session_wait.peek():
             partition = self.manager.partitions.get(tp)
-            if partition is None or not partition.is_leader:
+            if partition is None or (self.fetch_only_leader and not partition.is_leader):
                 return True
             if request.fetch_offset < partition.readable_end(self.for_follower, self.read_committed):
                 return True
         return False
+
+
+class LogDirEntry(NamedTuple):
+    """A replica in a log directory, as DescribeLogDirs reports it."""
+
+    topic: str
+    partition: int
+    size: int
+    offset_lag: int
+    is_future: bool
 
 
 class PartitionSummary(NamedTuple):
@@ -230,6 +267,9 @@ class ReplicaManager:
         self.follower_quota = ReplicationQuota(broker_id)
         self._configure_replication_quotas()
         self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
+        # KIP-392: None unless replica.selector.class names the rack-aware selector
+        self.replica_selector = replica_selector(config["replica.selector.class"])
+        self.log_dir_movers = LogDirMovers(self)  # replicas moving between log directories
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
         self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
@@ -258,7 +298,10 @@ class ReplicaManager:
         maybe long after `startup`): take the role the store gives it now. Until then the
         partition was not served here (NOT_LEADER_OR_FOLLOWER, which clients retry)."""
         key = (topic, index)
-        if key in self.partitions or self._stays_offline(key) or self.log_manager.is_loading(topic, index):
+        if key in self.partitions:
+            self._resume_move(self.partitions[key])  # its future log may have loaded after it
+            return
+        if self._stays_offline(key) or self.log_manager.is_loading(topic, index):
             return
         info = self.metadata.topic(topic)
         state = info.partitions.get(index) if info is not None else None
@@ -291,6 +334,7 @@ class ReplicaManager:
         """Follower fetchers and the periodic ISR shrink check, until cancelled."""
         async with anyio.create_task_group() as tasks:
             tasks.start_soon(self.fetchers.run)
+            tasks.start_soon(self.log_dir_movers.run)
             tasks.start_soon(self._shrink_isrs_periodically)
 
     async def _shrink_isrs_periodically(self) -> None:
@@ -378,7 +422,13 @@ class ReplicaManager:
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
         partition.isr_listener = self._propose_isr
         self.partitions[(topic, index)] = partition
+        self._resume_move(partition)
         return partition
+
+    def _resume_move(self, partition: Partition) -> None:
+        """A future log found at start: its move goes on (Kafka's maybeAddLogDirFetchers)."""
+        if self.log_manager.get_future(partition.topic, partition.index) is not None:
+            self.log_dir_movers.start(partition)
 
     def _apply_partition_state(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         if state.leader == self.broker_id:
@@ -453,6 +503,7 @@ class ReplicaManager:
         self._remove_partition(tp)
 
     def _remove_partition(self, tp: TopicPartition) -> None:
+        self.log_dir_movers.stop(tp)
         del self.partitions[tp]
         self._leaders_with_followers.pop(tp, None)
         self.fetchers.remove_partition(tp)
@@ -476,6 +527,12 @@ class ReplicaManager:
     def _partition_changed(self, tp: TopicPartition) -> None:
         for listener in self._partition_change_listeners:
             listener(tp)
+
+    def follower_partition_changed(self, tp: TopicPartition) -> None:
+        """The fetcher moved a followed partition's high watermark, log start or log end: wake
+        the consumer fetches waiting on this replica and tell the fetch sessions (KIP-392)."""
+        self.fetch_purgatory.check_and_complete(tp)
+        self._partition_changed(tp)
 
     def log_start_offsets_moved(self, partitions: list[TopicPartition]) -> None:
         """Retention (on a worker thread) moved these partitions' log start offsets."""
@@ -531,12 +588,17 @@ class ReplicaManager:
                 ",".join(f"{topic}-{index}" for topic, index in offline),
                 log_dir,
             )
+        for tp, future in self.log_manager.futures().items():
+            if future.parent_dir == log_dir:
+                log.warning("The move of %s-%d to %s failed: the directory is offline", *tp, log_dir)
+                self.log_dir_movers.stop(tp)
         unloaded = self.log_manager.handle_log_dir_failure(log_dir)  # also those still loading there
         self.offline_partitions.update(unloaded)
         log.warning("Stopped serving replicas in dir %s", log_dir)
         return sorted(set(offline) | set(unloaded))
 
     def _mark_partition_offline(self, tp: TopicPartition) -> None:
+        self.log_dir_movers.stop(tp)
         del self.partitions[tp]
         self.offline_partitions.add(tp)
         self._leaders_with_followers.pop(tp, None)
@@ -562,6 +624,15 @@ class ReplicaManager:
         """Kafka's OfflineLogDirectoryCount."""
         return len(self.log_manager.dir_failures.offline_dirs())
 
+    def alter_log_dirs_max_lag(self) -> int:
+        """The most offsets a future replica still has to copy (Kafka's ReplicaAlterLogDirsManager MaxLag)."""
+        lags = [
+            partition.log_end_offset - future.log_end_offset
+            for key, future in self.log_manager.futures().items()
+            if (partition := self.partitions.get(key)) is not None
+        ]
+        return max(lags, default=0)
+
     def is_offline(self, topic: str, index: int) -> bool:
         """Whether the partition's log directory failed (it answers KAFKA_STORAGE_ERROR)."""
         return (topic, index) in self.offline_partitions
@@ -578,6 +649,14 @@ class ReplicaManager:
 
     # -- lookups -----------------------------------------------------------------------
     def leader_partition(self, topic: str, index: int) -> Partition:
+        partition = self.hosted_partition(topic, index)
+        partition.require_leader()
+        return partition
+
+    def hosted_partition(self, topic: str, index: int) -> Partition:
+        """The local replica, leader or follower (Kafka's getPartitionOrException):
+        KAFKA_STORAGE_ERROR in a failed log dir, NOT_LEADER_OR_FOLLOWER where the topic has the
+        partition but not here, else UNKNOWN_TOPIC_OR_PARTITION."""
         partition = self.partitions.get((topic, index))
         if partition is None:
             if (topic, index) in self.offline_partitions:
@@ -586,7 +665,6 @@ class ReplicaManager:
             if info is None or index not in info.partitions:
                 raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
             raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER)
-        partition.require_leader()
         return partition
 
     def log_config(self, topic: str, index: int) -> LogConfig | None:
@@ -840,9 +918,14 @@ class ReplicaManager:
         max_bytes: int,
         isolation_level: int = 0,
         session_wait: SessionWait | None = None,
+        client_metadata: ClientMetadata | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]:
         """Read each partition; consumers with `isolation_level` 1 (read_committed) read up to
         the last stable offset and get the aborted transactions of what they read.
+
+        A consumer with `client_metadata` (Fetch v11+) may read from a follower here, and a
+        leader may answer it with a preferred read replica instead of records (KIP-392); without
+        it (and for followers) only the leader answers.
 
         An incremental fetch reads only its session's partitions that changed; with nothing to
         answer it waits, with `session_wait`, for the others too, and reads those that changed
@@ -851,18 +934,33 @@ class ReplicaManager:
         read_committed = isolation_level == READ_COMMITTED and not for_follower
         if for_follower:
             self._record_follower_fetches(requested, replica_id)
+            client_metadata = None
         for tp, _ in requested:
             self.topic_stats.record_fetch_request(tp[0])
-        results = self._read_all(requested, max_bytes, replica_id, read_committed)
+        reader = _FetchReader(self, replica_id, read_committed, client_metadata)
+        results = reader.read_all(requested, max_bytes)
         total = sum(r.records_size for r in results.values())
-        has_error = any(r.error_code != ErrorCode.NONE or r.diverging_epoch is not None for r in results.values())
-        if not (max_wait_ms <= 0 or total >= min_bytes or has_error or (not requested and session_wait is None)):
+        answer_now = any(
+            r.error_code != ErrorCode.NONE or r.diverging_epoch is not None or r.preferred_read_replica >= 0
+            for r in results.values()
+        )
+        if not (max_wait_ms <= 0 or total >= min_bytes or answer_now or (not requested and session_wait is None)):
             counters = {
                 tp: self.partitions[tp].fetch_start_counter(for_follower, read_committed) for tp, _ in requested
             }
             throttled = self._throttled_for(replica_id, counters) if for_follower else frozenset()
             delayed = DelayedFetch(
-                max_wait_ms, self, min_bytes, total, counters, for_follower, read_committed, session_wait, throttled
+                max_wait_ms,
+                self,
+                min_bytes,
+                total,
+                counters,
+                for_follower,
+                read_committed,
+                session_wait,
+                reader.followed_epochs,
+                reader.fetch_only_leader,
+                throttled,
             )
             keys: list = [*counters, session_wait.key] if session_wait is not None else list(counters)
             await self.fetch_purgatory.wait_for(delayed, keys)
@@ -871,7 +969,7 @@ class ReplicaManager:
                 if for_follower:
                     self._record_follower_fetches(changed, replica_id)
                 requested = [*requested, *changed]
-            results = self._read_all(requested, max_bytes, replica_id, read_committed)
+            results = reader.read_all(requested, max_bytes)
         for tp, result in results.items():
             if result.records_size:
                 self.topic_stats.record_bytes_out(tp[0], result.records_size, to_follower=for_follower)
@@ -891,9 +989,9 @@ class ReplicaManager:
         DelayedFetch leaves the throttled ones out), so that it is not woken only to be throttled."""
         if not self.leader_quota.active:
             return frozenset()
-        return frozenset(tp for tp in partitions if self._leader_throttles(self.partitions[tp], replica_id))
+        return frozenset(tp for tp in partitions if self.leader_throttles(self.partitions[tp], replica_id))
 
-    def _leader_throttles(self, partition: Partition, replica_id: int) -> bool:
+    def leader_throttles(self, partition: Partition, replica_id: int) -> bool:
         """Kafka's shouldLeaderThrottle: a throttled partition, a follower out of the ISR, and
         the leader's replication quota exceeded."""
         quota = self.leader_quota
@@ -943,65 +1041,8 @@ class ReplicaManager:
                 continue
             if request.current_leader_epoch >= 0 and request.current_leader_epoch != partition.leader_epoch:
                 continue
-            if partition.update_follower_fetch_state(replica_id, request.fetch_offset, now):
+            if partition.update_follower_fetch_state(replica_id, request.fetch_offset, now, request.log_start_offset):
                 self._complete_delayed(tp)
-
-    def _read_all(
-        self,
-        requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]],
-        max_bytes: int,
-        replica_id: int,
-        read_committed: bool = False,
-    ) -> dict[TopicPartition, PartitionFetchResult]:
-        results = {}
-        remaining = max_bytes
-        for tp, request in requested:
-            result = self._read_one(
-                tp, request, remaining, replica_id, min_one_message=remaining == max_bytes, committed=read_committed
-            )
-            remaining = max(0, remaining - result.records_size)
-            results[tp] = result
-        return results
-
-    def _read_one(
-        self,
-        tp: TopicPartition,
-        request: PartitionFetchRequest,
-        remaining: int,
-        replica_id: int,
-        min_one_message: bool,
-        committed: bool = False,
-    ) -> PartitionFetchResult:
-        for_follower = replica_id >= 0
-        try:
-            partition = self.leader_partition(*tp)
-            partition.check_leader_epoch(request.current_leader_epoch)
-            if for_follower:
-                if replica_id not in partition.followers:  # as Kafka's followerReplicaOrThrow
-                    raise KafkaError(ErrorCode.NOT_LEADER_OR_FOLLOWER, f"Replica {replica_id} is not a replica of {tp}")
-                diverging = partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch)
-                if diverging is not None:
-                    return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
-                if self._leader_throttles(partition, replica_id):
-                    # throttled: no records this time, and read again at the session's next fetch
-                    return _partition_state(partition, more_to_read=True)
-            limit = min(request.max_bytes, remaining)
-            data = partition.read(
-                request.fetch_offset,
-                limit,
-                for_follower=for_follower,
-                min_one_message=min_one_message,
-                read_committed=committed,
-            )
-        except KafkaError as exc:
-            # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
-            # epochs, ...) reports no high watermark, last stable offset or log start (-1).
-            return PartitionFetchResult.for_error(exc.code)
-        aborted = (data.aborted_transactions or []) if committed else None
-        more = data.size == 0 and request.fetch_offset < partition.readable_end(for_follower, committed)
-        return _partition_state(
-            partition, records=data.regions, records_size=data.size, aborted_transactions=aborted, more_to_read=more
-        )
 
     # -- OffsetForLeaderEpoch ------------------------------------------------------------
     def end_offset_for_epoch(
@@ -1063,14 +1104,72 @@ class ReplicaManager:
         self._partition_changed((topic, index))
         return partition.log_start_offset
 
-    def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]:
-        by_dir: dict[str, list[tuple[str, int, int, int]]] = {d: [] for d in self.log_manager.log_dirs}
+    def describe_log_dirs(self) -> list[tuple[str, list[LogDirEntry]]]:
+        """Each log directory with the replicas in it, future ones too (DescribeLogDirs)."""
+        by_dir: dict[str, list[LogDirEntry]] = {d: [] for d in self.log_manager.log_dirs}
+        futures = self.log_manager.futures()
         for (topic, index), partition in sorted(self.partitions.items()):
-            entry = (topic, index, partition.log.size, 0)
-            directory = self.log_manager.log_dir_of(topic, index)
-            if directory is not None:  # every hosted partition's log has its directory
-                by_dir.setdefault(directory, []).append(entry)
+            current = partition.log
+            by_dir.setdefault(current.parent_dir, []).append(LogDirEntry(topic, index, current.size, 0, False))
+            future = futures.get((topic, index))
+            if future is not None:
+                lag = current.log_end_offset - future.log_end_offset
+                by_dir.setdefault(future.parent_dir, []).append(LogDirEntry(topic, index, future.size, lag, True))
+        for entries in by_dir.values():
+            entries.sort()
         return list(by_dir.items())
+
+    # -- moving replicas between log directories (AlterReplicaLogDirs) -------------------
+    def alter_replica_log_dirs(self, destinations: Mapping[TopicPartition, str]) -> dict[TopicPartition, ErrorCode]:
+        """Move each partition's replica to its log directory (Kafka's alterReplicaLogDirs)."""
+        return {tp: self._alter_replica_log_dir(tp, log_dir) for tp, log_dir in destinations.items()}
+
+    def _alter_replica_log_dir(self, tp: TopicPartition, log_dir: str) -> ErrorCode:
+        topic, index = tp
+        if len(future_dir_name(topic, index)) > 255:
+            log.warning("Unable to alter log dirs for %s-%d: the topic name is too long", topic, index)
+            return ErrorCode.INVALID_TOPIC_EXCEPTION
+        if log_dir not in self.log_manager.log_dirs:
+            log.warning(
+                "Unable to alter log dirs for %s-%d: Log dir %s is not found in the config.", topic, index, log_dir
+            )
+            return ErrorCode.LOG_DIR_NOT_FOUND
+        if not self.is_log_dir_online(log_dir) or tp in self.offline_partitions:
+            log.warning("Unable to alter log dirs for %s-%d: Log directory %s is offline", topic, index, log_dir)
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        partition = self.partitions.get(tp)
+        future = self.log_manager.get_future(topic, index)
+        if partition is not None and future is not None and future.parent_dir != log_dir:
+            self.log_dir_movers.stop(tp)  # another destination: this move is cancelled
+            self.log_manager.remove_future_log(topic, index)
+            future = None
+        self.log_manager.maybe_update_preferred_log_dir(topic, index, log_dir)
+        if partition is None:  # created in `log_dir` when it comes
+            info = self.metadata.topic(topic)
+            known = info is not None and index in info.partitions
+            return ErrorCode.REPLICA_NOT_AVAILABLE if known else ErrorCode.UNKNOWN_TOPIC_OR_PARTITION
+        if partition.log.parent_dir == log_dir or future is not None:
+            return ErrorCode.NONE
+        offline = self.log_manager.dir_failures.offline_dirs()
+        if offline:  # never a future log while a directory is offline, as Kafka
+            log.warning(
+                "Unable to alter log dirs for %s-%d: log directories %s are offline",
+                topic,
+                index,
+                ",".join(sorted(offline)),
+            )
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        try:
+            self.log_manager.create_future_log(topic, index, log_dir)
+        except KafkaStorageError:
+            return ErrorCode.KAFKA_STORAGE_ERROR
+        self.log_dir_movers.start(partition)
+        return ErrorCode.NONE
+
+    def replaced_log(self, partition: Partition, replacement: Log) -> None:
+        """The partition's future log was swapped in: it serves from its new directory."""
+        partition.log = replacement
+        self._partition_changed(partition.key)
 
     def partition_summaries(self) -> list[PartitionSummary]:
         """Every local partition as the metrics endpoint reports it."""
@@ -1103,6 +1202,91 @@ class ReplicaManager:
         self.log_manager.close()
 
 
+class _FetchReader:
+    """One Fetch request's reads (Kafka's readFromLocalLog with its FetchParams): who fetches, at
+    which isolation, and whether a follower replica may answer (a consumer with client metadata,
+    Fetch v11+) or only the leader."""
+
+    def __init__(
+        self, manager: ReplicaManager, replica_id: int, read_committed: bool, client: ClientMetadata | None
+    ) -> None:
+        self.manager = manager
+        self.replica_id = replica_id
+        self.for_follower = replica_id >= 0
+        self.read_committed = read_committed
+        self.fetch_only_leader = self.for_follower or client is None
+        # the rack-aware selection runs only for a consumer with a rack, under a selector
+        self.selecting = client if client and client.rack_id and manager.replica_selector else None
+        self._racks: dict[int, str | None] | None = None  # live brokers' racks, looked up once
+        self.followed_epochs: dict[TopicPartition, int] = {}  # partitions read here as a follower
+
+    def read_all(
+        self, requested: Iterable[tuple[TopicPartition, PartitionFetchRequest]], max_bytes: int
+    ) -> dict[TopicPartition, PartitionFetchResult]:
+        results = {}
+        remaining = max_bytes
+        for tp, request in requested:
+            result = self.read_one(tp, request, remaining, min_one_message=remaining == max_bytes)
+            remaining = max(0, remaining - result.records_size)
+            results[tp] = result
+        return results
+
+    def read_one(
+        self, tp: TopicPartition, request: PartitionFetchRequest, remaining: int, min_one_message: bool
+    ) -> PartitionFetchResult:
+        committed = self.read_committed
+        try:
+            partition = self.manager.hosted_partition(*tp)
+            if self.selecting is not None and partition.is_leader:
+                preferred = self._preferred_read_replica(partition, request.fetch_offset)
+                if preferred is not None:  # the consumer is sent there, nothing is read
+                    partition.check_leader_epoch(request.current_leader_epoch)
+                    return _partition_state(
+                        partition, aborted_transactions=[] if committed else None, preferred_read_replica=preferred
+                    )
+            partition.check_fetchable(request.current_leader_epoch, fetch_only_leader=self.fetch_only_leader)
+            if not self.fetch_only_leader and not partition.is_leader:
+                self.followed_epochs[tp] = partition.leader_epoch
+            if self.for_follower:
+                if self.replica_id not in partition.followers:  # as Kafka's followerReplicaOrThrow
+                    raise KafkaError(
+                        ErrorCode.NOT_LEADER_OR_FOLLOWER, f"Replica {self.replica_id} is not a replica of {tp}"
+                    )
+                diverging = partition.diverging_epoch(request.fetch_offset, request.last_fetched_epoch)
+                if diverging is not None:
+                    return _partition_state(partition, diverging_epoch=EpochEndOffset(*diverging))
+                if self.manager.leader_throttles(partition, self.replica_id):
+                    # throttled: no records this time, and read again at the session's next fetch
+                    return _partition_state(partition, more_to_read=True)
+            data = partition.read(
+                request.fetch_offset,
+                min(request.max_bytes, remaining),
+                for_follower=self.for_follower,
+                min_one_message=min_one_message,
+                read_committed=committed,
+            )
+        except KafkaError as exc:
+            # As Kafka's createLogReadResult: a failed partition (OFFSET_OUT_OF_RANGE, fenced
+            # epochs, ...) reports no high watermark, last stable offset or log start (-1).
+            return PartitionFetchResult.for_error(exc.code)
+        aborted = (data.aborted_transactions or []) if committed else None
+        more = data.size == 0 and request.fetch_offset < partition.readable_end(self.for_follower, committed)
+        return _partition_state(
+            partition, records=data.regions, records_size=data.size, aborted_transactions=aborted, more_to_read=more
+        )
+
+    def _preferred_read_replica(self, partition: Partition, fetch_offset: int) -> int | None:
+        client = self.selecting
+        selector = self.manager.replica_selector
+        if client is None or selector is None or not partition.followers:
+            return None
+        if self._racks is None:
+            live = self.manager.metadata.live_brokers(client.listener_name)
+            self._racks = {broker.broker_id: broker.rack for broker in live}
+        now = self.manager.clock.now_ms()
+        return preferred_read_replica(selector, partition, client, fetch_offset, now, self._racks)
+
+
 def _partition_state(
     partition: Partition,
     *,
@@ -1111,16 +1295,18 @@ def _partition_state(
     diverging_epoch: EpochEndOffset | None = None,
     aborted_transactions: list[AbortedTransaction] | None = None,
     more_to_read: bool = False,
+    preferred_read_replica: int = NO_PREFERRED_READ_REPLICA,
 ) -> PartitionFetchResult:
     """A successful read's result: the partition's offsets now, and what was read (file
-    regions and, read_committed, the aborted transactions in them), or where a follower's log
-    diverges."""
+    regions and, read_committed, the aborted transactions in them), where a follower's log
+    diverges, or the replica a consumer should read from instead."""
     return PartitionFetchResult(
         ErrorCode.NONE,
         partition.high_watermark,
         partition.last_stable_offset,
         partition.log_start_offset,
         records_size=records_size,
+        preferred_read_replica=preferred_read_replica,
         diverging_epoch=diverging_epoch,
         aborted_transactions=aborted_transactions,
         records=records,

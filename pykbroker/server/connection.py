@@ -2,7 +2,9 @@
 
 Requests on one connection are handled one at a time, in the order they arrive, and their
 responses are written in that order (as Kafka does: it reads no further request from a connection
-until the previous one is answered). Pipelined requests simply wait in the socket buffer.
+until the previous one is answered). Pipelined requests simply wait in the socket buffer. A client
+throttled by a quota has its connection muted for the throttle time after the response (Kafka's
+KIP-219): the connection's task sleeps, the other connections go on.
 
 On a TLS listener (SSL, SASL_SSL) the connection first completes its handshake (bounded by the
 listener's handshake timeout); on an SSL listener the client certificate, if any, names the
@@ -34,12 +36,17 @@ from ..protocol import headers
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from .dispatcher import CloseConnection, Dispatcher, describe_request
+from .dispatcher import ChannelThrottle, CloseConnection, Dispatcher, describe_request
 from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
 from .tls_io import TlsSocketIO
 
 if TYPE_CHECKING:  # the SASL and TLS modules load with the first listener that uses them
-    from ..security.sasl.authenticator import AuthenticationFailed, CredentialLookup, SaslServerAuthenticator
+    from ..security.sasl.authenticator import (
+        AuthenticationFailed,
+        CredentialLookup,
+        SaslServerAuthenticator,
+        TokenCredentialLookup,
+    )
     from ..security.sasl.config import SaslListenerSettings
     from ..security.ssl_config import ServerSsl
 
@@ -61,6 +68,7 @@ class ListenerAuthentication:
     settings: SaslListenerSettings
     credentials: CredentialLookup
     failed_authentication_delay_ms: Callable[[], int]
+    token_credentials: TokenCredentialLookup | None = None  # delegation tokens (None: not enabled)
 
 
 log = logging.getLogger(__name__)
@@ -144,15 +152,23 @@ async def _serve_requests(
     protocol: str,
     connection_id: str,
 ) -> None:
+    channel = ChannelThrottle()
     while True:
         frame = await io.read_frame(max_request_size)
         if frame is None:
             return
         pieces = await dispatcher.dispatch(
-            frame, peer, listener_name, principal=principal, security_protocol=protocol, connection_id=connection_id
+            frame,
+            peer,
+            listener_name,
+            principal=principal,
+            security_protocol=protocol,
+            connection_id=connection_id,
+            channel=channel,
         )
         if pieces is not None:
             await io.send_pieces([size_prefix(pieces), *pieces])
+        await channel.wait()  # a throttled client's next request waits (KIP-219)
 
 
 async def _serve_authenticated(
@@ -177,7 +193,9 @@ async def _serve_authenticated(
         serve_api_versions,
         api_versions_range=dispatcher.version_range(ApiKey.API_VERSIONS),
         peer=peer,
+        token_credentials=authentication.token_credentials,
     )
+    channel = ChannelThrottle()
     while True:
         if not auth.complete:
             if not await _authenticate(io, auth, peer, listener_name, authentication):
@@ -195,10 +213,17 @@ async def _serve_authenticated(
             return
         principal: KafkaPrincipal = auth.principal or ANONYMOUS
         pieces = await dispatcher.dispatch(
-            frame, peer, listener_name, principal=principal, security_protocol=protocol, connection_id=connection_id
+            frame,
+            peer,
+            listener_name,
+            principal=principal,
+            security_protocol=protocol,
+            connection_id=connection_id,
+            channel=channel,
         )
         if pieces is not None:
             await io.send_pieces([size_prefix(pieces), *pieces])
+        await channel.wait()  # a throttled client's next request waits (KIP-219)
 
 
 async def _authenticate(

@@ -7,6 +7,13 @@ serves (only those, as Kafka does), so that clients can fall back.
 Injected faults for client tests (`faults/`) stand around the handler's call: the dispatcher hands
 each request to `FaultInterceptor.serve` with its handler, and the handlers know nothing of them.
 
+Client quotas (Kafka's KIP-124, KIP-219): while the request quota is on, each handler's running
+time is measured (`quota.request_time`) and recorded after it; the throttle a handler or the
+request quota calls for goes into the response's `throttle_time_ms`, and the connection's
+`ChannelThrottle` mutes it (no further request is read) for that long after the response. A client
+that does not throttle itself (older versions, `client_throttles`) gets its response delayed by
+the throttle time instead.
+
 An unexpected exception while a request is handled (a bug) is logged at ERROR with its traceback
 and the request it belongs to (API, version, correlation id, client id, peer, listener:
 `describe_request`), and closes that connection only.
@@ -17,19 +24,54 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+import anyio
+
 from ..common.time import SYSTEM_CLOCK
 from ..handlers.support.context import CloseConnection, RequestContext
+from ..handlers.support.quota_requests import quota_client_id, quota_user, request_throttle_ms
 from ..handlers.support.registry import HandlerEntry
 from ..handlers.support.services import BrokerServices
 from ..protocol import headers, messages
 from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
+from ..quota.request_time import RequestClock, client_throttles, timed
 from ..security.principal import ANONYMOUS, KafkaPrincipal
 from .faults import FaultInjector, FaultInterceptor
 from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
+
+# Requests the request quota leaves alone: brokers' own requests (Kafka's cluster actions)
+EXEMPT_FROM_REQUEST_QUOTA = frozenset(
+    {
+        ApiKey.CONTROLLED_SHUTDOWN,
+        ApiKey.WRITE_TXN_MARKERS,
+        ApiKey.INITIALIZE_SHARE_GROUP_STATE,
+        ApiKey.READ_SHARE_GROUP_STATE,
+        ApiKey.WRITE_SHARE_GROUP_STATE,
+        ApiKey.DELETE_SHARE_GROUP_STATE,
+        ApiKey.READ_SHARE_GROUP_STATE_SUMMARY,
+    }
+)
+
+
+class ChannelThrottle:
+    """A connection's mute: no request is read from it before `until` (monotonic seconds)."""
+
+    __slots__ = ("until",)
+
+    def __init__(self) -> None:
+        self.until = 0.0
+
+    def mute_for(self, throttle_ms: int) -> None:
+        self.until = max(self.until, SYSTEM_CLOCK.monotonic_ms() / 1000 + throttle_ms / 1000)
+
+    async def wait(self) -> None:
+        """Return once the connection may read its next request."""
+        remaining = self.until - SYSTEM_CLOCK.monotonic_ms() / 1000
+        if remaining > 0:
+            await anyio.sleep(remaining)
 
 
 class Dispatcher:
@@ -55,6 +97,7 @@ class Dispatcher:
         principal: KafkaPrincipal = ANONYMOUS,
         security_protocol: str = "PLAINTEXT",
         connection_id: str = "",
+        channel: ChannelThrottle | None = None,
     ) -> list | None:
         """Response pieces (size prefix not included), or None when no response is due."""
         started_ms = SYSTEM_CLOCK.monotonic_ms()
@@ -90,7 +133,7 @@ class Dispatcher:
             connection_id=connection_id,
         )
         try:
-            pieces = await self._answer(entry, request, ctx)
+            pieces = await self._answer(entry, request, ctx, channel)
         except CloseConnection:
             raise
         except Exception as exc:
@@ -100,13 +143,47 @@ class Dispatcher:
         self._record(prefix.api_key, prefix.api_version, request, started_ms)
         return pieces
 
-    async def _answer(self, entry: HandlerEntry, request: Any, ctx: RequestContext) -> list | None:
+    async def _answer(
+        self, entry: HandlerEntry, request: Any, ctx: RequestContext, channel: ChannelThrottle | None
+    ) -> list | None:
         """The handler's response, encoded with its header (None when no response is due)."""
-        response = await self.interceptor.serve(entry.handle, request, ctx)
+        quotas = self.services.quotas
+        if quotas is not None and quotas.request.enabled:
+            ctx.request_clock = RequestClock()
+            response = await timed(self.interceptor.serve(entry.handle, request, ctx), ctx.request_clock)
+        else:
+            response = await self.interceptor.serve(entry.handle, request, ctx)
+        if quotas is not None and (ctx.throttle_time_ms or quotas.request.enabled):
+            await self._throttle(request, response, ctx, channel)
         if response is None:
             return None
         body = entry.response_type.encode(response, version=ctx.api_version)
         return [headers.encode_response_header(ctx.api_key, ctx.api_version, ctx.correlation_id), *body]
+
+    async def _throttle(
+        self, request: Any, response: Any, ctx: RequestContext, channel: ChannelThrottle | None
+    ) -> None:
+        """Kafka's sendResponseMaybeThrottle: the request quota recorded (unless the handler did, or
+        the request is exempt), the larger throttle in the response, the connection muted for it."""
+        quotas = self.services.quotas
+        assert quotas is not None
+        exempt = ctx.api_key in EXEMPT_FROM_REQUEST_QUOTA or (
+            ctx.api_key == ApiKey.FETCH and _fetch_replica_id(request, ctx.api_version) >= 0
+        )
+        if not exempt:
+            requested = request_throttle_ms(ctx, SYSTEM_CLOCK.now_ms())
+            if requested > ctx.throttle_time_ms:
+                ctx.throttle_time_ms, ctx.throttled_by = requested, quotas.request
+        throttle_ms = ctx.throttle_time_ms
+        if throttle_ms <= 0 or ctx.throttled_by is None:
+            return
+        ctx.throttled_by.record_throttle(quota_user(ctx), quota_client_id(ctx), throttle_ms)
+        if response is not None and hasattr(response, "throttle_time_ms"):
+            response.throttle_time_ms = max(response.throttle_time_ms or 0, throttle_ms)
+        if channel is not None:
+            channel.mute_for(throttle_ms)
+        if response is not None and not client_throttles(ctx.api_key, ctx.api_version):
+            await anyio.sleep(throttle_ms / 1000)  # a client that does not throttle itself waits here
 
     def _record(self, api_key: int, api_version: int, request: Any, started_ms: float) -> None:
         elapsed_ms = SYSTEM_CLOCK.monotonic_ms() - started_ms

@@ -35,6 +35,19 @@ offset, under the same naming (`kafka_sharegroup_lag{sharegroup,topic,partition}
 offsets come from the group coordinator's share group offsets (DescribeShareGroupOffsets), which
 is why `collect_with_share_groups` is a coroutine.
 
+Client quotas are Kafka metrics of MBeans `kafka.server:type=<Produce|Fetch|Request|
+ControllerMutation>,user=<user>,client-id=<client>` (a tag left out when empty, as Kafka's
+JmxReporter does), which the exporter's rules (`kafka_server_quota_$4` in Strimzi's
+`kafka-metrics.yaml`) name after the attribute, the type, user and client id as labels:
+
+    kafka_server_quota_byte_rate{resource="Produce",user="alice",clientId="app"}   (bytes/s)
+    kafka_server_quota_throttle_time{resource="Fetch",clientId="app"}              (average ms)
+    kafka_server_quota_request_time{resource="Request",user="alice"}               (% of a thread)
+    kafka_server_quota_tokens{resource="ControllerMutation",user="alice"}          (tokens left)
+
+One sample per quota sensor, while it lives (an hour after its last use, as Kafka's); a broker that
+never had a quota of a type has no sensor of it.
+
 Everything is read when `/metrics` is asked for (`collect`), from what the rooms already keep:
 the replica manager's counters and partitions, the request counts, the group coordinator's groups
 and committed offsets, the metadata. The rooms are reached through the narrow protocols below.
@@ -56,6 +69,7 @@ from .request_metrics import RequestMetrics
 if TYPE_CHECKING:
     from ..cluster.model import BrokerInfo, TopicInfo
     from ..coordinator.group.model import FetchedOffset, GroupOverview
+    from ..quota.client_quotas import ClientQuotas
     from ..replication.broker_topic_stats import BrokerTopicStats
     from ..replication.replica_manager import PartitionSummary
 
@@ -87,6 +101,8 @@ class ReplicaSource(Protocol):
     def offline_replica_count(self) -> int: ...
 
     def offline_log_dir_count(self) -> int: ...
+
+    def alter_log_dirs_max_lag(self) -> int: ...
 
     def replication_byte_rates(self) -> tuple[float, float]: ...
 
@@ -152,6 +168,7 @@ class MetricsSources:
     requests: RequestMetrics
     is_active_controller: Callable[[], bool]
     share_group_offsets: ShareGroupOffsetsReader | None = None  # None: no share groups served
+    quotas: ClientQuotas | None = None  # None: no client quotas
 
 
 @dataclass
@@ -176,6 +193,7 @@ def collect(sources: MetricsSources, share_starts: ShareStartOffsets | None = No
         *_replica_manager_metrics(sources.replicas, summaries),
         *_controller_metrics(sources.metadata, sources.is_active_controller()),
         *_request_metrics(sources.requests),
+        *_quota_metrics(sources.quotas),
         *_group_metrics(sources.groups, summaries, share_starts or {}),
         _log_sizes(summaries),
     ]
@@ -258,6 +276,9 @@ def _replica_manager_metrics(replicas: ReplicaSource, summaries: list[PartitionS
         _counter("kafka.server", "ReplicaManager", "IsrExpandsPerSec").add(replicas.isr_expands),
         _gauge("kafka.server", "ReplicaManager", "OfflineReplicaCount").add(replicas.offline_replica_count()),
         _gauge("kafka.log", "LogManager", "OfflineLogDirectoryCount").add(replicas.offline_log_dir_count()),
+        _gauge("kafka.server", "ReplicaAlterLogDirsManager", "MaxLag", "clientId").add(
+            replicas.alter_log_dirs_max_lag(), clientid="ReplicaAlterLogDirs"
+        ),
         *_replication_quota_metrics(*replicas.replication_byte_rates()),
     ]
 
@@ -303,6 +324,41 @@ def _request_metrics(requests: RequestMetrics) -> list[MetricFamily]:
         total_time.add(stats.count, "_count", request=name)
         total_time.add(stats.total_time_ms, "_sum", request=name)
     return [rate, total_time]
+
+
+# the attribute of each quota type's rate sensor (Kafka's clientRateMetricName)
+_QUOTA_RATE_ATTRIBUTES = {
+    "Produce": "byte-rate",
+    "Fetch": "byte-rate",
+    "Request": "request-time",
+    "ControllerMutation": "tokens",
+}
+
+
+def _quota_metrics(quotas: ClientQuotas | None) -> list[MetricFamily]:
+    if quotas is None:
+        return []
+    from ..security.sanitizer import desanitize
+
+    families: dict[str, MetricFamily] = {}
+    for manager in quotas.managers():
+        for view in manager.sensors():
+            labels = {"resource": view.quota_type}
+            if view.user:
+                labels["user"] = view.user
+            if view.client_id:
+                labels["clientId"] = desanitize(view.client_id)
+            for attribute, value in (
+                (_QUOTA_RATE_ATTRIBUTES[view.quota_type], view.value),
+                ("throttle-time", view.throttle_time),
+            ):
+                name = "kafka_server_quota_" + attribute.replace("-", "_")
+                family = families.get(name)
+                if family is None:
+                    help_text = f"kafka.server:type=<resource>,user=<user>,client-id=<clientId> {attribute}"
+                    family = families[name] = MetricFamily(name, "gauge", help_text)
+                family.add(value, **labels)
+    return [families[name] for name in sorted(families)]
 
 
 def _quantile_label(quantile: float) -> str:

@@ -42,9 +42,13 @@ def test_an_api_without_an_entry_cannot_be_served(monkeypatch):
         registry.build_registry([handler])
 
 
-def test_only_apis_of_authentication_need_no_acl():
+def test_only_apis_of_authentication_and_of_ones_own_tokens_need_no_acl():
+    """Renewing and expiring a delegation token ask no ACL in Kafka either: the token's owner or
+    one of its renewers may, anybody else gets DELEGATION_TOKEN_OWNER_MISMATCH."""
     needing_none = sorted(api.name for api, entry in TABLE.items() if not entry.checks)
-    assert needing_none == ["API_VERSIONS", "SASL_AUTHENTICATE", "SASL_HANDSHAKE"]
+    assert needing_none == [
+        "API_VERSIONS", "EXPIRE_DELEGATION_TOKEN", "RENEW_DELEGATION_TOKEN", "SASL_AUTHENTICATE", "SASL_HANDSHAKE",
+    ]
 
 
 def test_a_handler_asks_for_checks_by_role_and_an_unknown_role_is_an_error():

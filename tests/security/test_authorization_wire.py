@@ -275,6 +275,10 @@ def test_cluster_apis(alice):
     assert alice.request(ApiKey.ELECT_LEADERS, 2, elect).error_code == CLUSTER_DENIED
     assert alice.request(ApiKey.DESCRIBE_LOG_DIRS, 4, req(ApiKey.DESCRIBE_LOG_DIRS, topics=None)
                          ).error_code == CLUSTER_DENIED
+    move = req(ApiKey.ALTER_REPLICA_LOG_DIRS, dirs=[req(ApiKey.ALTER_REPLICA_LOG_DIRS).AlterReplicaLogDir(
+        path="/any", topics=[req(ApiKey.ALTER_REPLICA_LOG_DIRS).AlterReplicaLogDirTopic(name="open", partitions=[0])])])
+    [moved] = alice.request(ApiKey.ALTER_REPLICA_LOG_DIRS, 2, move).results
+    assert moved.partitions[0].error_code == CLUSTER_DENIED
     cluster = alice.request(ApiKey.DESCRIBE_CLUSTER, 1, req(ApiKey.DESCRIBE_CLUSTER,
                                                            include_cluster_authorized_operations=True))
     assert cluster.error_code == 0 and cluster.cluster_authorized_operations == 0

@@ -1,14 +1,18 @@
 """Three brokers whose only listener (and so the inter-broker one) is SASL_PLAINTEXT: brokers
 authenticate to each other with PLAIN (their JAAS `username`/`password`), replicate and fail over;
 a SCRAM user created through the controller reaches every broker through ZooKeeper, in Kafka's
-layout (`/config/users/<user>` and a `/config/changes` notification). The ACL authorizer runs with
+layout (`/config/users/<user>` and a `/config/changes` notification); so does a delegation token
+made through any broker (`/delegation_token/tokens/<id>` and a `/delegation_token/token_changes`
+notification). The ACL authorizer runs with
 `allow.everyone.if.no.acl.found=true` (resources without ACLs are open) and `User:admin` as the
 super user; only the cluster resource gets ACLs, so that its APIs are refused to other users."""
 from __future__ import annotations
 
+import base64
 import json
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from kazoo.client import KazooClient
@@ -37,8 +41,10 @@ OVERRIDES = {
     "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
     "allow.everyone.if.no.acl.found": "true",
     "super.users": "User:admin",
+    "delegation.token.secret.key": "the-cluster-token-secret",
 }
 ADMIN = ("PLAIN", "admin", "admin-secret")
+TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +191,80 @@ def test_only_users_allowed_on_the_cluster_alter_or_describe_scram_credentials_o
             expected = 31 if broker_id == controller else 41  # CLUSTER_AUTHORIZATION_FAILED, NOT_CONTROLLER
             assert (result.user, result.error_code) == ("admin", expected)
     assert not zk.exists("/config/users/admin")
+
+
+def log_in_with_token(client, token_id: str, token_hmac: bytes):
+    """SCRAM-SHA-256 with Kafka's `tokenauth=true` extension on a raw connection; the last
+    SaslAuthenticate answer (its error code, and the session's lifetime)."""
+    from pykbroker.security.sasl.scram import SCRAM_SHA_256, ClientFirstMessage, ScramSaslClient, sasl_name
+
+    from .support import request_of
+
+    class TokenClient(ScramSaslClient):
+        def first_message(self) -> bytes:
+            self._first = ClientFirstMessage(sasl_name(self.username), self._nonce, "", "tokenauth=true")
+            return f"n,,{self._first.bare()}".encode()
+
+    scram = TokenClient(SCRAM_SHA_256, token_id, base64.b64encode(token_hmac).decode())
+    handshake = client.request(ApiKey.SASL_HANDSHAKE, 1, request_of(ApiKey.SASL_HANDSHAKE, mechanism="SCRAM-SHA-256"))
+    assert handshake.error_code == 0, handshake
+    answer = client.request(ApiKey.SASL_AUTHENTICATE, 2,
+                            request_of(ApiKey.SASL_AUTHENTICATE, auth_bytes=scram.first_message()))
+    if answer.error_code:
+        return answer
+    final = scram.final_message(bytes(answer.auth_bytes))
+    return client.request(ApiKey.SASL_AUTHENTICATE, 2, request_of(ApiKey.SASL_AUTHENTICATE, auth_bytes=final))
+
+
+def test_a_delegation_token_made_on_one_broker_authenticates_on_every_broker_until_expired(cluster, tmp_path):
+    """admin makes a token through one broker; it is in ZooKeeper in Kafka's layout, a Java client
+    authenticated with it (`tokenauth="true"`) writes and reads through another broker, and a
+    token-authenticated connection gets a session that ends at the token's expiry and may not ask
+    for tokens itself; once expired through a third broker, no broker accepts the token."""
+    from compat import java
+    from pykbroker.testkit.wire import WireClient
+
+    from .support import log_in_plain, request_of
+
+    brokers, zk = cluster
+    first, second, third = [b for b in brokers.values() if b.is_running()][:3]
+    with WireClient(first.bootstrap_of("SASL_PLAINTEXT")) as admin:
+        log_in_plain(admin, "admin", "admin-secret")
+        created = admin.request(ApiKey.CREATE_DELEGATION_TOKEN, 3, request_of(
+            ApiKey.CREATE_DELEGATION_TOKEN, owner_principal_type=None, owner_principal_name=None, renewers=[],
+            max_lifetime_ms=-1))
+    assert created.error_code == 0 and (created.principal_name, created.token_requester_principal_name) == (
+        "admin", "admin")
+    stored = json.loads(zk.get(f"/delegation_token/tokens/{created.token_id}")[0])
+    assert (stored["version"], stored["owner"], stored["tokenId"]) == (3, "User%3Aadmin", created.token_id)
+    assert created.token_id.encode() in [zk.get(f"/delegation_token/token_changes/{c}")[0]
+                                         for c in zk.get_children("/delegation_token/token_changes")]
+
+    classes = java.compile_sources([TLS_CLIENT], tmp_path / "classes")
+    (tmp_path / "token.properties").write_text(
+        "security.protocol=SASL_PLAINTEXT\nsasl.mechanism=SCRAM-SHA-256\n"
+        "sasl.jaas.config=org.apache.kafka.common.security.scram.ScramLoginModule required "
+        f'username="{created.token_id}" password="{base64.b64encode(created.hmac).decode()}" tokenauth="true";\n')
+    result = java.run_main(classes, "TlsClient", second.bootstrap_of("SASL_PLAINTEXT"),
+                           f"token-{uuid.uuid4().hex[:8]}", str(tmp_path / "token.properties"))
+    assert result.returncode == 0 and "PASS tls" in result.stdout, result.stdout + result.stderr[-3000:]
+
+    with WireClient(second.bootstrap_of("SASL_PLAINTEXT")) as by_token:
+        answer = log_in_with_token(by_token, created.token_id, bytes(created.hmac))
+        assert answer.error_code == 0
+        assert 0 < answer.session_lifetime_ms <= created.expiry_timestamp_ms - created.issue_timestamp_ms
+        described = by_token.request(ApiKey.DESCRIBE_DELEGATION_TOKEN, 3,
+                                     request_of(ApiKey.DESCRIBE_DELEGATION_TOKEN, owners=None))
+        assert described.error_code == 64  # DELEGATION_TOKEN_REQUEST_NOT_ALLOWED
+    with WireClient(third.bootstrap_of("SASL_PLAINTEXT")) as admin:
+        log_in_plain(admin, "admin", "admin-secret")
+        expired = admin.request(ApiKey.EXPIRE_DELEGATION_TOKEN, 2, request_of(
+            ApiKey.EXPIRE_DELEGATION_TOKEN, hmac=created.hmac, expiry_time_period_ms=-1))
+        assert expired.error_code == 0
+    assert not zk.exists(f"/delegation_token/tokens/{created.token_id}")
+    for broker in (first, second, third):
+        def refused() -> bool:
+            with WireClient(broker.bootstrap_of("SASL_PLAINTEXT")) as client:
+                return log_in_with_token(client, created.token_id, bytes(created.hmac)).error_code == 58
+
+        wait(refused, "every broker to forget the expired token")  # SASL_AUTHENTICATION_FAILED

@@ -84,9 +84,9 @@ ACCEPTED_DIFFERENCES = {
     "the same rows, their buckets in Kafka's order",
     "broker-loggers": "configs --entity-type broker-loggers: librdkafka has no BROKER_LOGGER resource, so "
     "pykbroker's tool refuses with one line (the broker serves it: Kafka's tool works against it)",
-    "quotas": "client quotas (configs --entity-type users/clients/ips with quota keys) are not served by the "
-    "broker yet (DescribeClientQuotas, AlterClientQuotas): Kafka's tool fails with UNSUPPORTED_VERSION; "
-    "pykbroker's shows users' SCRAM credentials and refuses clients",
+    "quotas": "client quotas (configs --entity-type clients/ips, quota keys for users): librdkafka has no client "
+    "quota admin API, so pykbroker's tool refuses in one line (the broker serves them: Kafka's tool works "
+    "against it) and shows only users' SCRAM credentials",
     "earliest-local-and-latest-tiered": "get-offsets --time -4 (earliest-local) and -5 (latest-tiered): "
     "librdkafka refuses these offset specs; the tool says so in one line (exit 1)",
     "tools-not-shipped": "kafka-acls, kafka-log-dirs, kafka-transactions, kafka-features, kafka-metadata-quorum "
@@ -181,7 +181,8 @@ CASES = [
         (*B, "--describe", "--entity-type", "broker-loggers", "--entity-name", "0"),
         accepted=("broker-loggers",),
     ),
-    Case("configs", (*B, "--describe", "--entity-type", "users"), accepted=("quotas",)),
+    Case("configs", (*B, "--describe", "--entity-type", "users")),
+    Case("configs", (*B, "--describe", "--entity-type", "clients"), accepted=("quotas",)),
     # get-offsets
     Case("get-offsets", B),
     Case("get-offsets", (*B, "--topic", "{T}", "--time", "-2")),

@@ -9,9 +9,14 @@ through it, never each other and never the broker itself.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...security.principal import ANONYMOUS, KafkaPrincipal
 from .services import BrokerServices
+
+if TYPE_CHECKING:
+    from ...quota.client_quotas import ClientQuotaManager
+    from ...quota.request_time import RequestClock
 
 
 class CloseConnection(Exception):
@@ -33,3 +38,10 @@ class RequestContext:
     principal: KafkaPrincipal = ANONYMOUS  # who the connection authenticated as (TLS, SASL)
     security_protocol: str = "PLAINTEXT"  # of the listener the request came in on
     connection_id: str = ""  # the client connection's id, unique while the broker runs
+    # client quotas (`support/quota_requests.py`): the request's running time, when the request
+    # quota measures it; the throttle a handler decided and the quota that called for it; whether
+    # the handler recorded the request quota itself (Produce, Fetch do, as Kafka's)
+    request_clock: RequestClock | None = None
+    throttle_time_ms: int = 0
+    throttled_by: ClientQuotaManager | None = None
+    request_quota_recorded: bool = False

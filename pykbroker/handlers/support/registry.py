@@ -93,15 +93,22 @@ API_MODULES = (
     "delete_acls",  # 31
     "describe_configs",  # 32
     "alter_configs",  # 33
+    "alter_replica_log_dirs",  # 34
     "describe_log_dirs",  # 35
     "sasl_authenticate",  # 36
     "create_partitions",  # 37
+    "create_delegation_token",  # 38
+    "renew_delegation_token",  # 39
+    "expire_delegation_token",  # 40
+    "describe_delegation_token",  # 41
     "delete_groups",  # 42
     "elect_leaders",  # 43
     "incremental_alter_configs",  # 44
     "alter_partition_reassignments",  # 45
     "list_partition_reassignments",  # 46
     "offset_delete",  # 47
+    "describe_client_quotas",  # 48
+    "alter_client_quotas",  # 49
     "describe_user_scram_credentials",  # 50
     "alter_user_scram_credentials",  # 51
     "describe_cluster",  # 60

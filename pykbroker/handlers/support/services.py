@@ -20,6 +20,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
 | `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
 | `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
+| `quotas` | `ClientQuotas` (quota/client_quotas.py) | itself; None: no quotas are enforced |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
 `config` is the broker's effective config (static, then dynamic broker configs), read anew at
@@ -68,11 +69,15 @@ if TYPE_CHECKING:
     from ...log.producer_state import ProducerStateEntry
     from ...log.results import TimestampAndOffset
     from ...protocol.errors import ErrorCode
+    from ...quota.client_quotas import ClientQuotas
     from ...replication.fetch_session import FetchSessionCache
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
-    from ...replication.replica_manager import ProduceResult
+    from ...replication.replica_manager import LogDirEntry, ProduceResult
+    from ...replication.replica_selector import ClientMetadata
     from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.delegation_tokens import TokenInformation
     from ...security.principal import KafkaPrincipal
+    from ...security.token_manager import CreateTokenResult
 
 
 class ReplicaService(Protocol):
@@ -100,6 +105,7 @@ class ReplicaService(Protocol):
         max_bytes: int,
         isolation_level: int = 0,
         session_wait: SessionWait | None = None,
+        client_metadata: ClientMetadata | None = None,
     ) -> dict[TopicPartition, PartitionFetchResult]: ...
 
     def record_follower_session(
@@ -127,7 +133,9 @@ class ReplicaService(Protocol):
 
     def delete_records(self, topic: str, index: int, offset: int) -> int: ...
 
-    def describe_log_dirs(self) -> list[tuple[str, list[tuple[str, int, int, int]]]]: ...
+    def describe_log_dirs(self) -> list[tuple[str, list[LogDirEntry]]]: ...
+
+    def alter_replica_log_dirs(self, destinations: Mapping[TopicPartition, str]) -> dict[TopicPartition, ErrorCode]: ...
 
     def is_log_dir_online(self, log_dir: str) -> bool: ...
 
@@ -444,6 +452,28 @@ class ShareGroupService(Protocol):
     async def delete_share_group_offsets(self, group_id: str, topics: list[str]) -> OffsetsResult: ...
 
 
+class DelegationTokenService(Protocol):
+    """The broker's delegation tokens (security.token_manager.DelegationTokenManager), as the four
+    delegation-token APIs use them."""
+
+    @property
+    def enabled(self) -> bool: ...
+
+    async def create(
+        self, owner: KafkaPrincipal, requester: KafkaPrincipal, renewers: list[KafkaPrincipal], max_lifetime_ms: int
+    ) -> CreateTokenResult: ...
+
+    async def renew(
+        self, principal: KafkaPrincipal, token_hmac_bytes: bytes, period_ms: int
+    ) -> tuple[ErrorCode, int]: ...
+
+    async def expire(
+        self, principal: KafkaPrincipal, token_hmac_bytes: bytes, period_ms: int
+    ) -> tuple[ErrorCode, int]: ...
+
+    def tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]: ...
+
+
 class ListenerSecurityService(Protocol):
     """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
 
@@ -474,6 +504,8 @@ class BrokerServices:
     share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
     share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
     share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
+    delegation_tokens: DelegationTokenService | None = None  # None: delegation tokens are not enabled
+    quotas: ClientQuotas | None = None  # None: no client quotas are enforced
 
     @property
     def config(self) -> BrokerConfig:

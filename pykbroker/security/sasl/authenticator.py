@@ -40,7 +40,7 @@ from .config import PLAIN, SaslListenerSettings
 from .errors import SaslAuthenticationFailure, SaslFailure
 from .plain import PlainSaslServer, plain_users
 from .scram import MECHANISMS as SCRAM_MECHANISMS
-from .scram import ScramCredential, ScramSaslServer
+from .scram import ScramCredential, ScramSaslServer, TokenScramCredential
 
 log = logging.getLogger(__name__)
 
@@ -60,6 +60,8 @@ AUTHENTICATE_VERSIONS = (0, 2)
 
 # (mechanism name, user name) -> the user's SCRAM credential, or None
 CredentialLookup = Callable[[str, str], "ScramCredential | None"]
+# (mechanism name, token id) -> a delegation token's credential, or None
+TokenCredentialLookup = Callable[[str, str], "TokenScramCredential | None"]
 # an ApiVersions request frame -> its response pieces (the server's own ApiVersions answer)
 ApiVersionsServer = Callable[[bytearray], Awaitable["list | None"]]
 
@@ -93,9 +95,11 @@ class SaslServerAuthenticator:
         api_versions_range: tuple[int, int] = (0, 3),
         clock: Clock = SYSTEM_CLOCK,
         peer: str = "unknown",
+        token_credentials: TokenCredentialLookup | None = None,
     ) -> None:
         self.settings = settings
         self.credentials = credentials
+        self.token_credentials = token_credentials
         self.serve_api_versions = serve_api_versions
         self.api_versions_range = api_versions_range
         self.clock = clock
@@ -244,7 +248,9 @@ class SaslServerAuthenticator:
         if mechanism == PLAIN:
             return PlainSaslServer(plain_users(self.settings.jaas[PLAIN]))
         scram = SCRAM_MECHANISMS[mechanism]
-        return ScramSaslServer(scram, lambda user: self.credentials(mechanism, user))
+        tokens = self.token_credentials
+        token_lookup = None if tokens is None else (lambda token_id: tokens(mechanism, token_id))
+        return ScramSaslServer(scram, lambda user: self.credentials(mechanism, user), token_lookup)
 
     def _decode(self, frame: bytearray, api_key: int, version: int) -> tuple[Any, Any]:
         header, pos = headers.decode_request_header(frame, api_key, version)
@@ -323,7 +329,8 @@ class SaslServerAuthenticator:
         )
 
     def _complete(self) -> None:
-        principal = KafkaPrincipal("User", self._server.authorization_id)
+        token_authenticated = bool(getattr(self._server, "token_authenticated", False))
+        principal = KafkaPrincipal("User", self._server.authorization_id, token_authenticated)
         if self._previous is not None and self._previous[1] != principal:
             previous = self._previous[1]
             raise _AuthError(
@@ -331,14 +338,28 @@ class SaslServerAuthenticator:
                 f"{previous.name}: {principal.principal_type}.{principal.name}"
             )
         assert self.mechanism is not None
-        max_reauth_ms = self.settings.max_reauth_ms.get(self.mechanism, 0)
-        self.session_lifetime_ms = max_reauth_ms if max_reauth_ms > 0 else 0
-        self.session_expiration_ms = self.clock.monotonic_ms() + max_reauth_ms if max_reauth_ms > 0 else None
+        self._set_session_lifetime(getattr(self._server, "token_expiry_ms", None))
         self.principal = principal
         text = self._text  # before _previous is cleared: "re-authentication" when it was one
         self._previous = None
         self.state = COMPLETE
         log.debug("%s of %s from %s complete (%s)", text, principal, self.peer, self.mechanism)
+
+    def _set_session_lifetime(self, credential_expiry_ms: int | None) -> None:
+        """Kafka's session lifetime: `connections.max.reauth.ms`, or what is left of the credential's
+        life (a delegation token's expiry) when that is shorter; no expiration with neither."""
+        assert self.mechanism is not None
+        max_reauth_ms = self.settings.max_reauth_ms.get(self.mechanism, 0)
+        if credential_expiry_ms is None and max_reauth_ms <= 0:
+            self.session_lifetime_ms = 0
+            self.session_expiration_ms = None
+            return
+        lifetime = max_reauth_ms
+        if credential_expiry_ms is not None:
+            left = max(0, credential_expiry_ms - self.clock.now_ms())
+            lifetime = left if max_reauth_ms <= 0 else min(left, max_reauth_ms)
+        self.session_lifetime_ms = lifetime
+        self.session_expiration_ms = self.clock.monotonic_ms() + lifetime
 
 
 def _response(api_key: int, version: int, correlation_id: int, body: Any) -> list:

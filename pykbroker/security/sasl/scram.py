@@ -8,9 +8,12 @@ client's (`ScramSaslClient`, for brokers authenticating to each other).
     server_first = server.evaluate(client_first)   # raises SaslFailure / SaslAuthenticationFailure
 
 Kafka's server accepts only gs2 header "n" (no channel binding), parses the messages with Kafka's
-own patterns, ignores extensions other than `tokenauth`, refuses `tokenauth=true` unless the
-credential is a delegation token's (this broker has none), compares the proof in constant time
-and never tells the client why it failed (the authenticator answers with a generic message).
+own patterns, ignores extensions other than `tokenauth`, compares the proof in constant time and
+never tells the client why it failed (the authenticator answers with a generic message).
+
+With `tokenauth=true` the user name is a delegation token's id: the credential is the token's
+(`token_lookup`), the authorization id is the token's owner and `token_expiry_ms` the token's
+expiry, which ends the session (Kafka's CREDENTIAL_LIFETIME_MS negotiated property).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 from .errors import SaslAuthenticationFailure, SaslFailure
 
@@ -102,6 +106,19 @@ class ScramCredential:
             )
         except (KeyError, ValueError, binascii.Error):
             raise ValueError(f"Credentials not valid: {text}") from None
+
+
+class TokenScramCredential(Protocol):
+    """A delegation token's credential as the SCRAM server needs it (`delegation_tokens.TokenCredential`)."""
+
+    @property
+    def credential(self) -> ScramCredential: ...
+
+    @property
+    def owner(self) -> str: ...
+
+    @property
+    def expiry_timestamp(self) -> int: ...
 
 
 def secure_random_string() -> str:
@@ -235,11 +252,19 @@ class ScramSaslServer:
 
     `lookup(username)` gives the user's credential for this mechanism, or None."""
 
-    def __init__(self, mechanism: ScramMechanism, lookup: Callable[[str], ScramCredential | None]) -> None:
+    def __init__(
+        self,
+        mechanism: ScramMechanism,
+        lookup: Callable[[str], ScramCredential | None],
+        token_lookup: Callable[[str], TokenScramCredential | None] | None = None,
+    ) -> None:
         self.mechanism = mechanism
         self.lookup = lookup
+        self.token_lookup = token_lookup
         self.state = "RECEIVE_CLIENT_FIRST_MESSAGE"
         self.authorization_id: str | None = None
+        self.token_authenticated = False
+        self.token_expiry_ms: int | None = None
         self._client_first: ClientFirstMessage | None = None
         self._server_first: ServerFirstMessage | None = None
         self._credential: ScramCredential | None = None
@@ -268,9 +293,16 @@ class ScramSaslServer:
         except ValueError as exc:
             raise SaslFailure("Authentication failed: Credentials could not be obtained") from exc
         if first.extensions.get(TOKEN_AUTH, "").lower() == "true":
-            # a delegation token's id: this broker keeps no delegation tokens
-            raise SaslFailure(f"Token Authentication failed: Invalid tokenId : {username}")
-        credential = self.lookup(username)
+            token = self.token_lookup(username) if self.token_lookup is not None else None
+            if token is None:
+                raise SaslFailure(f"Token Authentication failed: Invalid tokenId : {username}")
+            credential: ScramCredential | None = token.credential
+            authorization_id = token.owner
+            self.token_authenticated = True
+            self.token_expiry_ms = token.expiry_timestamp
+        else:
+            credential = self.lookup(username)
+            authorization_id = username
         if credential is None:
             raise SaslFailure("Authentication failed: Invalid user credentials")
         if first.authorization_id and first.authorization_id != username:
@@ -282,7 +314,7 @@ class ScramSaslServer:
                 f"Iterations {credential.iterations} is less than the minimum "
                 f"{self.mechanism.min_iterations} for {self.mechanism.mechanism_name}"
             )
-        self.authorization_id = username
+        self.authorization_id = authorization_id
         self._client_first = first
         self._credential = credential
         self._server_first = ServerFirstMessage(first.nonce + server_nonce, credential.salt, credential.iterations)

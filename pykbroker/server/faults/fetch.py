@@ -28,6 +28,7 @@ from .rules import PartitionFault
 if TYPE_CHECKING:
     from ...handlers.support.services import BrokerServices, ReplicaService
     from ...replication.fetch_session import FetchContext, FetchSessionCache
+    from ...replication.replica_selector import ClientMetadata
 
 TopicPartition = tuple[str, int]
 Requested = list[tuple[TopicPartition, PartitionFetchRequest]]
@@ -89,6 +90,7 @@ class _FaultedReplicas:
         max_bytes: int,
         isolation_level: int = 0,
         session_wait: SessionWait | None = None,
+        client_metadata: ClientMetadata | None = None,
     ) -> Results:
         if replica_id >= 0:  # a follower's fetch
             return await self._replicas.fetch_records(
@@ -99,6 +101,7 @@ class _FaultedReplicas:
                 max_bytes=max_bytes,
                 isolation_level=isolation_level,
                 session_wait=session_wait,
+                client_metadata=client_metadata,
             )
         to_read, paused, failed = self._split(requested)
         results = await self._replicas.fetch_records(
@@ -109,6 +112,7 @@ class _FaultedReplicas:
             max_bytes=max_bytes,
             isolation_level=isolation_level,
             session_wait=session_wait,
+            client_metadata=client_metadata,
         )
         if not paused:
             return {**results, **failed}

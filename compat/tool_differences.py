@@ -1,0 +1,104 @@
+"""What the tool scenario (`compat/tool_scenario.py`) may find different between pykbroker and Kafka
+3.9.0, and why; the test (tests/compat/test_tool_scenario.py) fails on any other difference, and
+docs/compatibility.md mirrors these tables (a test keeps them in step).
+
+ACCEPTED             step pattern -> why the difference stays (fnmatch patterns over step names)
+AWAITING_FEATURE     step -> what pykbroker does not serve yet; such a step must still differ (a step
+                     that starts to behave as on Kafka fails the test until it is taken out)
+PYKBROKER_TOOL_ACCEPTED   step -> why pykbroker's own subcommand prints something else than Kafka's
+                     tool for that step
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+ACCEPTED = {
+    "configs/describe-broker-loggers": "the broker's loggers are those of its own code: Kafka lists its log4j "
+    "loggers (kafka.*, org.apache.kafka.*), pykbroker the Python loggers of the process (pykbroker.*, asyncio); "
+    "the format and how to alter them are Kafka's",
+    "acls/as-dave-list-denied": "DescribeAcls without the right: Kafka's message prints its internal request "
+    "object (processor, connection id, the identity hash of a session object); pykbroker sends the error "
+    "code's standard message 'Cluster authorization failed.' (the same error, CLUSTER_AUTHORIZATION_FAILED)",
+}
+
+CLIENT_QUOTAS = "DescribeClientQuotas / AlterClientQuotas (client quotas)"
+REASSIGNMENT = "ListPartitionReassignments / AlterPartitionReassignments (partition reassignment)"
+TOKENS = "CreateDelegationToken / DescribeDelegationToken (delegation tokens)"
+AWAITING_FEATURE = {
+    # ConfigCommand describes users through DescribeClientQuotas, SCRAM credentials too
+    "configs/scram-describe-zed": CLIENT_QUOTAS,
+    "configs/users-describe": CLIENT_QUOTAS,
+    "quotas/user-producer-rate": CLIENT_QUOTAS,
+    "quotas/client-consumer-rate": CLIENT_QUOTAS,
+    "quotas/user-client-request-percentage": CLIENT_QUOTAS,
+    "quotas/default-user": CLIENT_QUOTAS,
+    "quotas/describe-user": CLIENT_QUOTAS,
+    "quotas/describe-clients": CLIENT_QUOTAS,
+    "quotas/describe-user-clients": CLIENT_QUOTAS,
+    "quotas/describe-default-user": CLIENT_QUOTAS,
+    "quotas/remove-user-rate": CLIENT_QUOTAS,
+    "quotas/remove-default-user": CLIENT_QUOTAS,
+    "quotas/ip-connection-rate": CLIENT_QUOTAS,
+    "quotas/describe-ips": CLIENT_QUOTAS,
+    # ReassignPartitionsCommand lists the reassignments in progress before anything else
+    "reassign/list-none": REASSIGNMENT,
+    "reassign/execute-same-replicas": REASSIGNMENT,
+    "reassign/verify": REASSIGNMENT,
+    "reassign/execute-missing-broker": REASSIGNMENT,
+    "reassign/cancel": REASSIGNMENT,
+    "reassign/execute-with-throttle": REASSIGNMENT,
+    "configs/describe-throttled-topic": REASSIGNMENT + ": the throttle configs --execute sets",
+    "reassign/verify-clears-throttles": REASSIGNMENT,
+    "reassign/execute-into-log-dir": REASSIGNMENT + ", then AlterReplicaLogDirs",
+    "delegation-tokens/create": TOKENS,
+    "delegation-tokens/describe": TOKENS,
+    "delegation-tokens/describe-by-owner": TOKENS,
+    "delegation-tokens/describe-as-dave": TOKENS,
+    "delegation-tokens/list-topics-with-the-token": TOKENS + ": SCRAM with tokenauth=true",
+    "delegation-tokens/create-with-a-token": TOKENS,
+    "delegation-tokens/renew": "RenewDelegationToken",
+    "delegation-tokens/renew-unknown": "RenewDelegationToken",
+    "delegation-tokens/expire": "ExpireDelegationToken",
+    "delegation-tokens/describe-after-expire": TOKENS,
+    "features/upgrade-unknown-dry-run": "UpdateFeatures",
+    # Kafka's error messages on TopicCommand's and ConfigCommand's paths
+    "topics/create-replication-factor-too-large": "Kafka's message 'Replication factor: N larger than available "
+    "brokers: M.'",
+    "topics/alter-fewer-partitions": "Kafka's message 'Topic currently has N partitions, which is higher than the "
+    "requested M.'",
+    "configs/alter-topic-invalid-value": "Kafka's message 'Invalid config value for resource ConfigResource(...): ...'",
+    "topics/create-illegal-name": "Kafka's message \"Topic name is invalid: '...' contains one or more characters "
+    "other than ASCII alphanumerics, '.', '_' and '-'\"",
+    "topics/create-colliding-name": "Kafka's message \"Topic '...' collides with existing topics: ...\" (plural)",
+}
+
+PYKBROKER_TOOL_ACCEPTED = {
+    "configs/describe-broker-default-altered": "librdkafka keeps one synonym per name: a key set as the cluster "
+    "default lists DYNAMIC_DEFAULT_BROKER_CONFIG but not its DEFAULT_CONFIG synonym of the same name",
+}
+
+
+def accepted_reason(step_name: str) -> str | None:
+    """Why the step may differ, or None."""
+    for pattern, reason in ACCEPTED.items():
+        if fnmatchcase(step_name, pattern):
+            return reason
+    return None
+
+
+def _table(header: str, rows: dict[str, str]) -> str:
+    lines = [f"| {header} |", "|---|---|"]
+    lines += [f"| `{name}` | {text.replace('|', '/')} |" for name, text in rows.items()]
+    return "\n".join(lines)
+
+
+def markdown() -> str:
+    """The three tables as docs/compatibility.md shows them."""
+    return "\n\n".join(
+        [
+            _table("step | why it differs (accepted)", ACCEPTED),
+            _table("step | waits for", AWAITING_FEATURE),
+            _table("step | why pykbroker's own subcommand differs", PYKBROKER_TOOL_ACCEPTED),
+        ]
+    )
