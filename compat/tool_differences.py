@@ -22,25 +22,9 @@ ACCEPTED = {
     "code's standard message 'Cluster authorization failed.' (the same error, CLUSTER_AUTHORIZATION_FAILED)",
 }
 
-CLIENT_QUOTAS = "DescribeClientQuotas / AlterClientQuotas (client quotas)"
 REASSIGNMENT = "ListPartitionReassignments / AlterPartitionReassignments (partition reassignment)"
-TOKENS = "CreateDelegationToken / DescribeDelegationToken (delegation tokens)"
 AWAITING_FEATURE = {
     # ConfigCommand describes users through DescribeClientQuotas, SCRAM credentials too
-    "configs/scram-describe-zed": CLIENT_QUOTAS,
-    "configs/users-describe": CLIENT_QUOTAS,
-    "quotas/user-producer-rate": CLIENT_QUOTAS,
-    "quotas/client-consumer-rate": CLIENT_QUOTAS,
-    "quotas/user-client-request-percentage": CLIENT_QUOTAS,
-    "quotas/default-user": CLIENT_QUOTAS,
-    "quotas/describe-user": CLIENT_QUOTAS,
-    "quotas/describe-clients": CLIENT_QUOTAS,
-    "quotas/describe-user-clients": CLIENT_QUOTAS,
-    "quotas/describe-default-user": CLIENT_QUOTAS,
-    "quotas/remove-user-rate": CLIENT_QUOTAS,
-    "quotas/remove-default-user": CLIENT_QUOTAS,
-    "quotas/ip-connection-rate": CLIENT_QUOTAS,
-    "quotas/describe-ips": CLIENT_QUOTAS,
     # ReassignPartitionsCommand lists the reassignments in progress before anything else
     "reassign/list-none": REASSIGNMENT,
     "reassign/execute-same-replicas": REASSIGNMENT,
@@ -51,16 +35,6 @@ AWAITING_FEATURE = {
     "configs/describe-throttled-topic": REASSIGNMENT + ": the throttle configs --execute sets",
     "reassign/verify-clears-throttles": REASSIGNMENT,
     "reassign/execute-into-log-dir": REASSIGNMENT + ", then AlterReplicaLogDirs",
-    "delegation-tokens/create": TOKENS,
-    "delegation-tokens/describe": TOKENS,
-    "delegation-tokens/describe-by-owner": TOKENS,
-    "delegation-tokens/describe-as-dave": TOKENS,
-    "delegation-tokens/list-topics-with-the-token": TOKENS + ": SCRAM with tokenauth=true",
-    "delegation-tokens/create-with-a-token": TOKENS,
-    "delegation-tokens/renew": "RenewDelegationToken",
-    "delegation-tokens/renew-unknown": "RenewDelegationToken",
-    "delegation-tokens/expire": "ExpireDelegationToken",
-    "delegation-tokens/describe-after-expire": TOKENS,
     "features/upgrade-unknown-dry-run": "UpdateFeatures",
     # Kafka's error messages on TopicCommand's and ConfigCommand's paths
     "topics/create-replication-factor-too-large": "Kafka's message 'Replication factor: N larger than available "

@@ -1,7 +1,7 @@
 """The directions between the rooms hold (`../shared/ARCHITECTURE.md`), checked on the source:
 
 - `common/` imports nothing else of pykbroker; `protocol/` and `records/` import only `common/`;
-- nothing below `handlers/` (storage, replication, cluster, coordinators, security) imports `handlers/`
+- nothing below `handlers/` (storage, replication, cluster, coordinators, security, quotas) imports `handlers/`
   or `server/`;
 - `tools/` (the command-line tools, clients of a cluster) imports nothing else of pykbroker but `common/`;
 - `handlers/` imports nothing of `server/`, and no handler module speaks of injected faults: they
@@ -26,7 +26,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[1] / "pykbroker"
 COMPAT_ROOT = PACKAGE_ROOT.parent / "compat"  # the compatibility suite: no cycles either
 
 LIBRARIES = {"common": set(), "protocol": {"common"}, "records": {"common"}}
-BELOW_HANDLERS = ("log", "replication", "cluster", "coordinator", "security", "records", "protocol", "common")
+BELOW_HANDLERS = ("log", "replication", "cluster", "coordinator", "security", "quota", "records", "protocol", "common")
 
 
 def module_name(path: Path, root: Path = PACKAGE_ROOT) -> str:
