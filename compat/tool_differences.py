@@ -22,19 +22,7 @@ ACCEPTED = {
     "code's standard message 'Cluster authorization failed.' (the same error, CLUSTER_AUTHORIZATION_FAILED)",
 }
 
-REASSIGNMENT = "ListPartitionReassignments / AlterPartitionReassignments (partition reassignment)"
 AWAITING_FEATURE = {
-    # ConfigCommand describes users through DescribeClientQuotas, SCRAM credentials too
-    # ReassignPartitionsCommand lists the reassignments in progress before anything else
-    "reassign/list-none": REASSIGNMENT,
-    "reassign/execute-same-replicas": REASSIGNMENT,
-    "reassign/verify": REASSIGNMENT,
-    "reassign/execute-missing-broker": REASSIGNMENT,
-    "reassign/cancel": REASSIGNMENT,
-    "reassign/execute-with-throttle": REASSIGNMENT,
-    "configs/describe-throttled-topic": REASSIGNMENT + ": the throttle configs --execute sets",
-    "reassign/verify-clears-throttles": REASSIGNMENT,
-    "reassign/execute-into-log-dir": REASSIGNMENT + ", then AlterReplicaLogDirs",
     "features/upgrade-unknown-dry-run": "UpdateFeatures",
     # Kafka's error messages on TopicCommand's and ConfigCommand's paths
     "topics/create-replication-factor-too-large": "Kafka's message 'Replication factor: N larger than available "
