@@ -795,6 +795,7 @@ class Broker:
             # the share groups' start offsets, where the group coordinator serves share groups
             share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
             quotas=self.client_quotas,
+            connections=self.connection_quotas,
         )
         return render(await collect_with_share_groups(sources))
 

@@ -44,7 +44,8 @@ class TwoListenerKafka(KafkaBroker):
 class Target:
     """One broker under test: its bootstrap (PLAINTEXT) and EXTERNAL addresses."""
 
-    def __init__(self, bootstrap: str, external: tuple[str, int]) -> None:
+    def __init__(self, bootstrap: str, external: tuple[str, int], embedded: EmbeddedBroker | None = None) -> None:
+        self.embedded = embedded  # pykbroker's, for its metrics
         self.bootstrap = bootstrap
         host, port = bootstrap.rsplit(":", 1)
         self.plaintext = (host, int(port))
@@ -56,7 +57,7 @@ def pykbroker_target():
     settings = {"listeners": "PLAINTEXT://127.0.0.1:0,EXTERNAL://127.0.0.1:0", **TWO_LISTENERS}
     with EmbeddedBroker(settings) as broker:
         external = next(listener for listener in broker.broker.listeners if listener.name == "EXTERNAL")
-        yield Target(broker.bootstrap, (external.host, external.port))
+        yield Target(broker.bootstrap, (external.host, external.port), broker)
 
 
 @pytest.fixture(scope="module")
@@ -278,3 +279,22 @@ def test_a_connection_over_its_ips_creation_rate_is_closed_unserved(target, enti
     finally:
         close_all(socks)
 
+
+
+def test_the_connection_sensors_are_in_the_metrics_under_kafkas_names(pykbroker_target):
+    alter_ip_quota(pykbroker_target, "127.0.0.6", 100.0)
+    try:
+        sock, result = open_and_ask(pykbroker_target.external, "127.0.0.6")
+        sock.close()
+        assert result == SERVED
+        broker = pykbroker_target.embedded
+        text = broker.call_async(broker.broker.render_metrics)
+    finally:
+        alter_ip_quota(pykbroker_target, "127.0.0.6", None)
+    lines = text.splitlines()
+    prefix = "kafka_server_socket_server_metrics_"
+    for metric in ("connection_accept_rate", "connection_accept_throttle_time", "ip_connection_accept_throttle_time",
+                   "connection_count", "connection_creation_rate"):
+        assert any(line.startswith(f'{prefix}{metric}{{listener="EXTERNAL"}}') for line in lines), metric
+    assert any(line.startswith(f'{prefix}connection_accept_rate{{ip="127.0.0.6"}}') for line in lines)
+    assert any(line.startswith(f"{prefix}broker_connection_accept_rate ") for line in lines)

@@ -118,6 +118,17 @@ def _int(value: object) -> int:
     return int(float(str(value)))
 
 
+@dataclass(frozen=True)
+class ListenerView:
+    """One listener's connection metrics, read now."""
+
+    name: str
+    count: int
+    accept_rate: float  # connection-accept-rate (per second)
+    throttle_time: float  # connection-accept-throttle-time (average ms)
+    ip_throttle_time: float  # ip-connection-accept-throttle-time (average ms)
+
+
 class ListenerQuota:
     """One listener's count, limit, creation-rate sensor and throttle-time averages."""
 
@@ -338,12 +349,11 @@ class ConnectionQuotas:
             self._slot_freed = None
 
     # -- metrics ------------------------------------------------------------------------
-    def listener_rates(self, now_ms: int) -> Iterator[tuple[str, float, float, float]]:
-        """Per listener: (name, connection-accept-rate, connection-accept-throttle-time,
-        ip-connection-accept-throttle-time)."""
+    def listener_views(self, now_ms: int) -> Iterator[ListenerView]:
         for name, quota in self.listeners.items():
-            yield (
+            yield ListenerView(
                 name,
+                quota.count,
                 quota.rate.measured(now_ms),
                 quota.throttle_time.measure(now_ms),
                 quota.ip_throttle_time.measure(now_ms),
