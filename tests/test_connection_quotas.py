@@ -225,6 +225,7 @@ def test_the_inter_broker_listener_may_exceed_max_connections_and_another_listen
                 break
             assert result == SERVED
         waiting = external.pop()
+        print("served on EXTERNAL before the limit:", len(external))
         assert outcome(waiting, 0.1) == WAITING and external
         inter_broker, result = open_and_ask(target.plaintext)
         assert result == SERVED  # beyond max.connections
