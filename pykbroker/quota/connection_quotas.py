@@ -196,7 +196,11 @@ class ConnectionQuotas:
             self.default_ip_rate = INT_MAX if rate is None else rate
             log.info("Updated default max IP connection rate to %d", self.default_ip_rate)
         else:
-            ip = _resolve(name)
+            try:
+                ip = _resolve(name)
+            except (OSError, ValueError) as exc:
+                log.warning("Ignoring the connection rate quota of IP entity %r: %s", name, exc)
+                return
             if rate is None:
                 if self.ip_rates.pop(ip, None) is not None:
                     log.info("Removing max connection rate override for /%s", ip)

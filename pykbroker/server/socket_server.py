@@ -165,7 +165,11 @@ class SocketServer:
         """Kafka's Acceptor with ConnectionQuotas.inc: wait for a slot (and a creation-rate
         throttle), then serve the connection, refuse it (per-IP maximum), or close it unserved
         after its IP's throttle time."""
-        await quotas.wait_for_slot(listener.name)
+        try:
+            await quotas.wait_for_slot(listener.name)
+        except BaseException:  # the broker stops while the listener waits
+            conn.close()
+            raise
         try:
             throttle_ms = quotas.admit(listener.name, ip)
         except TooManyConnections as exc:
