@@ -16,7 +16,7 @@ import struct
 import time
 
 import pytest
-from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource
+from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ConfigSource
 
 from compat.realkafka import KafkaBroker, unavailable
 from pykbroker.protocol import messages
@@ -76,7 +76,8 @@ def target(request) -> Target:
 
 # -- talking to the brokers ----------------------------------------------------------------
 def alter_broker_configs(target: Target, configs: dict[str, str | None], broker: str = "0") -> None:
-    """IncrementalAlterConfigs on broker `broker` ("" for the cluster default): set, or delete None."""
+    """IncrementalAlterConfigs on broker `broker`: set, or delete None; then wait until the
+    broker reports them in force (a dynamic config reaches Kafka's broker through ZooKeeper)."""
     admin = AdminClient({"bootstrap.servers": target.bootstrap})
     entries = [
         ConfigEntry(key, value or "", incremental_operation=AlterConfigOpType.DELETE if value is None else AlterConfigOpType.SET)
@@ -84,8 +85,19 @@ def alter_broker_configs(target: Target, configs: dict[str, str | None], broker:
     ]
     resource = ConfigResource(ConfigResource.Type.BROKER, broker, incremental_configs=entries)
     next(iter(admin.incremental_alter_configs([resource]).values())).result(timeout=30)
+
+    def in_force() -> bool:
+        described = admin.describe_configs([ConfigResource(ConfigResource.Type.BROKER, broker)])
+        current = next(iter(described.values())).result(timeout=30)
+        dynamic = {
+            name: entry.value for name, entry in current.items()
+            if getattr(entry.source, "value", entry.source) == ConfigSource.DYNAMIC_BROKER_CONFIG.value
+        }
+        return all(dynamic.get(key) == value for key, value in configs.items())
+
+    assert until(in_force, 30.0), configs
     del admin  # its connections close: they must not count in what follows
-    time.sleep(1.5)  # a dynamic config reaches Kafka's broker through ZooKeeper
+    time.sleep(0.5)
 
 
 def alter_ip_quota(target: Target, ip: str | None, rate: float | None) -> None:
@@ -225,7 +237,6 @@ def test_the_inter_broker_listener_may_exceed_max_connections_and_another_listen
                 break
             assert result == SERVED
         waiting = external.pop()
-        print("served on EXTERNAL before the limit:", len(external))
         assert outcome(waiting, 0.1) == WAITING and external
         inter_broker, result = open_and_ask(target.plaintext)
         assert result == SERVED  # beyond max.connections
