@@ -38,7 +38,7 @@ from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
 from .cluster.model import BrokerInfo
-from .cluster.store import CLIENT_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
+from .cluster.store import CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
@@ -57,6 +57,7 @@ from .log.manager import LogManager
 from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
 from .quota.client_quotas import ClientQuotas
+from .quota.connection_quotas import ConnectionQuotas, read_limits
 from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
@@ -167,6 +168,13 @@ class Broker:
             int(config["controller.quota.window.num"]),
             int(config["controller.quota.window.size.seconds"]),
         )
+        self.connection_quotas = ConnectionQuotas(
+            [listener.name for listener in config.listeners],
+            self.inter_broker_listener,
+            int(config["quota.window.num"]),
+            int(config["quota.window.size.seconds"]),
+        )
+        self._reconfigure_connection_quotas()
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
         self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
@@ -569,6 +577,7 @@ class Broker:
         )
         if self.listener_security is not None:  # new TLS handshakes and SASL logins use the new settings
             self.listener_security.apply(self.config)
+        self._reconfigure_connection_quotas()
         if self.topic_creator is not None:
             self.topic_creator.config = self.config
         if self.replica_manager is not None:
@@ -578,6 +587,15 @@ class Broker:
             self.controller.reconfigure(self.config)
         if self.replica_manager is not None:
             self.replica_manager.reapply_topic_configs()
+
+    def _reconfigure_connection_quotas(self) -> None:
+        """The connection limits follow the (static, then dynamic) broker configs."""
+        config = self.config
+
+        def value(key: str) -> object:
+            return config.raw(key) if key.startswith("listener.name.") else config.get(key)
+
+        self.connection_quotas.reconfigure(read_limits(value, list(self.connection_quotas.listeners)))
 
     def _open_metadata_store(self) -> MetadataStore:
         if not self.in_cluster:
@@ -701,6 +719,7 @@ class Broker:
             self.config["socket.send.buffer.bytes"],
             self.config["socket.receive.buffer.bytes"],
             authentication=_opened(self.listener_security).authentication,
+            connection_quotas=self.connection_quotas,
         )
         try:
             server.listen()  # only now: a client that connected earlier would have waited unanswered
@@ -752,6 +771,15 @@ class Broker:
         for entity_type in (USER_ENTITY_TYPE, CLIENT_ENTITY_TYPE):
             for name, configs in metadata.quota_entity_configs(entity_type).items():
                 quotas.entity_configs_changed(entity_type, name, configs)
+        connection_quotas = self.connection_quotas
+
+        def ip_configs_changed(entity_type: str, name: str, configs: dict[str, str]) -> None:
+            if entity_type == IP_ENTITY_TYPE:
+                connection_quotas.ip_quota_changed(name, configs)
+
+        metadata.add_quota_config_listener(ip_configs_changed)
+        for name, configs in metadata.quota_entity_configs(IP_ENTITY_TYPE).items():
+            connection_quotas.ip_quota_changed(name, configs)
 
     async def render_metrics(self) -> str:
         """The Prometheus text of `/metrics`, read now."""
@@ -767,6 +795,7 @@ class Broker:
             # the share groups' start offsets, where the group coordinator serves share groups
             share_group_offsets=getattr(groups, "describe_share_group_offsets", None),
             quotas=self.client_quotas,
+            connections=self.connection_quotas,
         )
         return render(await collect_with_share_groups(sources))
 

@@ -83,7 +83,10 @@ async def serve_connection(
     listener: ServedListener,
     max_request_size: int,
     authentication: ListenerAuthentication | None = None,
+    on_request: Callable[[], None] | None = None,
 ) -> None:
+    """Serve one accepted connection until it ends; `on_request` hears of each request (the
+    connection's activity, for closing the least recently active one when the broker must)."""
     listener_name, tls, protocol = listener.name, listener.tls, listener.security_protocol
     peer = _peer_name(sock)
     connection_id = f"{listener_name}-{peer}-{next(_CONNECTION_NUMBERS)}"
@@ -107,11 +110,11 @@ async def serve_connection(
     try:
         if authentication is None:
             await _serve_requests(
-                io, dispatcher, peer, listener_name, max_request_size, principal, protocol, connection_id
+                io, dispatcher, peer, listener_name, max_request_size, principal, protocol, connection_id, on_request
             )
         else:
             await _serve_authenticated(
-                io, dispatcher, peer, listener_name, max_request_size, authentication, connection_id
+                io, dispatcher, peer, listener_name, max_request_size, authentication, connection_id, on_request
             )
     except FrameTooLarge as exc:
         if tls is None and tuple(io.peek(2)) == _TLS_HANDSHAKE_RECORD:
@@ -151,12 +154,15 @@ async def _serve_requests(
     principal: KafkaPrincipal,
     protocol: str,
     connection_id: str,
+    on_request: Callable[[], None] | None = None,
 ) -> None:
     channel = ChannelThrottle()
     while True:
         frame = await io.read_frame(max_request_size)
         if frame is None:
             return
+        if on_request is not None:
+            on_request()
         pieces = await dispatcher.dispatch(
             frame,
             peer,
@@ -179,6 +185,7 @@ async def _serve_authenticated(
     max_request_size: int,
     authentication: ListenerAuthentication,
     connection_id: str,
+    on_request: Callable[[], None] | None = None,
 ) -> None:
     from ..security.sasl.authenticator import SaslServerAuthenticator
 
@@ -204,6 +211,8 @@ async def _serve_authenticated(
         frame = await io.read_frame(max_request_size)
         if frame is None:
             return
+        if on_request is not None:
+            on_request()
         if _api_key(frame) == ApiKey.SASL_HANDSHAKE and auth.maybe_begin_reauthentication():
             if not await _authentication_step(io, auth, frame, peer, listener_name, authentication):
                 return

@@ -45,6 +45,17 @@ JmxReporter does), which the exporter's rules (`kafka_server_quota_$4` in Strimz
     kafka_server_quota_request_time{resource="Request",user="alice"}               (% of a thread)
     kafka_server_quota_tokens{resource="ControllerMutation",user="alice"}          (tokens left)
 
+Connection limits are Kafka's `socket-server-metrics` (ConnectionQuotas' sensors), per listener
+and per IP with a `connection_creation_rate` quota, named by the exporter after the attribute:
+
+    kafka_server_socket_server_metrics_connection_accept_rate{listener="EXTERNAL"}      (per second)
+    kafka_server_socket_server_metrics_connection_accept_throttle_time{listener=...}   (average ms)
+    kafka_server_socket_server_metrics_ip_connection_accept_throttle_time{listener=...}
+    kafka_server_socket_server_metrics_connection_count{listener=...}
+    kafka_server_socket_server_metrics_connection_creation_rate{listener=...}
+    kafka_server_socket_server_metrics_broker_connection_accept_rate
+    kafka_server_socket_server_metrics_connection_accept_rate{ip="10.0.0.7"}
+
 One sample per quota sensor, while it lives (an hour after its last use, as Kafka's); a broker that
 never had a quota of a type has no sensor of it.
 
@@ -70,6 +81,7 @@ if TYPE_CHECKING:
     from ..cluster.model import BrokerInfo, TopicInfo
     from ..coordinator.group.model import FetchedOffset, GroupOverview
     from ..quota.client_quotas import ClientQuotas
+    from ..quota.connection_quotas import ConnectionQuotas
     from ..replication.broker_topic_stats import BrokerTopicStats
     from ..replication.replica_manager import PartitionSummary
 
@@ -169,6 +181,7 @@ class MetricsSources:
     is_active_controller: Callable[[], bool]
     share_group_offsets: ShareGroupOffsetsReader | None = None  # None: no share groups served
     quotas: ClientQuotas | None = None  # None: no client quotas
+    connections: ConnectionQuotas | None = None  # None: no connection counts
 
 
 @dataclass
@@ -194,6 +207,7 @@ def collect(sources: MetricsSources, share_starts: ShareStartOffsets | None = No
         *_controller_metrics(sources.metadata, sources.is_active_controller()),
         *_request_metrics(sources.requests),
         *_quota_metrics(sources.quotas),
+        *_connection_metrics(sources.connections),
         *_group_metrics(sources.groups, summaries, share_starts or {}),
         _log_sizes(summaries),
     ]
@@ -359,6 +373,35 @@ def _quota_metrics(quotas: ClientQuotas | None) -> list[MetricFamily]:
                     family = families[name] = MetricFamily(name, "gauge", help_text)
                 family.add(value, **labels)
     return [families[name] for name in sorted(families)]
+
+
+def _connection_metrics(connections: ConnectionQuotas | None) -> list[MetricFamily]:
+    if connections is None:
+        return []
+    from ..common.time import now_ms
+
+    at = now_ms()
+    mbean = "socket-server-metrics"
+    accept_rate = _client_gauge(mbean, "connection-accept-rate", "listener")
+    creation_rate = _client_gauge(mbean, "connection-creation-rate", "listener")
+    throttle = _client_gauge(mbean, "connection-accept-throttle-time", "listener")
+    ip_throttle = _client_gauge(mbean, "ip-connection-accept-throttle-time", "listener")
+    count = _client_gauge(mbean, "connection-count", "listener")
+    for view in connections.listener_views(at):
+        accept_rate.add(view.accept_rate, listener=view.name)
+        creation_rate.add(view.accept_rate, listener=view.name)
+        throttle.add(view.throttle_time, listener=view.name)
+        ip_throttle.add(view.ip_throttle_time, listener=view.name)
+        count.add(view.count, listener=view.name)
+    broker_rate = MetricFamily(
+        "kafka_server_socket_server_metrics_broker_connection_accept_rate",
+        "gauge",
+        f"kafka.server:type={mbean} broker-connection-accept-rate",
+    )
+    broker_rate.add(connections.broker_rate.measured(at))
+    for ip, rate in connections.ip_rates_measured(at):
+        accept_rate.add(rate, ip=ip)
+    return [accept_rate, creation_rate, throttle, ip_throttle, count, broker_rate]
 
 
 def _quantile_label(quantile: float) -> str:

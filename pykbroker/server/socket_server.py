@@ -6,6 +6,13 @@ configured port only when it starts: until then a client connecting is refused a
 elsewhere, instead of waiting on a connection nobody reads (a broker restarted after kill -9
 waits there for its previous ZooKeeper registration to expire). Port 0 listens at once, as in
 Kafka: its number is only known once the port is open.
+
+With `ConnectionQuotas` (the broker always gives them) each accepted connection passes Kafka's
+connection limits first (`pykbroker/quota/connection_quotas.py`): the listener's accept loop waits
+for a slot or a creation-rate throttle (a timer of its own task, the other connections go on), a
+connection from an address at its `max.connections.per.ip` is closed at once with Kafka's log
+line, and one over its IP's `connection_creation_rate` is closed unserved once its throttle time
+has passed.
 """
 
 from __future__ import annotations
@@ -17,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
+from ..quota.connection_quotas import ConnectionQuotas, TooManyConnections, normalized_ip
 from .connection import ListenerAuthentication, serve_connection
 from .dispatcher import Dispatcher
 from .socket_io import bound_socket, shown_host
@@ -98,8 +106,10 @@ class SocketServer:
         send_buffer_bytes: int = -1,
         receive_buffer_bytes: int = -1,
         authentication: dict[str, ListenerAuthentication] | None = None,
+        connection_quotas: ConnectionQuotas | None = None,
     ) -> None:
         self.listeners = listeners
+        self.connection_quotas = connection_quotas
         self.authentication = authentication or {}  # by listener name: the SASL listeners
         self.dispatcher = dispatcher
         self.max_request_size = max_request_size
@@ -122,7 +132,7 @@ class SocketServer:
             while True:
                 await anyio.wait_readable(listener.sock)
                 try:
-                    conn, _ = listener.sock.accept()
+                    conn, address = listener.sock.accept()
                 except (BlockingIOError, InterruptedError):
                     continue
                 except OSError as exc:  # e.g. out of file descriptors: keep serving the others
@@ -130,16 +140,71 @@ class SocketServer:
                     await anyio.sleep(0.1)
                     continue
                 self._tune(conn)
-                tasks.start_soon(
-                    serve_connection,
+                if self.connection_quotas is None:
+                    tasks.start_soon(
+                        serve_connection,
+                        conn,
+                        self.dispatcher,
+                        listener,
+                        self.max_request_size,
+                        self.authentication.get(listener.name),
+                    )
+                else:
+                    await self._admit(conn, normalized_ip(address[0]), listener, self.connection_quotas, tasks)
+        finally:
+            listener.sock.close()
+
+    async def _admit(
+        self,
+        conn: socket.socket,
+        ip: str,
+        listener: BoundListener,
+        quotas: ConnectionQuotas,
+        tasks: anyio.abc.TaskGroup,
+    ) -> None:
+        """Kafka's Acceptor with ConnectionQuotas.inc: wait for a slot (and a creation-rate
+        throttle), then serve the connection, refuse it (per-IP maximum), or close it unserved
+        after its IP's throttle time."""
+        try:
+            await quotas.wait_for_slot(listener.name)
+        except BaseException:  # the broker stops while the listener waits
+            conn.close()
+            raise
+        try:
+            throttle_ms = quotas.admit(listener.name, ip)
+        except TooManyConnections as exc:
+            log.info(
+                "Rejected connection from /%s, address already has the configured maximum of %d connections.",
+                exc.ip,
+                exc.maximum,
+            )
+            conn.close()
+            return
+        if throttle_ms > 0:
+            log.debug("Delaying closing of connection from /%s for %d ms", ip, throttle_ms)
+            tasks.start_soon(_close_after, conn, throttle_ms / 1000.0)
+            return
+        tasks.start_soon(self._serve_counted, conn, ip, listener, quotas)
+
+    async def _serve_counted(
+        self, conn: socket.socket, ip: str, listener: BoundListener, quotas: ConnectionQuotas
+    ) -> None:
+        tracked = quotas.track(listener.name, ip)
+        try:
+            with anyio.CancelScope() as scope:
+                tracked.close = scope.cancel
+                quotas.close_excess()  # an inter-broker connection beyond max.connections makes room
+                await serve_connection(
                     conn,
                     self.dispatcher,
                     listener,
                     self.max_request_size,
                     self.authentication.get(listener.name),
+                    on_request=tracked.touch,
                 )
         finally:
-            listener.sock.close()
+            conn.close()
+            quotas.release(tracked)
 
     def _tune(self, conn: socket.socket) -> None:
         conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -147,3 +212,12 @@ class SocketServer:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, self.send_buffer_bytes)
         if self.receive_buffer_bytes > 0:
             conn.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, self.receive_buffer_bytes)
+
+
+async def _close_after(conn: socket.socket, delay_s: float) -> None:
+    """Close a throttled connection unserved once its throttle time has passed (Kafka's
+    DelayedCloseSocket)."""
+    try:
+        await anyio.sleep(delay_s)
+    finally:
+        conn.close()
