@@ -310,3 +310,13 @@ def test_the_connection_sensors_are_in_the_metrics_under_kafkas_names(pykbroker_
         assert any(line.startswith(f'{prefix}{metric}{{listener="EXTERNAL"}}') for line in lines), metric
     assert any(line.startswith(f'{prefix}connection_accept_rate{{ip="127.0.0.6"}}') for line in lines)
     assert any(line.startswith(f"{prefix}broker_connection_accept_rate ") for line in lines)
+
+
+def test_no_connection_per_address_is_refused_at_start_unless_overrides_allow_some():
+    """Kafka's KafkaConfig rule: max.connections.per.ip=0 needs max.connections.per.ip.overrides."""
+    from pykbroker.config.broker import BrokerConfig, ConfigError
+
+    with pytest.raises(ConfigError, match="can be set to zero only if max.connections.per.ip.overrides"):
+        BrokerConfig({"max.connections.per.ip": "0"})
+    allowed = BrokerConfig({"max.connections.per.ip": "0", "max.connections.per.ip.overrides": "127.0.0.1:5"})
+    assert allowed["max.connections.per.ip"] == 0

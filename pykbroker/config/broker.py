@@ -63,6 +63,7 @@ class BrokerConfig:
         self._check_listeners_have_protocols()
         self._check_advertised_listeners()
         self._check_group_coordinator()
+        self._check_connection_limits()
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> BrokerConfig:
@@ -172,6 +173,14 @@ class BrokerConfig:
             raise ConfigError(
                 "group.consumer.heartbeat.interval.ms",
                 "group.consumer.heartbeat.interval.ms must be less than group.consumer.session.timeout.ms",
+            )
+
+    def _check_connection_limits(self) -> None:
+        """Kafka's rule: no connection from anywhere is allowed only per address, through overrides."""
+        if self["max.connections.per.ip"] == 0 and not (self["max.connections.per.ip.overrides"] or "").strip():
+            raise ConfigError(
+                "max.connections.per.ip",
+                "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.",
             )
 
     # Access ------------------------------------------------------------------------------
