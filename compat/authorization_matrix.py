@@ -310,6 +310,9 @@ def cells(setup: Setup) -> list[Cell]:
              lambda: {"users": None}),
         Cell("alter user scram credentials", ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, ("cluster",), lambda: {
             "deletions": [{"name": "mx-nobody", "mechanism": 1}], "upsertions": []}),
+        Cell("update features", ApiKey.UPDATE_FEATURES, 1, ("cluster",), lambda: {
+            "timeout_ms": 10000, "validate_only": False,
+            "feature_updates": [{"feature": "mx-feature", "max_version_level": 1, "upgrade_type": 1}]}),
         Cell("describe cluster", ApiKey.DESCRIBE_CLUSTER, 1, ("cluster",), lambda: {
             "include_cluster_authorized_operations": True, "endpoint_type": 1}),
         Cell("describe producers", ApiKey.DESCRIBE_PRODUCERS, 0, ("topic",), lambda: {

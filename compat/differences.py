@@ -50,13 +50,13 @@ NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics report
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "delegation tokens, quotas, partition reassignment, features, and Kafka's "
+               "delegation tokens, quotas, partition reassignment, and Kafka's "
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
         "ALTER_REPLICA_LOG_DIRS", "*_DELEGATION_TOKEN",
         "*_PARTITION_REASSIGNMENTS", "*_CLIENT_QUOTAS",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
+        "ALTER_PARTITION", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
     Accepted("config-resource-types / * type 32", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's "
@@ -72,8 +72,6 @@ ACCEPTED: list[Accepted] = [
                "not advertised)") for api in (
         "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
         "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
-    Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
-             "minimum version be 0 (KAFKA-17011): pykbroker lists group.version and share.version (minimum 0) from v4 on"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),

@@ -236,6 +236,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
             ApiKey.ALTER_USER_SCRAM_CREDENTIALS,
             Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ, "on the controller (NOT_CONTROLLER first elsewhere)"),
         ),
+        _api(ApiKey.UPDATE_FEATURES, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.DESCRIBE_CLUSTER, Check("cluster", DESCRIBE, CLUSTER, NONE, WITHHOLD, "authorized operations")),
         _api(ApiKey.DESCRIBE_PRODUCERS, Check("topic", READ, TOPIC, TOPIC_DENIED, RES)),
         _api(

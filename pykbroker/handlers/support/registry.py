@@ -102,6 +102,7 @@ API_MODULES = (
     "offset_delete",  # 47
     "describe_user_scram_credentials",  # 50
     "alter_user_scram_credentials",  # 51
+    "update_features",  # 57
     "describe_cluster",  # 60
     "describe_producers",  # 61
     "describe_transactions",  # 65

@@ -1,0 +1,166 @@
+"""pykbroker answers as Kafka 3.9.0 does, compared with a real Kafka 3.9.0 (ZooKeeper mode) in the
+same test: ApiVersions' feature fields, UpdateFeatures (raw and through Kafka's FeatureCommand).
+
+Both brokers run Kafka's example settings for one node (`compat.realkafka.SINGLE_BROKER_SETTINGS`);
+pykbroker also with `group.coordinator.rebalance.protocols=classic`, Kafka 3.9's groups, so that
+its group features are not finalized, as on Kafka. Without java or Kafka's jars these tests skip
+with one line, and fail in CI (`tests/ci.py`).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from compat import realkafka
+from pykbroker.common.java_order import scala_hash_map_order
+from pykbroker.protocol import messages
+from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.protocol.errors import ErrorCode
+from pykbroker.testkit.embedded import EmbeddedBroker
+from pykbroker.testkit.wire import WireClient
+from tests.ci import skip_or_fail_in_ci
+
+from .test_kafka_tool_parity import kafka_run  # noqa: F401 (a fixture)
+
+FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
+KAFKA_39_GROUPS = {"group.coordinator.rebalance.protocols": "classic"}
+
+ApiVersions = messages.request(ApiKey.API_VERSIONS)
+UpdateFeatures = messages.request(ApiKey.UPDATE_FEATURES)
+Update = UpdateFeatures.classes["FeatureUpdateKey"]
+
+
+@pytest.fixture(scope="module")
+def kafka(tmp_path_factory):
+    """Kafka 3.9.0: one broker and its ZooKeeper."""
+    why_not = realkafka.unavailable()
+    if why_not:
+        skip_or_fail_in_ci(why_not)
+    with realkafka.KafkaBroker(tmp_path_factory.mktemp("realkafka")) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def pyk():
+    with EmbeddedBroker({**realkafka.SINGLE_BROKER_SETTINGS, **KAFKA_39_GROUPS}) as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def both(pyk, kafka):
+    return {"pykbroker": pyk.bootstrap, "kafka": kafka.bootstrap}
+
+
+def api_versions(bootstrap: str, version: int):
+    request = ApiVersions.cls(client_software_name="parity", client_software_version="1")
+    with WireClient(bootstrap) as client:
+        return client.request(ApiKey.API_VERSIONS, version, request)
+
+
+def update_features(bootstrap: str, version: int, updates: list, validate_only: bool = False):
+    extra = {"validate_only": validate_only} if version >= 1 else {}
+    request = UpdateFeatures.cls(timeout_ms=10000, feature_updates=updates, **extra)
+    with WireClient(bootstrap) as client:
+        answer = client.request(ApiKey.UPDATE_FEATURES, version, request)
+    return answer.error_code, answer.error_message, [(r.feature, r.error_code, r.error_message) for r in answer.results]
+
+
+# -- ApiVersions ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", [3, 4])
+def test_api_versions_features_fields_are_kafkas(both, version):
+    """v3 and v4: no finalized feature at epoch 0 (the `/feature` znode as the controller creates
+    it), not ready for a ZooKeeper migration; ApiVersions itself 0-4 and UpdateFeatures 0-1."""
+    for bootstrap in both.values():
+        answer = api_versions(bootstrap, version)
+        ranges = {key.api_key: (key.min_version, key.max_version) for key in answer.api_keys}
+        assert (answer.error_code, answer.finalized_features, answer.finalized_features_epoch) == (0, [], 0)
+        assert answer.zk_migration_ready is False
+        assert (ranges[ApiKey.API_VERSIONS], ranges[ApiKey.UPDATE_FEATURES]) == ((0, 4), (0, 1))
+
+
+def test_api_versions_v4_also_lists_supported_features_whose_lowest_level_is_0(both):
+    """KAFKA-17011: v3 readers refuse a supported feature whose lowest level is 0, v4 ones take it.
+    Kafka 3.9 in ZooKeeper mode supports no feature at all; pykbroker supports KIP-848's
+    group.version and KIP-932's share.version (levels 0-1, finalized by its setting), which only
+    v4 answers list."""
+    supported = {
+        name: [(f.name, f.min_version, f.max_version) for f in api_versions(bootstrap, 4).supported_features]
+        for name, bootstrap in both.items()
+    }
+    assert supported == {"pykbroker": [("group.version", 0, 1), ("share.version", 0, 1)], "kafka": []}
+    assert api_versions(both["pykbroker"], 3).supported_features == []
+
+
+# -- UpdateFeatures -------------------------------------------------------------------------------
+
+
+def update(feature: str, level: int, upgrade_type: int = 1, allow_downgrade: bool = False):
+    return Update(feature=feature, max_version_level=level, upgrade_type=upgrade_type, allow_downgrade=allow_downgrade)
+
+
+MANY = ["zeta", "alpha", "group.version", "b", "kraft.version", "metadata.version", "share.version", "a1", "a10"]
+UPDATES = {
+    "upgrade group.version": (1, [update("group.version", 1)]),
+    "upgrade an unknown feature": (1, [update("foo", 2)]),
+    "validate only": (1, [update("metadata.version", 21)], True),
+    "delete a feature not finalized": (1, [update("share.version", 0, upgrade_type=2)]),
+    "unsafe delete": (1, [update("foo", 0, upgrade_type=3)]),
+    "level 0 as an upgrade": (1, [update("foo", 0, upgrade_type=1)]),
+    "negative level as an upgrade": (1, [update("foo", -3, upgrade_type=1)]),
+    "unknown upgrade type": (1, [update("foo", 1, upgrade_type=5)]),
+    "upgrade type 0 with level 0": (1, [update("foo", 0, upgrade_type=0)]),
+    "a feature twice: the first wins": (1, [update("foo", 0, upgrade_type=2), update("foo", 1)]),
+    "no updates": (1, []),
+    "v0 upgrade": (0, [update("group.version", 1)]),
+    "v0 level 0 without allowDowngrade": (0, [update("foo", 0)]),
+    "v0 deletion with allowDowngrade": (0, [update("foo", 0, allow_downgrade=True)]),
+    "twelve features, in Kafka's order": (1, [update(name, 1) for name in [*MANY, "a2", "a3", "x"]]),
+    "eleven features": (1, [update(name, 1) for name in [*MANY, "a2"]]),
+}
+
+
+@pytest.mark.parametrize("case", UPDATES)
+def test_update_features_answers_as_kafka(both, case):
+    version, updates, *validate_only = UPDATES[case]
+    answers = {name: update_features(bootstrap, version, updates, *validate_only) for name, bootstrap in both.items()}
+    assert answers["pykbroker"] == answers["kafka"]
+    assert all(code == ErrorCode.INVALID_REQUEST for _, code, _ in answers["pykbroker"][2])
+
+
+def test_update_features_results_come_in_scala_hash_map_order():
+    names = ["zeta", "alpha", "group.version", "b", "kraft.version", "metadata.version", "share.version"]
+    names += ["transaction.version", "a1", "a2", "a3", "a10", "x"]
+    assert scala_hash_map_order(names) == [
+        "zeta", "group.version", "a10", "b", "kraft.version", "share.version", "metadata.version",
+        "a1", "a2", "a3", "alpha", "x", "transaction.version",
+    ]  # as Kafka 3.9.0 answered these thirteen
+
+
+def test_feature_command_prints_what_it_prints_against_kafka(both, kafka_run):
+    """`kafka-features upgrade` and `disable` fail alike (exit 1, same lines). `describe` lists
+    pykbroker's supported group features, where Kafka 3.9 in ZooKeeper mode has none."""
+    for args in (("upgrade", "--feature", "group.version=1"), ("disable", "--feature", "group.version")):
+        runs = {name: kafka_run(FEATURE_COMMAND, "--bootstrap-server", b, *args) for name, b in both.items()}
+        assert runs["pykbroker"] == runs["kafka"]
+        assert (runs["kafka"].status, runs["kafka"].err) == (1, "1 out of 1 operation(s) failed.\n")
+    described = {name: kafka_run(FEATURE_COMMAND, "--bootstrap-server", b, "describe") for name, b in both.items()}
+    assert (described["kafka"].status, described["kafka"].out) == (0, "")
+    assert described["pykbroker"].status == 0
+    assert described["pykbroker"].out.splitlines() == [
+        "Feature: group.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\tEpoch: 0",
+        "Feature: share.version\tSupportedMinVersion: 0\tSupportedMaxVersion: 1\tFinalizedVersionLevel: 0\tEpoch: 0",
+    ]
+
+
+def test_update_features_needs_alter_on_the_cluster():
+    """Without ALTER on the cluster the whole request is refused, before anything else."""
+    settings = {
+        **KAFKA_39_GROUPS,
+        "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+    with EmbeddedBroker(settings) as broker:
+        answer = update_features(broker.bootstrap, 1, [update("foo", 1)])
+    assert answer == (ErrorCode.CLUSTER_AUTHORIZATION_FAILED, "Cluster authorization failed.", [])
