@@ -40,13 +40,8 @@ class Accepted:
 
 API = "api-versions / *"
 BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
-NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM) and ACLs, but not Kerberos, "
-               "OAUTHBEARER, delegation tokens, TLS to ZooKeeper or Java plug-in classes: it has "
-               "none of their settings")
 KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
                           "does not serve")
-NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
-NO_QUOTAS = "pykbroker has no client or replication quotas and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
     *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
@@ -79,28 +74,12 @@ ACCEPTED: list[Accepted] = [
              "advertised.listeners; pykbroker listens on a free port (port 0) and advertises it"),
     Accepted(f"{BROKER_CONFIG}zookeeper.connect / config_source", "the set-up: the single "
              "pykbroker runs with its embedded metadata, Kafka with a ZooKeeper"),
-    Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
-             "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
-        "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers", "delegation.token.*")),
-    Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
-    Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}group.share.*", "KIP-932's share groups as Kafka 4.1 serves them, with its "
+             "settings and defaults (Kafka 3.9 has only their early-access settings)"),
     Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
              "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
              "defaults (group.coordinator.rebalance.protocols classic,consumer; pykbroker adds share)"),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
-        "controller.quorum.*", "controller.quota.*", "metadata.*", "early.start.listeners",
-        "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
-        "*quota.window.*", "client.quota.callback.class", "metric.reporters", "metrics.*",
-        "kafka.metrics.*", "auto.include.jmx.reporter", "telemetry.max.bytes")),
-    Accepted(f"{BROKER_CONFIG}num.replica.alter.log.dirs.threads", "no moving of replicas "
-             "between log directories (AlterReplicaLogDirs)"),
-    Accepted(f"{BROKER_CONFIG}log.dir.failure.timeout.ms", "a KRaft setting for failed log "
-             "directories: " + NO_KRAFT),
-    Accepted(f"{BROKER_CONFIG}zookeeper.clientCnxnSocket", "pykbroker talks to ZooKeeper with "
-             "kazoo, not with Java's ZooKeeper client"),
 ]
 
 

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .definitions import AUTHORIZER_KEYS, BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
+from .definitions import AUTHORIZER_KEYS, BROKER_CONFIGS, INERT_BROKER_KEYS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties
 from .types import ConfigError, ConfigSource, parse_http_listener, to_raw
@@ -95,12 +95,16 @@ class BrokerConfig:
         return values
 
     def warn_unknown_keys(self) -> None:
-        """Log each supplied key that is not a broker config, with the closest known key (once,
-        at start: the dynamic layers a running broker rebuilds its config with cannot add any)."""
+        """Log each supplied key that is not a broker config, with the closest known key, and each
+        one this broker accepts but does not act on (`INERT_BROKER_KEYS`); once, at start: the
+        dynamic layers a running broker rebuilds its config with cannot add any."""
         for key in self.unknown_keys:
             closest = difflib.get_close_matches(key, BROKER_CONFIGS, n=1)
             hint = f"; did you mean {closest[0]!r}?" if closest else ""
             logger.warning("The configuration %r was supplied but isn't a known config%s", key, hint)
+        for key in self.supplied_keys:
+            if key in INERT_BROKER_KEYS:
+                logger.warning("The configuration %r was supplied but has no effect on this broker", key)
 
     def _resolve_broker_id(self) -> int:
         """node.id if set, else broker.id if set, else 0 (this project's standalone default)."""

@@ -1,5 +1,6 @@
 """pykbroker answers as Kafka 3.9.0 does, compared with a real Kafka 3.9.0 (ZooKeeper mode) in the
-same test: ApiVersions' feature fields, UpdateFeatures (raw and through Kafka's FeatureCommand).
+same test: ApiVersions' feature fields, UpdateFeatures (raw and through Kafka's FeatureCommand),
+DescribeConfigs of a broker (every key, value, source, flags, type and synonym, in Kafka's order).
 
 Both brokers run Kafka's example settings for one node (`compat.realkafka.SINGLE_BROKER_SETTINGS`);
 pykbroker also with `group.coordinator.rebalance.protocols=classic`, Kafka 3.9's groups, so that
@@ -8,6 +9,9 @@ with one line, and fail in CI (`tests/ci.py`).
 """
 
 from __future__ import annotations
+
+import re
+import time
 
 import pytest
 
@@ -91,6 +95,119 @@ def test_api_versions_v4_also_lists_supported_features_whose_lowest_level_is_0(b
     }
     assert supported == {"pykbroker": [("group.version", 0, 1), ("share.version", 0, 1)], "kafka": []}
     assert api_versions(both["pykbroker"], 3).supported_features == []
+
+
+# -- DescribeConfigs of a broker ------------------------------------------------------------------
+
+DescribeConfigs = messages.request(ApiKey.DESCRIBE_CONFIGS)
+BROKER_RESOURCE = 4
+KAFKA_4_GROUPS = "Kafka 4's consumer and share groups (KIP-848, KIP-932), with Kafka 4.1's settings and defaults"
+# Keys whose answer must differ, and why. The set-up's ports, paths and ZooKeeper are normalised instead.
+DIFFERING_KEYS = {
+    "advertised.listeners": "the set-up: kafka.sh sets it; pykbroker, on a free port, advertises its listener",
+    "zookeeper.connect": "the set-up: the single pykbroker runs with its embedded metadata, Kafka with a ZooKeeper",
+    "group.coordinator.rebalance.protocols": KAFKA_4_GROUPS + " (default classic,consumer,share; Kafka 3.9 classic)",
+    "group.share.partition.max.record.locks": KAFKA_4_GROUPS + " (default 2000; Kafka 3.9 200)",
+}
+PYKBROKER_ONLY_KEYS = {  # Kafka 3.9.0 lists none of these
+    "group.consumer.migration.policy": KAFKA_4_GROUPS,
+    "group.share.max.share.sessions": KAFKA_4_GROUPS,
+    **{
+        f"share.coordinator.{key}": KAFKA_4_GROUPS
+        for key in (
+            "append.linger.ms", "load.buffer.size", "snapshot.update.records.per.snapshot",
+            "state.topic.compression.codec", "state.topic.min.isr", "state.topic.num.partitions",
+            "state.topic.replication.factor", "state.topic.segment.bytes", "threads", "write.timeout.ms",
+        )
+    },
+}
+
+
+def broker_configs(bootstrap: str, documentation: bool = False) -> list:
+    resource = DescribeConfigs.classes["DescribeConfigsResource"](
+        resource_type=BROKER_RESOURCE, resource_name="0", configuration_keys=None
+    )
+    request = DescribeConfigs.cls(resources=[resource], include_synonyms=True, include_documentation=documentation)
+    with WireClient(bootstrap) as client:
+        (result,) = client.request(ApiKey.DESCRIBE_CONFIGS, 4, request).results
+    assert result.error_code == 0
+    return result.configs
+
+
+def comparable(entry, bootstrap: str, data: str) -> tuple:
+    """An entry without what the set-up decides: its data directory and its listeners' port (0,
+    a free one, for pykbroker)."""
+    port = bootstrap.rsplit(":", 1)[1]
+
+    def normal(value):
+        return value if value is None else re.sub(rf"(//[^:/,]*):(?:0|{port})\b", r"\1:<port>", value.replace(data, "<data>"))
+
+    synonyms = [(s.name, normal(s.value), s.source) for s in entry.synonyms]
+    return (normal(entry.value), entry.read_only, entry.config_source, entry.is_sensitive, entry.config_type, synonyms)
+
+
+def test_describe_configs_of_a_broker_lists_kafkas_keys_values_and_order(both):
+    """Every key Kafka 3.9.0 lists, with its value, source, read-only and sensitive flags, type
+    and synonyms (Kafka's defaults), in Kafka's order; the differences that must be, with why."""
+    answers = {}
+    for name, bootstrap in both.items():
+        entries = broker_configs(bootstrap)
+        data = next(e.value for e in entries if e.name == "log.dirs")
+        answers[name] = {e.name: comparable(e, bootstrap, data) for e in entries}
+    pykbroker, kafka_answer = answers["pykbroker"], answers["kafka"]
+    assert set(kafka_answer) - set(pykbroker) == set()
+    assert set(pykbroker) - set(kafka_answer) == set(PYKBROKER_ONLY_KEYS)
+    differing = {key for key in kafka_answer if pykbroker[key] != kafka_answer[key]}
+    assert differing == set(DIFFERING_KEYS), {key: (pykbroker[key], kafka_answer[key]) for key in differing}
+    assert [key for key in pykbroker if key in kafka_answer] == list(kafka_answer)  # Kafka's order
+
+
+def alter_broker_config(bootstrap: str, resource_name: str, key: str, value: str | None) -> None:
+    """Sets (or with None deletes) `key` of the broker `resource_name` ("" for every broker)."""
+    alter = messages.request(ApiKey.INCREMENTAL_ALTER_CONFIGS)
+    config = alter.classes["AlterableConfig"](name=key, config_operation=0 if value is not None else 1, value=value)
+    resource = alter.classes["AlterConfigsResource"](
+        resource_type=BROKER_RESOURCE, resource_name=resource_name, configs=[config]
+    )
+    with WireClient(bootstrap) as client:
+        answer = client.request(ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, alter.cls(resources=[resource], validate_only=False))
+    assert [r.error_code for r in answer.responses] == [0]
+
+
+def test_dynamic_per_broker_and_cluster_default_synonyms_come_in_kafkas_order(both):
+    key = "log.cleaner.backoff.ms"
+    for bootstrap in both.values():
+        alter_broker_config(bootstrap, "", key, "20000")
+        alter_broker_config(bootstrap, "0", key, "30000")
+    try:
+        described = {}
+        for name, bootstrap in both.items():
+            wait_until_configs_show(bootstrap, key, "30000")
+            (entry,) = [e for e in broker_configs(bootstrap) if e.name == key]
+            described[name] = (entry.value, entry.config_source, [(s.value, s.source) for s in entry.synonyms])
+        expected = ("30000", 2, [("30000", 2), ("20000", 3), ("15000", 5)])  # per broker, cluster default, default
+        assert described["pykbroker"] == described["kafka"] == expected
+    finally:
+        for bootstrap in both.values():
+            alter_broker_config(bootstrap, "0", key, None)
+            alter_broker_config(bootstrap, "", key, None)
+
+
+def wait_until_configs_show(bootstrap: str, key: str, value: str) -> None:
+    """Kafka applies dynamic broker configs when its ZooKeeper watch fires: a moment later."""
+    deadline = time.monotonic() + 30
+    while not any(e.name == key and e.value == value for e in broker_configs(bootstrap)):
+        assert time.monotonic() < deadline, f"{key} never became {value} on {bootstrap}"
+        time.sleep(0.2)
+
+
+def test_describe_configs_documentation_is_given_where_this_broker_has_its_own():
+    """Documentation (v3+, when asked): Kafka's text is its own prose, which this project does not
+    copy; pykbroker answers null, but for the keys it accepts without acting on them, which say so."""
+    with EmbeddedBroker(KAFKA_39_GROUPS) as broker:
+        documented = {e.name: e.documentation for e in broker_configs(broker.bootstrap, documentation=True)}
+    assert documented["num.io.threads"] is None
+    assert "does not act on it" in documented["quota.window.num"]
 
 
 # -- UpdateFeatures -------------------------------------------------------------------------------
