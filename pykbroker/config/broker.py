@@ -83,7 +83,9 @@ class BrokerConfig:
                 if is_listener_config(key):  # Kafka keeps any listener.name.<l>.<key> dynamically
                     continue
                 definition = BROKER_CONFIGS.get(key)
-                if definition is None or not definition.dynamic:
+                if definition is None:  # a key Kafka does not know: kept as Kafka keeps it (for plug-ins)
+                    continue
+                if not definition.dynamic:
                     raise ConfigError(key, f"Cannot update these configs dynamically: {{{key}}}")
 
     def _parse_all(self) -> dict[str, Any]:

@@ -12,7 +12,14 @@ from typing import Any, NamedTuple
 
 from ..common.java_order import scala_hash_map_order
 from .broker import BrokerConfig, is_listener_config, listener_base_name
-from .definitions import BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS, ConfigDefinition, broker_synonyms
+from .definitions import (
+    AUTHORIZER_KEYS,
+    BROKER_CONFIGS,
+    LISTENER_MECHANISM_KEYS,
+    TOPIC_CONFIGS,
+    ConfigDefinition,
+    broker_synonyms,
+)
 from .topics import topic_config_values
 from .types import ConfigSource, ConfigType
 
@@ -123,12 +130,13 @@ def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> li
     Kafka collects them in.
 
     `per_broker` describes this broker (resource name = its id): every Kafka key plus the
-    supplied unknown keys. Otherwise it describes the cluster-wide default resource (empty
-    resource name): only the keys that have a dynamic cluster-wide default.
+    supplied unknown keys and authorizer settings (of unknown type, so sensitive: no value).
+    Otherwise it describes the cluster-wide default resource (empty resource name): only the keys
+    that have a dynamic cluster-wide default.
     """
     if per_broker:
         listed = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka and not definition.internal]
-        keys = listed + broker.unknown_keys
+        keys = listed + broker.unknown_keys + [key for key in broker.supplied_keys if key in AUTHORIZER_KEYS]
         keys += [key for key in broker.supplied_keys if is_listener_config(key) and key not in keys]
     else:
         keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
@@ -150,7 +158,7 @@ def _broker_entry(broker: BrokerConfig, key: str, per_broker: bool) -> ConfigEnt
     if listener_synonyms is not None:
         return _listener_entry(broker, key, listener_synonyms, per_broker)
     definition = BROKER_CONFIGS.get(key)
-    sensitive = definition is not None and definition.sensitive
+    sensitive = definition is None or definition.sensitive  # Kafka hides a key of unknown type too
     synonyms = [
         synonym
         for synonym in broker_config_synonyms(broker, key, sensitive)

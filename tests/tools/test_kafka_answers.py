@@ -2,15 +2,20 @@
 same test: ApiVersions' feature fields, UpdateFeatures (raw and through Kafka's FeatureCommand),
 DescribeConfigs of a broker (every key, value, source, flags, type and synonym, in Kafka's order).
 
-Both brokers run Kafka's example settings for one node (`compat.realkafka.SINGLE_BROKER_SETTINGS`);
-pykbroker also with `group.coordinator.rebalance.protocols=classic`, Kafka 3.9's groups, so that
-its group features are not finalized, as on Kafka. Without java or Kafka's jars these tests skip
+Both brokers run Kafka's example settings for one node (`compat.realkafka.SINGLE_BROKER_SETTINGS`)
+with Kafka's ACL authorizer, the unauthenticated caller a super user (so that Kafka's AclCommand
+can list and change ACLs while every other request is allowed); pykbroker also with
+`group.coordinator.rebalance.protocols=classic`, Kafka 3.9's groups, so that its group features
+are not finalized, as on Kafka. The messages Kafka's tools print (TopicCommand, ConfigCommand,
+LeaderElectionCommand, AclCommand) are compared too. Without java or Kafka's jars these tests skip
 with one line, and fail in CI (`tests/ci.py`).
 """
 
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 import time
 
 import pytest
@@ -24,10 +29,11 @@ from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.wire import WireClient
 from tests.ci import skip_or_fail_in_ci
 
-from .test_kafka_tool_parity import kafka_run  # noqa: F401 (a fixture)
+from .test_kafka_tool_parity import QUIET_LOG4J, kafka_libs, kafka_run  # noqa: F401 (kafka_run: a fixture)
 
 FEATURE_COMMAND = "org.apache.kafka.tools.FeatureCommand"
 KAFKA_39_GROUPS = {"group.coordinator.rebalance.protocols": "classic"}
+ACLS_BY_A_SUPER_USER = {"authorizer.class.name": "kafka.security.authorizer.AclAuthorizer", "super.users": "User:ANONYMOUS"}
 
 ApiVersions = messages.request(ApiKey.API_VERSIONS)
 UpdateFeatures = messages.request(ApiKey.UPDATE_FEATURES)
@@ -40,13 +46,18 @@ def kafka(tmp_path_factory):
     why_not = realkafka.unavailable()
     if why_not:
         skip_or_fail_in_ci(why_not)
-    with realkafka.KafkaBroker(tmp_path_factory.mktemp("realkafka")) as running:
+    with KafkaWithAcls(tmp_path_factory.mktemp("realkafka")) as running:
         yield running
+
+
+class KafkaWithAcls(realkafka.KafkaBroker):
+    def extra_settings(self, port: int) -> dict[str, str]:
+        return dict(ACLS_BY_A_SUPER_USER)
 
 
 @pytest.fixture(scope="module")
 def pyk():
-    with EmbeddedBroker({**realkafka.SINGLE_BROKER_SETTINGS, **KAFKA_39_GROUPS}) as running:
+    with EmbeddedBroker({**realkafka.SINGLE_BROKER_SETTINGS, **KAFKA_39_GROUPS, **ACLS_BY_A_SUPER_USER}) as running:
         yield running
 
 
@@ -193,6 +204,26 @@ def test_dynamic_per_broker_and_cluster_default_synonyms_come_in_kafkas_order(bo
             alter_broker_config(bootstrap, "", key, None)
 
 
+def test_a_key_kafka_does_not_know_is_kept_dynamically_and_described_as_a_secret(both):
+    """Kafka keeps a broker key it does not know (a plug-in's) and, unable to tell its type,
+    describes it as sensitive: no value."""
+    key = "custom.plugin.setting"
+    for bootstrap in both.values():
+        alter_broker_config(bootstrap, "0", key, "on")
+    try:
+        for bootstrap in both.values():
+            deadline = time.monotonic() + 30
+            while not (found := [e for e in broker_configs(bootstrap) if e.name == key]):
+                assert time.monotonic() < deadline
+                time.sleep(0.2)
+            (entry,) = found
+            shown = (entry.value, entry.is_sensitive, entry.config_source, entry.config_type, entry.read_only)
+            assert shown == (None, True, 2, 0, True)  # DYNAMIC_BROKER_CONFIG, UNKNOWN type
+    finally:
+        for bootstrap in both.values():
+            alter_broker_config(bootstrap, "0", key, None)
+
+
 def wait_until_configs_show(bootstrap: str, key: str, value: str) -> None:
     """Kafka applies dynamic broker configs when its ZooKeeper watch fires: a moment later."""
     deadline = time.monotonic() + 30
@@ -208,6 +239,98 @@ def test_describe_configs_documentation_is_given_where_this_broker_has_its_own()
         documented = {e.name: e.documentation for e in broker_configs(broker.bootstrap, documentation=True)}
     assert documented["num.io.threads"] is None
     assert "does not act on it" in documented["quota.window.num"]
+
+
+# -- the messages Kafka's tools print -------------------------------------------------------------
+
+TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
+CONFIG_COMMAND = "kafka.admin.ConfigCommand"
+LEADER_ELECTION = "org.apache.kafka.tools.LeaderElectionCommand"
+ACL_COMMAND = "kafka.admin.AclCommand"
+GROUP_COMMAND = "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand"
+THREE = "parity-three"  # a topic of 3 partitions on both brokers
+TOOL_CASES = {
+    "replication factor above the brokers": (TOPIC_COMMAND, "--create", "--topic", "rf-three", "--replication-factor", "3"),
+    "fewer partitions than now": (TOPIC_COMMAND, "--alter", "--topic", THREE, "--partitions", "2"),
+    "an invalid config value": (
+        CONFIG_COMMAND, "--alter", "--entity-type", "topics", "--entity-name", THREE, "--add-config", "retention.ms=soon",
+    ),
+    "leader election of a missing topic": (
+        LEADER_ELECTION, "--election-type", "preferred", "--topic", "no-such-topic", "--partition", "0",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def three_partitions(both):
+    create = messages.request(ApiKey.CREATE_TOPICS)
+    topic = create.classes["CreatableTopic"](name=THREE, num_partitions=3, replication_factor=1, assignments=[], configs=[])
+    for bootstrap in both.values():
+        with WireClient(bootstrap) as client:
+            answer = client.request(ApiKey.CREATE_TOPICS, 7, create.cls(topics=[topic], timeout_ms=30000))
+        assert answer.topics[0].error_code == 0
+    return THREE
+
+
+def printed(run, bootstrap: str) -> tuple[int, str, list[str]]:
+    """Exit status, stdout and the lines of stderr but the stack frames, without the port."""
+    port = bootstrap.rsplit(":", 1)[1]
+    lines = [line.replace(port, "<port>") for line in run.err.splitlines() if not line.lstrip().startswith(("at ", "..."))]
+    return run.status, run.out.replace(port, "<port>"), lines
+
+
+@pytest.mark.parametrize("case", TOOL_CASES)
+def test_kafkas_tools_print_kafkas_messages(both, three_partitions, kafka_run, case):
+    tool, *args = TOOL_CASES[case]
+    runs = {name: printed(kafka_run(tool, "--bootstrap-server", b, *args), b) for name, b in both.items()}
+    assert runs["pykbroker"] == runs["kafka"]
+    assert runs["kafka"][0] == 1
+
+
+def test_kafka_acls_adds_and_lists_what_it_does_against_kafka(both, kafka_run):
+    """The same resources with the same entries. Their order is not Kafka's to compare: Kafka's
+    broker answers from Java hash sets whose hash codes include enums' identity hash codes
+    (ResourcePattern, AccessControlEntry), so it changes from one Kafka process to the next."""
+    add = ("--add", "--allow-principal", "User:alice", "--allow-principal", "User:bob", "--operation", "Read",
+           "--operation", "Describe", "--topic", "acl-a", "--topic", "acl-b", "--group", "acl-g")
+    for args in (add, ("--list",)):
+        runs = {name: printed(kafka_run(ACL_COMMAND, "--bootstrap-server", b, *args), b) for name, b in both.items()}
+        assert listing(runs["pykbroker"]) == listing(runs["kafka"])
+        assert "ResourcePattern(resourceType=TOPIC, name=acl-a, patternType=LITERAL)" in runs["kafka"][1]
+
+
+def listing(run: tuple[int, str, list[str]]) -> tuple[int, dict[str, list[str]], list[str]]:
+    """AclCommand's output as {resource line: its entries, sorted}."""
+    status, out, err = run
+    resources: dict[str, list[str]] = {}
+    for block in out.split("\n\n"):
+        lines = [line.strip() for line in block.strip().splitlines()]
+        if lines:
+            resources[lines[0]] = sorted(lines[1:])
+    return status, resources, err
+
+
+def test_reset_offsets_warns_in_kafkas_order(pyk, tmp_path):
+    """pykbroker's consumer-groups --reset-offsets warns about offsets out of range in the order of
+    the Java HashMap Kafka's tool checks them in (Kafka's tool, against the same broker)."""
+    create = messages.request(ApiKey.CREATE_TOPICS)
+    topics = [
+        create.classes["CreatableTopic"](name=name, num_partitions=count, replication_factor=1, assignments=[], configs=[])
+        for name, count in (("warn-wide", 20), ("warn-wide2", 12))
+    ]
+    with WireClient(pyk.bootstrap) as client:
+        client.request(ApiKey.CREATE_TOPICS, 7, create.cls(topics=topics, timeout_ms=30000))
+    args = ("--bootstrap-server", pyk.bootstrap, "--reset-offsets", "--group", "warned", "--topic", "warn-wide",
+            "--topic", "warn-wide2", "--to-offset", "100", "--dry-run")
+    log4j = tmp_path / "log4j.properties"
+    log4j.write_text(QUIET_LOG4J.replace("rootLogger=ERROR", "rootLogger=WARN"))
+    java = ["java", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{kafka_libs()}/*"]
+    kafka = subprocess.run([*java, GROUP_COMMAND, *args], capture_output=True, text=True, timeout=180)
+    ours = subprocess.run([sys.executable, "-m", "pykbroker", "consumer-groups", *args], capture_output=True, text=True,
+                          timeout=180)
+    warnings = re.compile(r"^WARN (New offset .*?)(?: \(org\..*\))?$", re.M)
+    assert warnings.findall(ours.stderr) == warnings.findall(kafka.stderr)
+    assert len(warnings.findall(kafka.stderr)) == 32
 
 
 # -- UpdateFeatures -------------------------------------------------------------------------------
