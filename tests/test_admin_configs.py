@@ -257,6 +257,9 @@ def test_confluent_alter_configs_sets_topic_overrides(broker, confluent):
      "Invalid config value for resource ConfigResource(type=TOPIC, name='altered-badly'): "
      "Invalid value soon for configuration retention.ms: Not a number of type LONG"),
     ("altered-badly", {"no.such.config": "1"}, 40, "Unknown topic config name: no.such.config"),
+    ("altered-badly", {"remote.storage.enable": "true"}, 40,
+     "Invalid config value for resource ConfigResource(type=TOPIC, name='altered-badly'): "
+     "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."),
     ("altered-badly", {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, 40,
      "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
     ("altered-badly", {"retention.ms": None}, 42, "Null value not supported for : retention.ms"),

@@ -248,10 +248,15 @@ def check_topic_overrides(overrides: Mapping[str, str | None], altered_topic: st
     except ConfigError as error:
         if altered_topic is None or not error.message_or_default.startswith("Invalid value "):
             raise  # only a value its type or validator refuses (Kafka's ConfigException) is prefixed
-        resource = f"ConfigResource(type=TOPIC, name='{altered_topic}')"
-        raise ConfigError(error.key, f"Invalid config value for resource {resource}: {error.message}") from None
+        raise _naming_the_topic(error, altered_topic) from None
     if typed.get("remote.storage.enable"):
-        raise ConfigError("remote.storage.enable", TIERED_STORAGE_DISABLED)
+        refusal = ConfigError("remote.storage.enable", TIERED_STORAGE_DISABLED)
+        raise refusal if altered_topic is None else _naming_the_topic(refusal, altered_topic)
+
+
+def _naming_the_topic(error: ConfigError, topic: str) -> ConfigError:
+    resource = f"ConfigResource(type=TOPIC, name='{topic}')"
+    return ConfigError(error.key, f"Invalid config value for resource {resource}: {error.message}")
 
 
 def topic_missing(name: str) -> KafkaError:
