@@ -11,6 +11,7 @@ power of two at or above n), doubled whenever the entries pass three quarters of
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -91,8 +92,13 @@ def scala_hash_map_order(keys: Iterable[str]) -> list[str]:
     """`keys` (strings, in insertion order) as Scala 2.13's `mutable.HashMap` iterates them: bucket
     by bucket (the hash code spread as Java's), and within a bucket by the spread hash as a signed
     int (Scala keeps each bucket sorted by it). The table starts at 16 buckets and doubles as soon
-    as the entries reach three quarters of it."""
-    inserted = list(dict.fromkeys(keys))
+    as the entries reach three quarters of it. (Remembered for the last key lists asked about: a
+    broker's config names come in the same list on every DescribeConfigs.)"""
+    return list(_scala_hash_map_order(tuple(dict.fromkeys(keys))))
+
+
+@functools.lru_cache(maxsize=64)
+def _scala_hash_map_order(inserted: tuple[str, ...]) -> tuple[str, ...]:
     capacity = 16
     while len(inserted) >= capacity * 3 // 4:
         capacity *= 2
@@ -102,4 +108,4 @@ def scala_hash_map_order(keys: Iterable[str]) -> list[str]:
         code ^= code >> 16
         return code - (1 << 32) if code & 0x80000000 else code
 
-    return sorted(inserted, key=lambda key: (spread(key) & (capacity - 1), spread(key)))
+    return tuple(sorted(inserted, key=lambda key: (spread(key) & (capacity - 1), spread(key))))
