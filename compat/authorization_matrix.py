@@ -332,6 +332,9 @@ def cells(setup: Setup) -> list[Cell]:
         Cell("describe delegation tokens", ApiKey.DESCRIBE_DELEGATION_TOKEN, 3, ("token", "owner"),
              lambda: {"owners": None},
              {ResourceType.DELEGATION_TOKEN: "mx-token", ResourceType.USER: f"User:{TOKEN_OWNER}"}),
+        Cell("update features", ApiKey.UPDATE_FEATURES, 1, ("cluster",), lambda: {
+            "timeout_ms": 10000, "validate_only": False,
+            "feature_updates": [{"feature": "mx-feature", "max_version_level": 1, "upgrade_type": 1}]}),
         Cell("describe cluster", ApiKey.DESCRIBE_CLUSTER, 1, ("cluster",), lambda: {
             "include_cluster_authorized_operations": True, "endpoint_type": 1}),
         Cell("describe producers", ApiKey.DESCRIBE_PRODUCERS, 0, ("topic",), lambda: {

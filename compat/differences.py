@@ -40,21 +40,15 @@ class Accepted:
 
 API = "api-versions / *"
 BROKER_CONFIG = "describe-configs / broker / results / 0 / configs / "
-NO_SECURITY = ("pykbroker serves TLS, SASL (PLAIN, SCRAM), delegation tokens and ACLs, but not Kerberos, "
-               "OAUTHBEARER, TLS to ZooKeeper or Java plug-in classes: it has "
-               "none of their settings")
 KAFKA4_CONSUMER_GROUPS = ("Kafka 4's KIP-848 consumer groups, which Kafka 3.9 in ZooKeeper mode "
                           "does not serve")
-NO_KRAFT = "pykbroker runs with ZooKeeper or its embedded metadata, never KRaft"
-NO_QUOTAS = "pykbroker has no client quota callback and no metrics reporters (JMX)"
 
 ACCEPTED: list[Accepted] = [
-    *(Accepted(f"{API} / api_keys / {api}", "not served yet: "
-               "features, and Kafka's "
+    *(Accepted(f"{API} / api_keys / {api}", "not served: Kafka's "
                "inter-broker requests (pykbroker's brokers learn leadership from ZooKeeper "
                "watches)") for api in (
         "LEADER_AND_ISR", "STOP_REPLICA", "UPDATE_METADATA",
-        "ALTER_PARTITION", "UPDATE_FEATURES", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
+        "ALTER_PARTITION", "ENVELOPE", "ALLOCATE_PRODUCER_IDS")),
     *(Accepted(f"{API} / api_keys / {api}", KAFKA4_CONSUMER_GROUPS) for api in (
         "CONSUMER_GROUP_HEARTBEAT", "CONSUMER_GROUP_DESCRIBE")),
     Accepted("config-resource-types / * type 32", KAFKA4_CONSUMER_GROUPS + ": with them on (Kafka 4's "
@@ -70,8 +64,6 @@ ACCEPTED: list[Accepted] = [
                "not advertised)") for api in (
         "INITIALIZE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE", "WRITE_SHARE_GROUP_STATE",
         "DELETE_SHARE_GROUP_STATE", "READ_SHARE_GROUP_STATE_SUMMARY")),
-    Accepted(f"{API} / api_keys / API_VERSIONS", "ApiVersions v4 only lets a supported feature's "
-             "minimum version be 0 (KAFKA-17011): pykbroker lists group.version and share.version (minimum 0) from v4 on"),
     Accepted("describe-configs / topic-v0 / * / is_default", "Kafka 3.9 never sets "
              "DescribeConfigs v0's IsDefault (false for every entry); pykbroker says whether the "
              "value is the default, as v1+ clients read from config_source"),
@@ -79,26 +71,12 @@ ACCEPTED: list[Accepted] = [
              "advertised.listeners; pykbroker listens on a free port (port 0) and advertises it"),
     Accepted(f"{BROKER_CONFIG}zookeeper.connect / config_source", "the set-up: the single "
              "pykbroker runs with its embedded metadata, Kafka with a ZooKeeper"),
-    Accepted(f"{BROKER_CONFIG}node.id / *", "Kafka in ZooKeeper mode copies broker.id into "
-             "node.id; pykbroker leaves node.id (a KRaft setting) at its default -1"),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_SECURITY) for key in (
-        "ssl.*", "sasl.*", "zookeeper.ssl.*", "security.providers")),
-    Accepted(f"{BROKER_CONFIG}remote.*", "no tiered storage (KIP-405)"),
-    Accepted(f"{BROKER_CONFIG}group.share.*", "no share groups (KIP-932, early access)"),
+    Accepted(f"{BROKER_CONFIG}group.share.*", "KIP-932's share groups as Kafka 4.1 serves them, with its "
+             "settings and defaults (Kafka 3.9 has only their early-access settings)"),
     Accepted(f"{BROKER_CONFIG}share.coordinator.*", "KIP-932's share coordinator with Kafka 4's "
              "settings (Kafka 3.9 lists none)"),
     Accepted(f"{BROKER_CONFIG}group.co*", KAFKA4_CONSUMER_GROUPS + ": its settings with Kafka 4's "
              "defaults (group.coordinator.rebalance.protocols classic,consumer; pykbroker adds share)"),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_KRAFT) for key in (
-        "controller.quorum.*", "metadata.*", "early.start.listeners",
-        "eligible.leader.replicas.enable", "zookeeper.metadata.migration.enable")),
-    *(Accepted(f"{BROKER_CONFIG}{key}", NO_QUOTAS) for key in (
-        "client.quota.callback.class", "metric.reporters", "metrics.*",
-        "kafka.metrics.*", "auto.include.jmx.reporter", "telemetry.max.bytes")),
-    Accepted(f"{BROKER_CONFIG}log.dir.failure.timeout.ms", "a KRaft setting for failed log "
-             "directories: " + NO_KRAFT),
-    Accepted(f"{BROKER_CONFIG}zookeeper.clientCnxnSocket", "pykbroker talks to ZooKeeper with "
-             "kazoo, not with Java's ZooKeeper client"),
 ]
 
 

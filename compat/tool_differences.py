@@ -22,18 +22,7 @@ ACCEPTED = {
     "code's standard message 'Cluster authorization failed.' (the same error, CLUSTER_AUTHORIZATION_FAILED)",
 }
 
-AWAITING_FEATURE = {
-    "features/upgrade-unknown-dry-run": "UpdateFeatures",
-    # Kafka's error messages on TopicCommand's and ConfigCommand's paths
-    "topics/create-replication-factor-too-large": "Kafka's message 'Replication factor: N larger than available "
-    "brokers: M.'",
-    "topics/alter-fewer-partitions": "Kafka's message 'Topic currently has N partitions, which is higher than the "
-    "requested M.'",
-    "configs/alter-topic-invalid-value": "Kafka's message 'Invalid config value for resource ConfigResource(...): ...'",
-    "topics/create-illegal-name": "Kafka's message \"Topic name is invalid: '...' contains one or more characters "
-    "other than ASCII alphanumerics, '.', '_' and '-'\"",
-    "topics/create-colliding-name": "Kafka's message \"Topic '...' collides with existing topics: ...\" (plural)",
-}
+AWAITING_FEATURE: dict[str, str] = {}
 
 PYKBROKER_TOOL_ACCEPTED = {
     "configs/describe-broker-default-altered": "librdkafka keeps one synonym per name: a key set as the cluster "
@@ -60,7 +49,7 @@ def markdown() -> str:
     return "\n\n".join(
         [
             _table("step | why it differs (accepted)", ACCEPTED),
-            _table("step | waits for", AWAITING_FEATURE),
+            _table("step | waits for", AWAITING_FEATURE) if AWAITING_FEATURE else "No step waits for a feature.",
             _table("step | why pykbroker's own subcommand differs", PYKBROKER_TOOL_ACCEPTED),
         ]
     )

@@ -254,8 +254,12 @@ def test_confluent_alter_configs_sets_topic_overrides(broker, confluent):
 
 @pytest.mark.parametrize("name, configs, code, message", [
     ("altered-badly", {"retention.ms": "soon"}, 40,
+     "Invalid config value for resource ConfigResource(type=TOPIC, name='altered-badly'): "
      "Invalid value soon for configuration retention.ms: Not a number of type LONG"),
     ("altered-badly", {"no.such.config": "1"}, 40, "Unknown topic config name: no.such.config"),
+    ("altered-badly", {"remote.storage.enable": "true"}, 40,
+     "Invalid config value for resource ConfigResource(type=TOPIC, name='altered-badly'): "
+     "Tiered Storage functionality is disabled in the broker. Topic cannot be configured with remote log storage."),
     ("altered-badly", {"min.compaction.lag.ms": "10", "max.compaction.lag.ms": "5"}, 40,
      "conflict topic config setting min.compaction.lag.ms (10) > max.compaction.lag.ms (5)"),
     ("altered-badly", {"retention.ms": None}, 42, "Null value not supported for : retention.ms"),
@@ -352,7 +356,9 @@ def test_confluent_sees_kafkas_error_for_a_bad_value(broker, confluent):
         ConfigEntry("retention.ms", "soon", incremental_operation=AlterConfigOpType.SET)])
     error = confluent.incremental_alter_configs([resource])[resource].exception(timeout=10)
     assert error.args[0].code() == ConfluentError.INVALID_CONFIG
-    assert error.args[0].str() == "Invalid value soon for configuration retention.ms: Not a number of type LONG"
+    assert error.args[0].str() == (
+        "Invalid config value for resource ConfigResource(type=TOPIC, name='ck-badly-changed'): "
+        "Invalid value soon for configuration retention.ms: Not a number of type LONG")
 
 
 def test_kafka_python_changes_a_topic_config_incrementally(broker):

@@ -22,7 +22,7 @@ def test_every_advertised_api_version_round_trips(api_key, version):
         assert end == len(encoded) and decoded == original
 
 
-@pytest.mark.parametrize("version", range(0, 4))
+@pytest.mark.parametrize("version", range(0, 5))
 def test_api_versions_lists_exactly_the_served_apis(broker, version):
     request = ApiVersions.cls(client_software_name="pykbroker-tests", client_software_version="1.0")
     with WireClient(broker.bootstrap) as client:
@@ -46,7 +46,7 @@ def test_unsupported_api_versions_version_gets_error_35_and_a_v0_body_with_its_o
     assert correlation_id == client.correlation_id
     assert body.error_code == 35
     assert [(k.api_key, k.min_version, k.max_version) for k in body.api_keys] == [
-        (ApiKey.API_VERSIONS, 0, 3)]
+        (ApiKey.API_VERSIONS, 0, 4)]
 
 
 def test_invalid_client_software_name_gets_invalid_request(broker):

@@ -550,7 +550,8 @@ def test_describe_broker_configs(tmp_path):
     retention_ms = entry_by_name(entries, "log.retention.ms")
     assert retention_ms.value is None and retention_ms.source is DEFAULT
     custom = entry_by_name(entries, "custom.key")
-    assert (custom.value, custom.type, custom.read_only, custom.source) == ("x", ConfigType.UNKNOWN, True, STATIC)
+    assert (custom.value, custom.type, custom.read_only, custom.source) == (None, ConfigType.UNKNOWN, True, STATIC)
+    assert custom.is_sensitive  # as Kafka, which cannot tell whether a key of unknown type is a secret
     assert entry_by_name(entries, "log.cleaner.io.max.bytes.per.second").value == "1.7976931348623157E308"
 
 
@@ -573,3 +574,23 @@ def test_config_type_ids():
 ])
 def test_java_double_string(value, text):
     assert java_double_string(value) == text
+
+
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("remote.log.storage.system.enable", "true"),
+        ("zookeeper.ssl.client.enable", "true"),
+        ("metric.reporters", "com.example.Reporter"),
+        ("client.quota.callback.class", "com.example.Callback"),
+        ("sasl.server.callback.handler.class", "com.example.Handler"),
+    ],
+)
+def test_a_setting_asking_for_what_the_broker_lacks_stops_it_at_start(key, value):
+    with pytest.raises(ConfigError, match=f"{key}={value} cannot be honoured"):
+        BrokerConfig({key: value})
+
+
+def test_those_settings_at_kafkas_default_are_accepted():
+    config = BrokerConfig({"remote.log.storage.system.enable": "false", "metric.reporters": ""})
+    assert config["remote.log.storage.system.enable"] is False

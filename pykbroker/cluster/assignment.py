@@ -21,10 +21,9 @@ partitions continues from the first replica of partition 0, as Kafka does. `plac
 controller's placement for CreateTopics and CreatePartitions, starts at index 0, so partition p
 is led by the p-th broker (round-robin).
 
-Too few brokers is INVALID_REPLICATION_FACTOR in Kafka 3.9's words: the placer's
-"The target replication factor of 3 cannot be reached because only 1 broker(s) are registered."
-(`NotEnoughBrokersError`), which a new topic reports as "Unable to replicate the partition 3
-time(s): " followed by the placer's message (`unable_to_replicate`, `place_new_topic`).
+Too few brokers is INVALID_REPLICATION_FACTOR in the words of Kafka 3.9.0 in ZooKeeper mode
+(its AdminUtils), for new topics and new partitions alike: "Replication factor: 3 larger than
+available brokers: 1." (`NotEnoughBrokersError`).
 """
 
 from __future__ import annotations
@@ -43,8 +42,7 @@ class NotEnoughBrokersError(KafkaError):
     def __init__(self, replication_factor: int, registered: int) -> None:
         super().__init__(
             ErrorCode.INVALID_REPLICATION_FACTOR,
-            f"The target replication factor of {replication_factor} cannot be reached "
-            f"because only {registered} broker(s) are registered.",
+            f"Replication factor: {replication_factor} larger than available brokers: {registered}.",
         )
 
 
@@ -62,17 +60,9 @@ class TooManyPartitionsError(KafkaError):
         )
 
 
-def unable_to_replicate(replication_factor: int, error: KafkaError) -> KafkaError:
-    """A placement failure as CreateTopics reports it (Kafka 3.9's ReplicationControlManager)."""
-    return KafkaError(error.code, f"Unable to replicate the partition {replication_factor} time(s): {error.message}")
-
-
 def place_new_topic(brokers: Iterable[Broker], num_partitions: int, replication_factor: int) -> dict[int, list[int]]:
-    """{partition: replicas} of a new topic; too few brokers reported as `unable_to_replicate`."""
-    try:
-        return dict(enumerate(place_replicas(brokers, num_partitions, replication_factor)))
-    except NotEnoughBrokersError as error:
-        raise unable_to_replicate(replication_factor, error) from None
+    """{partition: replicas} of a new topic (NotEnoughBrokersError with too few brokers)."""
+    return dict(enumerate(place_replicas(brokers, num_partitions, replication_factor)))
 
 
 def place_replicas(

@@ -9,6 +9,11 @@ supports (name -> lowest and highest level) and the levels finalized for the clu
 groups, finalized when it includes "share". The consumer and share group APIs are advertised
 (and served) only while their feature is finalized at 1 or above, as Kafka does; group configs (the GROUP config
 resource) are served while either is.
+
+These levels follow the broker's setting, not UpdateFeatures: Kafka 3.9 in ZooKeeper mode supports
+no feature that UpdateFeatures could finalize (its `/feature` znode stays `{"features":{}}`), and
+pykbroker answers UpdateFeatures as it does (`updatable_features()` is empty). The epoch is the
+`/feature` znode's version, which nothing changes after the controller creates it: 0.
 """
 
 from __future__ import annotations
@@ -41,6 +46,12 @@ def finalized_features(config: BrokerConfig) -> dict[str, int]:
     protocols = config["group.coordinator.rebalance.protocols"]
     levels = {GROUP_VERSION: 1 if "consumer" in protocols else 0, SHARE_VERSION: 1 if "share" in protocols else 0}
     return {name: level for name, level in levels.items() if level > 0}
+
+
+def updatable_features() -> frozenset[str]:
+    """The features UpdateFeatures may finalize: none, as in Kafka 3.9's ZooKeeper mode, whose
+    brokers support no feature (group.version and share.version follow the broker's setting)."""
+    return frozenset()
 
 
 def share_groups_enabled(config: BrokerConfig) -> bool:

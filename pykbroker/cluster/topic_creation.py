@@ -69,12 +69,10 @@ class TopicCreator:
         if replication_factor == -1:
             replication_factor = self.config["default.replication.factor"]
         if num_partitions <= 0 and not assignments:
-            raise KafkaError(
-                ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value."
-            )
+            raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
         if replication_factor <= 0 and not assignments:
             raise KafkaError(
                 ErrorCode.INVALID_REPLICATION_FACTOR,
-                "Replication factor must be larger than 0, or -1 to use the default value.",
+                "Replication factor must be larger than 0.",
             )
         return self.store.create_topic(name, num_partitions, replication_factor, configs, assignments)

@@ -247,6 +247,15 @@ class KafkaZkClient:
 
     # -- the controller --------------------------------------------------------------------
     @_translated
+    def ensure_feature_znode(self) -> None:
+        """`/feature` as a Kafka 3.9 controller leaves it on failover: created, enabled and empty,
+        when absent (an existing one is left as it is)."""
+        try:
+            self._zk.create(zk_data.FEATURE, zk_data.encode_feature_znode())
+        except NodeExistsError:
+            pass
+
+    @_translated
     def get_controller_id(self) -> int | None:
         """The active controller's broker id; None when there is none."""
         try:

@@ -19,6 +19,7 @@ Kafka's tools and a Kafka broker read these znodes, so paths, field names and va
 | `/log_dir_event_notification/log_dir_event_<seq>` | `{"version":1,"broker":3,"event":1}`: a log dir of broker 3 failed (event 1) |
 | `/brokers/offline_replicas/<id>` (ephemeral, pykbroker's) | `{"version":1,"broker":3,"log_dirs":["/data/a"],"partitions":[{"topic":"t","partition":0}]}` |
 | `/admin/delete_topics/<t>` | no data: a request to delete the topic |
+| `/feature` | `{"features":{},"version":2,"status":1}`: feature versioning enabled, nothing finalized (created by the controller) |
 | `/latest_producer_id_block` | `{"version":1,"broker":1,"block_start":"0","block_end":"999"}` |
 | `/kafka-acl/<ResourceType>/<name>` | literal ACLs (`security.acl_store` encodes them) |
 | `/kafka-acl-extended/prefixed/<ResourceType>/<name>` | prefixed ACLs |
@@ -68,6 +69,9 @@ DELEGATION_TOKEN_CHANGE_PREFIX = "token_change_"
 DELETE_TOPICS = "/admin/delete_topics"
 REASSIGN_PARTITIONS = "/admin/reassign_partitions"
 PRODUCER_ID_BLOCK = "/latest_producer_id_block"
+FEATURE = "/feature"
+FEATURE_ZNODE_VERSION = 2
+FEATURE_ENABLED = 1
 LITERAL_ACLS = "/kafka-acl"
 EXTENDED_ACLS = "/kafka-acl-extended"
 LITERAL_ACL_CHANGES = "/kafka-acl-changes"
@@ -505,6 +509,12 @@ def decode_offline_replicas(broker_id: int, data: bytes | None) -> OfflineReplic
 
 
 # -- producer ids ------------------------------------------------------------------------
+
+
+def encode_feature_znode() -> bytes:
+    """Kafka's FeatureZNode (version 2) as Kafka 3.9's ZooKeeper-mode controller writes it: feature
+    versioning enabled, no feature finalized (it supports none)."""
+    return _encode({"features": {}, "version": FEATURE_ZNODE_VERSION, "status": FEATURE_ENABLED})
 
 
 def encode_producer_id_block(broker_id: int, block_start: int, block_end: int) -> bytes:

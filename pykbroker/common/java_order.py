@@ -1,7 +1,8 @@
 """Java's hash codes and the order in which its HashMap and HashSet iterate, wherever pykbroker
 must answer in Kafka's order: the rows of Kafka's own tools (collected into HashMaps keyed by
 TopicPartition or group id), the SASL mechanisms of a SaslHandshake response (a HashSet), the
-partition of `__consumer_offsets` that coordinates a group (String.hashCode).
+partition of `__consumer_offsets` that coordinates a group (String.hashCode), and the order of the
+Scala `mutable.HashMap`s some of Kafka's answers are built from (`scala_hash_map_order`).
 
 A HashMap iterates bucket by bucket, and within a bucket in insertion order; a key's bucket is its
 hashCode, spread (`h ^ h >>> 16`), modulo the table's capacity: 16 (or, for `new HashMap<>(n)`, the
@@ -10,6 +11,7 @@ power of two at or above n), doubled whenever the entries pass three quarters of
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
@@ -84,3 +86,26 @@ def hash_set_order(items: Iterable[str]) -> list[str]:
     while capacity < target:
         capacity *= 2
     return _in_bucket_order(unique, string_hash, capacity)
+
+
+def scala_hash_map_order(keys: Iterable[str]) -> list[str]:
+    """`keys` (strings, in insertion order) as Scala 2.13's `mutable.HashMap` iterates them: bucket
+    by bucket (the hash code spread as Java's), and within a bucket by the spread hash as a signed
+    int (Scala keeps each bucket sorted by it). The table starts at 16 buckets and doubles as soon
+    as the entries reach three quarters of it. (Remembered for the last key lists asked about: a
+    broker's config names come in the same list on every DescribeConfigs.)"""
+    return list(_scala_hash_map_order(tuple(dict.fromkeys(keys))))
+
+
+@functools.lru_cache(maxsize=64)
+def _scala_hash_map_order(inserted: tuple[str, ...]) -> tuple[str, ...]:
+    capacity = 16
+    while len(inserted) >= capacity * 3 // 4:
+        capacity *= 2
+
+    def spread(key: str) -> int:
+        code = string_hash(key)
+        code ^= code >> 16
+        return code - (1 << 32) if code & 0x80000000 else code
+
+    return tuple(sorted(inserted, key=lambda key: (spread(key) & (capacity - 1), spread(key))))

@@ -16,7 +16,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .definitions import AUTHORIZER_KEYS, BROKER_CONFIGS, LISTENER_MECHANISM_KEYS, TOPIC_CONFIGS
+from .definitions import (
+    AUTHORIZER_KEYS,
+    BROKER_CONFIGS,
+    INERT_BROKER_KEYS,
+    LISTENER_MECHANISM_KEYS,
+    TOPIC_CONFIGS,
+    UNHONOURED_WHEN_SET,
+)
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties
 from .types import ConfigError, ConfigSource, parse_http_listener, to_raw
@@ -64,6 +71,7 @@ class BrokerConfig:
         self._check_advertised_listeners()
         self._check_group_coordinator()
         self._check_connection_limits()
+        self._check_unhonoured_settings()
 
     @classmethod
     def from_file(cls, path: str | Path, overrides: Mapping[str, Any] | None = None) -> BrokerConfig:
@@ -84,7 +92,9 @@ class BrokerConfig:
                 if is_listener_config(key):  # Kafka keeps any listener.name.<l>.<key> dynamically
                     continue
                 definition = BROKER_CONFIGS.get(key)
-                if definition is None or not definition.dynamic:
+                if definition is None:  # a key Kafka does not know: kept as Kafka keeps it (for plug-ins)
+                    continue
+                if not definition.dynamic:
                     raise ConfigError(key, f"Cannot update these configs dynamically: {{{key}}}")
 
     def _parse_all(self) -> dict[str, Any]:
@@ -96,12 +106,16 @@ class BrokerConfig:
         return values
 
     def warn_unknown_keys(self) -> None:
-        """Log each supplied key that is not a broker config, with the closest known key (once,
-        at start: the dynamic layers a running broker rebuilds its config with cannot add any)."""
+        """Log each supplied key that is not a broker config, with the closest known key, and each
+        one this broker accepts but does not act on (`INERT_BROKER_KEYS`); once, at start: the
+        dynamic layers a running broker rebuilds its config with cannot add any."""
         for key in self.unknown_keys:
             closest = difflib.get_close_matches(key, BROKER_CONFIGS, n=1)
             hint = f"; did you mean {closest[0]!r}?" if closest else ""
             logger.warning("The configuration %r was supplied but isn't a known config%s", key, hint)
+        for key in self.supplied_keys:
+            if key in INERT_BROKER_KEYS:
+                logger.warning("The configuration %r was supplied but has no effect on this broker", key)
 
     def _resolve_broker_id(self) -> int:
         """node.id if set, else broker.id if set, else 0 (this project's standalone default)."""
@@ -182,6 +196,14 @@ class BrokerConfig:
                 "max.connections.per.ip",
                 "max.connections.per.ip can be set to zero only if max.connections.per.ip.overrides property is set.",
             )
+
+    def _check_unhonoured_settings(self) -> None:
+        """A key Kafka acts on but this broker cannot, set to anything but Kafka's default, stops
+        the broker rather than being ignored."""
+        for key, reason in UNHONOURED_WHEN_SET.items():
+            value = self[key]
+            if value not in (None, [], BROKER_CONFIGS[key].default) and value != "":
+                raise ConfigError(key, f"{key}={self.raw(key)} cannot be honoured: {reason}")
 
     # Access ------------------------------------------------------------------------------
 

@@ -95,7 +95,13 @@ class ConfigDefinition:
 
 
 def _index(definitions: Iterable[ConfigDefinition]) -> dict[str, ConfigDefinition]:
-    return {definition.name: definition for definition in definitions}
+    """The definitions by name; a name defined twice is a mistake in these tables."""
+    indexed: dict[str, ConfigDefinition] = {}
+    for definition in definitions:
+        if definition.name in indexed:
+            raise ValueError(f"config {definition.name} is defined twice")
+        indexed[definition.name] = definition
+    return indexed
 
 
 BOOLEAN, SHORT, INT, LONG = ConfigType.BOOLEAN, ConfigType.SHORT, ConfigType.INT, ConfigType.LONG
@@ -258,6 +264,12 @@ DYNAMIC_BROKER_KEYS = frozenset(
             "follower.replication.throttled.rate",
             "replica.alter.log.dirs.io.max.bytes.per.second",
         ),
+        # Kafka's dynamic keys among the INERT_BROKER_CONFIGS below
+        "metric.reporters",
+        "remote.fetch.max.wait.ms",
+        "remote.log.index.file.cache.total.size.bytes",
+        "remote.log.manager.copy.max.bytes.per.second",
+        "remote.log.manager.fetch.max.bytes.per.second",
     }
 )
 # Kafka's broker quota configs (DynamicConfig.Broker): they can only be set dynamically, so
@@ -298,6 +310,128 @@ def _broker(
 ) -> ConfigDefinition:
     return ConfigDefinition(name, config_type, default, validator, dynamic=name in DYNAMIC_BROKER_KEYS, doc=doc)
 
+
+def _inert(name: str, config_type: ConfigType, default: Any = None) -> ConfigDefinition:
+    return _broker(name, config_type, default, doc=INERT_DOC)
+
+
+INERT_DOC = "Accepted with Kafka's type and default and described as Kafka does; this broker does not act on it."
+# Kafka 3.9 keys that a Kafka 3.9.0 broker in ZooKeeper mode lists in DescribeConfigs, which this
+# broker accepts, validates by type and describes with Kafka's defaults but does not act on: KRaft's
+# quorum and metadata log, tiered storage, JMX and metrics reporters, the client quota callback,
+# Kerberos/OAUTHBEARER/SASL login plug-ins, TLS to ZooKeeper. Those among them that ask for a
+# capability the broker lacks stop it at start when set to anything but Kafka's default
+# (`UNHONOURED_WHEN_SET`); the rest (KRaft's, which Kafka in ZooKeeper mode ignores too, and tuning
+# of what is absent) only log that they have no effect.
+# (Whoever implements one of them moves it to BROKER_CONFIGS proper: a key defined twice fails.)
+INERT_BROKER_CONFIGS = [
+    _inert("auto.include.jmx.reporter", BOOLEAN, True),
+    _inert("client.quota.callback.class", CLASS),
+    _inert("controller.quorum.append.linger.ms", INT, 25),
+    _inert("controller.quorum.election.backoff.max.ms", INT, 1000),
+    _inert("controller.quorum.election.timeout.ms", INT, 1000),
+    _inert("controller.quorum.fetch.timeout.ms", INT, 2000),
+    _inert("controller.quorum.request.timeout.ms", INT, 2000),
+    _inert("controller.quorum.retry.backoff.ms", INT, 20),
+    _inert("early.start.listeners", STRING),
+    _inert("eligible.leader.replicas.enable", BOOLEAN, False),
+    _inert("group.coordinator.append.linger.ms", INT, 10),
+    _inert("group.share.max.groups", SHORT, 10),
+    _inert("kafka.metrics.polling.interval.secs", INT, 10),
+    _inert("kafka.metrics.reporters", LIST, []),
+    _inert("log.dir.failure.timeout.ms", LONG, 30000),
+    _inert("metadata.log.max.record.bytes.between.snapshots", LONG, 20971520),
+    _inert("metadata.log.max.snapshot.interval.ms", LONG, 3600000),
+    _inert("metadata.log.segment.bytes", INT, 1073741824),
+    _inert("metadata.log.segment.ms", LONG, 604800000),
+    _inert("metadata.max.idle.interval.ms", INT, 500),
+    _inert("metadata.max.retention.bytes", LONG, 104857600),
+    _inert("metadata.max.retention.ms", LONG, 604800000),
+    _inert("metric.reporters", LIST, []),
+    _inert("metrics.num.samples", INT, 2),
+    _inert("metrics.recording.level", STRING, "INFO"),
+    _inert("metrics.sample.window.ms", LONG, 30000),
+    _inert("remote.fetch.max.wait.ms", INT, 500),
+    _inert("remote.log.index.file.cache.total.size.bytes", LONG, 1073741824),
+    _inert("remote.log.manager.copier.thread.pool.size", INT, -1),
+    _inert("remote.log.manager.copy.max.bytes.per.second", LONG, LONG_MAX),
+    _inert("remote.log.manager.copy.quota.window.num", INT, 11),
+    _inert("remote.log.manager.copy.quota.window.size.seconds", INT, 1),
+    _inert("remote.log.manager.expiration.thread.pool.size", INT, -1),
+    _inert("remote.log.manager.fetch.max.bytes.per.second", LONG, LONG_MAX),
+    _inert("remote.log.manager.fetch.quota.window.num", INT, 11),
+    _inert("remote.log.manager.fetch.quota.window.size.seconds", INT, 1),
+    _inert("remote.log.manager.task.interval.ms", LONG, 30000),
+    _inert("remote.log.manager.thread.pool.size", INT, 10),
+    _inert("remote.log.metadata.custom.metadata.max.bytes", INT, 128),
+    _inert(
+        "remote.log.metadata.manager.class.name",
+        STRING,
+        "org.apache.kafka.server.log.remote.metadata.storage.TopicBasedRemoteLogMetadataManager",
+    ),
+    _inert("remote.log.metadata.manager.class.path", STRING),
+    _inert("remote.log.metadata.manager.impl.prefix", STRING, "rlmm.config."),
+    _inert("remote.log.metadata.manager.listener.name", STRING),
+    _inert("remote.log.reader.max.pending.tasks", INT, 100),
+    _inert("remote.log.reader.threads", INT, 10),
+    _inert("remote.log.storage.manager.class.name", STRING),
+    _inert("remote.log.storage.manager.class.path", STRING),
+    _inert("remote.log.storage.manager.impl.prefix", STRING, "rsm.config."),
+    _inert("remote.log.storage.system.enable", BOOLEAN, False),
+    _inert("sasl.client.callback.handler.class", CLASS),
+    _inert("sasl.login.callback.handler.class", CLASS),
+    _inert("sasl.login.class", CLASS),
+    _inert("sasl.login.connect.timeout.ms", INT),
+    _inert("sasl.login.read.timeout.ms", INT),
+    _inert("sasl.login.retry.backoff.max.ms", LONG, 10000),
+    _inert("sasl.login.retry.backoff.ms", LONG, 100),
+    _inert("sasl.mechanism.controller.protocol", STRING, "GSSAPI"),
+    _inert("sasl.oauthbearer.clock.skew.seconds", INT, 30),
+    _inert("sasl.oauthbearer.expected.audience", LIST),
+    _inert("sasl.oauthbearer.expected.issuer", STRING),
+    _inert("sasl.oauthbearer.jwks.endpoint.refresh.ms", LONG, 3600000),
+    _inert("sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms", LONG, 10000),
+    _inert("sasl.oauthbearer.jwks.endpoint.retry.backoff.ms", LONG, 100),
+    _inert("sasl.oauthbearer.jwks.endpoint.url", STRING),
+    _inert("sasl.oauthbearer.scope.claim.name", STRING, "scope"),
+    _inert("sasl.oauthbearer.sub.claim.name", STRING, "sub"),
+    _inert("sasl.oauthbearer.token.endpoint.url", STRING),
+    _inert("sasl.server.callback.handler.class", CLASS),
+    _inert("security.providers", STRING),
+    _inert("telemetry.max.bytes", INT, 1048576),
+    _inert("zookeeper.clientCnxnSocket", STRING),
+    _inert("zookeeper.metadata.migration.enable", BOOLEAN, False),
+    _inert("zookeeper.ssl.cipher.suites", LIST),
+    _inert("zookeeper.ssl.client.enable", BOOLEAN, False),
+    _inert("zookeeper.ssl.crl.enable", BOOLEAN, False),
+    _inert("zookeeper.ssl.enabled.protocols", LIST),
+    _inert("zookeeper.ssl.endpoint.identification.algorithm", STRING, "HTTPS"),
+    _inert("zookeeper.ssl.keystore.location", STRING),
+    _inert("zookeeper.ssl.keystore.password", PASSWORD),
+    _inert("zookeeper.ssl.keystore.type", STRING),
+    _inert("zookeeper.ssl.ocsp.enable", BOOLEAN, False),
+    _inert("zookeeper.ssl.protocol", STRING, "TLSv1.2"),
+    _inert("zookeeper.ssl.truststore.location", STRING),
+    _inert("zookeeper.ssl.truststore.password", PASSWORD),
+    _inert("zookeeper.ssl.truststore.type", STRING),
+]
+
+INERT_BROKER_KEYS = frozenset(definition.name for definition in INERT_BROKER_CONFIGS)
+# Inert keys whose non-default value asks for something this broker cannot do: the reason it says
+# when it refuses to start with one
+_JAVA_PLUG_IN = "Java plug-in classes cannot be loaded by this broker"
+UNHONOURED_WHEN_SET = {
+    "remote.log.storage.system.enable": "tiered storage (KIP-405) is not served",
+    "zookeeper.ssl.client.enable": "TLS to ZooKeeper is not served",
+    "client.quota.callback.class": _JAVA_PLUG_IN,
+    "metric.reporters": _JAVA_PLUG_IN,
+    "kafka.metrics.reporters": _JAVA_PLUG_IN,
+    "sasl.server.callback.handler.class": _JAVA_PLUG_IN,
+    "sasl.client.callback.handler.class": _JAVA_PLUG_IN,
+    "sasl.login.class": _JAVA_PLUG_IN,
+    "sasl.login.callback.handler.class": _JAVA_PLUG_IN,
+    "security.providers": _JAVA_PLUG_IN,
+}
 
 BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
     [
@@ -490,7 +624,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("group.share.heartbeat.interval.ms", INT, 5000, at_least(1)),
         _broker("group.share.min.heartbeat.interval.ms", INT, 5000, at_least(1)),
         _broker("group.share.max.heartbeat.interval.ms", INT, 15000, at_least(1)),
-        _broker("group.share.max.size", INT, 200, between(1, 1000)),
+        _broker("group.share.max.size", SHORT, 200, between(1, 1000)),
         _broker("group.share.record.lock.duration.ms", INT, 30000, between(1000, 3600000)),
         _broker("group.share.min.record.lock.duration.ms", INT, 15000, at_least(1000)),
         _broker("group.share.max.record.lock.duration.ms", INT, 60000, at_least(1000)),
@@ -579,7 +713,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
         _broker("ssl.protocol", STRING, "TLSv1.3"),
         _broker("ssl.provider", STRING),
         _broker("ssl.enabled.protocols", LIST, ["TLSv1.2", "TLSv1.3"]),
-        _broker("ssl.cipher.suites", LIST),
+        _broker("ssl.cipher.suites", LIST, []),
         _broker("ssl.keystore.type", STRING, "JKS"),
         _broker("ssl.keystore.location", STRING),
         _broker("ssl.keystore.password", PASSWORD),
@@ -614,6 +748,7 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             kafka=False,
             doc="http://host:port serving /metrics (Prometheus) and /health; unset serves nothing",
         ),
+        *INERT_BROKER_CONFIGS,
     ]
 )
 

@@ -10,8 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from ..common.java_order import scala_hash_map_order
 from .broker import BrokerConfig, is_listener_config, listener_base_name
 from .definitions import (
+    AUTHORIZER_KEYS,
     BROKER_CONFIGS,
     DYNAMIC_ONLY_BROKER_KEYS,
     LISTENER_MECHANISM_KEYS,
@@ -94,8 +96,19 @@ def _layers_with_defaults(broker: BrokerConfig) -> list[tuple[ConfigSource, Mapp
         ConfigSource.STATIC_BROKER_CONFIG,
     )
     layers: list[tuple[ConfigSource, Mapping[str, str]]] = [(source, broker.layer(source)) for source in sources]
+    layers[-1] = (ConfigSource.STATIC_BROKER_CONFIG, _with_id_copied(layers[-1][1]))
     layers.append((ConfigSource.DEFAULT_CONFIG, _DEFAULT_STRINGS))
     return layers
+
+
+_ID_KEYS = {"node.id": "broker.id", "broker.id": "node.id"}
+
+
+def _with_id_copied(static: Mapping[str, str]) -> Mapping[str, str]:
+    """The static settings as Kafka's KafkaConfig holds them: broker.id and node.id name the same
+    thing, so the one given is also the other's static value."""
+    copies = {key: static[other] for key, other in _ID_KEYS.items() if key not in static and other in static}
+    return {**static, **copies} if copies else static
 
 
 _DEFAULT_STRINGS: dict[str, str] = {
@@ -114,20 +127,22 @@ def _source(synonyms: list[ConfigSynonym]) -> ConfigSource:
 
 
 def describe_broker_configs(broker: BrokerConfig, per_broker: bool = True) -> list[ConfigEntry]:
-    """The broker's configs as DescribeConfigs reports them, by name.
+    """The broker's configs as DescribeConfigs reports them, in the order of the Scala hash map
+    Kafka collects them in.
 
     `per_broker` describes this broker (resource name = its id): every Kafka key plus the
-    supplied unknown keys. Otherwise it describes the cluster-wide default resource (empty
-    resource name): only the keys that have a dynamic cluster-wide default.
+    supplied unknown keys and authorizer settings (of unknown type, so sensitive: no value).
+    Otherwise it describes the cluster-wide default resource (empty resource name): only the keys
+    that have a dynamic cluster-wide default.
     """
     if per_broker:
         listed = [name for name, definition in BROKER_CONFIGS.items() if definition.kafka and not definition.internal]
-        keys = listed + broker.unknown_keys
+        keys = listed + broker.unknown_keys + [key for key in broker.supplied_keys if key in AUTHORIZER_KEYS]
         keys += [key for key in broker.supplied_keys if key in DYNAMIC_ONLY_BROKER_KEYS]
         keys += [key for key in broker.supplied_keys if is_listener_config(key) and key not in keys]
     else:
         keys = list(broker.layer(ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG))
-    return [_broker_entry(broker, key, per_broker) for key in sorted(keys)]
+    return [_broker_entry(broker, key, per_broker) for key in scala_hash_map_order(keys)]
 
 
 def _listener_synonyms(key: str) -> list[str] | None:
@@ -145,13 +160,15 @@ def _broker_entry(broker: BrokerConfig, key: str, per_broker: bool) -> ConfigEnt
     if listener_synonyms is not None:
         return _listener_entry(broker, key, listener_synonyms, per_broker)
     definition = BROKER_CONFIGS.get(key)
-    sensitive = definition is not None and definition.sensitive
+    sensitive = definition is None or definition.sensitive  # Kafka hides a key of unknown type too
     synonyms = [
         synonym
         for synonym in broker_config_synonyms(broker, key, sensitive)
         if per_broker or synonym.source is ConfigSource.DYNAMIC_DEFAULT_BROKER_CONFIG
     ]
     value = _broker_value(broker, key, definition, per_broker)
+    if key in _ID_KEYS and per_broker and synonyms:
+        value = synonyms[0].value  # the id given under either name
     return ConfigEntry(
         key,
         None if sensitive else value,

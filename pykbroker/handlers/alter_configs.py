@@ -89,7 +89,7 @@ def _alter_broker(name: str, proposed: dict[str, str], validate_only: bool, ctx:
 
 def _alter_topic(name: str, proposed: dict[str, str], validate_only: bool, ctx: RequestContext) -> None:
     check_topic_name_for_configs(name)
-    check_topic_overrides(proposed)
+    check_topic_overrides(proposed, altered_topic=name)
     if ctx.services.metadata.topic(name) is None:
         raise topic_missing(name)
     if not validate_only:

@@ -1,12 +1,13 @@
-"""ApiVersions (key 18), versions 0-3.
+"""ApiVersions (key 18), versions 0-4.
 
 Lists every API and version range the broker fully handles (taken from the handler registry),
 but those of a feature not finalized (the consumer group APIs without `group.version`, the share
 group APIs without `share.version`).
 v3 requests carry the client's software name and version; malformed ones get INVALID_REQUEST.
-v3 answers also list the supported features (leaving out those whose lowest level is 0, which
-v3 readers refuse, KAFKA-17011) and the finalized ones (`cluster/features.py`).
-A request above v3 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
+v3 and v4 answers also list the supported features and the finalized ones with their epoch
+(`cluster/features.py`); v4 differs from v3 only in that a supported feature's lowest level may be
+0 (KAFKA-17011: v3 readers refuse such a feature, so v3 answers leave those out).
+A request above v4 is answered by the dispatcher with UNSUPPORTED_VERSION and a v0 body.
 """
 
 import re
@@ -24,7 +25,8 @@ from .support.context import RequestContext
 
 API_KEY = ApiKey.API_VERSIONS
 MIN_VERSION = 0
-MAX_VERSION = 3
+MAX_VERSION = 4
+LOWEST_LEVEL_ZERO_VERSION = 4  # the first version whose readers take a supported feature's minimum of 0
 
 _SOFTWARE_NAME_OR_VERSION = re.compile(r"^[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?$")
 
@@ -45,7 +47,7 @@ async def handle(request: ApiVersionsRequest, ctx: RequestContext) -> ApiVersion
         response.supported_features = [
             ApiVersionsResponse.SupportedFeatureKey(name=name, min_version=low, max_version=high)
             for name, (low, high) in supported_features().items()
-            if low > 0  # v3 readers refuse a minimum of 0 (KAFKA-17011): such features are left out
+            if low > 0 or ctx.api_version >= LOWEST_LEVEL_ZERO_VERSION
         ]
         finalized = finalized_features(ctx.services.config)
         response.finalized_features_epoch = FINALIZED_FEATURES_EPOCH

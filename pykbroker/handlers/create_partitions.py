@@ -6,10 +6,14 @@ partition) or placed on the brokers with the topic's replication factor, answeri
 
 * a name given twice: INVALID_REQUEST "Duplicate topic name.";
 * a non-positive `timeout_ms` fails every topic with REQUEST_TIMED_OUT (controller_rules);
-* an unknown topic: UNKNOWN_TOPIC_OR_PARTITION (no message);
-* the same count: INVALID_PARTITIONS "Topic already has N partition(s).", a lower one:
-  INVALID_PARTITIONS "The topic T currently has N partition(s); C would not be an increase.";
-* as many assignments as new partitions, each valid (INVALID_REPLICA_ASSIGNMENT otherwise).
+* an unknown topic: UNKNOWN_TOPIC_OR_PARTITION "The topic 'T' does not exist.";
+* the same count: INVALID_PARTITIONS "Topic already has N partitions.", a lower one:
+  INVALID_PARTITIONS "Topic currently has N partitions, which is higher than the requested C.";
+* as many assignments as new partitions ("Increasing the number of partitions by A but B
+  assignments provided." otherwise), each valid (INVALID_REPLICA_ASSIGNMENT).
+
+These messages are Kafka 3.9.0's in ZooKeeper mode (ZkAdminManager, AdminZkClient), which Kafka's
+tools print.
 
 With `validate_only` nothing changes.
 
@@ -98,14 +102,14 @@ def _new_partitions(topic: CreatePartitionsTopic, ctx: RequestContext) -> list[l
     """The replicas of each partition to add, once the request passes Kafka's checks."""
     info = ctx.services.metadata.topic(topic.name)
     if info is None:
-        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION)
+        raise KafkaError(ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, f"The topic '{topic.name}' does not exist.")
     current = len(info.partitions)
     if topic.count == current:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partition(s).")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, f"Topic already has {current} partitions.")
     if topic.count < current:
         raise KafkaError(
             ErrorCode.INVALID_PARTITIONS,
-            f"The topic {topic.name} currently has {current} partition(s); {topic.count} would not be an increase.",
+            f"Topic currently has {current} partitions, which is higher than the requested {topic.count}.",
         )
     added = topic.count - current
     if topic.assignments is None:
@@ -113,8 +117,7 @@ def _new_partitions(topic: CreatePartitionsTopic, ctx: RequestContext) -> list[l
     if len(topic.assignments) != added:
         raise KafkaError(
             ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-            f"Attempted to add {added} additional "
-            f"partition(s), but only {len(topic.assignments)} assignment(s) were specified.",
+            f"Increasing the number of partitions by {added} but {len(topic.assignments)} assignments provided.",
         )
     registered = registered_brokers(ctx)
     for assignment in topic.assignments:

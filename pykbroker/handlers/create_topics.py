@@ -41,7 +41,6 @@ from .support.config_admin import check_topic_overrides, effective_broker_config
 from .support.context import RequestContext
 from .support.controller_rules import (
     CLUSTER_METADATA_TOPIC,
-    TooManyPartitionsError,
     check_manual_assignment,
     check_new_topic_name,
     deadline_passed,
@@ -158,26 +157,33 @@ def _replica_assignments(topic: CreatableTopic, ctx: RequestContext) -> dict[int
     if topic.assignments:
         return _manual_assignments(topic, registered_brokers(ctx))
     if topic.replication_factor < -1 or topic.replication_factor == 0:
-        raise KafkaError(
-            ErrorCode.INVALID_REPLICATION_FACTOR,
-            "Replication factor must be larger than 0, or -1 to use the default value.",
-        )
+        raise KafkaError(ErrorCode.INVALID_REPLICATION_FACTOR, "Replication factor must be larger than 0.")
     if topic.num_partitions < -1 or topic.num_partitions == 0:
-        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions was set to an invalid non-positive value.")
+        raise KafkaError(ErrorCode.INVALID_PARTITIONS, "Number of partitions must be larger than 0.")
     return _placed_assignments(topic, ctx)
 
 
+def _refuse_duplicate_replicas(topic: CreatableTopic) -> None:
+    """A broker named twice in one partition's replicas: Kafka 3.9's ZooKeeper-mode message shows
+    the whole assignment as the Scala map it holds (partitions in ascending order)."""
+    if all(len(set(a.broker_ids)) == len(a.broker_ids) for a in topic.assignments):
+        return
+    by_partition = {a.partition_index: a.broker_ids for a in topic.assignments}
+    shown = ", ".join(
+        f"{partition} -> ArrayBuffer({', '.join(map(str, by_partition[partition]))})"
+        for partition in sorted(by_partition)
+    )
+    raise KafkaError(ErrorCode.INVALID_REPLICA_ASSIGNMENT, f"Duplicate replica assignment found: HashMap({shown})")
+
+
 def _manual_assignments(topic: CreatableTopic, registered: Set[int]) -> dict[int, list[int]]:
-    if topic.replication_factor != -1:
+    if topic.replication_factor != -1 or topic.num_partitions != -1:
         raise KafkaError(
             ErrorCode.INVALID_REQUEST,
-            "A manual partition assignment was specified, but replication factor was not set to -1.",
+            "Both numPartitions or replicationFactor and replicasAssignments were set. "
+            "Both cannot be used at the same time.",
         )
-    if topic.num_partitions != -1:
-        raise KafkaError(
-            ErrorCode.INVALID_REQUEST,
-            "A manual partition assignment was specified, but numPartitions was not set to -1.",
-        )
+    _refuse_duplicate_replicas(topic)
     replicas_by_partition: dict[int, list[int]] = {}
     replication_factor = None
     for assignment in topic.assignments:
@@ -202,15 +208,7 @@ def _placed_assignments(topic: CreatableTopic, ctx: RequestContext) -> dict[int,
     replication_factor = (
         config["default.replication.factor"] if topic.replication_factor == -1 else topic.replication_factor
     )
-    try:
-        placed = place_replicas(sorted(registered_brokers(ctx)), num_partitions, replication_factor)
-    except TooManyPartitionsError:
-        raise
-    except KafkaError as exc:
-        raise KafkaError(
-            exc.code, f"Unable to replicate the partition {replication_factor} time(s): {exc.message}"
-        ) from None
-    return dict(enumerate(placed))
+    return dict(enumerate(place_replicas(sorted(registered_brokers(ctx)), num_partitions, replication_factor)))
 
 
 # --------------------------------------------------------------------------------------------

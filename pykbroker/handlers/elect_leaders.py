@@ -9,7 +9,8 @@ Served by the controller. For each named partition (all partitions when the list
   any live replica (ELIGIBLE_LEADERS_NOT_AVAILABLE when none is alive); ELECTION_NOT_NEEDED when
   it has a live leader.
 
-Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION, a broker that is not the controller answers
+Unknown partitions get UNKNOWN_TOPIC_OR_PARTITION ("The partition does not exist.", Kafka 3.9's
+ZooKeeper-mode controller's words), a broker that is not the controller answers
 NOT_CONTROLLER for each, and an unknown election type is INVALID_REQUEST. When every partition
 was asked for, those that needed no election are left out of the answer. The top-level error
 (v1+) is NONE.
@@ -30,6 +31,7 @@ MAX_VERSION = 2
 
 ALTER_CLUSTER = check(API_KEY, "cluster")
 PREFERRED, UNCLEAN = 0, 1
+NO_SUCH_PARTITION = "The partition does not exist."
 ElectionResults = dict[TopicPartition, tuple[ErrorCode, str | None]]  # (error, message) of each partition
 
 
@@ -48,12 +50,20 @@ async def handle(request: ElectLeadersRequest, ctx: RequestContext) -> ElectLead
     if election_type not in (PREFERRED, UNCLEAN):
         results = {tp: (ErrorCode.INVALID_REQUEST, f"Unknown election type {election_type}") for tp in asked or []}
     else:
-        results = await ctx.services.controller.elect_leaders(election_type, asked)
+        results = _with_kafkas_messages(await ctx.services.controller.elect_leaders(election_type, asked))
     if asked is None:
         results = {tp: r for tp, r in results.items() if r[0] != ErrorCode.ELECTION_NOT_NEEDED}
     return ElectLeadersResponse(
         throttle_time_ms=0, error_code=ErrorCode.NONE, replica_election_results=_by_topic(results)
     )
+
+
+def _with_kafkas_messages(results: ElectionResults) -> ElectionResults:
+    unknown = (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, None)
+    return {
+        tp: (ErrorCode.UNKNOWN_TOPIC_OR_PARTITION, NO_SUCH_PARTITION) if r == unknown else r
+        for tp, r in results.items()
+    }
 
 
 def _by_topic(results: ElectionResults) -> list[ElectLeadersResponse.ReplicaElectionResult]:

@@ -136,7 +136,7 @@ def _alter_topic(name: str, operations: list[Operation], validate_only: bool, ct
     info = ctx.services.metadata.topic(name)
     current = info.configs if info is not None else {}
     proposed = apply_operations(current, operations, topic_list_default, _topic_key_not_a_list)
-    check_topic_overrides(proposed)
+    check_topic_overrides(proposed, altered_topic=name)
     if info is None:
         raise topic_missing(name)
     if not validate_only:

@@ -131,11 +131,13 @@ def shifted(committed: dict[Partition, int | None], partitions: list[Partition],
 
 def clamp(admin: GroupAdmin, requested: dict[Partition, int]) -> dict[Partition, int]:
     """Kafka's checkOffsetsRange: an offset past the log end becomes the log end, one before the
-    log start becomes the log start, each with a warning."""
+    log start becomes the log start, each with a warning (in the order of the Java HashMap Kafka
+    checks them in)."""
     starts = admin.log_start_offsets(requested)
     ends = admin.log_end_offsets(requested)
     result = {}
-    for (topic, partition), offset in requested.items():
+    for topic, partition in hash_map_order(sorted(requested), topic_partition_hash):
+        offset = requested[(topic, partition)]
         start, end = starts.get((topic, partition)), ends.get((topic, partition))
         if end is not None and offset > end:
             warn(f"New offset ({offset}) is higher than latest offset for topic partition {topic}-{partition}. ", end)

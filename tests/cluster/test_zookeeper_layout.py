@@ -11,6 +11,7 @@ from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.records.records import build_batch
+from pykbroker.testkit.wire import WireClient
 
 CLUSTER_OPTIONS = {"racks": {1: "rack-a", 2: "rack-b", 3: "rack-c"}}
 InitProducerIdRequest = messages.request(ApiKey.INIT_PRODUCER_ID).cls
@@ -40,6 +41,23 @@ def test_one_controller_is_elected_and_every_broker_names_it(cluster):
     assert int(cluster.zk.get("/controller_epoch")[0]) >= 1
     for broker_id in (1, 2, 3):
         assert cluster.metadata(broker_id, None).controller_id == controller["brokerid"]
+
+
+def test_the_controller_enables_feature_versioning_with_nothing_finalized_as_kafka(cluster):
+    """Kafka 3.9's ZooKeeper-mode controller writes `/feature` once; its znode version is the
+    finalized features' epoch in ApiVersions. UpdateFeatures is the controller's alone."""
+    assert cluster.zk.get("/feature")[0] == b'{"features":{},"version":2,"status":1}'
+    assert cluster.zk.exists("/feature").version == 0
+    controller = cluster.json_at("/controller")["brokerid"]
+    request = messages.request(ApiKey.UPDATE_FEATURES)
+    update = request.classes["FeatureUpdateKey"](feature="foo", max_version_level=1, upgrade_type=1)
+    for broker_id in (1, 2, 3):
+        with WireClient(cluster.brokers[broker_id].bootstrap) as client:
+            answer = client.request(ApiKey.UPDATE_FEATURES, 1, request.cls(feature_updates=[update]))
+        if broker_id == controller:
+            assert (answer.error_code, [r.error_code for r in answer.results]) == (0, [ErrorCode.INVALID_REQUEST])
+        else:
+            assert (answer.error_code, answer.results) == (ErrorCode.NOT_CONTROLLER, [])
 
 
 def test_the_cluster_id_is_kept_in_zookeeper_and_reported_by_every_broker(cluster):

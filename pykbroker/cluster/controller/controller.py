@@ -212,6 +212,7 @@ class Controller:
         self._live, self._topics, self._shutting_down, self._offline = {}, {}, set(), {}
         self._reassigning, self._zk_reassignment_present = set(), False
         log.info("Broker %d is now the controller (epoch %d)", self.broker_id, self.epoch)
+        self.zk_client.ensure_feature_znode()
         generation = self._generation
         self.zk_client.watch_broker_ids(self._watcher(self._on_brokers_changed, generation))
         self.zk_client.watch_topics(self._watcher(self._on_topics_changed, generation))

@@ -266,6 +266,7 @@ TABLE: dict[ApiKey, ApiAuthorization] = {
                 "or else DESCRIBE_TOKENS on the token's owner",
             ),
         ),
+        _api(ApiKey.UPDATE_FEATURES, Check("cluster", ALTER, CLUSTER, CLUSTER_DENIED, REQ)),
         _api(ApiKey.DESCRIBE_CLUSTER, Check("cluster", DESCRIBE, CLUSTER, NONE, WITHHOLD, "authorized operations")),
         _api(ApiKey.DESCRIBE_PRODUCERS, Check("topic", READ, TOPIC, TOPIC_DENIED, RES)),
         _api(

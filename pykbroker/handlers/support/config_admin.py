@@ -229,11 +229,13 @@ def check_topic_name_for_configs(name: str) -> None:
     validate_topic_name(name)
 
 
-def check_topic_overrides(overrides: Mapping[str, str | None]) -> None:
+def check_topic_overrides(overrides: Mapping[str, str | None], altered_topic: str | None = None) -> None:
     """A topic's complete set of overrides: no nulls, known names, valid and consistent values.
 
     ConfigError (INVALID_CONFIG) with Kafka's message. This broker has no remote log storage,
-    so a topic may not enable it.
+    so a topic may not enable it. When the configs of an existing topic are altered
+    (`altered_topic`), an invalid value's message names the resource first, as Kafka 3.9's
+    ZooKeeper-mode ZkAdminManager says it.
     """
     nulls = [key for key, value in overrides.items() if value is None]
     if nulls:
@@ -241,9 +243,20 @@ def check_topic_overrides(overrides: Mapping[str, str | None]) -> None:
     for key in overrides:
         if key not in TOPIC_CONFIGS:
             raise ConfigError(key, f"Unknown topic config name: {key}")
-    typed = validate_topic_configs(overrides)
+    try:
+        typed = validate_topic_configs(overrides)
+    except ConfigError as error:
+        if altered_topic is None or not error.message_or_default.startswith("Invalid value "):
+            raise  # only a value its type or validator refuses (Kafka's ConfigException) is prefixed
+        raise _naming_the_topic(error, altered_topic) from None
     if typed.get("remote.storage.enable"):
-        raise ConfigError("remote.storage.enable", TIERED_STORAGE_DISABLED)
+        refusal = ConfigError("remote.storage.enable", TIERED_STORAGE_DISABLED)
+        raise refusal if altered_topic is None else _naming_the_topic(refusal, altered_topic)
+
+
+def _naming_the_topic(error: ConfigError, topic: str) -> ConfigError:
+    resource = f"ConfigResource(type=TOPIC, name='{topic}')"
+    return ConfigError(error.key, f"Invalid config value for resource {resource}: {error.message}")
 
 
 def topic_missing(name: str) -> KafkaError:
@@ -393,8 +406,11 @@ def _refuse(reason: str, keys: list[str]) -> None:
 
 
 def _dynamically_updatable(key: str) -> bool:
+    """A dynamic broker config, or a key Kafka does not know (Kafka keeps those too, for plug-ins)."""
     definition = BROKER_CONFIGS.get(key)
-    return definition is not None and definition.kafka and definition.dynamic
+    if definition is None:
+        return not is_listener_config(key)
+    return definition.kafka and definition.dynamic
 
 
 def _parse_broker_value(key: str, value: str) -> None:
@@ -405,8 +421,11 @@ def _parse_broker_value(key: str, value: str) -> None:
         if not _dynamically_updatable(base):
             return
         key = base
+    definition = BROKER_CONFIGS.get(key)
+    if definition is None:
+        return  # a key Kafka does not know is kept as it is
     try:
-        BROKER_CONFIGS[key].parse(value)
+        definition.parse(value)
     except ConfigError as exc:
         raise KafkaError(ErrorCode.INVALID_REQUEST, exc.message) from None
 

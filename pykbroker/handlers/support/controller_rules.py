@@ -2,7 +2,9 @@
 DeleteTopics (not a handler itself).
 
 These requests are answered the way a Kafka 3.9 KRaft controller answers them: the same checks in
-the same order, with the same error codes and messages. In particular:
+the same order, with the same error codes; the messages Kafka's tools print are those of Kafka
+3.9.0 in ZooKeeper mode (its AdminZkClient and ZkAdminManager), the reference this project is
+compared with. In particular:
 
 * a request whose `timeout_ms` is not positive has already passed its deadline when the
   controller would start on it, so every topic in it fails with REQUEST_TIMED_OUT and nothing
@@ -23,7 +25,7 @@ from collections.abc import Hashable, Iterable, Sequence, Set
 from typing import TypeVar
 
 from ...cluster import assignment
-from ...cluster.model import validate_topic_name
+from ...cluster.model import MAX_TOPIC_NAME_LENGTH, validate_topic_name
 from ...protocol.errors import ErrorCode, KafkaError
 from .context import RequestContext
 
@@ -48,23 +50,41 @@ def duplicated(names: Iterable[_Name]) -> set[_Name]:
 
 
 def check_new_topic_name(name: str, existing: Iterable[str]) -> None:
-    """Kafka's checks of a new topic's name: no collision on '.' versus '_' (reported in
-    preference to any other error), and a legal name."""
-    colliding = colliding_topic(name, existing)
-    if colliding is not None:
-        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topic: {colliding}")
-    validate_topic_name(name)
+    """Kafka's checks of a new topic's name, in the words of Kafka 3.9's AdminZkClient: a legal
+    name, then no collision on '.' versus '_' with existing topics."""
+    problem = new_topic_name_problem(name)
+    if problem is not None:
+        raise KafkaError(ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic name is invalid: {problem}")
+    colliding = colliding_topics(name, existing)
+    if colliding:
+        raise KafkaError(
+            ErrorCode.INVALID_TOPIC_EXCEPTION, f"Topic '{name}' collides with existing topics: {', '.join(colliding)}"
+        )
 
 
-def colliding_topic(name: str, existing: Iterable[str]) -> str | None:
-    """An existing topic whose name equals `name` once '.' and '_' are made the same."""
-    if not has_collision_chars(name):
+def new_topic_name_problem(name: str) -> str | None:
+    """What is wrong with a topic name, as Kafka's Topic.validate says it; None when it is legal."""
+    try:
+        validate_topic_name(name)
+    except KafkaError:
+        pass
+    else:
         return None
+    if not name:
+        return "the empty string is not allowed"
+    if name in (".", ".."):
+        return f"'{name}' is not allowed"
+    if len(name) > MAX_TOPIC_NAME_LENGTH:
+        return f"the length of '{name}' is longer than the max allowed length {MAX_TOPIC_NAME_LENGTH}"
+    return f"'{name}' contains one or more characters other than ASCII alphanumerics, '.', '_' and '-'"
+
+
+def colliding_topics(name: str, existing: Iterable[str]) -> list[str]:
+    """The existing topics whose names equal `name` once '.' and '_' are made the same."""
+    if not has_collision_chars(name):
+        return []
     unified = unify_collision_chars(name)
-    for other in existing:
-        if has_collision_chars(other) and unify_collision_chars(other) == unified:
-            return other
-    return None
+    return [other for other in existing if has_collision_chars(other) and unify_collision_chars(other) == unified]
 
 
 def has_collision_chars(name: str) -> bool:

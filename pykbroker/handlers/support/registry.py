@@ -111,6 +111,7 @@ API_MODULES = (
     "alter_client_quotas",  # 49
     "describe_user_scram_credentials",  # 50
     "alter_user_scram_credentials",  # 51
+    "update_features",  # 57
     "describe_cluster",  # 60
     "describe_producers",  # 61
     "describe_transactions",  # 65
