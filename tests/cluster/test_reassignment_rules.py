@@ -1,13 +1,15 @@
 """The rules under partition reassignment and replication throttles, without ZooKeeper: Kafka's
 ReplicaAssignment arithmetic, its checks of a target, the topic znode's adding/removing fields,
 the throttled replica lists and the sampled rate."""
+
 import uuid
 
 from pykbroker.cluster import zk_data
 from pykbroker.cluster.controller.reassignment import ReplicaAssignment, invalid_target
 from pykbroker.cluster.zk_data import TopicAssignment
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.replication.replication_quota import ReplicationQuota, SampledRate, parse_throttled_partitions
+from pykbroker.quota.sensor import SampledRate, WindowConfig
+from pykbroker.replication.replication_quota import ReplicationQuota, parse_throttled_partitions
 
 
 def test_a_reassignment_lists_the_original_replicas_then_the_new_ones():
@@ -27,13 +29,17 @@ def test_targets_are_checked_as_kafkas_controller_checks_them():
     current = ReplicaAssignment([1, 2])
     live = {1, 2, 3}
     assert invalid_target(current, [], live) == (
-        ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Empty replica list specified in partition reassignment.")
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
+        "Empty replica list specified in partition reassignment.",
+    )
     assert invalid_target(current, [2, 2], live)[1] == (
-        "Duplicate replica ids in partition reassignment replica list: ArrayBuffer(2, 2)")
+        "Duplicate replica ids in partition reassignment replica list: ArrayBuffer(2, 2)"
+    )
     assert invalid_target(current, [-1], live)[1] == "Invalid broker id in replica list: ArrayBuffer(-1)"
     assert invalid_target(current, [1, 7], live)[1] == (
         "Replica assignment has brokers that are not alive. Replica list: ArrayBuffer(7), "
-        "live broker list: Set(1, 2, 3)")
+        "live broker list: Set(1, 2, 3)"
+    )
     assert invalid_target(current, [2, 3], live) is None
 
 
@@ -78,8 +84,8 @@ def test_the_quota_is_exceeded_while_the_sampled_rate_is_above_the_limit():
 
 
 def test_the_rate_counts_the_span_of_its_windows():
-    rate = SampledRate(samples=3, window_ms=1000)
+    rate = SampledRate(WindowConfig(samples=3, window_ms=1000))
     rate.record(3000, now_ms=0)
-    assert rate.rate_per_s(now_ms=0) == 1500  # at least the two windows before the current one
+    assert rate.measure(now_ms=0) == 1500  # at least the two windows before the current one
     rate.record(3000, now_ms=2500)
-    assert rate.rate_per_s(now_ms=2500) == 6000 / 2.5
+    assert rate.measure(now_ms=2500) == 6000 / 2.5
