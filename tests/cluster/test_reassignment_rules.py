@@ -1,7 +1,6 @@
 """The rules under partition reassignment and replication throttles, without ZooKeeper: Kafka's
 ReplicaAssignment arithmetic, its checks of a target, the topic znode's adding/removing fields,
 the throttled replica lists and the sampled rate."""
-
 import uuid
 
 from pykbroker.cluster import zk_data
@@ -29,17 +28,13 @@ def test_targets_are_checked_as_kafkas_controller_checks_them():
     current = ReplicaAssignment([1, 2])
     live = {1, 2, 3}
     assert invalid_target(current, [], live) == (
-        ErrorCode.INVALID_REPLICA_ASSIGNMENT,
-        "Empty replica list specified in partition reassignment.",
-    )
+        ErrorCode.INVALID_REPLICA_ASSIGNMENT, "Empty replica list specified in partition reassignment.")
     assert invalid_target(current, [2, 2], live)[1] == (
-        "Duplicate replica ids in partition reassignment replica list: ArrayBuffer(2, 2)"
-    )
+        "Duplicate replica ids in partition reassignment replica list: ArrayBuffer(2, 2)")
     assert invalid_target(current, [-1], live)[1] == "Invalid broker id in replica list: ArrayBuffer(-1)"
     assert invalid_target(current, [1, 7], live)[1] == (
         "Replica assignment has brokers that are not alive. Replica list: ArrayBuffer(7), "
-        "live broker list: Set(1, 2, 3)"
-    )
+        "live broker list: Set(1, 2, 3)")
     assert invalid_target(current, [2, 3], live) is None
 
 
