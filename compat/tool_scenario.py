@@ -20,6 +20,7 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -100,464 +101,337 @@ A = "--bootstrap-server {B} --command-config {admin}"  # the admin, for the admi
 TOPICS = "kafka-topics"
 ORDERS_LINES = "".join(f"k{i % 4}:order-{i}\n" for i in range(12))
 
+
+def admin_step(tool: str) -> Callable[..., Step]:
+    """The steps of an admin tool run as the admin: a step's `args` follow the bootstrap server and
+    the admin's client config ({A})."""
+
+    def admin_tool_step(name: str, args: str, **options: object) -> Step:
+        return step(name, tool, f"{A} {args}", **options)
+
+    return admin_tool_step
+
+
+topics = admin_step(TOPICS)
+configs = admin_step("kafka-configs")
+consumer_groups = admin_step("kafka-consumer-groups")
+acls = admin_step("kafka-acls")
+get_offsets = admin_step("kafka-get-offsets")
+delete_records = admin_step("kafka-delete-records")
+log_dirs = admin_step("kafka-log-dirs")
+transactions = admin_step("kafka-transactions")
+reassign = admin_step("kafka-reassign-partitions")
+delegation_tokens = admin_step("kafka-delegation-tokens")
+
+
+def console_producer(name: str, user: str, args: str, **options: object) -> Step:
+    """The console producer with `user`'s client config ("admin", "dave")."""
+    return step(
+        name, "kafka-console-producer", f"--bootstrap-server {{B}} --producer.config {{{user}}} {args}", **options
+    )
+
+
+def console_consumer(name: str, user: str, args: str, **options: object) -> Step:
+    """The console consumer with `user`'s client config ("admin", "dave")."""
+    return step(
+        name, "kafka-console-consumer", f"--bootstrap-server {{B}} --consumer.config {{{user}}} {args}", **options
+    )
+
+
 STEPS: list[Step] = [
     # --- topics
-    step("topics/list-on-a-new-broker", TOPICS, f"{A} --list"),
-    step("topics/create-orders", TOPICS, f"{A} --create --topic orders --partitions 3 --replication-factor 1"),
-    step(
+    topics("topics/list-on-a-new-broker", "--list"),
+    topics("topics/create-orders", "--create --topic orders --partitions 3 --replication-factor 1"),
+    topics(
         "topics/create-payments-with-configs",
-        TOPICS,
-        f"{A} --create --topic payments --partitions 2 --config retention.ms=86400000 --config cleanup.policy=compact",
+        "--create --topic payments --partitions 2 --config retention.ms=86400000 --config cleanup.policy=compact",
     ),
-    step("topics/create-events", TOPICS, f"{A} --create --topic events"),
-    step("topics/create-single", TOPICS, f"{A} --create --topic single --partitions 1"),
-    step("topics/create-existing", TOPICS, f"{A} --create --topic orders"),
-    step("topics/create-if-not-exists", TOPICS, f"{A} --create --topic orders --if-not-exists"),
-    step("topics/create-replication-factor-too-large", TOPICS, f"{A} --create --topic wide --replication-factor 3"),
-    step("topics/create-unknown-config", TOPICS, f"{A} --create --topic odd --config nosuch.key=1"),
-    step("topics/create-invalid-config-value", TOPICS, f"{A} --create --topic odd --config retention.ms=abc"),
-    step("topics/create-config-without-value", TOPICS, f"{A} --create --topic odd --config abc"),
-    step("topics/create-zero-partitions", TOPICS, f"{A} --create --topic odd --partitions 0"),
-    step("topics/create-illegal-name", TOPICS, f"{A} --create --topic bad/name"),
-    step("topics/create-name-with-dot-warning", TOPICS, f"{A} --create --topic dotted.name"),
-    step("topics/create-colliding-name", TOPICS, f"{A} --create --topic dotted_name"),
-    step("topics/create-with-replica-assignment", TOPICS, f"{A} --create --topic placed --replica-assignment 0,0"),
-    step("topics/create-bad-replica-assignment", TOPICS, f"{A} --create --topic odd --replica-assignment 0,0:1"),
-    step("topics/create-without-topic", TOPICS, f"{A} --create"),
-    step("topics/list", TOPICS, f"{A} --list", pykbroker_tool=True),
-    step("topics/list-exclude-internal", TOPICS, f"{A} --list --exclude-internal"),
-    step("topics/list-regex", TOPICS, f"{A} --list --topic 'o.*'"),
-    step("topics/describe-orders", TOPICS, f"{A} --describe --topic orders", pykbroker_tool=True),
-    step("topics/describe-payments", TOPICS, f"{A} --describe --topic payments"),
-    step("topics/describe-all", TOPICS, f"{A} --describe --exclude-internal", unordered=True),
-    step("topics/describe-with-overrides", TOPICS, f"{A} --describe --topics-with-overrides", unordered=True),
-    step("topics/describe-under-replicated", TOPICS, f"{A} --describe --under-replicated-partitions"),
-    step("topics/describe-unavailable", TOPICS, f"{A} --describe --unavailable-partitions"),
-    step(
-        "topics/describe-at-min-isr",
-        TOPICS,
-        f"{A} --describe --at-min-isr-partitions --exclude-internal",
-        unordered=True,
-    ),
-    step("topics/describe-under-min-isr", TOPICS, f"{A} --describe --under-min-isr-partitions"),
-    step("topics/describe-missing", TOPICS, f"{A} --describe --topic nosuch"),
-    step("topics/alter-more-partitions", TOPICS, f"{A} --alter --topic events --partitions 4"),
-    step("topics/alter-fewer-partitions", TOPICS, f"{A} --alter --topic events --partitions 2"),
-    step("topics/alter-missing", TOPICS, f"{A} --alter --topic nosuch --partitions 2"),
-    step("topics/describe-altered", TOPICS, f"{A} --describe --topic events", pykbroker_tool=True),
-    step("topics/delete-missing", TOPICS, f"{A} --delete --topic nosuch"),
-    step("topics/delete-missing-if-exists", TOPICS, f"{A} --delete --topic nosuch --if-exists"),
-    step("topics/delete-dotted", TOPICS, f"{A} --delete --topic dotted.name"),
-    step("topics/delete-internal", TOPICS, f"{A} --delete --topic __consumer_offsets"),
+    topics("topics/create-events", "--create --topic events"),
+    topics("topics/create-single", "--create --topic single --partitions 1"),
+    topics("topics/create-existing", "--create --topic orders"),
+    topics("topics/create-if-not-exists", "--create --topic orders --if-not-exists"),
+    topics("topics/create-replication-factor-too-large", "--create --topic wide --replication-factor 3"),
+    topics("topics/create-unknown-config", "--create --topic odd --config nosuch.key=1"),
+    topics("topics/create-invalid-config-value", "--create --topic odd --config retention.ms=abc"),
+    topics("topics/create-config-without-value", "--create --topic odd --config abc"),
+    topics("topics/create-zero-partitions", "--create --topic odd --partitions 0"),
+    topics("topics/create-illegal-name", "--create --topic bad/name"),
+    topics("topics/create-name-with-dot-warning", "--create --topic dotted.name"),
+    topics("topics/create-colliding-name", "--create --topic dotted_name"),
+    topics("topics/create-with-replica-assignment", "--create --topic placed --replica-assignment 0,0"),
+    topics("topics/create-bad-replica-assignment", "--create --topic odd --replica-assignment 0,0:1"),
+    topics("topics/create-without-topic", "--create"),
+    topics("topics/list", "--list", pykbroker_tool=True),
+    topics("topics/list-exclude-internal", "--list --exclude-internal"),
+    topics("topics/list-regex", "--list --topic 'o.*'"),
+    topics("topics/describe-orders", "--describe --topic orders", pykbroker_tool=True),
+    topics("topics/describe-payments", "--describe --topic payments"),
+    topics("topics/describe-all", "--describe --exclude-internal", unordered=True),
+    topics("topics/describe-with-overrides", "--describe --topics-with-overrides", unordered=True),
+    topics("topics/describe-under-replicated", "--describe --under-replicated-partitions"),
+    topics("topics/describe-unavailable", "--describe --unavailable-partitions"),
+    topics("topics/describe-at-min-isr", "--describe --at-min-isr-partitions --exclude-internal", unordered=True),
+    topics("topics/describe-under-min-isr", "--describe --under-min-isr-partitions"),
+    topics("topics/describe-missing", "--describe --topic nosuch"),
+    topics("topics/alter-more-partitions", "--alter --topic events --partitions 4"),
+    topics("topics/alter-fewer-partitions", "--alter --topic events --partitions 2"),
+    topics("topics/alter-missing", "--alter --topic nosuch --partitions 2"),
+    topics("topics/describe-altered", "--describe --topic events", pykbroker_tool=True),
+    topics("topics/delete-missing", "--delete --topic nosuch"),
+    topics("topics/delete-missing-if-exists", "--delete --topic nosuch --if-exists"),
+    topics("topics/delete-dotted", "--delete --topic dotted.name"),
+    topics("topics/delete-internal", "--delete --topic __consumer_offsets"),
     step("topics/version", TOPICS, "--version"),
     # --- producing and consuming
-    step(
+    console_producer(
         "console-producer/orders-with-keys",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic orders --property parse.key=true "
-        "--property key.separator=:",
+        "admin",
+        "--topic orders --property parse.key=true --property key.separator=:",
         stdin=ORDERS_LINES,
     ),
-    step(
+    console_producer(
         "console-producer/single-with-headers",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic single --property parse.headers=true "
-        "--property parse.key=true",
+        "admin",
+        "--topic single --property parse.headers=true --property parse.key=true",
         stdin="h1:v1,h2:v2\tkey-a\tvalue-a\nh1:v3\tkey-b\tvalue-b\n",
     ),
-    step(
+    console_producer(
         "console-producer/single-compressed",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic single --compression-codec gzip",
+        "admin",
+        "--topic single --compression-codec gzip",
         stdin="zipped-1\nzipped-2\n",
     ),
-    step(
+    console_producer(
         "console-producer/line-without-separator",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic single --property parse.key=true",
+        "admin",
+        "--topic single --property parse.key=true",
         stdin="no separator here\n",
     ),
-    step(
-        "console-producer/bad-codec",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic single --compression-codec bogus",
-        stdin="x\n",
-    ),
-    step(
+    console_producer("console-producer/bad-codec", "admin", "--topic single --compression-codec bogus", stdin="x\n"),
+    console_consumer(
         "console-consumer/single-from-beginning",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic single --group single-readers --from-beginning "
-        "--max-messages 4 "
-        "--property print.key=true --property print.headers=true --property print.offset=true "
-        "--property print.partition=true",
+        "admin",
+        "--topic single --group single-readers --from-beginning --max-messages 4 --property "
+        "print.key=true --property print.headers=true --property print.offset=true --property "
+        "print.partition=true",
     ),
-    step(
+    console_consumer(
         "console-consumer/orders-partition-0",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic orders --partition 0 --offset earliest "
-        "--timeout-ms 5000 --property print.key=true --property print.offset=true",
+        "admin",
+        "--topic orders --partition 0 --offset earliest --timeout-ms 5000 --property "
+        "print.key=true --property print.offset=true",
     ),
-    step(
+    console_consumer(
         "console-consumer/orders-all-as-group",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic orders --group readers --from-beginning "
-        "--max-messages 12 --property print.key=true",
+        "admin",
+        "--topic orders --group readers --from-beginning --max-messages 12 --property print.key=true",
         unordered=True,
     ),
-    step(
+    console_consumer(
         "console-consumer/orders-offset-1-of-partition-1",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic orders --partition 1 --offset 1 --max-messages 1 "
-        "--formatter org.apache.kafka.tools.consumer.NoOpMessageFormatter",
+        "admin",
+        "--topic orders --partition 1 --offset 1 --max-messages 1 --formatter "
+        "org.apache.kafka.tools.consumer.NoOpMessageFormatter",
     ),
-    step(
+    console_consumer(
         "console-consumer/timestamps",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic single --partition 0 --offset 0 "
-        "--max-messages 2 --property print.timestamp=true",
+        "admin",
+        "--topic single --partition 0 --offset 0 --max-messages 2 --property print.timestamp=true",
     ),
-    step(
-        "console-consumer/offset-without-partition",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic orders --offset 1",
-    ),
-    step(
-        "console-consumer/missing-topic-times-out",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic nosuch --partition 0 --timeout-ms 2000",
+    console_consumer("console-consumer/offset-without-partition", "admin", "--topic orders --offset 1"),
+    console_consumer(
+        "console-consumer/missing-topic-times-out", "admin", "--topic nosuch --partition 0 --timeout-ms 2000"
     ),
     # --- offsets
-    step("get-offsets/all", "kafka-get-offsets", f"{A} --exclude-internal-topics", pykbroker_tool=True),
-    step("get-offsets/orders-latest", "kafka-get-offsets", f"{A} --topic orders --time -1"),
-    step("get-offsets/orders-earliest", "kafka-get-offsets", f"{A} --topic orders --time -2"),
-    step(
-        "console-producer/stamps-first",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic stamps",
-        stdin="first\n",
-    ),
-    step(
-        "console-producer/stamps-second",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {admin} --topic stamps",
-        stdin="second\n",
-    ),
-    step("get-offsets/max-timestamp", "kafka-get-offsets", f"{A} --topic stamps --time -3", pykbroker_tool=True),
-    step("get-offsets/single-by-time-zero", "kafka-get-offsets", f"{A} --topic single --time 0"),
-    step(
-        "get-offsets/partitions-list",
-        "kafka-get-offsets",
-        f"{A} --topic-partitions orders:1-,single:0",
-        pykbroker_tool=True,
-    ),
-    step("get-offsets/missing-topic", "kafka-get-offsets", f"{A} --topic nosuch", pykbroker_tool=True),
-    step("get-offsets/bad-time", "kafka-get-offsets", f"{A} --topic orders --time abc"),
+    get_offsets("get-offsets/all", "--exclude-internal-topics", pykbroker_tool=True),
+    get_offsets("get-offsets/orders-latest", "--topic orders --time -1"),
+    get_offsets("get-offsets/orders-earliest", "--topic orders --time -2"),
+    console_producer("console-producer/stamps-first", "admin", "--topic stamps", stdin="first\n"),
+    console_producer("console-producer/stamps-second", "admin", "--topic stamps", stdin="second\n"),
+    get_offsets("get-offsets/max-timestamp", "--topic stamps --time -3", pykbroker_tool=True),
+    get_offsets("get-offsets/single-by-time-zero", "--topic single --time 0"),
+    get_offsets("get-offsets/partitions-list", "--topic-partitions orders:1-,single:0", pykbroker_tool=True),
+    get_offsets("get-offsets/missing-topic", "--topic nosuch", pykbroker_tool=True),
+    get_offsets("get-offsets/bad-time", "--topic orders --time abc"),
     # --- consumer groups
-    step("consumer-groups/list", "kafka-consumer-groups", f"{A} --list", unordered=True),
-    step(
-        "consumer-groups/list-with-state",
-        "kafka-consumer-groups",
-        f"{A} --list --state",
-        pykbroker_tool=True,
-        unordered=True,
-    ),
-    step(
-        "consumer-groups/describe-readers",
-        "kafka-consumer-groups",
-        f"{A} --describe --group readers",
-        pykbroker_tool=True,
-    ),
-    step(
-        "consumer-groups/describe-readers-state",
-        "kafka-consumer-groups",
-        f"{A} --describe --group readers --state",
-    ),
-    step(
-        "consumer-groups/describe-readers-members", "kafka-consumer-groups", f"{A} --describe --group readers --members"
-    ),
-    step("consumer-groups/describe-missing", "kafka-consumer-groups", f"{A} --describe --group nosuch"),
-    step(
+    consumer_groups("consumer-groups/list", "--list", unordered=True),
+    consumer_groups("consumer-groups/list-with-state", "--list --state", unordered=True, pykbroker_tool=True),
+    consumer_groups("consumer-groups/describe-readers", "--describe --group readers", pykbroker_tool=True),
+    consumer_groups("consumer-groups/describe-readers-state", "--describe --group readers --state"),
+    consumer_groups("consumer-groups/describe-readers-members", "--describe --group readers --members"),
+    consumer_groups("consumer-groups/describe-missing", "--describe --group nosuch"),
+    consumer_groups(
         "consumer-groups/reset-to-earliest-dry-run",
-        "kafka-consumer-groups",
-        f"{A} --reset-offsets --group readers --topic orders --to-earliest --dry-run",
+        "--reset-offsets --group readers --topic orders --to-earliest --dry-run",
     ),
-    step(
+    consumer_groups(
         "consumer-groups/reset-to-offset-execute",
-        "kafka-consumer-groups",
-        f"{A} --reset-offsets --group readers --topic orders:0 --to-offset 1 --execute",
+        "--reset-offsets --group readers --topic orders:0 --to-offset 1 --execute",
     ),
-    step(
+    consumer_groups(
         "consumer-groups/reset-shift-by-export",
-        "kafka-consumer-groups",
-        f"{A} --reset-offsets --group readers --all-topics --shift-by -1 --export --dry-run",
+        "--reset-offsets --group readers --all-topics --shift-by -1 --export --dry-run",
     ),
-    step(
+    consumer_groups(
         "consumer-groups/reset-to-datetime",
-        "kafka-consumer-groups",
-        f"{A} --reset-offsets --group readers --all-topics --to-datetime 2020-01-01T00:00:00.000 --execute",
+        "--reset-offsets --group readers --all-topics --to-datetime 2020-01-01T00:00:00.000 --execute",
     ),
-    step(
-        "consumer-groups/reset-without-scope",
-        "kafka-consumer-groups",
-        f"{A} --reset-offsets --group readers --to-earliest --execute",
+    consumer_groups("consumer-groups/reset-without-scope", "--reset-offsets --group readers --to-earliest --execute"),
+    consumer_groups(
+        "consumer-groups/describe-after-reset", "--describe --group readers --offsets", pykbroker_tool=True
     ),
-    step(
-        "consumer-groups/describe-after-reset",
-        "kafka-consumer-groups",
-        f"{A} --describe --group readers --offsets",
-        pykbroker_tool=True,
-    ),
-    step(
-        "consumer-groups/delete-offsets-of-topic",
-        "kafka-consumer-groups",
-        f"{A} --delete-offsets --group readers --topic orders",
-    ),
-    step(
-        "consumer-groups/delete-offsets-missing-topic",
-        "kafka-consumer-groups",
-        f"{A} --delete-offsets --group readers --topic nosuch",
-    ),
-    step("consumer-groups/delete-readers", "kafka-consumer-groups", f"{A} --delete --group readers"),
-    step("consumer-groups/delete-missing", "kafka-consumer-groups", f"{A} --delete --group nosuch"),
-    step("consumer-groups/list-after-delete", "kafka-consumer-groups", f"{A} --list", unordered=True),
+    consumer_groups("consumer-groups/delete-offsets-of-topic", "--delete-offsets --group readers --topic orders"),
+    consumer_groups("consumer-groups/delete-offsets-missing-topic", "--delete-offsets --group readers --topic nosuch"),
+    consumer_groups("consumer-groups/delete-readers", "--delete --group readers"),
+    consumer_groups("consumer-groups/delete-missing", "--delete --group nosuch"),
+    consumer_groups("consumer-groups/list-after-delete", "--list", unordered=True),
     # --- configs
-    step(
-        "configs/describe-topic-orders",
-        "kafka-configs",
-        f"{A} --describe --entity-type topics --entity-name orders",
-    ),
-    step(
-        "configs/describe-topic-payments",
-        "kafka-configs",
-        f"{A} --describe --entity-type topics --entity-name payments",
-    ),
-    step(
+    configs("configs/describe-topic-orders", "--describe --entity-type topics --entity-name orders"),
+    configs("configs/describe-topic-payments", "--describe --entity-type topics --entity-name payments"),
+    configs(
         "configs/describe-topic-payments-all",
-        "kafka-configs",
-        f"{A} --describe --entity-type topics --entity-name payments --all",
+        "--describe --entity-type topics --entity-name payments --all",
         pykbroker_tool=True,
     ),
-    step(
+    configs(
         "configs/alter-topic-add",
-        "kafka-configs",
-        f"{A} --alter --entity-type topics --entity-name orders "
-        "--add-config retention.ms=3600000,max.message.bytes=2000000",
+        "--alter --entity-type topics --entity-name orders --add-config retention.ms=3600000,max.message.bytes=2000000",
     ),
-    step("configs/describe-topic-altered", "kafka-configs", f"{A} --describe --topic orders", pykbroker_tool=True),
-    step(
+    configs("configs/describe-topic-altered", "--describe --topic orders", pykbroker_tool=True),
+    configs(
         "configs/alter-topic-delete",
-        "kafka-configs",
-        f"{A} --alter --entity-type topics --entity-name orders --delete-config max.message.bytes",
+        "--alter --entity-type topics --entity-name orders --delete-config max.message.bytes",
     ),
-    step(
-        "configs/alter-topic-unknown-key",
-        "kafka-configs",
-        f"{A} --alter --entity-type topics --entity-name orders --add-config nosuch=1",
+    configs(
+        "configs/alter-topic-unknown-key", "--alter --entity-type topics --entity-name orders --add-config nosuch=1"
     ),
-    step(
+    configs(
         "configs/alter-topic-invalid-value",
-        "kafka-configs",
-        f"{A} --alter --entity-type topics --entity-name orders --add-config retention.ms=abc",
+        "--alter --entity-type topics --entity-name orders --add-config retention.ms=abc",
     ),
-    step(
-        "configs/alter-missing-topic",
-        "kafka-configs",
-        f"{A} --alter --entity-type topics --entity-name nosuch --add-config retention.ms=1",
+    configs(
+        "configs/alter-missing-topic", "--alter --entity-type topics --entity-name nosuch --add-config retention.ms=1"
     ),
-    step("configs/describe-all-topics", "kafka-configs", f"{A} --describe --entity-type topics", unordered=True),
-    step("configs/describe-brokers", "kafka-configs", f"{A} --describe --entity-type brokers"),
-    step(
-        "configs/describe-broker-0",
-        "kafka-configs",
-        f"{A} --describe --entity-type brokers --entity-name 0",
+    configs("configs/describe-all-topics", "--describe --entity-type topics", unordered=True),
+    configs("configs/describe-brokers", "--describe --entity-type brokers"),
+    configs("configs/describe-broker-0", "--describe --entity-type brokers --entity-name 0"),
+    configs("configs/describe-broker-default", "--describe --entity-type brokers --entity-default"),
+    configs(
+        "configs/alter-broker-0", "--alter --entity-type brokers --entity-name 0 --add-config log.cleaner.threads=2"
     ),
-    step(
-        "configs/describe-broker-default",
-        "kafka-configs",
-        f"{A} --describe --entity-type brokers --entity-default",
-    ),
-    step(
-        "configs/alter-broker-0",
-        "kafka-configs",
-        f"{A} --alter --entity-type brokers --entity-name 0 --add-config log.cleaner.threads=2",
-    ),
-    step(
+    configs(
         "configs/describe-broker-0-altered",
-        "kafka-configs",
-        f"{A} --describe --broker 0",
-        pykbroker_tool=True,
+        "--describe --broker 0",
         until="log.cleaner.threads=2 ",
-    ),
-    step(
-        "configs/alter-broker-default",
-        "kafka-configs",
-        f"{A} --alter --entity-type brokers --entity-default --add-config log.cleaner.backoff.ms=20000",
-    ),
-    step(
-        "configs/describe-broker-default-altered",
-        "kafka-configs",
-        f"{A} --describe --broker-defaults",
         pykbroker_tool=True,
+    ),
+    configs(
+        "configs/alter-broker-default",
+        "--alter --entity-type brokers --entity-default --add-config log.cleaner.backoff.ms=20000",
+    ),
+    configs(
+        "configs/describe-broker-default-altered",
+        "--describe --broker-defaults",
         until="log.cleaner.backoff.ms=20000",
+        pykbroker_tool=True,
     ),
-    step(
-        "configs/alter-broker-read-only",
-        "kafka-configs",
-        f"{A} --alter --entity-type brokers --entity-name 0 --add-config broker.id=7",
-    ),
-    step(
+    configs("configs/alter-broker-read-only", "--alter --entity-type brokers --entity-name 0 --add-config broker.id=7"),
+    configs(
         "configs/alter-broker-delete",
-        "kafka-configs",
-        f"{A} --alter --entity-type brokers --entity-name 0 --delete-config log.cleaner.threads",
+        "--alter --entity-type brokers --entity-name 0 --delete-config log.cleaner.threads",
     ),
-    step(
+    configs(
         "configs/alter-broker-default-delete",
-        "kafka-configs",
-        f"{A} --alter --entity-type brokers --entity-default --delete-config log.cleaner.backoff.ms",
+        "--alter --entity-type brokers --entity-default --delete-config log.cleaner.backoff.ms",
     ),
-    step(
-        "configs/describe-broker-loggers",
-        "kafka-configs",
-        f"{A} --describe --entity-type broker-loggers --entity-name 0",
-    ),
-    step("configs/alter-without-entity", "kafka-configs", f"{A} --alter --add-config retention.ms=1"),
-    step(
+    configs("configs/describe-broker-loggers", "--describe --entity-type broker-loggers --entity-name 0"),
+    configs("configs/alter-without-entity", "--alter --add-config retention.ms=1"),
+    configs(
         "configs/scram-create-zed",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-name zed --add-config 'SCRAM-SHA-512=[password=zed-secret]'",
+        "--alter --entity-type users --entity-name zed --add-config 'SCRAM-SHA-512=[password=zed-secret]'",
     ),
-    step("configs/scram-describe-zed", "kafka-configs", f"{A} --describe --entity-type users --entity-name zed"),
-    step("configs/users-describe", "kafka-configs", f"{A} --describe --entity-type users"),
-    step(
+    configs("configs/scram-describe-zed", "--describe --entity-type users --entity-name zed"),
+    configs("configs/users-describe", "--describe --entity-type users"),
+    configs(
         "quotas/user-producer-rate",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-name zed --add-config producer_byte_rate=1048576",
+        "--alter --entity-type users --entity-name zed --add-config producer_byte_rate=1048576",
     ),
-    step(
+    configs(
         "quotas/client-consumer-rate",
-        "kafka-configs",
-        f"{A} --alter --entity-type clients --entity-name reporter --add-config consumer_byte_rate=2097152",
+        "--alter --entity-type clients --entity-name reporter --add-config consumer_byte_rate=2097152",
     ),
-    step(
+    configs(
         "quotas/user-client-request-percentage",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-name zed --entity-type clients --entity-name reporter "
-        "--add-config request_percentage=50",
+        "--alter --entity-type users --entity-name zed --entity-type clients --entity-name "
+        "reporter --add-config request_percentage=50",
     ),
-    step(
-        "quotas/default-user",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-default --add-config producer_byte_rate=4194304",
+    configs(
+        "quotas/default-user", "--alter --entity-type users --entity-default --add-config producer_byte_rate=4194304"
     ),
-    step("quotas/describe-user", "kafka-configs", f"{A} --describe --entity-type users --entity-name zed"),
-    step("quotas/describe-clients", "kafka-configs", f"{A} --describe --entity-type clients"),
-    step(
-        "quotas/describe-user-clients",
-        "kafka-configs",
-        f"{A} --describe --entity-type users --entity-name zed --entity-type clients",
+    configs("quotas/describe-user", "--describe --entity-type users --entity-name zed"),
+    configs("quotas/describe-clients", "--describe --entity-type clients"),
+    configs("quotas/describe-user-clients", "--describe --entity-type users --entity-name zed --entity-type clients"),
+    configs("quotas/describe-default-user", "--describe --entity-type users --entity-default"),
+    configs(
+        "quotas/remove-user-rate", "--alter --entity-type users --entity-name zed --delete-config producer_byte_rate"
     ),
-    step("quotas/describe-default-user", "kafka-configs", f"{A} --describe --entity-type users --entity-default"),
-    step(
-        "quotas/remove-user-rate",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-name zed --delete-config producer_byte_rate",
+    configs(
+        "quotas/remove-default-user", "--alter --entity-type users --entity-default --delete-config producer_byte_rate"
     ),
-    step(
-        "quotas/remove-default-user",
-        "kafka-configs",
-        f"{A} --alter --entity-type users --entity-default --delete-config producer_byte_rate",
+    configs(
+        "quotas/unknown-quota-key", "--alter --entity-type clients --entity-name reporter --add-config nosuch_rate=1"
     ),
-    step(
-        "quotas/unknown-quota-key",
-        "kafka-configs",
-        f"{A} --alter --entity-type clients --entity-name reporter --add-config nosuch_rate=1",
-    ),
-    step(
+    configs(
         "quotas/ip-connection-rate",
-        "kafka-configs",
-        f"{A} --alter --entity-type ips --entity-name 127.0.0.2 --add-config connection_creation_rate=10",
+        "--alter --entity-type ips --entity-name 127.0.0.2 --add-config connection_creation_rate=10",
     ),
-    step("quotas/describe-ips", "kafka-configs", f"{A} --describe --entity-type ips"),
+    configs("quotas/describe-ips", "--describe --entity-type ips"),
     # --- ACLs
-    step("acls/list-none", "kafka-acls", f"{A} --list"),
-    step(
+    acls("acls/list-none", "--list"),
+    acls(
         "acls/allow-dave-read-orders",
-        "kafka-acls",
-        f"{A} --add --allow-principal User:dave --operation Read --operation Describe --topic orders",
+        "--add --allow-principal User:dave --operation Read --operation Describe --topic orders",
     ),
-    step("acls/producer-dave-orders", "kafka-acls", f"{A} --add --producer --allow-principal User:dave --topic orders"),
-    step(
-        "acls/consumer-dave-group",
-        "kafka-acls",
-        f"{A} --add --consumer --allow-principal User:dave --topic orders --group dave-group",
-    ),
-    step(
-        "acls/deny-dave-payments",
-        "kafka-acls",
-        f"{A} --add --deny-principal User:dave --operation All --topic payments",
-    ),
-    step(
+    acls("acls/producer-dave-orders", "--add --producer --allow-principal User:dave --topic orders"),
+    acls("acls/consumer-dave-group", "--add --consumer --allow-principal User:dave --topic orders --group dave-group"),
+    acls("acls/deny-dave-payments", "--add --deny-principal User:dave --operation All --topic payments"),
+    acls(
         "acls/prefixed-topics",
-        "kafka-acls",
-        f"{A} --add --allow-principal User:dave --operation Write --topic logs- --resource-pattern-type prefixed",
+        "--add --allow-principal User:dave --operation Write --topic logs- --resource-pattern-type prefixed",
     ),
-    step(
+    acls(
         "acls/allow-from-host",
-        "kafka-acls",
-        f"{A} --add --allow-principal User:zed --allow-host 127.0.0.1 --operation Describe --topic orders",
+        "--add --allow-principal User:zed --allow-host 127.0.0.1 --operation Describe --topic orders",
     ),
-    step(
-        "acls/cluster-create-for-dave",
-        "kafka-acls",
-        f"{A} --add --allow-principal User:dave --operation Create --cluster",
-    ),
-    step("acls/list-all", "kafka-acls", f"{A} --list", unordered=True),
-    step("acls/list-orders", "kafka-acls", f"{A} --list --topic orders", unordered=True),
-    step("acls/list-by-principal", "kafka-acls", f"{A} --list --principal User:dave", unordered=True),
-    step(
-        "acls/list-prefixed-match",
-        "kafka-acls",
-        f"{A} --list --topic logs-app --resource-pattern-type match",
-        unordered=True,
-    ),
-    step("acls/list-cluster", "kafka-acls", f"{A} --list --cluster"),
-    step("acls/add-without-principal", "kafka-acls", f"{A} --add --operation Read --topic orders"),
-    step(
-        "acls/invalid-operation-for-resource",
-        "kafka-acls",
-        f"{A} --add --allow-principal User:dave --operation AlterConfigs --group g",
-    ),
+    acls("acls/cluster-create-for-dave", "--add --allow-principal User:dave --operation Create --cluster"),
+    acls("acls/list-all", "--list"),
+    acls("acls/list-orders", "--list --topic orders"),
+    acls("acls/list-by-principal", "--list --principal User:dave"),
+    acls("acls/list-prefixed-match", "--list --topic logs-app --resource-pattern-type match"),
+    acls("acls/list-cluster", "--list --cluster"),
+    acls("acls/add-without-principal", "--add --operation Read --topic orders"),
+    acls("acls/invalid-operation-for-resource", "--add --allow-principal User:dave --operation AlterConfigs --group g"),
     step("acls/as-dave-list-denied", "kafka-acls", "--bootstrap-server {B} --command-config {dave} --list"),
     step("dave/list-topics", TOPICS, "--bootstrap-server {B} --command-config {dave} --list"),
     step(
         "dave/describe-payments", TOPICS, "--bootstrap-server {B} --command-config {dave} --describe --topic payments"
     ),
     step("dave/create-topic", TOPICS, "--bootstrap-server {B} --command-config {dave} --create --topic dave-topic"),
-    step(
+    console_producer(
         "dave/produce-orders",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {dave} --topic orders --property parse.key=true "
-        "--property key.separator=:",
+        "dave",
+        "--topic orders --property parse.key=true --property key.separator=:",
         stdin="k1:from-dave\n",
     ),
-    step(
-        "dave/produce-payments-denied",
-        "kafka-console-producer",
-        "--bootstrap-server {B} --producer.config {dave} --topic payments",
-        stdin="denied\n",
-        timeout=60,
-    ),
-    step(
+    console_producer("dave/produce-payments-denied", "dave", "--topic payments", stdin="denied\n", timeout=60),
+    console_consumer(
         "dave/consume-orders-in-group",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {dave} --topic orders --group dave-group --from-beginning "
-        "--max-messages 13",
+        "dave",
+        "--topic orders --group dave-group --from-beginning --max-messages 13",
         unordered=True,
     ),
-    step(
-        "dave/consume-in-other-group-denied",
-        "kafka-console-consumer",
-        "--bootstrap-server {B} --consumer.config {dave} --topic orders --group other-group --max-messages 1",
+    console_consumer(
+        "dave/consume-in-other-group-denied", "dave", "--topic orders --group other-group --max-messages 1"
     ),
     step(
         "dave/alter-configs-denied",
@@ -571,25 +445,15 @@ STEPS: list[Step] = [
     ),
     step("zed/list-topics-over-scram", TOPICS, "--bootstrap-server {S} --command-config {zed} --list"),
     step("zed/wrong-password", TOPICS, "--bootstrap-server {S} --command-config {F:zed-wrong.properties} --list"),
-    step(
-        "acls/remove-deny",
-        "kafka-acls",
-        f"{A} --remove --force --deny-principal User:dave --operation All --topic payments",
-    ),
-    step("acls/remove-all-of-orders", "kafka-acls", f"{A} --remove --force --topic orders"),
-    step("acls/list-after-remove", "kafka-acls", f"{A} --list", unordered=True),
+    acls("acls/remove-deny", "--remove --force --deny-principal User:dave --operation All --topic payments"),
+    acls("acls/remove-all-of-orders", "--remove --force --topic orders"),
+    acls("acls/list-after-remove", "--list"),
     # --- records
-    step(
-        "delete-records/orders-partition-0", "kafka-delete-records", f"{A} --offset-json-file {{F:delete-first.json}}"
-    ),
-    step("delete-records/beyond-the-end", "kafka-delete-records", f"{A} --offset-json-file {{F:delete-beyond.json}}"),
-    step("delete-records/not-json", "kafka-delete-records", f"{A} --offset-json-file {{F:not-json.json}}"),
-    step("delete-records/missing-file", "kafka-delete-records", f"{A} --offset-json-file /nonexistent/delete.json"),
-    step(
-        "get-offsets/orders-earliest-after-delete",
-        "kafka-get-offsets",
-        f"{A} --topic orders --time -2",
-    ),
+    delete_records("delete-records/orders-partition-0", "--offset-json-file {F:delete-first.json}"),
+    delete_records("delete-records/beyond-the-end", "--offset-json-file {F:delete-beyond.json}"),
+    delete_records("delete-records/not-json", "--offset-json-file {F:not-json.json}"),
+    delete_records("delete-records/missing-file", "--offset-json-file /nonexistent/delete.json"),
+    get_offsets("get-offsets/orders-earliest-after-delete", "--topic orders --time -2"),
     # --- leader election
     step(
         "leader-election/preferred-all",
@@ -617,27 +481,23 @@ STEPS: list[Step] = [
         "--bootstrap-server {B} --admin.config {admin} --election-type preferred --topic orders",
     ),
     # --- log dirs
-    step("log-dirs/describe-orders", "kafka-log-dirs", f"{A} --describe --topic-list orders,single", figures=True),
-    step(
-        "log-dirs/describe-broker-0",
-        "kafka-log-dirs",
-        f"{A} --describe --broker-list 0 --topic-list payments",
-        figures=True,
-    ),
-    step("log-dirs/describe-missing-broker", "kafka-log-dirs", f"{A} --describe --broker-list 5"),
+    log_dirs("log-dirs/describe-orders", "--describe --topic-list orders,single", figures=True),
+    log_dirs("log-dirs/describe-broker-0", "--describe --broker-list 0 --topic-list payments", figures=True),
+    log_dirs("log-dirs/describe-missing-broker", "--describe --broker-list 5"),
     # --- performance tools
     step(
         "producer-perf/1000-records",
         "kafka-producer-perf-test",
-        "--topic perf --num-records 1000 --record-size 100 --throughput -1 --producer.config {admin} "
-        "--producer-props bootstrap.servers={B} acks=all",
+        "--topic perf --num-records 1000 --record-size 100 --throughput -1 --producer.config "
+        "{admin} --producer-props bootstrap.servers={B} acks=all",
         figures=True,
     ),
     step(
         "producer-perf/transactional",
         "kafka-producer-perf-test",
-        "--topic perf --num-records 200 --record-size 50 --throughput -1 --producer.config {admin} "
-        "--producer-props bootstrap.servers={B} --transactional-id perf-tx --transaction-duration-ms 100",
+        "--topic perf --num-records 200 --record-size 50 --throughput -1 --producer.config "
+        "{admin} --producer-props bootstrap.servers={B} --transactional-id perf-tx "
+        "--transaction-duration-ms 100",
         figures=True,
     ),
     step("producer-perf/missing-options", "kafka-producer-perf-test", "--topic perf"),
@@ -650,8 +510,8 @@ STEPS: list[Step] = [
     step(
         "consumer-perf/show-detailed-stats",
         "kafka-consumer-perf-test",
-        "--bootstrap-server {B} --consumer.config {admin} --topic perf --messages 100 --hide-header "
-        "--group perf-group-2",
+        "--bootstrap-server {B} --consumer.config {admin} --topic perf --messages 100 "
+        "--hide-header --group perf-group-2",
         figures=True,
     ),
     step("e2e-latency/50-messages", "kafka-e2e-latency", "{B} latency 50 all 100 {admin}", figures=True),
@@ -663,89 +523,47 @@ STEPS: list[Step] = [
     step(
         "verifiable-consumer/10-records",
         "kafka-verifiable-consumer",
-        "--bootstrap-server {B} --consumer.config {admin} --topic verified --group-id verifiers --max-messages 10 "
-        "--reset-policy earliest",
+        "--bootstrap-server {B} --consumer.config {admin} --topic verified --group-id verifiers "
+        "--max-messages 10 --reset-policy earliest",
     ),
     # --- transactions
-    step("transactions/list", "kafka-transactions", f"{A} list", figures=True),
-    step("transactions/describe", "kafka-transactions", f"{A} describe --transactional-id perf-tx", figures=True),
-    step("transactions/describe-missing", "kafka-transactions", f"{A} describe --transactional-id nosuch"),
-    step(
-        "transactions/describe-producers",
-        "kafka-transactions",
-        f"{A} describe-producers --topic perf --partition 0",
-        figures=True,
-    ),
-    step("transactions/find-hanging", "kafka-transactions", f"{A} find-hanging --broker-id 0"),
-    step(
+    transactions("transactions/list", "list", figures=True),
+    transactions("transactions/describe", "describe --transactional-id perf-tx", figures=True),
+    transactions("transactions/describe-missing", "describe --transactional-id nosuch"),
+    transactions("transactions/describe-producers", "describe-producers --topic perf --partition 0", figures=True),
+    transactions("transactions/find-hanging", "find-hanging --broker-id 0"),
+    transactions(
         "transactions/abort-missing-producer",
-        "kafka-transactions",
-        f"{A} abort --topic perf --partition 0 --producer-id 12345 --producer-epoch 0 --coordinator-epoch 0",
+        "abort --topic perf --partition 0 --producer-id 12345 --producer-epoch 0 --coordinator-epoch 0",
     ),
     # --- partition reassignment
-    step(
-        "reassign/generate",
-        "kafka-reassign-partitions",
-        f"{A} --generate --topics-to-move-json-file {{F:topics-to-move.json}} --broker-list 0",
-    ),
-    step("reassign/list-none", "kafka-reassign-partitions", f"{A} --list"),
-    step(
-        "reassign/execute-same-replicas",
-        "kafka-reassign-partitions",
-        f"{A} --execute --reassignment-json-file {{F:reassign.json}}",
-    ),
-    step("reassign/verify", "kafka-reassign-partitions", f"{A} --verify --reassignment-json-file {{F:reassign.json}}"),
-    step(
-        "reassign/execute-missing-broker",
-        "kafka-reassign-partitions",
-        f"{A} --execute --reassignment-json-file {{F:reassign-to-5.json}}",
-    ),
-    step("reassign/cancel", "kafka-reassign-partitions", f"{A} --cancel --reassignment-json-file {{F:reassign.json}}"),
-    step(
+    reassign("reassign/generate", "--generate --topics-to-move-json-file {F:topics-to-move.json} --broker-list 0"),
+    reassign("reassign/list-none", "--list"),
+    reassign("reassign/execute-same-replicas", "--execute --reassignment-json-file {F:reassign.json}"),
+    reassign("reassign/verify", "--verify --reassignment-json-file {F:reassign.json}"),
+    reassign("reassign/execute-missing-broker", "--execute --reassignment-json-file {F:reassign-to-5.json}"),
+    reassign("reassign/cancel", "--cancel --reassignment-json-file {F:reassign.json}"),
+    reassign(
         "reassign/execute-with-throttle",
-        "kafka-reassign-partitions",
-        f"{A} --execute --reassignment-json-file {{F:reassign-events.json}} --throttle 10000000",
+        "--execute --reassignment-json-file {F:reassign-events.json} --throttle 10000000",
     ),
-    step(
-        "configs/describe-throttled-topic",
-        "kafka-configs",
-        f"{A} --describe --entity-type topics --entity-name events",
-    ),
-    step(
+    configs("configs/describe-throttled-topic", "--describe --entity-type topics --entity-name events"),
+    reassign(
         "reassign/verify-clears-throttles",
-        "kafka-reassign-partitions",
-        f"{A} --verify --reassignment-json-file {{F:reassign-events.json}}",
+        "--verify --reassignment-json-file {F:reassign-events.json}",
         until="Clearing topic-level throttles",
     ),
-    step(
-        "configs/describe-topic-after-verify",
-        "kafka-configs",
-        f"{A} --describe --entity-type topics --entity-name events",
-    ),
-    step(
-        "reassign/execute-into-log-dir",
-        "kafka-reassign-partitions",
-        f"{A} --execute --reassignment-json-file {{F:reassign-log-dir.json}}",
-    ),
-    step("log-dirs/describe-after-move", "kafka-log-dirs", f"{A} --describe --topic-list single", figures=True),
+    configs("configs/describe-topic-after-verify", "--describe --entity-type topics --entity-name events"),
+    reassign("reassign/execute-into-log-dir", "--execute --reassignment-json-file {F:reassign-log-dir.json}"),
+    log_dirs("log-dirs/describe-after-move", "--describe --topic-list single", figures=True),
     # --- delegation tokens
-    step(
+    delegation_tokens(
         "delegation-tokens/create",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --create --max-life-time-period -1 "
-        "--renewer-principal User:dave",
+        "--create --max-life-time-period -1 --renewer-principal User:dave",
         capture=r"^(?P<tokenid>\S+)\s+(?P<hmac>\S+)\s+User:admin",
     ),
-    step(
-        "delegation-tokens/describe",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --describe",
-    ),
-    step(
-        "delegation-tokens/describe-by-owner",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --describe --owner-principal User:admin",
-    ),
+    delegation_tokens("delegation-tokens/describe", "--describe"),
+    delegation_tokens("delegation-tokens/describe-by-owner", "--describe --owner-principal User:admin"),
     step(
         "delegation-tokens/describe-as-dave",
         "kafka-delegation-tokens",
@@ -759,28 +577,10 @@ STEPS: list[Step] = [
         "kafka-delegation-tokens",
         "--bootstrap-server {S} --command-config {token} --create --max-life-time-period -1",
     ),
-    step(
-        "delegation-tokens/renew",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --renew --renew-time-period -1 --hmac {hmac}",
-        figures=True,
-    ),
-    step(
-        "delegation-tokens/renew-unknown",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --renew --renew-time-period -1 --hmac bm90LWEtdG9rZW4=",
-    ),
-    step(
-        "delegation-tokens/expire",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --expire --expiry-time-period -1 --hmac {hmac}",
-        figures=True,
-    ),
-    step(
-        "delegation-tokens/describe-after-expire",
-        "kafka-delegation-tokens",
-        "--bootstrap-server {B} --command-config {admin} --describe",
-    ),
+    delegation_tokens("delegation-tokens/renew", "--renew --renew-time-period -1 --hmac {hmac}", figures=True),
+    delegation_tokens("delegation-tokens/renew-unknown", "--renew --renew-time-period -1 --hmac bm90LWEtdG9rZW4="),
+    delegation_tokens("delegation-tokens/expire", "--expire --expiry-time-period -1 --hmac {hmac}", figures=True),
+    delegation_tokens("delegation-tokens/describe-after-expire", "--describe"),
     step(
         "delegation-tokens/list-topics-with-the-expired-token",
         TOPICS,
@@ -794,9 +594,9 @@ STEPS: list[Step] = [
         "--bootstrap-server {B} --command-config {admin} upgrade --feature nosuch.feature=1 --dry-run",
     ),
     # --- clean up
-    step("topics/delete-orders", TOPICS, f"{A} --delete --topic orders"),
-    step("topics/delete-pattern", TOPICS, f"{A} --delete --topic 'p.*'"),
-    step("topics/list-at-the-end", TOPICS, f"{A} --list"),
+    topics("topics/delete-orders", "--delete --topic orders"),
+    topics("topics/delete-pattern", "--delete --topic 'p.*'"),
+    topics("topics/list-at-the-end", "--list"),
 ]
 
 

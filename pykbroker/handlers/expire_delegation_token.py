@@ -13,10 +13,9 @@ the expiry -1.
 from __future__ import annotations
 
 from ..protocol.api_keys import ApiKey
-from ..protocol.errors import ErrorCode
 from ..protocol.message_types import ExpireDelegationTokenRequest, ExpireDelegationTokenResponse
 from .support.context import RequestContext
-from .support.token_requests import token_requests_allowed
+from .support.token_requests import change_token_expiry
 
 API_KEY = ApiKey.EXPIRE_DELEGATION_TOKEN
 MIN_VERSION = 0
@@ -24,14 +23,6 @@ MAX_VERSION = 2
 
 
 async def handle(request: ExpireDelegationTokenRequest, ctx: RequestContext) -> ExpireDelegationTokenResponse:
-    if not token_requests_allowed(ctx):
-        return _response(ErrorCode.DELEGATION_TOKEN_REQUEST_NOT_ALLOWED, -1)
-    tokens = ctx.services.delegation_tokens
-    if tokens is None:
-        return _response(ErrorCode.DELEGATION_TOKEN_AUTH_DISABLED, -1)
-    error, expiry = await tokens.expire(ctx.principal, bytes(request.hmac), request.expiry_time_period_ms)
-    return _response(error, expiry)
-
-
-def _response(error: ErrorCode, expiry_timestamp_ms: int) -> ExpireDelegationTokenResponse:
-    return ExpireDelegationTokenResponse(error_code=error, expiry_timestamp_ms=expiry_timestamp_ms, throttle_time_ms=0)
+    token_hmac, period_ms = bytes(request.hmac), request.expiry_time_period_ms
+    error, expiry = await change_token_expiry(ctx, lambda tokens: tokens.expire(ctx.principal, token_hmac, period_ms))
+    return ExpireDelegationTokenResponse(error_code=error, expiry_timestamp_ms=expiry, throttle_time_ms=0)

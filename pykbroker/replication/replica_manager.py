@@ -396,7 +396,7 @@ class ReplicaManager:
     def replication_byte_rates(self) -> tuple[float, float]:
         """The throttled replication byte rates (leader side, follower side) now."""
         now = self.clock.now_ms()
-        return self.leader_quota.rate.rate_per_s(now), self.follower_quota.rate.rate_per_s(now)
+        return self.leader_quota.rate.measure(now), self.follower_quota.rate.measure(now)
 
     def _configure_replication_quotas(self) -> None:
         """The throttle rates and sampling windows of the broker's (dynamic) config."""

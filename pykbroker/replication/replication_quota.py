@@ -8,10 +8,11 @@ every replica of the topic); the pairs naming this broker mark those partitions 
 `leader.replication.throttled.rate` and `follower.replication.throttled.rate` in bytes per
 second (unset: Long.MAX_VALUE, no limit).
 
-The rate is Kafka's sampled rate: bytes recorded into `replication.quota.window.num` windows of
-`replication.quota.window.size.seconds`, divided by the time they span (at least the span of all
-windows but the current one, so a quiet broker is not judged by its first bytes). The quota is
-exceeded while that rate is above the limit. Then:
+The rate is Kafka's sampled rate, quota/sensor.py's `SampledRate` as for client quotas: bytes
+recorded into `replication.quota.window.num` windows of `replication.quota.window.size.seconds`,
+divided by the time they span (at least the span of all windows but the current one, so a quiet
+broker is not judged by its first bytes). The quota is exceeded while that rate is above the
+limit. Then:
 
 - the leader answers a throttled partition's fetch from a follower that is not in the ISR with no
   records (and records the bytes it does send of throttled partitions);
@@ -25,58 +26,12 @@ reassignment's new replicas), never acks=all produce.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 from ..common.topic_partition import TopicPartition
+from ..quota.sensor import SampledRate, WindowConfig
 
 LONG_MAX = 2**63 - 1
 ALL_REPLICAS = "*"
-
-
-@dataclass
-class _Sample:
-    start_ms: int
-    total: float = 0.0
-
-
-class SampledRate:
-    """Kafka's Rate over a SampledStat: `samples` windows of `window_ms`."""
-
-    def __init__(self, samples: int, window_ms: int) -> None:
-        self.samples = max(1, samples)
-        self.window_ms = max(1, window_ms)
-        self._windows: list[_Sample] = []
-
-    def record(self, value: float, now_ms: int) -> None:
-        current = self._current(now_ms)
-        current.total += value
-
-    def _current(self, now_ms: int) -> _Sample:
-        if not self._windows or now_ms - self._windows[-1].start_ms >= self.window_ms:
-            self._windows.append(_Sample(now_ms))
-            del self._windows[: -self.samples]
-        return self._windows[-1]
-
-    def rate_per_s(self, now_ms: int) -> float:
-        self._purge(now_ms)
-        if not self._windows:
-            return 0.0
-        total = sum(w.total for w in self._windows)
-        return total / (self._elapsed_ms(now_ms) / 1000.0)
-
-    def _purge(self, now_ms: int) -> None:
-        oldest_kept = now_ms - self.samples * self.window_ms
-        self._windows = [w for w in self._windows if w.start_ms > oldest_kept]
-
-    def _elapsed_ms(self, now_ms: int) -> float:
-        """Kafka's Rate.windowSize: the time since the oldest window began, but at least the span
-        of all windows but the current one."""
-        elapsed = now_ms - self._windows[0].start_ms
-        full_windows = int(elapsed // self.window_ms)
-        minimum_full = self.samples - 1
-        if full_windows < minimum_full:
-            elapsed += (minimum_full - full_windows) * self.window_ms
-        return max(elapsed, 1)
 
 
 class ReplicationQuota:
@@ -86,7 +41,7 @@ class ReplicationQuota:
     def __init__(self, broker_id: int, samples: int = 11, window_s: int = 1) -> None:
         self.broker_id = broker_id
         self.limit = LONG_MAX
-        self.rate = SampledRate(samples, window_s * 1000)
+        self.rate = SampledRate(WindowConfig(samples, window_s * 1000))
         self._throttled: dict[str, frozenset[int] | None] = {}  # topic -> partitions, None: all
         self._config_seen: dict[str, str] = {}
         self.throttle_time_total_ms = 0.0  # what Kafka's throttle-time metric would add up
@@ -98,8 +53,9 @@ class ReplicationQuota:
 
     def configure(self, limit: int, samples: int, window_s: int) -> None:
         self.limit = limit
-        if (samples, window_s * 1000) != (self.rate.samples, self.rate.window_ms):
-            self.rate = SampledRate(samples, window_s * 1000)
+        window = WindowConfig(samples, window_s * 1000)
+        if window != self.rate.config:
+            self.rate = SampledRate(window)
 
     def update_topic(self, topic: str, config_value: str | None) -> None:
         """The topic's throttled replica list changed (None or empty: no throttle)."""
@@ -124,17 +80,17 @@ class ReplicationQuota:
         return partitions is None or tp[1] in partitions
 
     def is_quota_exceeded(self, now_ms: int) -> bool:
-        return self.limit != LONG_MAX and self.rate.rate_per_s(now_ms) > self.limit
+        return self.limit != LONG_MAX and self.rate.measure(now_ms) > self.limit
 
     def record(self, size: int, now_ms: int) -> None:
         self.rate.record(size, now_ms)
 
     def throttle_time_ms(self, now_ms: int) -> float:
         """How long until the rate falls back to the limit (Kafka's QuotaUtils formula)."""
-        rate = self.rate.rate_per_s(now_ms)
+        rate = self.rate.measure(now_ms)
         if self.limit <= 0 or rate <= self.limit:
             return 0.0
-        span_ms = self.rate.samples * self.rate.window_ms
+        span_ms = self.rate.config.samples * self.rate.config.window_ms
         return (rate - self.limit) / self.limit * span_ms
 
     def throttled_topics(self) -> Iterable[str]:

@@ -158,23 +158,10 @@ async def _serve_requests(
 ) -> None:
     channel = ChannelThrottle()
     while True:
-        frame = await io.read_frame(max_request_size)
+        frame = await _next_request(io, max_request_size, on_request)
         if frame is None:
             return
-        if on_request is not None:
-            on_request()
-        pieces = await dispatcher.dispatch(
-            frame,
-            peer,
-            listener_name,
-            principal=principal,
-            security_protocol=protocol,
-            connection_id=connection_id,
-            channel=channel,
-        )
-        if pieces is not None:
-            await io.send_pieces([size_prefix(pieces), *pieces])
-        await channel.wait()  # a throttled client's next request waits (KIP-219)
+        await _answer(io, dispatcher, frame, peer, listener_name, principal, protocol, connection_id, channel)
 
 
 async def _serve_authenticated(
@@ -208,11 +195,9 @@ async def _serve_authenticated(
             if not await _authenticate(io, auth, peer, listener_name, authentication):
                 return
             continue
-        frame = await io.read_frame(max_request_size)
+        frame = await _next_request(io, max_request_size, on_request)
         if frame is None:
             return
-        if on_request is not None:
-            on_request()
         if _api_key(frame) == ApiKey.SASL_HANDSHAKE and auth.maybe_begin_reauthentication():
             if not await _authentication_step(io, auth, frame, peer, listener_name, authentication):
                 return
@@ -221,18 +206,42 @@ async def _serve_authenticated(
             log.info("Closing connection from %s: the SASL session of %s expired", peer, auth.principal)
             return
         principal: KafkaPrincipal = auth.principal or ANONYMOUS
-        pieces = await dispatcher.dispatch(
-            frame,
-            peer,
-            listener_name,
-            principal=principal,
-            security_protocol=protocol,
-            connection_id=connection_id,
-            channel=channel,
-        )
-        if pieces is not None:
-            await io.send_pieces([size_prefix(pieces), *pieces])
-        await channel.wait()  # a throttled client's next request waits (KIP-219)
+        await _answer(io, dispatcher, frame, peer, listener_name, principal, protocol, connection_id, channel)
+
+
+async def _next_request(io: SocketIO, max_request_size: int, on_request: Callable[[], None] | None) -> bytearray | None:
+    """The connection's next request frame (None: the client closed), counted by `on_request`."""
+    frame = await io.read_frame(max_request_size)
+    if frame is not None and on_request is not None:
+        on_request()
+    return frame
+
+
+async def _answer(
+    io: SocketIO,
+    dispatcher: Dispatcher,
+    frame: bytearray,
+    peer: str,
+    listener_name: str,
+    principal: KafkaPrincipal,
+    protocol: str,
+    connection_id: str,
+    channel: ChannelThrottle,
+) -> None:
+    """Serve one request, send its response (if it has one), then hold the connection for as long
+    as the client is throttled: its next request waits (KIP-219)."""
+    pieces = await dispatcher.dispatch(
+        frame,
+        peer,
+        listener_name,
+        principal=principal,
+        security_protocol=protocol,
+        connection_id=connection_id,
+        channel=channel,
+    )
+    if pieces is not None:
+        await io.send_pieces([size_prefix(pieces), *pieces])
+    await channel.wait()
 
 
 async def _authenticate(

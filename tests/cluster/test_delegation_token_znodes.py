@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from pykbroker.cluster.zk_client import KafkaZkClient
+from pykbroker.common.time import FakeClock
 from pykbroker.protocol.errors import ErrorCode
 from pykbroker.security.principal import KafkaPrincipal
 from pykbroker.security.token_manager import DelegationTokenManager
@@ -25,22 +26,11 @@ SECRET = "the-cluster-secret"
 ALICE, ADMIN, BOB = KafkaPrincipal("User", "alice"), KafkaPrincipal("User", "admin"), KafkaPrincipal("User", "bob")
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.ms = 1_700_000_000_000
-
-    def now_ms(self) -> int:
-        return self.ms
-
-    def monotonic_ms(self) -> float:
-        return float(self.ms)
-
-
 @pytest.fixture
 def brokers(zookeeper, request):
     """A token manager per broker (1 and 2), each on its own ZooKeeper session, one clock."""
     connect = zookeeper.connect_string(f"/{request.node.name}")
-    clock, opened = Clock(), []
+    clock, opened = FakeClock(), []
 
     def broker() -> tuple[DelegationTokenManager, KafkaZkClient]:
         client = KafkaZkClient(connect, session_timeout_ms=6000)
@@ -69,9 +59,9 @@ def test_a_token_is_kept_in_kafkas_znode_and_known_on_every_broker(brokers):
         "owner": "User%3Aalice",
         "tokenRequester": "User%3Aadmin",
         "renewers": ["User%3Abob"],
-        "issueTimestamp": clock.ms,
-        "maxTimestamp": clock.ms + 100_000,
-        "expiryTimestamp": clock.ms + 10_000,
+        "issueTimestamp": clock.now,
+        "maxTimestamp": clock.now + 100_000,
+        "expiryTimestamp": clock.now + 10_000,
         "tokenId": created.token_id,
     }
     assert zk.get_token_change_notifications(), "a /delegation_token/token_changes notification"
@@ -88,12 +78,12 @@ def test_a_renewal_on_one_broker_and_the_expiry_check_reach_the_other(brokers):
     (one, _), (two, zk) = broker(), broker()
     created = anyio.run(one.create, ALICE, ALICE, [BOB], -1)
     wait_until(lambda: one.cache.token(created.token_id), "broker 1 knows the token")
-    clock.ms += 5_000
+    clock.now += 5_000
     error, expiry = anyio.run(two.renew, BOB, created.hmac, 20_000)
-    assert (error, expiry) == (ErrorCode.NONE, clock.ms + 20_000)
+    assert (error, expiry) == (ErrorCode.NONE, clock.now + 20_000)
     wait_until(lambda: one.cache.token(created.token_id).expiry_timestamp == expiry, "broker 1 sees the renewal")
 
-    clock.ms = expiry + 1
+    clock.now = expiry + 1
     anyio.run(two.expire_tokens)  # the controller's check
     assert zk.get_delegation_token_info(created.token_id) is None
     wait_until(lambda: one.cache.token(created.token_id) is None, "broker 1 forgot the expired token")

@@ -7,7 +7,8 @@ from pykbroker.cluster import zk_data
 from pykbroker.cluster.controller.reassignment import ReplicaAssignment, invalid_target
 from pykbroker.cluster.zk_data import TopicAssignment
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.replication.replication_quota import ReplicationQuota, SampledRate, parse_throttled_partitions
+from pykbroker.quota.sensor import SampledRate, WindowConfig
+from pykbroker.replication.replication_quota import ReplicationQuota, parse_throttled_partitions
 
 
 def test_a_reassignment_lists_the_original_replicas_then_the_new_ones():
@@ -78,8 +79,8 @@ def test_the_quota_is_exceeded_while_the_sampled_rate_is_above_the_limit():
 
 
 def test_the_rate_counts_the_span_of_its_windows():
-    rate = SampledRate(samples=3, window_ms=1000)
+    rate = SampledRate(WindowConfig(samples=3, window_ms=1000))
     rate.record(3000, now_ms=0)
-    assert rate.rate_per_s(now_ms=0) == 1500  # at least the two windows before the current one
+    assert rate.measure(now_ms=0) == 1500  # at least the two windows before the current one
     rate.record(3000, now_ms=2500)
-    assert rate.rate_per_s(now_ms=2500) == 6000 / 2.5
+    assert rate.measure(now_ms=2500) == 6000 / 2.5

@@ -29,6 +29,14 @@ def copied(manager: LogManager, destination: str):
     return future
 
 
+def stopped_while_moving(tmp_path) -> None:
+    """A broker stopped after copying "moving-0" from directory a into a future log in b."""
+    manager = manager_in(tmp_path)
+    filled(manager)
+    copied(manager, str(tmp_path / "b"))
+    manager.close()
+
+
 def future_dirs(path) -> list[str]:
     return [name for name in os.listdir(path) if name.endswith("-future")]
 
@@ -52,10 +60,7 @@ def test_a_future_log_is_swapped_in_and_the_old_directory_deleted(tmp_path):
 
 
 def test_a_future_log_found_at_start_is_loaded_beside_its_current_log(tmp_path):
-    manager = manager_in(tmp_path)
-    filled(manager)
-    copied(manager, str(tmp_path / "b"))
-    manager.close()
+    stopped_while_moving(tmp_path)
 
     again = manager_in(tmp_path)
     assert again.get("moving", 0).parent_dir == str(tmp_path / "a")
@@ -65,10 +70,7 @@ def test_a_future_log_found_at_start_is_loaded_beside_its_current_log(tmp_path):
 
 
 def test_a_lone_future_log_left_by_a_stop_in_the_swap_becomes_the_current_log(tmp_path):
-    manager = manager_in(tmp_path)
-    filled(manager)
-    copied(manager, str(tmp_path / "b"))
-    manager.close()
+    stopped_while_moving(tmp_path)
     shutil.rmtree(tmp_path / "a" / "moving-0")  # the old one was renamed -delete, and is gone
 
     again = manager_in(tmp_path)

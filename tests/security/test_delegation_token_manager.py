@@ -8,6 +8,7 @@ import anyio
 import pytest
 
 from pykbroker import EmbeddedBroker
+from pykbroker.common.time import FakeClock
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
@@ -29,20 +30,9 @@ ALICE, BOB, CAROL = KafkaPrincipal("User", "alice"), KafkaPrincipal("User", "bob
 SETTINGS = TokenSettings("secret", max_lifetime_ms=100_000, expiry_time_ms=10_000, expiry_check_interval_ms=1000)
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.ms = 1_700_000_000_000
-
-    def now_ms(self) -> int:
-        return self.ms
-
-    def monotonic_ms(self) -> float:
-        return float(self.ms)
-
-
 @pytest.fixture
 def clock():
-    return Clock()
+    return FakeClock()
 
 
 @pytest.fixture
@@ -53,7 +43,7 @@ def manager(tmp_path, clock):
 
 
 def test_lifetimes_renewals_and_expiry_follow_kafkas_rules(manager, clock):
-    issued = clock.ms
+    issued = clock.now
     capped = anyio.run(manager.create, ALICE, ALICE, [BOB], 500_000)
     assert (capped.max_timestamp, capped.expiry_timestamp) == (issued + 100_000, issued + 10_000)
     short = anyio.run(manager.create, ALICE, ALICE, [], 3_000)
@@ -61,19 +51,19 @@ def test_lifetimes_renewals_and_expiry_follow_kafkas_rules(manager, clock):
 
     assert anyio.run(manager.renew, CAROL, capped.hmac, -1) == (ErrorCode.DELEGATION_TOKEN_OWNER_MISMATCH, -1)
     assert anyio.run(manager.renew, BOB, b"no such token", -1) == (ErrorCode.DELEGATION_TOKEN_NOT_FOUND, -1)
-    clock.ms += 95_000
+    clock.now += 95_000
     assert anyio.run(manager.renew, BOB, capped.hmac, 1) == (ErrorCode.DELEGATION_TOKEN_EXPIRED, -1)
     assert anyio.run(manager.expire, ALICE, short.hmac, 10) == (ErrorCode.DELEGATION_TOKEN_EXPIRED, -1)
-    assert anyio.run(manager.expire, ALICE, short.hmac, -1) == (ErrorCode.NONE, clock.ms)
+    assert anyio.run(manager.expire, ALICE, short.hmac, -1) == (ErrorCode.NONE, clock.now)
     assert manager.cache.token(short.token_id) is None
 
-    clock.ms = issued
+    clock.now = issued
     renewed = anyio.run(manager.create, ALICE, ALICE, [BOB], -1)
-    clock.ms += 5_000
-    assert anyio.run(manager.renew, BOB, renewed.hmac, -1) == (ErrorCode.NONE, clock.ms + 10_000)
+    clock.now += 5_000
+    assert anyio.run(manager.renew, BOB, renewed.hmac, -1) == (ErrorCode.NONE, clock.now + 10_000)
     assert anyio.run(manager.renew, ALICE, renewed.hmac, 999_999) == (ErrorCode.NONE, issued + 100_000)
-    assert anyio.run(manager.expire, BOB, renewed.hmac, 1_000) == (ErrorCode.NONE, clock.ms + 1_000)
-    clock.ms += 1_001
+    assert anyio.run(manager.expire, BOB, renewed.hmac, 1_000) == (ErrorCode.NONE, clock.now + 1_000)
+    clock.now += 1_001
     anyio.run(manager.expire_tokens)
     assert manager.cache.token(renewed.token_id) is None
     assert manager.cache.token(capped.token_id) is not None  # not expired yet: it stays

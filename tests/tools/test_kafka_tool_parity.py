@@ -28,6 +28,7 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat.realkafka import REALKAFKA
+from compat.tool_shell import Run
 from tests.ci import skip_or_fail_in_ci
 
 from .conftest import fresh
@@ -307,13 +308,6 @@ CASES = [
         accepted=("no-stack-traces",),
     ),
 ]
-
-
-@dataclass
-class Run:
-    status: int
-    out: str
-    err: str
 
 
 def kafka_libs() -> Path:
