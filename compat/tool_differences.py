@@ -17,6 +17,9 @@ ACCEPTED = {
     "configs/describe-broker-loggers": "the broker's loggers are those of its own code: Kafka lists its log4j "
     "loggers (kafka.*, org.apache.kafka.*), pykbroker the Python loggers of the process (pykbroker.*, asyncio); "
     "the format and how to alter them are Kafka's",
+    "features/describe": "pykbroker serves Kafka 4's consumer groups (KIP-848) and share groups (KIP-932) and lists "
+    "their features, group.version and share.version, as supported and finalized (they follow "
+    "group.coordinator.rebalance.protocols, as in Kafka 4); Kafka 3.9.0 in ZooKeeper mode has no features",
     "acls/as-dave-list-denied": "DescribeAcls without the right: Kafka's message prints its internal request "
     "object (processor, connection id, the identity hash of a session object); pykbroker sends the error "
     "code's standard message 'Cluster authorization failed.' (the same error, CLUSTER_AUTHORIZATION_FAILED)",

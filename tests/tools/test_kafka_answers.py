@@ -238,7 +238,7 @@ def test_describe_configs_documentation_is_given_where_this_broker_has_its_own()
     with EmbeddedBroker(KAFKA_39_GROUPS) as broker:
         documented = {e.name: e.documentation for e in broker_configs(broker.bootstrap, documentation=True)}
     assert documented["num.io.threads"] is None
-    assert "does not act on it" in documented["quota.window.num"]
+    assert "does not act on it" in documented["metrics.num.samples"]
 
 
 # -- the messages Kafka's tools print -------------------------------------------------------------
