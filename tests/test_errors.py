@@ -167,3 +167,11 @@ def test_kafka_python_covers_no_code_missing_here():
     for code in kafka_python_errors():
         if code <= 127:
             error_info(code)
+
+
+def test_an_error_message_echoing_a_long_request_value_still_fits_a_string_field():
+    from pykbroker.protocol.errors import MAX_STRING_BYTES, ErrorCode, KafkaError
+
+    error = KafkaError(ErrorCode.INVALID_REQUEST, "Broker id must be an integer, but it is: " + "é" * 20000)
+    assert len(error.message.encode()) <= MAX_STRING_BYTES
+    assert error.message.startswith("Broker id must be an integer, but it is: é")

@@ -379,6 +379,18 @@ def all_errors() -> list[ErrorInfo]:
     return [error_info(error) for error in ErrorCode]
 
 
+MAX_STRING_BYTES = 32767  # a STRING field's int16 length: the longest error_message every version can carry
+
+
+def fit_in_a_string(text: str) -> str:
+    """`text`, cut to what a STRING field can carry (an echoed request value can make a message
+    longer: "Broker id must be an integer, but it is: " and a 32767-byte name)."""
+    encoded = text.encode()
+    if len(encoded) <= MAX_STRING_BYTES:
+        return text
+    return encoded[:MAX_STRING_BYTES].decode(errors="ignore")
+
+
 class KafkaError(Exception):
     """An error a request handler answers with: an error code and, optionally, its own message.
 
@@ -390,7 +402,7 @@ class KafkaError(Exception):
         self.code = ErrorCode(code)
         if self.code is ErrorCode.NONE:
             raise ValueError("KafkaError needs an error code other than NONE")
-        self.message = message
+        self.message = None if message is None else fit_in_a_string(message)
         super().__init__(self.message_or_default)
 
     @property

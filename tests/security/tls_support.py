@@ -32,10 +32,17 @@ def ssl_overrides(pki: Pki, broker_cert: Issued, client_auth: str = "none", *, p
     }
 
 
-def listener_ports(broker: BrokerProcess) -> dict[str, int]:
-    """{listener name: port} from the broker's 'pykbroker started: listening on' lines."""
-    return {name: int(port) for name, port in
-            re.findall(r"pykbroker started: listening on (\w+)://[\d.]+:(\d+)", broker.log_text())}
+def listener_ports(broker: BrokerProcess, timeout: float = 30.0) -> dict[str, int]:
+    """{listener name: port} from the broker's 'pykbroker started: listening on' lines, once there
+    is one for every listener it was given (the broker writes them one after another)."""
+    expected = set(re.findall(r"(\w+)://", str(broker.overrides.get("listeners", ""))))
+    deadline = time.monotonic() + timeout
+    while True:
+        ports = {name: int(port) for name, port in
+                 re.findall(r"pykbroker started: listening on (\w+)://[\d.]+:(\d+)", broker.run_log_text())}
+        if expected <= set(ports) or time.monotonic() > deadline:
+            return ports
+        time.sleep(0.02)
 
 
 def principals(broker: BrokerProcess, listener: str = "SSL") -> list[str]:
