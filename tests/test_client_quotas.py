@@ -265,12 +265,30 @@ class ThrottleSeen:
 def test_a_producer_is_held_to_its_byte_rate_until_the_quota_is_removed(bootstrap):
     client_id, topic = unique("producer"), unique("quoted")
     create_topic(bootstrap, topic)
-    alter_quota(bootstrap, {"client-id": client_id}, "producer_byte_rate", MB)
+    producer_is_held_then_lifted(bootstrap, {"client-id": client_id}, {"bootstrap.servers": bootstrap,
+                                                                       "client.id": client_id}, topic)
+
+
+def test_a_sasl_users_producer_is_held_to_the_users_byte_rate_until_the_quota_is_removed(tmp_path):
+    """The quota is the user's (its principal after SASL), whatever client id the producer has."""
+    from tests.security.sasl_support import confluent_conf, sasl_broker
+
+    with sasl_broker(tmp_path) as broker:
+        plain = f"127.0.0.1:{broker.ports['PLAINTEXT']}"
+        topic = unique("users-quota")
+        create_topic(plain, topic)
+        alice = confluent_conf(f"127.0.0.1:{broker.ports['SASL_PLAINTEXT']}", "PLAIN", "alice", "alice-secret")
+        producer_is_held_then_lifted(plain, {"user": "alice"}, {**alice, "client.id": unique("any")}, topic)
+
+
+def producer_is_held_then_lifted(alter_bootstrap: str, entity: dict, settings: dict, topic: str) -> None:
+    """A producer with `settings` is throttled (throttle_time_ms > 0) and held below 2 MB/s by a
+    1 MB/s producer_byte_rate on `entity`; once the quota is removed it goes far faster."""
+    alter_quota(alter_bootstrap, entity, "producer_byte_rate", MB)
     throttled = ThrottleSeen()
     acked: list[tuple[float, int]] = []
     producer = Producer({
-        "bootstrap.servers": bootstrap, "client.id": client_id, "acks": 1, "linger.ms": 5,
-        "queue.buffering.max.kbytes": 2048, "throttle_cb": throttled,
+        **settings, "acks": 1, "linger.ms": 5, "queue.buffering.max.kbytes": 2048, "throttle_cb": throttled,
     })  # fmt: skip
 
     def delivered(err, msg) -> None:
@@ -295,7 +313,7 @@ def test_a_producer_is_held_to_its_byte_rate_until_the_quota_is_removed(bootstra
     produce_for(5)
     assert rate_since(measured_from) < 2 * MB
 
-    alter_quota(bootstrap, {"client-id": client_id}, "producer_byte_rate", None)
+    alter_quota(alter_bootstrap, entity, "producer_byte_rate", None)
     deadline = time.monotonic() + 60
     while True:  # once the last throttle has passed, the producer goes far faster than its quota was
         window = time.monotonic()
