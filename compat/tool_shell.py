@@ -2,7 +2,9 @@
 `compat/java/ToolLauncher.java` once (compiled against the jars of `../shared/realkafka/libs`) and
 runs each tool class's `main` in it with its own stdout, stderr, stdin and exit status (Kafka's
 `Exit` is routed, not taken: the JVM lives on). One JVM per broker under test keeps the tool
-scenario's start-up cost to one JVM start instead of one per step.
+scenario's start-up cost to one JVM start instead of one per step; the test modules that compare
+Kafka's tools with pykbroker's (tests/tools/, tests/security/test_delegation_tokens.py) keep one
+JVM per module alike.
 
     with ToolShell(work_dir) as shell:
         done = shell.run("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b, "--list")
@@ -61,10 +63,11 @@ def unavailable() -> str | None:
     return None
 
 
-def compile_launcher(out_dir: Path) -> Path:
+def compile_launcher(out_dir: Path, libs: Path | None = None) -> Path:
+    """Compiles the launcher against the jars of `libs` (default: ../shared/realkafka/libs)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     result = subprocess.run(
-        ["javac", "-nowarn", "-d", str(out_dir), "-cp", f"{kafka_libs()}/*", str(LAUNCHER_SOURCE)],
+        ["javac", "-nowarn", "-d", str(out_dir), "-cp", f"{libs or kafka_libs()}/*", str(LAUNCHER_SOURCE)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -83,22 +86,37 @@ def _decode(field: str) -> str:
 
 
 class ToolShell:
-    """One JVM that runs Kafka's tools one after the other."""
+    """One JVM that runs Kafka's tools one after the other, from the jars of `libs` (default
+    ../shared/realkafka/libs; `classpath_first`, when given, comes before them), their logs
+    configured by the log4j properties `log4j`."""
 
-    def __init__(self, work_dir: Path, classes: Path | None = None) -> None:
+    def __init__(
+        self,
+        work_dir: Path,
+        classes: Path | None = None,
+        libs: Path | None = None,
+        log4j: str = QUIET_LOG4J,
+        classpath_first: str | None = None,
+    ) -> None:
         self.work_dir = Path(work_dir)
         self.work_dir.mkdir(parents=True, exist_ok=True)
         self.classes = classes
+        self.libs = libs or kafka_libs()
+        self.log4j = log4j
+        self.classpath_first = classpath_first
         self.process: subprocess.Popen[str] | None = None
         self.lock = threading.Lock()
 
     def start(self) -> ToolShell:
-        classes = self.classes or compile_launcher(self.work_dir / "classes")
+        classes = self.classes or compile_launcher(self.work_dir / "classes", self.libs)
         log4j = self.work_dir / "log4j.properties"
-        log4j.write_text(QUIET_LOG4J)
+        log4j.write_text(self.log4j)
+        classpath = f"{classes}:{self.libs}/*"
+        if self.classpath_first:
+            classpath = f"{self.classpath_first}:{classpath}"
         self.process = subprocess.Popen(
             ["java", *JVM_OPTIONS, f"-Dlog4j.configuration=file:{log4j}",
-             "-cp", f"{classes}:{kafka_libs()}/*", LAUNCHER_CLASS],
+             "-cp", classpath, LAUNCHER_CLASS],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -24,6 +24,7 @@ from compat import java
 from compat.realkafka import REALKAFKA, unavailable
 from compat.security_scenarios import Setup
 from compat.security_setup import PLAIN_USERS, SCRAM_MECHANISM, SCRAM_USERS, SecureKafkaBroker, SecurePykBroker
+from compat.tool_shell import ToolShell
 from pykbroker.security.delegation_tokens import token_hmac
 from pykbroker.testkit.waiting import wait_until
 from tests.ci import skip_or_fail_in_ci
@@ -35,7 +36,6 @@ TOKEN_SETTINGS = {
 TOOL = "org.apache.kafka.tools.DelegationTokenCommand"
 ACL_TOOL = "kafka.admin.AclCommand"
 TLS_CLIENT = Path(__file__).resolve().parents[1] / "java" / "TlsClient.java"
-TOOL_SESSION = Path(__file__).resolve().parents[1] / "java" / "ToolSession.java"
 QUIET_LOG4J = "log4j.rootLogger=OFF\n"
 HMAC = re.compile(r"[A-Za-z0-9+/]{86}==")
 DATE = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
@@ -86,7 +86,7 @@ def tls_client(tmp_path_factory) -> Path:
 class Side:
     """One broker, with Kafka's token tool run against it as a given user."""
 
-    def __init__(self, broker, session: ToolSession, directory: Path) -> None:
+    def __init__(self, broker, session: ToolShell, directory: Path) -> None:
         self.broker = broker
         self.session = session
         self.directory = directory
@@ -120,8 +120,8 @@ class Side:
         config = self.directory / f"{uuid.uuid4().hex[:8]}.properties"
         config.write_text("\n".join(lines) + "\n")
         bootstrap = lines[0].split("=", 1)[1]
-        status, out, err = self.session.run(TOOL, "--bootstrap-server", bootstrap, "--command-config", str(config),
-                                            *args)
+        done = self.session.run(TOOL, "--bootstrap-server", bootstrap, "--command-config", str(config), *args)
+        status, out, err = done.status, done.out, done.err
         for token_id in CREATED.findall(out):
             label = f"<token-{len(self.tokens) + 1}>"
             self.tokens[token_id] = label
@@ -135,9 +135,9 @@ class Side:
         lines = self.properties("admin")
         config = self.directory / "acl-admin.properties"
         config.write_text("\n".join(lines) + "\n")
-        status, _, _ = self.session.run(ACL_TOOL, "--bootstrap-server", lines[0].split("=", 1)[1],
-                                        "--command-config", str(config), *args)
-        return status
+        done = self.session.run(ACL_TOOL, "--bootstrap-server", lines[0].split("=", 1)[1],
+                                "--command-config", str(config), *args)
+        return done.status
 
     def normalised(self, text: str) -> list[str]:
         for token_id, label in self.tokens.items():
@@ -155,48 +155,13 @@ class Side:
         return next(token_id for token_id, known in self.tokens.items() if known == label)
 
 
-class ToolSession:
-    """Kafka's tools in one JVM (tests/java/ToolSession.java): each run returns the exit status,
-    stdout and stderr, as a JVM of its own would, without a JVM's start each time."""
-
-    def __init__(self, libs: Path, directory: Path) -> None:
-        classes = directory / "classes"
-        classes.mkdir()
-        subprocess.run(["javac", "-nowarn", "-d", str(classes), "-cp", f"{libs}/*", str(TOOL_SESSION)],
-                       check=True, capture_output=True, timeout=300)
-        log4j = directory / "log4j.properties"
-        log4j.write_text(QUIET_LOG4J)
-        self.process = subprocess.Popen(
-            ["java", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", f"-Dlog4j.configuration=file:{log4j}",
-             "-cp", f"{classes}:{libs}/*", "ToolSession"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )
-
-    def run(self, tool_class: str, *args: str) -> tuple[int, str, str]:
-        assert self.process.stdin is not None and self.process.stdout is not None
-        self.process.stdin.write("\t".join((tool_class, *args)) + "\n")
-        self.process.stdin.flush()
-        answer = [self.process.stdout.readline() for _ in range(3)]
-        if not all(answer):
-            raise RuntimeError("the tool session ended")
-        status, out, err = (line.split(" ", 1)[1].strip() for line in answer)
-        return int(status), base64.b64decode(out).decode(), base64.b64decode(err).decode()
-
-    def close(self) -> None:
-        if self.process.stdin is not None:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
-
-
 @pytest.fixture(scope="module")
 def tool_session(kafka_libs, tmp_path_factory):
-    session = ToolSession(kafka_libs, tmp_path_factory.mktemp("tool-session"))
-    yield session
-    session.close()
+    session = ToolShell(tmp_path_factory.mktemp("tool-session"), libs=kafka_libs, log4j=QUIET_LOG4J).start()
+    try:
+        yield session
+    finally:
+        session.stop()
 
 
 @pytest.fixture(scope="module")

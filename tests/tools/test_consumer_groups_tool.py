@@ -20,6 +20,7 @@ from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat.realkafka import REALKAFKA
+from compat.tool_shell import ToolShell
 from pykbroker.testkit.process import BrokerProcess
 from pykbroker.tools import consumer_groups, offset_reset
 from pykbroker.tools.client_config import ToolError
@@ -419,19 +420,17 @@ log4j.appender.stderr.Target=System.err
 """
 
 
-def java_consumer_group_command(directory: Path) -> list[str] | None:
-    """Kafka's tool, when its jar is at hand: in `KAFKA_TOOLS_CLASSPATH`, or a kafka-tools jar in
-    the Kafka 3.9.0 beside the repository. Its logs go to stderr, as with Kafka's scripts."""
+def kafka_tool_shell(directory: Path) -> ToolShell | None:
+    """One JVM for Kafka's tool, when its jar is at hand: in `KAFKA_TOOLS_CLASSPATH`, or a
+    kafka-tools jar in the Kafka 3.9.0 beside the repository (`compat/tool_shell.py`, not started).
+    Its logs go to stderr, as with Kafka's scripts."""
     libs = REALKAFKA / "libs"
     classpath = os.environ.get("KAFKA_TOOLS_CLASSPATH")
     if classpath is None:
         jars = sorted(libs.glob("kafka-tools-*.jar")) if libs.is_dir() else []
         if not any(has_class(jar, CONSUMER_GROUP_COMMAND) for jar in jars):
             return None
-    log4j = directory / "tools-log4j.properties"
-    log4j.write_text(TOOLS_LOG4J)
-    classpath = f"{classpath}:{libs / '*'}" if classpath else str(libs / "*")
-    return ["java", "-cp", classpath, f"-Dlog4j.configuration=file:{log4j}", CONSUMER_GROUP_COMMAND]
+    return ToolShell(directory, libs=libs, log4j=TOOLS_LOG4J, classpath_first=classpath)
 
 
 def has_class(jar: Path, class_name: str) -> bool:
@@ -443,26 +442,28 @@ def has_class(jar: Path, class_name: str) -> bool:
 
 
 def test_describe_prints_what_kafkas_consumer_group_command_prints(broker, capsys, tmp_path):
-    command = java_consumer_group_command(tmp_path)
-    if command is None:
+    shell = kafka_tool_shell(tmp_path)
+    if shell is None:
         skip_or_fail_in_ci(f"{CONSUMER_GROUP_COMMAND} is not at hand (kafka-tools-3.9.0.jar, or KAFKA_TOOLS_CLASSPATH)")
     create_topic(broker, "compared", partitions=5)
     produce(broker, "compared", {0: 4, 1: 2, 2: 3, 3: 1, 4: 5})
     running = consumer(broker, "compare", "compared")
     try:
+        shell.start()
         consume_and_commit(running, 15)
         produce(broker, "compared", {0: 2, 3: 1})  # some lag
         for view in ([], ["--members"], ["--members", "--verbose"], ["--state"]):
             argv = ["--bootstrap-server", broker.bootstrap, "--describe", "--group", "compare", *view]
-            java = subprocess.run(command + argv, capture_output=True, text=True, timeout=120)
+            java = shell.run(CONSUMER_GROUP_COMMAND, *argv, timeout=120)
             status, ours, _ = run(capsys, *argv)
-            assert (status, ours) == (java.returncode, java.stdout), view
+            assert (status, ours) == (java.status, java.out), view
         argv = ["--bootstrap-server", broker.bootstrap, "--list"]
-        java = subprocess.run(command + argv, capture_output=True, text=True, timeout=120)
+        java = shell.run(CONSUMER_GROUP_COMMAND, *argv, timeout=120)
         # the same groups; two ids in one HashMap bucket keep the broker's order in Kafka's list,
         # which librdkafka does not pass on
-        assert sorted(run(capsys, *argv)[1].splitlines()) == sorted(java.stdout.splitlines())
+        assert sorted(run(capsys, *argv)[1].splitlines()) == sorted(java.out.splitlines())
     finally:
+        shell.stop()
         running.close()
 
 

@@ -28,17 +28,10 @@ import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
 from compat.realkafka import REALKAFKA
-from compat.tool_shell import Run
+from compat.tool_shell import QUIET_LOG4J, Run, ToolShell  # noqa: F401 (QUIET_LOG4J: for test_kafka_answers)
 from tests.ci import skip_or_fail_in_ci
 
 from .conftest import fresh
-
-QUIET_LOG4J = """log4j.rootLogger=ERROR, stderr
-log4j.appender.stderr=org.apache.log4j.ConsoleAppender
-log4j.appender.stderr.Target=System.err
-log4j.appender.stderr.layout=org.apache.log4j.PatternLayout
-log4j.appender.stderr.layout.ConversionPattern=%p %m (%c)%n
-"""
 
 TOPIC_COMMAND = "org.apache.kafka.tools.TopicCommand"
 CONFIG_COMMAND = "kafka.admin.ConfigCommand"
@@ -326,24 +319,25 @@ def has_class(libs: Path, class_name: str) -> bool:
 
 @pytest.fixture(scope="module")
 def kafka_run(tmp_path_factory):
-    """Run one of Kafka's tool classes: a Run."""
+    """Run one of Kafka's tool classes: a Run. All of a module's runs share one JVM
+    (`compat/tool_shell.py`), stopped when the module ends; each run still gets its own stdin,
+    stdout, stderr and exit status. The JVM's working directory is its own: `cwd` is accepted for
+    the callers' symmetry with pykbroker_run, and the command lines name files by absolute path."""
     libs = kafka_libs()
-    if shutil.which("java") is None or not libs.is_dir():
-        skip_or_fail_in_ci(f"Kafka's tools need java and the jars in {libs}")
+    if shutil.which("java") is None or shutil.which("javac") is None or not libs.is_dir():
+        skip_or_fail_in_ci(f"Kafka's tools need java, javac and the jars in {libs}")
     missing = [name for name in KAFKA_TOOLS.values() if not has_class(libs, name)]
     if missing:
         skip_or_fail_in_ci(f"{', '.join(missing)} not in {libs} (kafka-tools-3.9.0.jar; or set KAFKA_HOME)")
-    log4j = tmp_path_factory.mktemp("log4j") / "log4j.properties"
-    log4j.write_text(QUIET_LOG4J)
+    shell = ToolShell(tmp_path_factory.mktemp("kafka-tools"), libs=libs).start()
 
     def run(class_name: str, *args: str, stdin: str = "", cwd: Path | None = None) -> Run:
-        java = ["java", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{libs}/*"]
-        done = subprocess.run(
-            [*java, class_name, *args], input=stdin, capture_output=True, text=True, timeout=180, cwd=cwd
-        )
-        return Run(done.returncode, done.stdout, done.stderr)
+        return shell.run(class_name, *args, stdin=stdin, timeout=180)
 
-    return run
+    try:
+        yield run
+    finally:
+        shell.stop()
 
 
 @pytest.fixture(scope="module")
