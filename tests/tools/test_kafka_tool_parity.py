@@ -133,7 +133,7 @@ CASES = [
     Case("topics", (*B, "--list", "--exclude-internal")),
     Case("topics", (*B, "--describe"), accepted=("hash-bucket-order",)),
     Case("topics", (*B, "--describe", "--topic", "{T}")),
-    Case("topics", (*B, "--describe", "--topic", "parity.*")),
+    Case("topics", (*B, "--describe", "--topic", "parity.*"), accepted=("hash-bucket-order",)),
     Case("topics", (*B, "--describe", "--topics-with-overrides"), accepted=("hash-bucket-order",)),
     Case("topics", (*B, "--describe", "--under-replicated-partitions")),
     Case("topics", (*B, "--describe", "--at-min-isr-partitions"), accepted=("hash-bucket-order",)),
@@ -426,7 +426,7 @@ def run_both(case: Case, scene: dict, kafka_run) -> tuple[Run, Run]:
     return runs[0], runs[1]
 
 
-BLOCK_START = re.compile(r"^(?:Topic: (\S+)\t|Dynamic configs for topic (\S+) are:)")
+BLOCK_START = re.compile(r"^(?:\t?Topic: (\S+)\t|Dynamic configs for topic (\S+) are:)")
 
 
 def topic_blocks(out: str) -> dict[str, str]:
