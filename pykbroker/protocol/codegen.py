@@ -396,6 +396,8 @@ class VersionCodegen:
         elif type_name in ("string", "bytes", "records"):
             n = w.var("n")
             self._read_length(indent, n, pos, compact, "h" if type_name == "string" else "i")
+            if type_name == "string" and compact:  # as Kafka's readers: no string is longer than an int16 says
+                w.emit(indent, f"if {n} > 0x7FFF: raise DecodeError('a string longer than 32767 bytes')")
             self._null_check(indent, n, target, nullable)
             w.emit(indent, "else:")
             value = f"buf[{pos}:{pos} + {n}]"

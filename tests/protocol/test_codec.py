@@ -122,3 +122,31 @@ def test_records_field_accepts_a_file_region_and_emits_it_as_one_piece():
     pieces = fetch.encode(body, version=4)
     assert region in pieces
     assert pieces[pieces.index(region) - 1] == b"\x00\x00\x00\x0a"
+
+
+def test_a_compact_string_longer_than_an_int16_allows_is_refused_as_kafkas_readers_refuse_it():
+    """Kafka's generated readers refuse a string of more than 32767 bytes in any version, so a
+    flexible request cannot smuggle in a name no non-flexible record or response can carry."""
+    import pytest
+
+    from pykbroker.protocol import messages
+    from pykbroker.protocol.api_keys import ApiKey
+    from pykbroker.protocol.codegen import DecodeError
+
+    request = messages.request(ApiKey.API_VERSIONS)
+    name = b"n" * 40000
+    body = _uvarint(len(name) + 1) + name + _uvarint(2) + b"1" + b"\x00"
+    with pytest.raises(DecodeError, match="longer than 32767"):
+        request.decode(body, version=3)
+    fits = b"n" * 32767
+    decoded, _ = request.decode(_uvarint(len(fits) + 1) + fits + _uvarint(2) + b"1" + b"\x00", version=3)
+    assert decoded.client_software_name == fits.decode()
+
+
+def _uvarint(value: int) -> bytes:
+    out = bytearray()
+    while value >= 0x80:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
