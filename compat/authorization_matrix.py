@@ -304,6 +304,10 @@ def cells(setup: Setup) -> list[Cell]:
              {ResourceType.GROUP: "mx-gone"}),
         Cell("elect leaders", ApiKey.ELECT_LEADERS, 2, ("cluster",), lambda: {
             "election_type": 0, "timeout_ms": 10000, "topic_partitions": [{"topic": TOPIC, "partitions": [0]}]}),
+        Cell("cancel partition reassignments", ApiKey.ALTER_PARTITION_REASSIGNMENTS, 0, ("cluster",), lambda: {
+            "timeout_ms": 10000, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0, "replicas": None}]}]}),
+        Cell("list partition reassignments", ApiKey.LIST_PARTITION_REASSIGNMENTS, 0, ("cluster",), lambda: {
+            "timeout_ms": 10000, "topics": None}),
         *_alter_config_cells("incremental alter", ApiKey.INCREMENTAL_ALTER_CONFIGS, 1, _incremental_config, node),
         Cell("offset delete", ApiKey.OFFSET_DELETE, 0, ("group", "topic"), lambda: {
             "group_id": GROUP, "topics": [{"name": TOPIC, "partitions": [{"partition_index": 0}]}]}),

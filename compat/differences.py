@@ -121,7 +121,8 @@ def report(found: list[Difference], accepted: list[Accepted] = ACCEPTED) -> str:
 KAFKA_REQUEST_DUMP = ("Kafka's message for a refused ACL request quotes its own request object "
                       "(`Request Request(processor=1, connectionId=..., session=..., buffer=null) is not "
                       "authorized.`); pykbroker gives the error's default message (DescribeAcls, "
-                      "DeleteAcls) or none (CreateAcls): the same error code, nothing revealed")
+                      "DeleteAcls, the partition reassignment APIs) or none (CreateAcls): the same error "
+                      "code, nothing revealed")
 AUTO_CREATED_AT_ONCE = ("pykbroker creates an auto-created topic before it answers the Metadata request "
                         "that created it; Kafka answers LEADER_NOT_AVAILABLE until its metadata cache "
                         "learns the topic (clients retry either way)")
@@ -135,7 +136,9 @@ SHARE_COORDINATOR = ("KIP-932's share coordinator, which brokers call with Clust
 MATRIX_ACCEPTED: list[Accepted] = [
     *(Accepted(f"{request} / {caller} / {field}", KAFKA_REQUEST_DUMP)
       for request, field in (("create acls", "results"), ("describe acls", "error_message"),
-                             ("delete acls", "filter_results"))
+                             ("delete acls", "filter_results"), ("list partition reassignments", "error_message"),
+                             ("cancel partition reassignments", "error_message"),
+                             ("cancel partition reassignments", "responses / * / partitions / * / error_message"))
       for caller in ("none", "deny")),
     Accepted("metadata auto-creation* / exact / topics / *", AUTO_CREATED_AT_ONCE),
     Accepted("consumer group * / *", "Kafka's KIP-848 consumer groups: Kafka 3.9 in ZooKeeper mode "

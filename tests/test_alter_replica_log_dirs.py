@@ -20,6 +20,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import re
 import subprocess
 import threading
 from collections.abc import Callable, Iterator
@@ -325,7 +326,13 @@ def test_a_partition_under_load_moves_to_the_other_log_dir_as_on_kafka(pykbroker
 
     held = held_on_kafka(kafka.bootstrap)
     theirs = move_under_load(kafka.bootstrap, "moving", held.__enter__, lambda: held.__exit__(None, None, None))
-    assert ours == theirs
+    assert without_current_lags(ours) == without_current_lags(theirs)
+
+
+def without_current_lags(outputs: list[str]) -> list[str]:
+    """The tool's outputs with the offset lag of current (not future) replicas left out: under
+    load Kafka sometimes reports its high watermark trailing the log end for a moment."""
+    return [re.sub(r'"isFuture": false, "offsetLag": (?:0|"LAG")', '"isFuture": false', output) for output in outputs]
 
 
 # -- errors and preferred dirs ----------------------------------------------------------------

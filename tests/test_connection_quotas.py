@@ -240,7 +240,7 @@ def test_the_inter_broker_listener_may_exceed_max_connections_and_another_listen
         assert outcome(waiting, 0.1) == WAITING and external
         inter_broker, result = open_and_ask(target.plaintext)
         assert result == SERVED  # beyond max.connections
-        assert until(lambda: sum(closed_by_broker(s) for s in external) == 1)
+        assert until(lambda: sum(closed_by_broker(s) for s in external) == 1, deadline_s=45.0)
         time.sleep(1.0)  # and no more than one
         assert sum(closed_by_broker(s) for s in external) == 1
         assert outcome(waiting, 0.1) == WAITING
