@@ -232,18 +232,22 @@ def test_the_inter_broker_listener_may_exceed_max_connections_and_another_listen
             sock = connect(target.external)
             external.append(sock)
             ask(sock)
-            result = outcome(sock, 2.0)
+            result = outcome(sock, 5.0)
             if result == WAITING:
                 break
             assert result == SERVED
         waiting = external.pop()
-        assert outcome(waiting, 0.1) == WAITING and external
+        assert outcome(waiting, 3.0) == WAITING and external  # not merely slow: the broker is full
         inter_broker, result = open_and_ask(target.plaintext)
         assert result == SERVED  # beyond max.connections
-        assert until(lambda: sum(closed_by_broker(s) for s in external) == 1, deadline_s=45.0)
-        time.sleep(1.0)  # and no more than one
-        assert sum(closed_by_broker(s) for s in external) == 1
-        assert outcome(waiting, 0.1) == WAITING
+        assert until(lambda: sum(closed_by_broker(s) for s in external) >= 1, deadline_s=45.0)
+        time.sleep(1.0)
+        # Each of Kafka's network threads closes its least recently used connection while the
+        # broker is over its maximum, so two threads may close one each in the same moment.
+        closed = sum(closed_by_broker(s) for s in external)
+        assert 1 <= closed <= 2
+        if closed == 1:
+            assert outcome(waiting, 0.1) == WAITING  # the room made is the inter-broker connection's
         inter_broker.close()
         assert outcome(waiting, 15.0) == SERVED
         external.append(waiting)
@@ -258,12 +262,15 @@ def test_connections_over_the_creation_rate_are_accepted_late(target):
     alter_broker_configs(target, {"max.connection.creation.rate": "2"})
     socks: list[socket.socket] = []
     try:
-        start = time.monotonic()
         for _ in range(24):
             sock, result = open_and_ask(target.external, timeout=15.0)
             socks.append(sock)
             assert result == SERVED
-        assert time.monotonic() - start > 2.0
+        late = connect(target.external)
+        socks.append(late)
+        ask(late)
+        assert outcome(late, 0.2) == WAITING  # over the rate: not taken in at once
+        assert outcome(late, 15.0) == SERVED  # but taken in within the throttle time
     finally:
         close_all(socks)
         alter_broker_configs(target, {"max.connection.creation.rate": None})
