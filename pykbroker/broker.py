@@ -49,7 +49,7 @@ from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_to
 from .coordinator.share.partitions import SharePartitionManager
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.support.config_admin import decoded_broker_configs
-from .handlers.support.registry import build_registry, default_modules
+from .handlers.support.registry import deferred_registry
 from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
 from .log.dir_lock import LogDirInUse, LogDirLocks, LogDirUnusable
@@ -137,7 +137,7 @@ class Broker:
         self.listener_security: ListenerSecurity | None = None  # set by open(): what dynamic configs change
         self.inter_broker_security = InterBrokerSecurity()
         self.log_dir_locks: LogDirLocks | None = None
-        self.registry = build_registry(default_modules())
+        self.registry = deferred_registry()
         self.api_versions = sorted((key, e.min_version, e.max_version) for key, e in self.registry.items())
         # set by open(); None until then, and after a failed open() for what was not reached
         self.metadata: MetadataStore | None = None

@@ -19,12 +19,12 @@ Codecs are compiled on first use of a (message, version) and cached.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import cache
+from functools import cache, cached_property
 from typing import Any, Generic, TypeVar
 
 from .api_keys import MESSAGE_NAMES
 from .codegen import DecodeError, EncodedStructs, build_classes, compile_version
-from .schema import load_message
+from .schema import MessageSpec, load_message
 
 M = TypeVar("M")
 
@@ -39,11 +39,25 @@ class MessageType(Generic[M]):
     API key)."""
 
     def __init__(self, name: str) -> None:
-        self.spec = load_message(name)
         self.name = name
-        self.classes = build_classes(self.spec)
-        self.cls: type[M] = self.classes[self.spec.root.name]
         self._codecs: dict[int, Codec] = {}
+
+    # The schema and the classes are built on first use, not when the type is looked up: a broker
+    # registers a handler for every API, but most clients use a handful of them, and the classes
+    # of all messages would cost megabytes and a large part of the start time. Building one
+    # message's classes takes about a millisecond, once.
+    @cached_property
+    def spec(self) -> MessageSpec:
+        return load_message(self.name)
+
+    @cached_property
+    def classes(self) -> dict[str, type[Any]]:
+        return build_classes(self.spec)
+
+    @cached_property
+    def cls(self) -> type[M]:
+        root: type[M] = self.classes[self.spec.root.name]
+        return root
 
     @property
     def api_key(self) -> int | None:
