@@ -136,12 +136,13 @@ def run_tool(name: str, argv: list[str]) -> int:
 
 def mistyped_tool_message(first: str) -> str | None:
     """'unknown tool ...; did you mean ...?' when `first` is no file (nor a path) but close to a tool's name."""
-    import difflib
     import os
 
     looks_like_a_path = "/" in first or "." in first or os.sep in first
     if first.startswith("-") or looks_like_a_path or os.path.exists(first):
         return None
+    import difflib  # only for a first argument that may be a mistyped tool
+
     close = difflib.get_close_matches(first, list(TOOLS), n=1)
     return f"unknown tool {first!r}; did you mean {close[0]!r}?" if close else None
 

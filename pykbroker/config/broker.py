@@ -9,7 +9,6 @@ broker id.
 
 from __future__ import annotations
 
-import difflib
 import logging
 import re
 from collections.abc import Mapping
@@ -109,6 +108,9 @@ class BrokerConfig:
         """Log each supplied key that is not a broker config, with the closest known key, and each
         one this broker accepts but does not act on (`INERT_BROKER_KEYS`); once, at start: the
         dynamic layers a running broker rebuilds its config with cannot add any."""
+        if self.unknown_keys:
+            import difflib  # only to name the closest key of a mistyped one
+
         for key in self.unknown_keys:
             closest = difflib.get_close_matches(key, BROKER_CONFIGS, n=1)
             hint = f"; did you mean {closest[0]!r}?" if closest else ""

@@ -13,7 +13,6 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable
-from decimal import Decimal
 from enum import IntEnum
 from typing import Any
 
@@ -154,6 +153,8 @@ def java_double_string(value: float) -> str:
 
 
 def _java_scientific(value: float) -> str:
+    from decimal import Decimal  # rarely needed: imported on first use
+
     sign, digits, exponent = Decimal(repr(value)).as_tuple()
     if not isinstance(exponent, int):  # 'n', 'N', 'F': NaN and the infinities have no digits
         raise ValueError(f"not a finite double: {value!r}")

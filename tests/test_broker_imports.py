@@ -1,0 +1,89 @@
+"""A broker imports only what its configuration uses: a plaintext broker started as `make run`
+starts it (`pykbroker --dev`), answering Metadata and a Produce, has not loaded the SASL, TLS
+certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library.
+
+(`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
+"""
+
+import json
+import subprocess
+import sys
+
+from confluent_kafka import Producer
+from confluent_kafka.admin import AdminClient
+
+from pykbroker.testkit.ports import free_port
+
+# Runs the broker in-process, as the `pykbroker` command does; a line on stdin prints the modules
+# loaded so far and ends the process.
+BROKER_SCRIPT = """
+import json, os, sys, threading
+from pykbroker import cli
+
+def print_modules_on_request():
+    sys.stdin.readline()
+    print(json.dumps(sorted(sys.modules)), flush=True)
+    os._exit(0)
+
+threading.Thread(target=print_modules_on_request, daemon=True).start()
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+NOT_LOADED_BY_A_PLAIN_BROKER = [
+    "kazoo",
+    "zstandard",
+    "lz4",
+    "snappy",
+    "cryptography",
+    "pykbroker.records.lz4_kafka",
+    "pykbroker.records.snappy_xerial",
+    "pykbroker.security.sasl.scram",
+    "pykbroker.security.sasl.authenticator",
+    "pykbroker.security.ssl_config",
+    "pykbroker.security.ssl_principal",
+    "pykbroker.security.delegation_tokens",
+    "pykbroker.security.token_manager",
+    "pykbroker.cluster.zk_client",
+    "pykbroker.cluster.zk_store",
+    "pykbroker.server.metrics_http",
+    "pykbroker.tools",
+    "pykbroker.handlers.create_delegation_token",
+    "pykbroker.handlers.describe_user_scram_credentials",
+    "pykbroker.handlers.share_fetch",
+    "difflib",
+]
+
+
+def modules_of_a_broker_that_served(tmp_path, serve) -> set[str]:
+    port = free_port()
+    args = ["--dev", "--dir", str(tmp_path / "data"), "--override", f"listeners=PLAINTEXT://127.0.0.1:{port}"]
+    broker = subprocess.Popen(
+        [sys.executable, "-c", BROKER_SCRIPT, *args],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        serve(f"127.0.0.1:{port}")
+        out, _ = broker.communicate("modules\n", timeout=60)
+        return set(json.loads(out.strip().splitlines()[-1]))
+    finally:
+        if broker.poll() is None:
+            broker.kill()
+            broker.wait()
+
+
+def metadata_and_one_produce(bootstrap: str) -> None:
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin.list_topics(timeout=60)
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": 1})
+    producer.produce("plain", b"value")
+    assert producer.flush(60) == 0
+
+
+def test_a_plain_broker_loads_no_tls_sasl_zookeeper_tool_or_codec_modules(tmp_path):
+    loaded = modules_of_a_broker_that_served(tmp_path, metadata_and_one_produce)
+    assert "pykbroker.handlers.produce" in loaded  # it served, importing the handler on first use
+    assert {name for name in loaded if name.split(".")[0] in ("kazoo", "zstandard", "lz4", "snappy")} == set()
+    assert sorted(name for name in NOT_LOADED_BY_A_PLAIN_BROKER if name in loaded) == []
