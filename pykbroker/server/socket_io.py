@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import socket
 import struct
+import threading
 
 import anyio
 
@@ -61,6 +62,19 @@ class FrameTooLarge(Exception):
         self.size = size
 
 
+_per_thread = threading.local()
+
+
+def _receive_buffer() -> bytearray:
+    """The buffer small reads land in, one per thread (so one per event loop), shared by the
+    loop's connections: a read copies its bytes out before the loop runs anything else, so no
+    connection sees another's. A buffer per connection would hold 256 KiB for every idle client."""
+    buffer: bytearray | None = getattr(_per_thread, "receive_buffer", None)
+    if buffer is None:
+        buffer = _per_thread.receive_buffer = bytearray(_READ_CHUNK)
+    return buffer
+
+
 class InvalidFrameSize(Exception):
     pass
 
@@ -72,7 +86,6 @@ class SocketIO:
         sock.setblocking(False)
         self.sock = sock
         self._buffer = bytearray()  # bytes received but not yet consumed
-        self._scratch = bytearray(_READ_CHUNK)
 
     async def _recv_into(self, view: memoryview) -> int:
         """One receive into `view` (0 at end of stream), waiting until the socket has data."""
@@ -92,7 +105,7 @@ class SocketIO:
 
     async def _receive_some(self) -> bool:
         """Append what the socket has to the buffer; False at end of stream."""
-        view = memoryview(self._scratch)
+        view = memoryview(_receive_buffer())
         count = await self._recv_into(view)
         if count == 0:
             return False
