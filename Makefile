@@ -23,6 +23,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e .
+	$(PY) -m compileall -q pykbroker  # a first start reads bytecode: compiling on start costs memory and time
 	touch $@
 
 $(TEST_STAMP): pyproject.toml $(STAMP)
