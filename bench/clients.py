@@ -4,6 +4,7 @@
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T --count N --size BYTES
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --partitions 3
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --assign 1 --idle-stop 1
+    python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --default
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T1,T2 --spread 10 --acks all
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T1,T2 --partitions 10
 
@@ -13,6 +14,12 @@ all of them, as the scale benchmark needs); consume reads every partition of eve
 Each command stops by itself (--time-limit) and prints one JSON object on its last stdout line:
 {"ok": true, ...} or {"ok": false, "reason": "..."}. Running the clients in their own processes
 keeps the harness out of their way and lets it kill a client that does not stop.
+
+`--default` runs the consumer most applications run: confluent-kafka's defaults apart from
+bootstrap.servers, group.id, auto.offset.reset=earliest and enable.auto.commit=false, joining a
+group with subscribe() and calling consume() in a loop; its time runs from subscribe() (the group
+join included) until the last record. Without it the consumer is tuned (consumer_config) and
+assigned its partitions.
 
 The consumer counts records rather than comparing positions with end offsets, so it does not
 depend on the broker's watermarks being right.
@@ -113,6 +120,17 @@ def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
         "queued.min.messages": 2_000_000,
         "fetch.queue.backoff.ms": 10,
         "check.crcs": False,
+        "logger": logger,
+    }
+
+
+def default_consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
+    """confluent-kafka's defaults, apart from what any consumer of a whole topic sets."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"bench-default-{os.getpid()}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
         "logger": logger,
     }
 
@@ -257,6 +275,28 @@ def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int]
     return result
 
 
+def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit: float) -> dict:
+    """Read `count` records as a group member with the client's default settings; `seconds`
+    runs from subscribe() until the last record."""
+    logger, recent = client_logger("consumer")
+    consumer = Consumer(default_consumer_config(bootstrap, logger))
+    consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
+    errors: list[str] = []
+    cpu_before, begin = process_cpu_seconds(), time.monotonic()
+    consumer.subscribe(topics)
+    deadline = begin + time_limit
+    records, value_bytes, last_record_at = read_records(consumer, count, deadline, 0.0, errors)
+    seconds = (last_record_at if records else time.monotonic()) - begin
+    cpu = process_cpu_seconds() - cpu_before
+    consumer.close()
+    result = {"ok": records > 0, "records": records, "bytes": value_bytes, "seconds": seconds,
+              "begin": begin, "client_cpu_seconds": cpu, "errors": len(errors)}
+    reason = read_stop_reason(records, count, errors, deadline)
+    if reason:
+        result["reason"] = explain(reason, recent)
+    return result
+
+
 def topic_partitions(client, topic: str, timeout: float) -> int:
     metadata = client.list_topics(topic, timeout=timeout).topics.get(topic)
     if metadata is None or metadata.error is not None:
@@ -310,6 +350,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--start-at", type=float, default=0.0,
                         help="consume: begin at this time.monotonic() moment, to start together")
     parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--default", action="store_true",
+                        help="consume: the client's default settings, subscribe() to the topic")
     parser.add_argument("--acks", default="1", help="produce: acks (1 or all)")
     parser.add_argument("--spread", type=int, default=0,
                         help="produce: round-robin over this many partitions of every topic")
@@ -323,6 +365,8 @@ def run(args: argparse.Namespace) -> dict:
     if args.command == "produce":
         return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
                        args.spread)
+    if args.default:
+        return consume_subscribed(args.bootstrap, topics, args.count, args.time_limit)
     partitions = ([int(p) for p in args.assign.split(",")] if args.assign
                   else list(range(args.partitions)))
     return consume(args.bootstrap, topics, args.count, partitions, args.time_limit,
