@@ -17,9 +17,9 @@ keeps the harness out of their way and lets it kill a client that does not stop.
 
 `--default` runs the consumer most applications run: confluent-kafka's defaults apart from
 bootstrap.servers, group.id, auto.offset.reset=earliest and enable.auto.commit=false, joining a
-group with subscribe() and calling consume() in a loop; its time runs from subscribe() (the group
-join included) until the last record. Without it the consumer is tuned (consumer_config) and
-assigned its partitions.
+group with subscribe() and calling consume() in a loop; its time runs from the assignment of the
+partitions (the end of the group join, reported apart as join_seconds) until the last record.
+Without it the consumer is tuned (consumer_config) and assigned its partitions.
 
 The consumer counts records rather than comparing positions with end offsets, so it does not
 depend on the broker's watermarks being right.
@@ -233,9 +233,10 @@ def read_stop_reason(records: int, count: int, errors: list[str], deadline: floa
 
 
 def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: float,
-                 errors: list[str]) -> tuple[int, int, float]:
+                 errors: list[str], first_wait: float = STALL_SECONDS) -> tuple[int, int, float]:
     """(records, value bytes, time of the last record) once `count` are read, the consumer has
-    been idle for `idle_stop` seconds after a first record (0: never), stalled, or time is up."""
+    been idle for `idle_stop` seconds after a first record (0: never), stalled (no first record
+    within `first_wait` seconds, or none for STALL_SECONDS since), or time is up."""
     records = value_bytes = 0
     last_record_at = time.monotonic()
     while records < count and time.monotonic() < deadline:
@@ -243,7 +244,8 @@ def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: flo
         records, value_bytes = records + taken, value_bytes + taken_bytes
         last_record_at = time.monotonic() if taken else last_record_at
         quiet = time.monotonic() - last_record_at
-        if quiet > STALL_SECONDS or (idle_stop and records and quiet > idle_stop):
+        if quiet > (STALL_SECONDS if records else first_wait) or (
+                idle_stop and records and quiet > idle_stop):
             break
     return records, value_bytes, last_record_at
 
@@ -277,20 +279,32 @@ def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int]
 
 def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit: float) -> dict:
     """Read `count` records as a group member with the client's default settings; `seconds`
-    runs from subscribe() until the last record."""
+    runs from the assignment of the partitions (the end of the group join) until the last
+    record, `join_seconds` from subscribe() until that assignment."""
     logger, recent = client_logger("consumer")
     consumer = Consumer(default_consumer_config(bootstrap, logger))
     consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
     errors: list[str] = []
-    cpu_before, begin = process_cpu_seconds(), time.monotonic()
-    consumer.subscribe(topics)
-    deadline = begin + time_limit
-    records, value_bytes, last_record_at = read_records(consumer, count, deadline, 0.0, errors)
+    assigned: list[float] = []
+
+    def on_assign(_consumer, partitions) -> None:
+        if partitions and not assigned:
+            assigned.append(time.monotonic())
+
+    cpu_before, subscribed = process_cpu_seconds(), time.monotonic()
+    consumer.subscribe(topics, on_assign=on_assign)
+    deadline = subscribed + time_limit
+    # A group join may take a while (a broker's rebalance delay): wait for the first record
+    # as long as the time limit allows.
+    records, value_bytes, last_record_at = read_records(consumer, count, deadline, 0.0, errors,
+                                                        first_wait=time_limit)
+    begin = assigned[0] if assigned else subscribed
     seconds = (last_record_at if records else time.monotonic()) - begin
     cpu = process_cpu_seconds() - cpu_before
     consumer.close()
     result = {"ok": records > 0, "records": records, "bytes": value_bytes, "seconds": seconds,
-              "begin": begin, "client_cpu_seconds": cpu, "errors": len(errors)}
+              "begin": begin, "join_seconds": begin - subscribed, "client_cpu_seconds": cpu,
+              "errors": len(errors)}
     reason = read_stop_reason(records, count, errors, deadline)
     if reason:
         result["reason"] = explain(reason, recent)

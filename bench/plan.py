@@ -27,9 +27,9 @@ FULL = Plan(name="full", record_counts={1024: 1_000_000, 100: 1_000_000}, phase_
             bulk_bytes=1024 * MIB, bulk_time_limit=90.0, startup_trials=3, repetitions=2,
             throughput_budget=600.0)
 
-QUICK = Plan(name="quick", record_counts={1024: 20_000, 100: 100_000}, phase_time_limit=20.0,
+QUICK = Plan(name="quick", record_counts={1024: 20_000, 100: 100_000}, phase_time_limit=45.0,
              bulk_bytes=64 * MIB, bulk_time_limit=30.0, startup_trials=1, repetitions=2,
-             throughput_budget=120.0)
+             throughput_budget=240.0)
 
 BULK_RECORD_SIZE = 1024
 BULK_BROKERS = ("pykbroker", "kafka")  # tansu's memory storage holds every record in RAM by design

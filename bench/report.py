@@ -164,7 +164,7 @@ def phase_table(phases) -> str:
                      f"{cpu_per_gigabyte(phase.broker_cpu_seconds, phase.data_bytes)} | "
                      f"{percent_of_core(phase.client_cpu_seconds, seconds)} | "
                      f"{optional(phase.broker_rss_mib)} | {phase.load or '—'} | "
-                     f"{cell(phase.reason)} |")
+                     f"{cell('; '.join(filter(None, (getattr(phase, 'detail', ''), phase.reason))))} |")
     return "\n".join(lines)
 
 

@@ -58,6 +58,7 @@ class PhaseRecord:
     kind: str = ""          # produce, consume, consume_default, consume_parallel, bulk
     size: int = 0           # record size in bytes
     load: str = ""          # the 1-minute load average when the phase began
+    detail: str = ""        # what else the phase showed (the default consumer's group join)
 
 
 @dataclass
@@ -167,6 +168,8 @@ def run_phase(broker, phase: str, run: Callable[[], dict]) -> tuple[dict, PhaseR
                          result.get("seconds", 0.0), client_cpu_seconds=result.get("client_cpu_seconds"),
                          broker_rss_mib=broker_rss(broker_pid(broker)), reason=result.get("reason", ""))
     record.load = load
+    if result.get("join_seconds") is not None:
+        record.detail = f"group join {result['join_seconds']:.2f} s"
     if cpu_before is not None and cpu_after is not None:
         record.broker_cpu_seconds = cpu_after - cpu_before
     return result, record
@@ -280,13 +283,15 @@ def not_run(why: str) -> dict:
 
 
 def read_back(broker, plan: Plan, topic: str, partitions: int, count: int, label: str,
-              result: ThroughputResult) -> tuple[dict, dict, dict]:
+              result: ThroughputResult, skip: frozenset[str] = frozenset()) -> tuple[dict, dict, dict]:
+    """The three consume phases; a kind in `skip` (it failed in an earlier round) is not run."""
     limit = plan.phase_time_limit
     read = timed_phase(broker, f"consume {label}", "consume", result, lambda: run_client(
         "consume", broker.bootstrap, topic, limit, count=count, partitions=partitions))
-    default = timed_phase(broker, f"consume {label}, default consumer", "consume_default", result,
-                          lambda: run_client("consume", broker.bootstrap, topic, limit,
-                                             count=count, default=True))
+    default = (not_run("failed in an earlier round") if "consume_default" in skip else
+               timed_phase(broker, f"consume {label}, default consumer", "consume_default", result,
+                           lambda: run_client("consume", broker.bootstrap, topic, limit,
+                                              count=count, default=True)))
     if not complete(read):
         return read, default, not_run("one consumer did not read everything")
     together = timed_phase(broker, f"consume {label}, {partitions} consumers", "consume_parallel",
@@ -305,7 +310,7 @@ def timed_phase(broker, phase: str, kind: str, result: ThroughputResult,
 
 
 def one_round(broker, plan: Plan, size: int, ready: Readiness, result: ThroughputResult,
-              tag: str) -> Round:
+              tag: str, skip: frozenset[str] = frozenset()) -> Round:
     if not broker.process_alive():
         return Round({"ok": False, "reason": "broker process is gone"})
     begin, label = time.monotonic(), f"{size_label(size)}{tag}"
@@ -322,13 +327,22 @@ def one_round(broker, plan: Plan, size: int, ready: Readiness, result: Throughpu
     if not written.get("ok") or ready.consume:
         return Round(written, seconds=time.monotonic() - begin)
     read, default, together = read_back(broker, plan, topic, created["partitions"],
-                                        written["records"], label, result)
+                                        written["records"], label, result, skip)
     return Round(written, read, default, together, time.monotonic() - begin)
 
 
 def clean(last: Round, ready: Readiness) -> bool:
-    """A round with every phase complete (consume phases count only when the broker reads)."""
-    return complete(last.written) and (bool(ready.consume) or all(map(complete, last.reads())))
+    """A round whose produce and tuned consume phases are complete (consume phases count only
+    when the broker reads); a default consumer that failed is left out of later rounds."""
+    core = [last.read, last.read_side_by_side]
+    return complete(last.written) and (bool(ready.consume) or all(map(complete, core)))
+
+
+def failed_kinds(rounds: list[Round]) -> frozenset[str]:
+    """The default consumer, once it failed in a round (a broker whose group join does not work)."""
+    failed = [r for r in rounds if r.read_default is not None and not complete(r.read_default)
+              and not r.read_default.get("reason", "").startswith("not run")]
+    return frozenset({"consume_default"} if failed else set())
 
 
 def consume_reason(rounds: list[Round], ready: Readiness) -> str:
@@ -414,7 +428,8 @@ def measure_alternating(brokers: list, plan: Plan,
                     continue
                 settle_disk()
                 say(f"{entry.broker.name}: {size_label(size)} round {repetition + 1}")
-                done = one_round(entry.broker, plan, size, entry.ready, entry.result, tag)
+                done = one_round(entry.broker, plan, size, entry.ready, entry.result, tag,
+                                 failed_kinds(entry.rounds.get(size, [])))
                 entry.rounds.setdefault(size, []).append(done)
                 entry.spent += done.seconds
     for entry in entries:
