@@ -1,6 +1,6 @@
 """Produce then consume throughput with confluent-kafka, for each broker and record size.
 
-    python bench/throughput.py [--quick] [--broker pykbroker|tansu ...]
+    python bench/throughput.py [--quick] [--broker pykbroker|kafka|tansu ...]   (one broker after the other)
 
 For each record size (1 KB and 100 B) a fresh 3-partition topic gets N records from one producer
 (linger.ms=5, batch.size=1 MiB, acks=1, no compression, null keys). Then one tuned consumer
@@ -494,7 +494,8 @@ def main() -> None:
     from bench.brokers import make_broker
     from bench.plan import FULL, QUICK
 
-    parser = argparse.ArgumentParser(description="Produce and consume throughput, pykbroker beside tansu.")
+    parser = argparse.ArgumentParser(
+        description="Produce and consume throughput, pykbroker beside Kafka 3.9.0 and tansu.")
     parser.add_argument("--quick", action="store_true", help="fewer records, shorter limits")
     parser.add_argument("--broker", action="append", choices=list(report.BROKER_ORDER))
     args = parser.parse_args()
