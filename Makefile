@@ -79,7 +79,7 @@ $(BENCH_STAMP): pyproject.toml $(STAMP)
 	$(PY) -m pip install -q -e '.[bench]'
 	touch $@
 
-# Throughput, startup and memory beside tansu, plus the codec figures: bench/results/latest.md
+# Throughput, startup and memory beside Kafka 3.9.0 and tansu, plus the codec figures: bench/results/latest.md
 bench: $(BENCH_STAMP)
 	$(PY) -m bench
 

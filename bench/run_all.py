@@ -1,22 +1,32 @@
-"""Every benchmark in one run: pykbroker beside tansu, results to bench/results and docs/benchmarks.md.
+"""Every benchmark in one run: pykbroker beside Apache Kafka 3.9.0 and tansu, results to
+bench/results and docs/benchmarks.md.
 
-    python -m bench              full run (a few minutes), updates docs/benchmarks.md
-    python -m bench --quick      smoke test (about a minute), writes bench/results/quick.md only
+    python -m bench                      full run, updates docs/benchmarks.md and bench/results/throughput.png
+    python -m bench --quick              smoke run: bench/results/quick.md and throughput-quick.png only
+    python -m bench --only core          one section (repeatable); --skip SECTION leaves one out
 
-Per broker: a few starts timed until Metadata is answered, one start kept running, idle resident
-memory, produce and consume throughput (bench/throughput.py), resident memory after the data,
-and for pykbroker after a further bulk write. Then the codec benchmark (bench/codec_bench.py).
+Sections: `core` (one broker, plaintext; below), the sections of other modules listed in
+EXTRA_SECTIONS (each a function `section(workdir, plan, say) -> Section`, imported only when it
+runs: a module not there yet is reported as "n/a (module missing)"), and `codec`.
+
+The core section: per broker a few starts timed until Metadata is answered, then one start kept
+running, with its idle resident memory; with the three brokers running, throughput rounds taking
+turns (bench/throughput.py measure_alternating); then per broker its resident memory after the
+data and, for the brokers that keep logs on disk (pykbroker, Kafka), after a further bulk write.
 Every figure is a number or "n/a (reason)"; every phase has a time limit.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import inspect
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -25,14 +35,28 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import footprint, report, throughput  # noqa: E402
-from bench.brokers import make_broker, pykbroker_version, tansu_version  # noqa: E402
+from bench.brokers import kafka_version, make_broker, pykbroker_version, tansu_version  # noqa: E402
 from bench.figure import Figure, not_available  # noqa: E402
 from bench.plan import BULK_BROKERS, BULK_RECORD_SIZE, FULL, MIB, QUICK, Plan  # noqa: E402
+from bench.plot import throughput_plot  # noqa: E402
+from bench.sections import Section  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 DOCS = REPO / "docs" / "benchmarks.md"
 CODEC_TIME_LIMIT = 120.0
+
+Say = Callable[[str], None]
+SectionRunner = Callable[[Path, Plan, Say], Section]
+
+# name -> (module, title): each module exposes `section(workdir: Path, plan: Plan, say) -> Section`
+EXTRA_SECTIONS: dict[str, tuple[str, str]] = {
+    "secure": ("bench.secure", "TLS and SASL_SSL, one broker"),
+    "cluster": ("bench.cluster_throughput", "Three brokers, replication factor 3"),
+    "latency": ("bench.latency", "Produce latency at a fixed rate"),
+}
+SECTION_NAMES = ("core", *EXTRA_SECTIONS, "codec")
+ENTRY_POINTS = ("section", "run_section", "measure_section")
 
 
 @dataclass
@@ -69,22 +93,8 @@ def bulk_figure(broker, plan: Plan, result: BrokerReport, bytes_held: int) -> Fi
     return footprint.resident_figure(broker.pid, holding_note(bytes_held + written["bytes"]))
 
 
-def session(broker, plan: Plan, result: BrokerReport) -> None:
-    """Idle memory, throughput, memory after the data, bulk write; on a running broker."""
-    result.figures["idle_rss"] = footprint.idle_resident(broker.pid, plan.idle_seconds)
-    say(f"{broker.name}: idle resident memory {result.figures['idle_rss'].text()} MB; throughput")
-    measured = throughput.measure(broker, plan)
-    result.figures.update(measured.figures)
-    result.phases += measured.phases
-    result.notes += measured.notes
-    result.figures["rss_after_throughput"] = (
-        footprint.resident_figure(broker.pid, holding_note(measured.bytes_written))
-        if measured.bytes_written else not_available("nothing was written"))
-    result.figures["rss_after_bulk"] = bulk_figure(broker, plan, result, measured.bytes_written)
-
-
-def measure_broker(name: str, plan: Plan, workdir: Path) -> BrokerReport:
-    result = BrokerReport(figures=all_unavailable(plan, "not reached"))
+def start_broker(name: str, plan: Plan, workdir: Path, result: BrokerReport):
+    """Timed starts (the extra ones stopped at once); the running broker, or None."""
     say(f"{name}: {plan.startup_trials} start(s)")
     seconds, failure = footprint.extra_starts(name, workdir, plan.startup_trials - 1)
     broker = make_broker(name, workdir / "main")
@@ -94,23 +104,61 @@ def measure_broker(name: str, plan: Plan, workdir: Path) -> BrokerReport:
         reason = f"broker did not start: {error}"
         result.figures = all_unavailable(plan, reason)
         result.figures["startup"] = footprint.startup_figure(seconds, reason)
-        return result
+        return None
     result.figures["startup"] = footprint.startup_figure(seconds, failure)
+    result.figures["idle_rss"] = footprint.idle_resident(broker.pid, plan.idle_seconds)
+    say(f"{name}: started in {result.figures['startup'].text(3)} s, idle resident memory "
+        f"{result.figures['idle_rss'].text()} MB")
+    return broker
+
+
+def after_rounds(broker, plan: Plan, result: BrokerReport, bytes_written: int) -> None:
+    """Resident memory after the data, then after a bulk write."""
+    result.figures["rss_after_throughput"] = (
+        footprint.resident_figure(broker.pid, holding_note(bytes_written))
+        if bytes_written else not_available("nothing was written"))
+    result.figures["rss_after_bulk"] = bulk_figure(broker, plan, result, bytes_written)
+
+
+def stop_broker(broker, result: BrokerReport) -> None:
+    if not broker.process_alive():
+        result.notes.append(f"{broker.name}: broker process died; log tail: {broker.log_tail(3)}")
+    broker.stop()
+
+
+def measure_running(brokers: list, plan: Plan, reports: dict[str, BrokerReport]) -> None:
+    measured = throughput.measure_alternating(brokers, plan, say)
+    for broker in brokers:
+        result, outcome = reports[broker.name], measured[broker.name]
+        result.figures.update(outcome.figures)
+        result.phases += outcome.phases
+        result.notes += outcome.notes
+        try:
+            after_rounds(broker, plan, result, outcome.bytes_written)
+        except Exception as error:  # a dead broker must not lose the others' figures
+            result.notes.append(f"{broker.name}: stopped early: {type(error).__name__}: {error}")
+
+
+def measure_all(names: list[str], plan: Plan, parent: Path | None) -> dict[str, BrokerReport]:
+    workdir = Path(tempfile.mkdtemp(prefix="pykbroker-bench-", dir=parent))
+    reports = {name: BrokerReport(figures=all_unavailable(plan, "not reached")) for name in names}
+    running = []
     try:
-        session(broker, plan, result)
-    except Exception as error:  # a harness bug or a dead broker must not lose the other broker
-        result.notes.append(f"{name}: session stopped early: {type(error).__name__}: {error}")
+        for name in names:
+            broker = start_broker(name, plan, workdir / name, reports[name])
+            if broker is not None:
+                running.append(broker)
+        try:
+            measure_running(running, plan, reports)
+        except Exception as error:  # a harness bug: keep what the brokers measured
+            for name in names:
+                reports[name].notes.append(f"{name}: throughput stopped: {type(error).__name__}: {error}")
     finally:
-        if not broker.process_alive():
-            result.notes.append(f"{name}: broker process died; log tail: {broker.log_tail(3)}")
-        broker.stop()
-    return result
-
-
-def discard_data(directory: Path) -> None:
-    """Delete a broker's logs and flush the disk, so their write-back does not slow the next one."""
-    shutil.rmtree(directory, ignore_errors=True)
-    os.sync()
+        for broker in running:
+            stop_broker(broker, reports[broker.name])
+        shutil.rmtree(workdir, ignore_errors=True)
+        os.sync()
+    return reports
 
 
 def codec_output() -> str:
@@ -125,50 +173,112 @@ def codec_output() -> str:
     return done.stdout
 
 
+def section_runner(name: str) -> SectionRunner | str:
+    """The section function of a module in EXTRA_SECTIONS, or why there is none."""
+    module_name = EXTRA_SECTIONS[name][0]
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as error:
+        if error.name is not None and module_name.startswith(error.name):
+            return "module missing"
+        return f"import failed: {error}"
+    except Exception as error:
+        return f"import failed: {type(error).__name__}: {error}"
+    for entry in ENTRY_POINTS:
+        if callable(getattr(module, entry, None)):
+            return adapted(getattr(module, entry))
+    returning = [function for function in vars(module).values() if inspect.isfunction(function)
+                 and function.__module__ == module_name and not function.__name__.startswith("_")
+                 and function.__annotations__.get("return") in ("Section", Section)]
+    if returning:
+        return adapted(returning[0])
+    return f"{module_name} has no function {ENTRY_POINTS[0]}(workdir, plan, say)"
+
+
+def adapted(function: Callable[..., Section]) -> SectionRunner:
+    """Call a section function with those of (workdir, plan, say) it names."""
+    wanted = inspect.signature(function).parameters
+
+    def run(workdir: Path, plan: Plan, say: Say) -> Section:
+        given = {"workdir": workdir, "plan": plan, "say": say}
+        return function(**{name: value for name, value in given.items() if name in wanted})
+
+    return run
+
+
+def extra_section(name: str, plan: Plan, parent: Path | None) -> Section:
+    module_name, title = EXTRA_SECTIONS[name]
+    runner = section_runner(name)
+    if isinstance(runner, str):
+        return Section(f"{title} (`{module_name}`)", notes=[f"n/a ({runner})"])
+    say(f"section {name} ({module_name})")
+    workdir = Path(tempfile.mkdtemp(prefix=f"pykbroker-bench-{name}-", dir=parent))
+    try:
+        return runner(workdir, plan, say)
+    except Exception as error:  # one section failing must not lose the others
+        return Section(f"{title} (`{module_name}`)",
+                       notes=[f"n/a (section failed: {type(error).__name__}: {error})"])
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def arguments() -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description="Run every benchmark, pykbroker beside tansu.")
+    parser = argparse.ArgumentParser(
+        description="Run every benchmark, pykbroker beside Apache Kafka 3.9.0 and tansu.")
     parser.add_argument("--quick", action="store_true",
                         help="fewer records and shorter limits; writes bench/results/quick.md only")
     parser.add_argument("--broker", action="append", choices=list(report.BROKER_ORDER),
-                        help="measure only this broker (repeatable)")
-    parser.add_argument("--no-codec", action="store_true", help="skip the codec benchmark")
+                        help="core section: measure only this broker (repeatable)")
+    parser.add_argument("--only", action="append", choices=SECTION_NAMES, metavar="SECTION",
+                        help=f"run only this section (repeatable): {', '.join(SECTION_NAMES)}")
+    parser.add_argument("--skip", action="append", choices=SECTION_NAMES, metavar="SECTION",
+                        default=[], help="leave this section out (repeatable)")
+    parser.add_argument("--no-codec", action="store_true", help="skip the codec benchmark (--skip codec)")
     parser.add_argument("--no-docs", action="store_true", help="do not update docs/benchmarks.md")
     parser.add_argument("--workdir", type=Path, default=None,
-                        help="where pykbroker keeps its logs during the run (default: a temp dir)")
+                        help="where the brokers keep their logs during the run (default: a temp dir)")
     return parser.parse_args()
 
 
-def output_path(plan: Plan) -> Path:
-    return BENCH / "results" / ("latest.md" if plan is FULL else "quick.md")
+def chosen_sections(args: argparse.Namespace) -> list[str]:
+    skipped = set(args.skip) | ({"codec"} if args.no_codec else set())
+    return [name for name in (args.only or SECTION_NAMES) if name not in skipped]
 
 
-def measure_all(names: list[str], plan: Plan, parent: Path | None) -> dict[str, BrokerReport]:
-    workdir = Path(tempfile.mkdtemp(prefix="pykbroker-bench-", dir=parent))
-    reports = {}
-    try:
-        for name in names:
-            reports[name] = measure_broker(name, plan, workdir / name)
-            discard_data(workdir / name)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-    return reports
+def output_paths(plan: Plan) -> tuple[Path, Path]:
+    """The results markdown and the throughput plot of this plan."""
+    results = BENCH / "results"
+    if plan is FULL:
+        return results / "latest.md", results / "throughput.png"
+    return results / "quick.md", results / "throughput-quick.png"
 
 
-def write_results(reports: dict[str, BrokerReport], plan: Plan, codec: str, seconds: float,
-                  load_before: str, update_docs: bool) -> Path:
+def core_section(names: list[str], plan: Plan, parent: Path | None,
+                 plot_path: Path) -> tuple[Section, str]:
+    """The single-broker section and the markdown line of its plot."""
+    reports = measure_all(names, plan, parent)
+    figures = {name: result.figures for name, result in reports.items()}
+    phases = [phase for result in reports.values() for phase in result.phases]
+    notes = [note for result in reports.values() for note in result.notes]
+    failure = throughput_plot(figures, plan, plot_path, subtitle=f"plan {plan.name}")
+    link = (f"![Throughput by record size and broker]({plot_path.name})" if not failure
+            else f"Throughput plot: n/a ({failure})")
+    return report.core_section(figures, phases, notes, plan), link
+
+
+def write_results(sections: list[Section], plan: Plan, codec: str | None, seconds: float,
+                  load_before: str, plot_link: str, update_docs: bool) -> Path:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    content = dict(
-        title=f"Results ({plan.name} run, {stamp}, {seconds:.0f} s)",
-        figures={name: result.figures for name, result in reports.items()},
-        phases=[phase for result in reports.values() for phase in result.phases],
-        notes=[note for result in reports.values() for note in result.notes], plan=plan,
-        machine=report.machine_lines(tansu_version(), pykbroker_version(), load_before),
-        codec_output=codec)
-    path = output_path(plan)
+    versions = {"pykbroker": pykbroker_version(), "kafka": kafka_version(), "tansu": tansu_version()}
+    content = dict(title=f"Results ({plan.name} run, {stamp}, {seconds:.0f} s)", sections=sections,
+                   plan=plan, machine=report.machine_lines(versions, load_before),
+                   codec_output=codec)
+    path, _ = output_paths(plan)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(report.render(level=1, **content))
+    path.write_text(report.render(level=1, plot=plot_link, **content))
     if update_docs:
-        report.update_docs(DOCS, report.render(level=3, **content))
+        docs_link = plot_link.replace("](", "](../bench/results/", 1) if plot_link.startswith("!") else plot_link
+        report.update_docs(DOCS, report.render(level=3, plot=docs_link, **content))
     print()
     print(path.read_text())
     return path
@@ -177,12 +287,21 @@ def write_results(reports: dict[str, BrokerReport], plan: Plan, codec: str, seco
 def main() -> None:
     args = arguments()
     plan = QUICK if args.quick else FULL
+    names = chosen_sections(args)
     begin, load_before = time.monotonic(), report.load_average()
-    reports = measure_all(args.broker or list(report.BROKER_ORDER), plan, args.workdir)
-    say("codec benchmark")
-    codec = "skipped (--no-codec)" if args.no_codec else codec_output()
+    sections, plot_link = [], ""
+    if "core" in names:
+        section, plot_link = core_section(args.broker or list(report.BROKER_ORDER), plan,
+                                          args.workdir, output_paths(plan)[1])
+        sections.append(section)
+    sections += [extra_section(name, plan, args.workdir) for name in names if name in EXTRA_SECTIONS]
+    codec = None
+    if "codec" in names:
+        say("codec benchmark")
+        codec = codec_output()
     update_docs = plan is FULL and not args.no_docs
-    path = write_results(reports, plan, codec, time.monotonic() - begin, load_before, update_docs)
+    path = write_results(sections, plan, codec, time.monotonic() - begin, load_before, plot_link,
+                         update_docs)
     say(f"written to {path.relative_to(REPO)}" + (" and docs/benchmarks.md" if update_docs else ""))
 
 

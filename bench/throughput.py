@@ -1,28 +1,33 @@
 """Produce then consume throughput with confluent-kafka, for each broker and record size.
 
-    python bench/throughput.py [--quick] [--broker pykbroker|tansu ...]
+    python bench/throughput.py [--quick] [--broker pykbroker|kafka|tansu ...]   (one broker after the other)
 
 For each record size (1 KB and 100 B) a fresh 3-partition topic gets N records from one producer
-(linger.ms=5, batch.size=1 MiB, acks=1, no compression, null keys). Then one consumer assigned to
-all partitions from offset 0 reads them all back, and then three consumers, one per partition,
-started together, read them again. Every client runs in its own process (bench/clients.py).
+(linger.ms=5, batch.size=1 MiB, acks=1, no compression, null keys). Then one tuned consumer
+assigned to all partitions from offset 0 reads them all back; then a consumer with the client's
+default settings, subscribed to the topic; then three tuned consumers, one per partition, started
+together. Every client runs in its own process (bench/clients.py). Several running brokers take
+turns (measure_alternating): each round runs every broker once, the order rotating by one broker
+from round to round.
 
-Figures are records/s and MB/s of record values (MB = 2^20 bytes, as Kafka's perf tools count);
-the full plan repeats each size on fresh topics and reports the median. Each figure is a number
+Figures are records/s and MB/s of record values (MB = 2^20 bytes, as Kafka's perf tools count),
+and the broker's CPU seconds (utime + stime of the broker process) per GB moved; the full plan
+repeats each size on fresh topics and reports the median. Each figure is a number
 or "n/a (reason)": a broker that does not serve an API yet, fails or stalls costs at most the
 phase time limits and never stops the run.
 """
 from __future__ import annotations
 
 import json
+import os
 import statistics
 import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -50,6 +55,10 @@ class PhaseRecord:
     client_cpu_seconds: float | None = None
     broker_rss_mib: float | None = None
     reason: str = ""
+    kind: str = ""          # produce, consume, consume_default, consume_parallel, bulk
+    size: int = 0           # record size in bytes
+    load: str = ""          # the 1-minute load average when the phase began
+    detail: str = ""        # what else the phase showed (the default consumer's group join)
 
 
 @dataclass
@@ -58,13 +67,15 @@ class ThroughputResult:
     phases: list[PhaseRecord] = field(default_factory=list)
     bytes_written: int = 0
     notes: list[str] = field(default_factory=list)
+    current_size: int = 0
 
 
 def client_args(command: str, bootstrap: str, topic: str, time_limit: float, **options) -> list[str]:
     args = [sys.executable, "-m", "bench.clients", command, "--bootstrap", bootstrap,
             "--topic", topic, "--time-limit", str(time_limit)]
     for key, value in options.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
+        flag = f"--{key.replace('_', '-')}"
+        args += [flag] if value is True else [flag, str(value)]
     return args
 
 
@@ -126,31 +137,49 @@ def combined(results: list[dict], expected: int) -> dict:
     return merged
 
 
-def broker_cpu(pid: int) -> float | None:
+def broker_pid(broker) -> int | None:
     try:
-        return proc.cpu_seconds(pid)
+        return broker.pid
+    except (AttributeError, KeyError, ValueError):
+        return None
+
+
+def broker_cpu(pid: int | None) -> float | None:
+    try:
+        return None if pid is None else proc.cpu_seconds(pid)
     except OSError:
         return None
 
 
-def broker_rss(pid: int) -> float | None:
+def broker_rss(pid: int | None) -> float | None:
     try:
-        return proc.resident_mib(pid)
+        return None if pid is None else proc.resident_mib(pid)
     except OSError:
         return None
 
 
 def run_phase(broker, phase: str, run: Callable[[], dict]) -> tuple[dict, PhaseRecord]:
     """Run the clients of one phase, noting the broker's CPU time and resident memory."""
-    cpu_before = broker_cpu(broker.pid)
+    load = load_average()
+    cpu_before = broker_cpu(broker_pid(broker))
     result = run()
-    cpu_after = broker_cpu(broker.pid)
+    cpu_after = broker_cpu(broker_pid(broker))
     record = PhaseRecord(broker.name, phase, result.get("records", 0), result.get("bytes", 0),
                          result.get("seconds", 0.0), client_cpu_seconds=result.get("client_cpu_seconds"),
-                         broker_rss_mib=broker_rss(broker.pid), reason=result.get("reason", ""))
+                         broker_rss_mib=broker_rss(broker_pid(broker)), reason=result.get("reason", ""))
+    record.load = load
+    if result.get("join_seconds") is not None:
+        record.detail = f"group join {result['join_seconds']:.2f} s"
     if cpu_before is not None and cpu_after is not None:
         record.broker_cpu_seconds = cpu_after - cpu_before
     return result, record
+
+
+def load_average() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().split()[0]
+    except OSError:
+        return ""
 
 
 def usable(run: dict) -> bool:
@@ -224,59 +253,96 @@ def readiness(broker, plan: Plan) -> Readiness:
         return Readiness("", no_fetch)
     read = run_client("consume", broker.bootstrap, topic, half, count=1,
                       partitions=created["partitions"])
-    return Readiness("", "" if read.get("ok") else f"test read failed: {read.get('reason', '')}")
+    if not read.get("ok"):
+        return Readiness("", f"test read failed: {read.get('reason', '')}")
+    # A first group join may create the broker's offsets topic (Kafka: 50 partitions): not timed.
+    run_client("consume", broker.bootstrap, topic, plan.probe_time_limit * 3, count=1, default=True)
+    return Readiness()
 
 
 @dataclass
 class Round:
-    """One fresh topic written, then read back by one consumer, then by one per partition."""
+    """One fresh topic written, then read back by the tuned consumer, the default consumer and
+    one tuned consumer per partition."""
     written: dict
     read: dict | None = None
+    read_default: dict | None = None
     read_side_by_side: dict | None = None
     seconds: float = 0.0
 
+    def reads(self) -> list[dict | None]:
+        return [self.read, self.read_default, self.read_side_by_side]
+
+
+CONSUME_KINDS = ("consume", "consume_default", "consume_parallel")
+KINDS = ("produce",) + CONSUME_KINDS
+
+
+def not_run(why: str) -> dict:
+    return {"ok": False, "reason": f"not run: {why}"}
+
 
 def read_back(broker, plan: Plan, topic: str, partitions: int, count: int, label: str,
-              result: ThroughputResult) -> tuple[dict, dict]:
+              result: ThroughputResult, skip: frozenset[str] = frozenset()) -> tuple[dict, dict, dict]:
+    """The three consume phases; a kind in `skip` (it failed in an earlier round) is not run."""
     limit = plan.phase_time_limit
-    read, record = run_phase(broker, f"consume {label}", lambda: run_client(
+    read = timed_phase(broker, f"consume {label}", "consume", result, lambda: run_client(
         "consume", broker.bootstrap, topic, limit, count=count, partitions=partitions))
-    result.phases.append(record)
+    default = (not_run("failed in an earlier round") if "consume_default" in skip else
+               timed_phase(broker, f"consume {label}, default consumer", "consume_default", result,
+                           lambda: run_client("consume", broker.bootstrap, topic, limit,
+                                              count=count, default=True)))
     if not complete(read):
-        return read, {"ok": False, "reason": "not run: one consumer did not read everything"}
-    together, record = run_phase(broker, f"consume {label}, {partitions} consumers", lambda:
-                                 consume_side_by_side(broker.bootstrap, topic, limit, count, partitions))
+        return read, default, not_run("one consumer did not read everything")
+    together = timed_phase(broker, f"consume {label}, {partitions} consumers", "consume_parallel",
+                           result, lambda: consume_side_by_side(broker.bootstrap, topic, limit,
+                                                                count, partitions))
+    return read, default, together
+
+
+def timed_phase(broker, phase: str, kind: str, result: ThroughputResult,
+                run: Callable[[], dict]) -> dict:
+    """Run one phase, keep its record (with kind and record size) in the result."""
+    outcome, record = run_phase(broker, phase, run)
+    record.kind, record.size = kind, result.current_size
     result.phases.append(record)
-    return read, together
+    return outcome
 
 
 def one_round(broker, plan: Plan, size: int, ready: Readiness, result: ThroughputResult,
-              tag: str) -> Round:
+              tag: str, skip: frozenset[str] = frozenset()) -> Round:
     if not broker.process_alive():
         return Round({"ok": False, "reason": "broker process is gone"})
     begin, label = time.monotonic(), f"{size_label(size)}{tag}"
     topic, count, limit = fresh_topic(f"{size}b"), plan.record_counts[size], plan.phase_time_limit
+    result.current_size = size
     created = create_topic(broker, topic, limit)
     if not created.get("ok"):
         return Round({"ok": False, "reason": created.get("reason", "topic creation failed")})
     if created.get("note"):
         result.notes.append(f"{broker.name}, {label}: {created['note']}")
-    written, record = run_phase(broker, f"produce {label}", lambda: run_client(
+    written = timed_phase(broker, f"produce {label}", "produce", result, lambda: run_client(
         "produce", broker.bootstrap, topic, limit, count=count, size=size))
-    result.phases.append(record)
     result.bytes_written += written.get("bytes", 0)
     if not written.get("ok") or ready.consume:
         return Round(written, seconds=time.monotonic() - begin)
-    read, together = read_back(broker, plan, topic, created["partitions"], written["records"],
-                               label, result)
-    return Round(written, read, together, time.monotonic() - begin)
+    read, default, together = read_back(broker, plan, topic, created["partitions"],
+                                        written["records"], label, result, skip)
+    return Round(written, read, default, together, time.monotonic() - begin)
 
 
-def worth_another(last: Round, ready: Readiness, deadline: float) -> bool:
-    """Repeat only after a clean round, and only when one more fits in the time budget."""
-    clean = complete(last.written) and (bool(ready.consume) or complete(last.read))
-    clean = clean and (bool(ready.consume) or complete(last.read_side_by_side))
-    return clean and time.monotonic() + 1.5 * last.seconds < deadline
+def clean(last: Round, ready: Readiness) -> bool:
+    """A round whose produce and tuned consume phases are complete (consume phases count only
+    when the broker reads); a default consumer that failed is left out of later rounds."""
+    core = [last.read, last.read_side_by_side]
+    return complete(last.written) and (bool(ready.consume) or all(map(complete, core)))
+
+
+def failed_kinds(rounds: list[Round]) -> frozenset[str]:
+    """The default consumer, once it failed in a round (a broker whose group join does not work)."""
+    failed = [r for r in rounds if r.read_default is not None and not complete(r.read_default)
+              and not r.read_default.get("reason", "").startswith("not run")]
+    return frozenset({"consume_default"} if failed else set())
 
 
 def consume_reason(rounds: list[Round], ready: Readiness) -> str:
@@ -285,18 +351,31 @@ def consume_reason(rounds: list[Round], ready: Readiness) -> str:
     return "nothing was written" if not any(usable(r.written) for r in rounds) else ""
 
 
-def measure_size(broker, plan: Plan, size: int, ready: Readiness, result: ThroughputResult,
-                 deadline: float) -> None:
+@dataclass
+class BrokerRounds:
+    """One broker's part of the alternating rounds: its readiness, its rounds per record size,
+    and its throughput time so far (against plan.throughput_budget)."""
+    broker: object
+    ready: Readiness
+    result: ThroughputResult
+    rounds: dict[int, list[Round]] = field(default_factory=dict)
+    spent: float = 0.0
+
+    def wants_round(self, plan: Plan, size: int) -> bool:
+        """The first round of a size always; another only after a clean one, within budget."""
+        done = self.rounds.get(size, [])
+        if self.ready.produce:
+            return False
+        if not done:
+            return True
+        return clean(done[-1], self.ready) and self.spent + 1.5 * done[-1].seconds < plan.throughput_budget
+
+
+def size_figures(entry: BrokerRounds, size: int) -> None:
+    result, rounds, ready = entry.result, entry.rounds.get(size, []), entry.ready
     if ready.produce:
-        mark_direction(result, "produce", size, ready.produce)
-        mark_direction(result, "consume", size, ready.consume)
+        mark_size(result, size, ready.produce)
         return
-    rounds = []
-    for repetition in range(plan.repetitions):
-        if rounds and not worth_another(rounds[-1], ready, deadline):
-            break
-        tag = f" #{repetition + 1}" if plan.repetitions > 1 else ""
-        rounds.append(one_round(broker, plan, size, ready, result, tag))
     figures = result.figures
     figures[f"produce_mbps_{size}"], figures[f"produce_rps_{size}"] = rate_figures(
         [r.written for r in rounds])
@@ -304,14 +383,65 @@ def measure_size(broker, plan: Plan, size: int, ready: Readiness, result: Throug
     if reason:
         mark_direction(result, "consume", size, reason)
         return
-    figures[f"consume_mbps_{size}"], figures[f"consume_rps_{size}"] = rate_figures(
-        [r.read for r in rounds if r.read is not None])
-    figures[f"consume_parallel_mbps_{size}"], figures[f"consume_parallel_rps_{size}"] = rate_figures(
-        [r.read_side_by_side for r in rounds if r.read_side_by_side is not None])
+    for index, kind in enumerate(CONSUME_KINDS):
+        runs = [r.reads()[index] for r in rounds if r.reads()[index] is not None]
+        figures[f"{kind}_mbps_{size}"], figures[f"{kind}_rps_{size}"] = rate_figures(runs)
+
+
+def cpu_figures(result: ThroughputResult, size: int) -> None:
+    """Broker CPU seconds (utime + stime) per GB (2^30 bytes) moved, over every round of a kind."""
+    for kind in KINDS:
+        phases = [phase for phase in result.phases if phase.kind == kind and phase.size == size
+                  and phase.broker_cpu_seconds is not None and phase.data_bytes]
+        if not phases:
+            reason = result.figures.get(f"{kind}_mbps_{size}", not_available("not run")).reason
+            result.figures[f"cpu_per_gb_{kind}_{size}"] = not_available(reason or "not measured")
+            continue
+        gigabytes = sum(phase.data_bytes for phase in phases) / 2**30
+        cpu = sum(phase.broker_cpu_seconds or 0.0 for phase in phases)
+        note = f"{len(phases)} rounds" if len(phases) > 1 else ""
+        result.figures[f"cpu_per_gb_{kind}_{size}"] = measured(cpu / gigabytes, note)
+
+
+def settle_disk() -> None:
+    """Flush what the previous broker wrote, so that its write-back does not slow the next one."""
+    os.sync()
+
+
+def rotated(items: list, by: int) -> list:
+    by %= max(1, len(items))
+    return items[by:] + items[:by]
+
+
+def measure_alternating(brokers: list, plan: Plan,
+                        say: Callable[[str], None] = lambda _: None) -> dict[str, ThroughputResult]:
+    """Throughput figures of running brokers, taking turns: for each record size, round 1 runs
+    every broker once in the given order, round 2 in that order rotated by one, and so on; the
+    median of each broker's rounds is reported. A broker that is not ready, fails or runs out of
+    its plan.throughput_budget sits out the rest of its rounds."""
+    entries = [BrokerRounds(broker, readiness(broker, plan), ThroughputResult()) for broker in brokers]
+    for size in plan.record_counts:
+        for repetition in range(plan.repetitions):
+            tag = f" #{repetition + 1}" if plan.repetitions > 1 else ""
+            for entry in rotated(entries, repetition):
+                if not entry.wants_round(plan, size):
+                    continue
+                settle_disk()
+                say(f"{entry.broker.name}: {size_label(size)} round {repetition + 1}")
+                done = one_round(entry.broker, plan, size, entry.ready, entry.result, tag,
+                                 failed_kinds(entry.rounds.get(size, [])))
+                entry.rounds.setdefault(size, []).append(done)
+                entry.spent += done.seconds
+    for entry in entries:
+        for size in plan.record_counts:
+            size_figures(entry, size)
+            cpu_figures(entry.result, size)
+    return {entry.broker.name: entry.result for entry in entries}
 
 
 def mark_direction(result: ThroughputResult, direction: str, size: int, reason: str) -> None:
-    for kind in [direction] + (["consume_parallel"] if direction == "consume" else []):
+    kinds = CONSUME_KINDS if direction == "consume" else (direction,)
+    for kind in kinds:
         result.figures[f"{kind}_mbps_{size}"] = not_available(reason)
         result.figures[f"{kind}_rps_{size}"] = not_available(reason)
 
@@ -328,17 +458,8 @@ def mark_all(result: ThroughputResult, plan: Plan, reason: str) -> ThroughputRes
 
 
 def measure(broker, plan: Plan) -> ThroughputResult:
-    """Throughput figures of a running broker for every record size of the plan.
-
-    Each size gets up to plan.repetitions rounds on fresh topics (median reported); rounds after
-    the first run only while the broker's share of plan.throughput_budget lasts.
-    """
-    result = ThroughputResult()
-    ready = readiness(broker, plan)
-    deadline = time.monotonic() + plan.throughput_budget
-    for size in plan.record_counts:
-        measure_size(broker, plan, size, ready, result, deadline)
-    return result
+    """Throughput figures of one running broker for every record size of the plan."""
+    return measure_alternating([broker], plan)[broker.name]
 
 
 def write_bulk(broker, plan: Plan, size: int) -> tuple[dict, PhaseRecord]:
@@ -347,9 +468,11 @@ def write_bulk(broker, plan: Plan, size: int) -> tuple[dict, PhaseRecord]:
     created = create_topic(broker, topic, plan.bulk_time_limit)
     if not created.get("ok"):
         return created, PhaseRecord(broker.name, "bulk write", reason=created.get("reason", ""))
-    return run_phase(broker, "bulk write", lambda: run_client(
+    written, record = run_phase(broker, "bulk write", lambda: run_client(
         "produce", broker.bootstrap, topic, plan.bulk_time_limit,
         count=plan.bulk_bytes // size, size=size))
+    record.kind, record.size = "bulk", size
+    return written, record
 
 
 def measure_fresh_broker(broker, plan: Plan) -> ThroughputResult:
@@ -371,17 +494,18 @@ def main() -> None:
     from bench.brokers import make_broker
     from bench.plan import FULL, QUICK
 
-    parser = argparse.ArgumentParser(description="Produce and consume throughput, pykbroker beside tansu.")
+    parser = argparse.ArgumentParser(
+        description="Produce and consume throughput, pykbroker beside Kafka 3.9.0 and tansu.")
     parser.add_argument("--quick", action="store_true", help="fewer records, shorter limits")
-    parser.add_argument("--broker", action="append", choices=["pykbroker", "tansu"])
+    parser.add_argument("--broker", action="append", choices=list(report.BROKER_ORDER))
     args = parser.parse_args()
     plan = QUICK if args.quick else FULL
     figures, phases = {}, []
-    for name in args.broker or ["pykbroker", "tansu"]:
+    for name in args.broker or list(report.BROKER_ORDER):
         with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as workdir:
             result = measure_fresh_broker(make_broker(name, Path(workdir)), plan)
         figures[name], phases = result.figures, phases + result.phases
-    print(report.summary_table(figures, plan, only_throughput=True))
+    print(report.comparison_table(report.comparisons(figures, plan, only_throughput=True)))
     print()
     print(report.phase_table(phases))
 
