@@ -64,7 +64,8 @@ def client_args(command: str, bootstrap: str, topic: str, time_limit: float, **o
     args = [sys.executable, "-m", "bench.clients", command, "--bootstrap", bootstrap,
             "--topic", topic, "--time-limit", str(time_limit)]
     for key, value in options.items():
-        args += [f"--{key.replace('_', '-')}", str(value)]
+        flag = f"--{key.replace('_', '-')}"
+        args += [flag] if value is True else [flag, str(value)]
     return args
 
 
