@@ -123,6 +123,7 @@ class Phase:
     result: dict
     cpu: dict[int, float] | None      # broker id -> CPU seconds during the phase
     load: str = ""
+    wall: float = 0.0                 # seconds the client process ran, over which `cpu` was taken
 
     @property
     def seconds(self) -> float:
@@ -144,16 +145,17 @@ class Phase:
         return sum(self.cpu.values()) / (self.data_bytes / GIB)
 
     def cpu_percents(self) -> str:
-        if self.cpu is None or not self.seconds:
+        """Each broker's CPU over the client process's whole run (start-up included)."""
+        if self.cpu is None or not self.wall:
             return "—"
-        return " / ".join(f"{100 * cpu / self.seconds:.0f}" for _, cpu in sorted(self.cpu.items()))
+        return " / ".join(f"{100 * cpu / self.wall:.0f}" for _, cpu in sorted(self.cpu.items()))
 
 
 def measure_phase(broker_name: str, phase: str, pids: dict[int, int], run: Callable[[], dict]) -> Phase:
-    before = cpu_snapshot(pids)
+    before, begin = cpu_snapshot(pids), time.monotonic()
     result = run()
     return Phase(broker_name, phase, result, cpu_spent(before, cpu_snapshot(pids)),
-                 report.load_average())
+                 report.load_average(), time.monotonic() - begin)
 
 
 def median_figure(values: list[float | None], reasons: list[str]) -> Figure:
@@ -166,8 +168,9 @@ def median_figure(values: list[float | None], reasons: list[str]) -> Figure:
 
 def phase_table(phases: list[Phase], extra: Callable[[Phase], str] | None = None,
                 extra_title: str = "") -> str:
-    """Every phase: broker, records, MB, seconds, MB/s, each broker's CPU (% of a core), the
-    brokers' CPU seconds per GB, the client's CPU seconds, the 1-minute load and a note."""
+    """Every phase: broker, records, MB, seconds, MB/s, each broker's CPU (% of a core over the
+    client process's run), the brokers' CPU seconds per GB, the client's CPU seconds, the 1-minute
+    load and a note."""
     title = f" {extra_title} |" if extra else ""
     lines = ["| broker | phase | records | MB | s | MB/s | broker CPU, % of a core (each) "
              f"| brokers' CPU s/GB | client CPU s | load |{title} note |",
