@@ -5,8 +5,10 @@
 One producer process (bench/clients.py `latency`) writes 1 KB records at a fixed rate (5,000 a
 second) to a fresh topic of 3 partitions; each record carries the time of its produce() call, and
 its latency is the time its delivery report is served minus that, both read in the producer
-process. The first second is a warm-up and is not counted. The producer has the bench's settings
-(linger.ms=5, batch.size=1048576, no compression), so every figure includes up to 5 ms of linger.
+process. Before the clock starts one record is written and acknowledged (connections are up);
+then the first seconds (2, 1 with --quick) are a warm-up and are not counted. The producer has the
+bench's settings (linger.ms=5, batch.size=1048576, no compression), so every figure includes up to
+5 ms of linger.
 
 Two set-ups, each with both brokers running side by side and rounds alternating between them:
 acks=1 on one broker (pykbroker standalone, Kafka through kafka.sh), then acks=all on three brokers
@@ -58,7 +60,7 @@ class LatencyPlan:
     rounds: int            # rounds per broker and set-up (alternating); the median is reported
 
 
-LATENCY_FULL = LatencyPlan(rate=5000, seconds=15.0, warmup=1.0, rounds=2)
+LATENCY_FULL = LatencyPlan(rate=5000, seconds=15.0, warmup=2.0, rounds=2)
 LATENCY_QUICK = LatencyPlan(rate=5000, seconds=4.0, warmup=1.0, rounds=1)
 
 
