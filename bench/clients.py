@@ -7,9 +7,16 @@
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --default
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T1,T2 --spread 10 --acks all
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T1,T2 --partitions 10
+    python -m bench.clients latency      --bootstrap HOST:PORT --topic T --rate 5000 --seconds 15 --acks all
+    python -m bench.clients create-topic --bootstrap HOST:PORT --topic T --replication 3
 
 `--spread P` writes round-robin to partitions 0..P-1 of every topic named (records spread over
 all of them, as the scale benchmark needs); consume reads every partition of every topic named.
+`--set KEY=VALUE` (repeatable) adds a librdkafka property to the producer or consumer.
+
+`latency` writes records at a fixed rate and reports produce latency: the time from produce() to
+the delivery report, both taken in the producer process (p50, p99, max over the records after a
+warm-up).
 
 Each command stops by itself (--time-limit) and prints one JSON object on its last stdout line:
 {"ok": true, ...} or {"ok": false, "reason": "..."}. Running the clients in their own processes
@@ -32,6 +39,7 @@ import logging
 import os
 import re
 import resource
+import struct
 import time
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
@@ -80,7 +88,7 @@ def process_cpu_seconds() -> float:
 
 
 def producer_config(bootstrap: str, time_limit: float, logger: logging.Logger,
-                    failures: list[str], acks: str = "1") -> dict:
+                    failures: list[str], acks: str = "1", extra: dict | None = None) -> dict:
     def on_delivery(error, _message):
         if error is not None:
             failures.append(str(error))
@@ -101,10 +109,11 @@ def producer_config(bootstrap: str, time_limit: float, logger: logging.Logger,
         "delivery.report.only.error": True,
         "on_delivery": on_delivery,
         "logger": logger,
+        **(extra or {}),
     }
 
 
-def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
+def consumer_config(bootstrap: str, logger: logging.Logger, extra: dict | None = None) -> dict:
     return {
         "bootstrap.servers": bootstrap,
         "group.id": f"bench-{os.getpid()}",
@@ -121,10 +130,11 @@ def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
         "fetch.queue.backoff.ms": 10,
         "check.crcs": False,
         "logger": logger,
+        **(extra or {}),
     }
 
 
-def default_consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
+def default_consumer_config(bootstrap: str, logger: logging.Logger, extra: dict | None = None) -> dict:
     """confluent-kafka's defaults, apart from what any consumer of a whole topic sets."""
     return {
         "bootstrap.servers": bootstrap,
@@ -132,6 +142,7 @@ def default_consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
         "auto.offset.reset": "earliest",
         "enable.auto.commit": False,
         "logger": logger,
+        **(extra or {}),
     }
 
 
@@ -180,13 +191,13 @@ def write_reason(delivered: int, count: int, failures: list[str], time_limit: fl
 
 
 def produce(bootstrap: str, topics: list[str], count: int, size: int, time_limit: float,
-            acks: str = "1", spread: int = 0) -> dict:
+            acks: str = "1", spread: int = 0, extra: dict | None = None) -> dict:
     """Write `count` records of `size` bytes (to the first topic, or with `spread` round-robin
     over that many partitions of every topic); `seconds` runs from the first produce() until
     every record is acknowledged."""
     logger, recent = client_logger("producer")
     failures: list[str] = []
-    producer = Producer(producer_config(bootstrap, time_limit, logger, failures, acks))
+    producer = Producer(producer_config(bootstrap, time_limit, logger, failures, acks, extra))
     producer.list_topics(topics[0], timeout=min(10.0, time_limit))
     payload = os.urandom(size)
     cpu_before, begin = process_cpu_seconds(), time.monotonic()
@@ -251,12 +262,12 @@ def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: flo
 
 
 def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int], time_limit: float,
-            idle_stop: float = 0.0, start_at: float = 0.0) -> dict:
+            idle_stop: float = 0.0, start_at: float = 0.0, extra: dict | None = None) -> dict:
     """Read `partitions` of every topic from offset 0 (see read_records for when it stops).
     `seconds` runs from assign() to the arrival of the last record; `begin` is when assign()
     was called."""
     logger, recent = client_logger("consumer")
-    consumer = Consumer(consumer_config(bootstrap, logger))
+    consumer = Consumer(consumer_config(bootstrap, logger, extra))
     consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
     wait_until(start_at)
     errors: list[str] = []
@@ -277,12 +288,13 @@ def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int]
     return result
 
 
-def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit: float) -> dict:
+def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit: float,
+                       extra: dict | None = None) -> dict:
     """Read `count` records as a group member with the client's default settings; `seconds`
     runs from the assignment of the partitions (the end of the group join) until the last
     record, `join_seconds` from subscribe() until that assignment."""
     logger, recent = client_logger("consumer")
-    consumer = Consumer(default_consumer_config(bootstrap, logger))
+    consumer = Consumer(default_consumer_config(bootstrap, logger, extra))
     consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
     errors: list[str] = []
     assigned: list[float] = []
@@ -311,6 +323,92 @@ def consume_subscribed(bootstrap: str, topics: list[str], count: int, time_limit
     return result
 
 
+class DeliveryTimes:
+    """Produce latency of every record sent after the warm-up: delivery report time minus the
+    produce() time the record carries in its first 8 bytes."""
+
+    def __init__(self, measure_from: float) -> None:
+        self.measure_from = measure_from
+        self.latencies: list[float] = []
+        self.failures: list[str] = []
+        self.delivered = 0
+
+    def on_delivery(self, error, message) -> None:
+        now = time.monotonic()
+        if error is not None:
+            self.failures.append(str(error))
+            return
+        self.delivered += 1
+        sent_at = struct.unpack_from("!d", message.value())[0]
+        if sent_at >= self.measure_from:
+            self.latencies.append(now - sent_at)
+
+
+def percentile(ordered: list[float], share: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    return ordered[min(len(ordered) - 1, max(0, int(round(share * len(ordered))) - 1))]
+
+
+def send_paced(producer: Producer, topic: str, filler: bytes, rate: float, total: int) -> float:
+    """Write `total` records at `rate` per second (each carrying its produce() time); the records
+    due are written every millisecond, and delivery reports are served in between. Returns the
+    moment the last record was written."""
+    begin, sent = time.monotonic(), 0
+    now = begin
+    while sent < total:
+        now = time.monotonic()
+        due = min(total, int((now - begin) * rate) + 1)
+        while sent < due:
+            now = time.monotonic()
+            try:
+                producer.produce(topic, struct.pack("!d", now) + filler)
+            except BufferError:
+                break
+            sent += 1
+        producer.poll(max(0.001, begin + sent / rate - time.monotonic()))
+    return now
+
+
+def latency(bootstrap: str, topic: str, rate: float, seconds: float, warmup: float, size: int,
+            acks: str, time_limit: float, extra: dict | None = None) -> dict:
+    """Write records of `size` bytes at `rate` per second for `warmup` + `seconds`; the latency
+    figures (ms) cover the records written after the warm-up."""
+    logger, recent = client_logger("latency")
+    producer_failures: list[str] = []
+    config = producer_config(bootstrap, time_limit, logger, producer_failures, acks, extra)
+    times = DeliveryTimes(measure_from=float("inf"))  # set once the metadata is in
+    config.update({"delivery.report.only.error": False, "on_delivery": times.on_delivery})
+    producer = Producer(config)
+    producer.list_topics(topic, timeout=min(10.0, time_limit))
+    filler = os.urandom(max(0, size - 8))
+    # One record acknowledged first: connections to the leaders are up before the clock starts.
+    producer.produce(topic, struct.pack("!d", time.monotonic()) + filler)
+    producer.flush(min(10.0, time_limit))
+    cpu_before, begin = process_cpu_seconds(), time.monotonic()
+    times.measure_from = begin + warmup
+    total = int(rate * (warmup + seconds))
+    last_sent = send_paced(producer, topic, filler, rate, total)
+    unacknowledged = producer.flush(max(0.1, begin + time_limit - time.monotonic()))
+    cpu = process_cpu_seconds() - cpu_before
+    ordered = sorted(times.latencies)
+    result = {"ok": bool(ordered), "records": len(ordered), "bytes": len(ordered) * size,
+              "seconds": max(1e-9, last_sent - times.measure_from), "sent": total,
+              "delivered": times.delivered, "failed": len(times.failures),
+              "rate": (total - 1) / max(1e-9, last_sent - begin), "client_cpu_seconds": cpu}
+    if ordered:
+        result.update({"p50_ms": 1000 * percentile(ordered, 0.50),
+                       "p99_ms": 1000 * percentile(ordered, 0.99),
+                       "max_ms": 1000 * ordered[-1],
+                       "mean_ms": 1000 * sum(ordered) / len(ordered)})
+    if times.failures or unacknowledged:
+        why = times.failures[0] if times.failures else f"{unacknowledged} records unacknowledged"
+        result["reason"] = explain(f"{len(times.failures) + unacknowledged} of {total} records "
+                                   f"not delivered: {why}", recent)
+    producer.purge()
+    producer.flush(1)
+    return result
+
+
 def topic_partitions(client, topic: str, timeout: float) -> int:
     metadata = client.list_topics(topic, timeout=timeout).topics.get(topic)
     if metadata is None or metadata.error is not None:
@@ -318,10 +416,11 @@ def topic_partitions(client, topic: str, timeout: float) -> int:
     return len(metadata.partitions)
 
 
-def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: float) -> str:
+def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: float,
+                      replication: int = 1) -> str:
     """'' when created (or already there), else why CreateTopics did not work."""
     admin = AdminClient({"bootstrap.servers": bootstrap})
-    future = admin.create_topics([NewTopic(topic, partitions, 1)],
+    future = admin.create_topics([NewTopic(topic, partitions, replication)],
                                  operation_timeout=timeout, request_timeout=timeout)[topic]
     try:
         future.result(timeout + 1)
@@ -333,10 +432,12 @@ def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: floa
     return ""
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float) -> dict:
+def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float,
+                 replication: int = 1) -> dict:
     """CreateTopics when the broker serves it, else auto-creation through a Metadata request."""
     deadline = time.monotonic() + time_limit
-    admin_failure = create_with_admin(bootstrap, topic, partitions, min(10.0, time_limit / 2))
+    admin_failure = create_with_admin(bootstrap, topic, partitions, min(10.0, time_limit / 2),
+                                      replication)
     method = "CreateTopics" if not admin_failure else "auto-creation"
     producer = Producer({"bootstrap.servers": bootstrap, "allow.auto.create.topics": True,
                          "logger": client_logger("creator")[0]})
@@ -352,7 +453,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float)
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["create-topic", "produce", "consume"])
+    parser.add_argument("command", choices=["create-topic", "produce", "consume", "latency"])
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--count", type=int, default=1)
@@ -369,22 +470,38 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--acks", default="1", help="produce: acks (1 or all)")
     parser.add_argument("--spread", type=int, default=0,
                         help="produce: round-robin over this many partitions of every topic")
+    parser.add_argument("--replication", type=int, default=1,
+                        help="create-topic: replication factor")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="an extra librdkafka property for the producer or consumer")
+    parser.add_argument("--rate", type=float, default=5000.0, help="latency: records per second")
+    parser.add_argument("--seconds", type=float, default=15.0, help="latency: measured seconds")
+    parser.add_argument("--warmup", type=float, default=1.0,
+                        help="latency: seconds written before the measured ones")
     return parser.parse_args()
+
+
+def extra_properties(settings: list[str]) -> dict:
+    return dict(setting.split("=", 1) for setting in settings)
 
 
 def run(args: argparse.Namespace) -> dict:
     if args.command == "create-topic":
-        return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit)
-    topics = args.topic.split(",")
+        return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit,
+                            args.replication)
+    topics, extra = args.topic.split(","), extra_properties(args.set)
     if args.command == "produce":
         return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
-                       args.spread)
+                       args.spread, extra)
+    if args.command == "latency":
+        return latency(args.bootstrap, topics[0], args.rate, args.seconds, args.warmup, args.size,
+                       args.acks, args.time_limit, extra)
     if args.default:
-        return consume_subscribed(args.bootstrap, topics, args.count, args.time_limit)
+        return consume_subscribed(args.bootstrap, topics, args.count, args.time_limit, extra)
     partitions = ([int(p) for p in args.assign.split(",")] if args.assign
                   else list(range(args.partitions)))
     return consume(args.bootstrap, topics, args.count, partitions, args.time_limit,
-                   args.idle_stop, args.start_at)
+                   args.idle_stop, args.start_at, extra)
 
 
 def main() -> None:
