@@ -6,7 +6,7 @@ bench/results and docs/benchmarks.md.
     python -m bench --only core          one section (repeatable); --skip SECTION leaves one out
 
 Sections: `core` (one broker, plaintext; below), the sections of other modules listed in
-EXTRA_SECTIONS (each a function `section(workdir, plan, say) -> Section`, imported only when it
+EXTRA_SECTIONS (each a module with `run(workdir, plan, say) -> Section`, imported only when it
 runs: a module not there yet is reported as "n/a (module missing)"), and `codec`.
 
 The core section: per broker a few starts timed until Metadata is answered, then one start kept
@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import inspect
 import os
 import shutil
 import subprocess
@@ -56,7 +55,6 @@ EXTRA_SECTIONS: dict[str, tuple[str, str]] = {
     "latency": ("bench.latency", "Produce latency at a fixed rate"),
 }
 SECTION_NAMES = ("core", *EXTRA_SECTIONS, "codec")
-ENTRY_POINTS = ("section", "run_section", "measure_section")
 
 
 @dataclass
@@ -174,7 +172,7 @@ def codec_output() -> str:
 
 
 def section_runner(name: str) -> SectionRunner | str:
-    """The section function of a module in EXTRA_SECTIONS, or why there is none."""
+    """The `run(workdir, plan, say) -> Section` of a module in EXTRA_SECTIONS, or why there is none."""
     module_name = EXTRA_SECTIONS[name][0]
     try:
         module = importlib.import_module(module_name)
@@ -184,26 +182,8 @@ def section_runner(name: str) -> SectionRunner | str:
         return f"import failed: {error}"
     except Exception as error:
         return f"import failed: {type(error).__name__}: {error}"
-    for entry in ENTRY_POINTS:
-        if callable(getattr(module, entry, None)):
-            return adapted(getattr(module, entry))
-    returning = [function for function in vars(module).values() if inspect.isfunction(function)
-                 and function.__module__ == module_name and not function.__name__.startswith("_")
-                 and function.__annotations__.get("return") in ("Section", Section)]
-    if returning:
-        return adapted(returning[0])
-    return f"{module_name} has no function {ENTRY_POINTS[0]}(workdir, plan, say)"
-
-
-def adapted(function: Callable[..., Section]) -> SectionRunner:
-    """Call a section function with those of (workdir, plan, say) it names."""
-    wanted = inspect.signature(function).parameters
-
-    def run(workdir: Path, plan: Plan, say: Say) -> Section:
-        given = {"workdir": workdir, "plan": plan, "say": say}
-        return function(**{name: value for name, value in given.items() if name in wanted})
-
-    return run
+    runner = getattr(module, "run", None)
+    return runner if callable(runner) else f"{module_name} has no function run(workdir, plan, say)"
 
 
 def extra_section(name: str, plan: Plan, parent: Path | None) -> Section:
