@@ -3,7 +3,8 @@
 Reads stored batches and sends them as they lie on disk (file regions handed to `sendfile`), with
 long polling: the response goes out as soon as `min_bytes` are readable, or after `max_wait_ms`.
 Per-partition `partition_max_bytes` and the response-wide `max_bytes` (v3+) limit the size, except
-that the first batch is always returned whole so that a consumer can make progress.
+that the first batch is always returned whole so that a consumer can make progress. A consumer's
+`max_bytes` is further capped by the broker's `fetch.max.bytes` (KIP-541; followers are not).
 
 - v0-v3 clients read only magic 0/1 message sets: their data is down-converted (v0-v1 to magic
   0, v2-v3 to magic 1) in memory.
@@ -109,7 +110,7 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     isolation = request.isolation_level if version >= 4 else 0
     max_bytes = request.max_bytes if version >= 3 else 0x7FFFFFFF
     if replica_id < 0:
-        max_bytes = _within_quota_window(ctx, max_bytes)
+        max_bytes = _within_quota_window(ctx, min(max_bytes, services.config["fetch.max.bytes"]))
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
