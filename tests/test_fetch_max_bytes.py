@@ -1,5 +1,6 @@
-"""The broker's `fetch.max.bytes` (KIP-541): a consumer's fetch returns no more than it, whatever
-the request's own limits, and still at least the first batch."""
+"""The broker's caps on a consumer's fetch: Kafka's `fetch.max.bytes` (KIP-541) and this project's
+`pykbroker.fetch.response.max.bytes`. A response holds no more than the smaller, whatever the
+request's own limits, and still at least the first batch."""
 from __future__ import annotations
 
 import pytest
@@ -16,9 +17,9 @@ BATCH_VALUE = b"v" * 1500  # one record of it makes a batch of a bit more than 1
 BATCHES = 8
 
 
-@pytest.fixture(scope="module")
-def broker():
-    with EmbeddedBroker({"fetch.max.bytes": str(BROKER_FETCH_MAX_BYTES)}) as running:
+@pytest.fixture(scope="module", params=["fetch.max.bytes", "pykbroker.fetch.response.max.bytes"])
+def broker(request):
+    with EmbeddedBroker({request.param: str(BROKER_FETCH_MAX_BYTES)}) as running:
         create_topic(running.bootstrap, "capped")
         create_topic(running.bootstrap, "big-batch")
         with WireClient(running.bootstrap) as client:
@@ -43,7 +44,7 @@ def whole_batches(records: bytes) -> int:
     return sum(1 for _ in iter_batches(records, allow_partial_tail=True))
 
 
-def test_a_consumer_fetch_returns_no_more_than_the_broker_fetch_max_bytes(broker):
+def test_a_consumer_fetch_returns_no_more_than_the_broker_cap(broker):
     records = fetch(broker.bootstrap, "capped")
 
     assert len(records) == BROKER_FETCH_MAX_BYTES  # filled up to the cap, a partial batch last
