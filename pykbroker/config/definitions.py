@@ -7,7 +7,7 @@
   change it.
 
 Project-specific keys use the `pykbroker.` prefix and are not Kafka keys; DescribeConfigs never
-reports them. There are two:
+reports them. There are three:
 
 * `pykbroker.fsync.before.ack` (boolean, default false): when true, the broker fsyncs a
   partition's log before acknowledging a produce to it. Kafka itself acknowledges once the
@@ -16,6 +16,12 @@ reports them. There are two:
 * `pykbroker.metrics.listener` (string, default unset): `http://host:port` where the broker
   serves Prometheus metrics (`/metrics`) and its health (`/health`); port 0 picks a free port.
   Unset, nothing is served.
+* `pykbroker.fetch.response.max.bytes` (int, default 8 MiB, at least 1024): a consumer's fetch
+  response carries no more record bytes than this (besides the first batch, always whole), on
+  top of the request's `max_bytes` and the broker's `fetch.max.bytes`. A client asking for 64 MiB
+  thus gets its data in responses that it starts to parse sooner and that pipeline with its
+  processing; the Kafka protocol lets a broker return less than asked (Kafka itself stops a
+  partition's read at its segment's end). Followers are not capped.
 
 Where this project departs from Kafka's defaults it says so on the definition: `broker.id`
 keeps Kafka's default -1, but `BrokerConfig.broker_id` resolves an unset id (no node.id, no
@@ -119,6 +125,7 @@ SECURITY_PROTOCOLS = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
 DEFAULT_LISTENER_SECURITY_PROTOCOL_MAP = "SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"
 MIN_SEGMENT_BYTES = 14  # the size of the smallest possible record: Kafka 3.9's lower bound
 ZSTD_MIN_LEVEL = -131072
+FETCH_RESPONSE_MAX_BYTES = 8 * 1024 * 1024  # pykbroker.fetch.response.max.bytes: see the module docstring
 
 
 def _topic(
@@ -747,6 +754,14 @@ BROKER_CONFIGS: dict[str, ConfigDefinition] = _index(
             http_listener,
             kafka=False,
             doc="http://host:port serving /metrics (Prometheus) and /health; unset serves nothing",
+        ),
+        ConfigDefinition(
+            "pykbroker.fetch.response.max.bytes",
+            INT,
+            FETCH_RESPONSE_MAX_BYTES,
+            at_least(1024),
+            kafka=False,
+            doc="the most record bytes in one consumer fetch response (the first batch is always whole)",
         ),
         *INERT_BROKER_CONFIGS,
     ]

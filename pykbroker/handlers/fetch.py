@@ -3,7 +3,9 @@
 Reads stored batches and sends them as they lie on disk (file regions handed to `sendfile`), with
 long polling: the response goes out as soon as `min_bytes` are readable, or after `max_wait_ms`.
 Per-partition `partition_max_bytes` and the response-wide `max_bytes` (v3+) limit the size, except
-that the first batch is always returned whole so that a consumer can make progress.
+that the first batch is always returned whole so that a consumer can make progress. A consumer's
+`max_bytes` is further capped by the broker's `fetch.max.bytes` (KIP-541) and by
+`pykbroker.fetch.response.max.bytes` (8 MiB: see config/definitions.py); followers are not.
 
 - v0-v3 clients read only magic 0/1 message sets: their data is down-converted (v0-v1 to magic
   0, v2-v3 to magic 1) in memory.
@@ -109,7 +111,7 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     isolation = request.isolation_level if version >= 4 else 0
     max_bytes = request.max_bytes if version >= 3 else 0x7FFFFFFF
     if replica_id < 0:
-        max_bytes = _within_quota_window(ctx, max_bytes)
+        max_bytes = _within_quota_window(ctx, _within_broker_limits(services, max_bytes))
     read = await services.replica_manager.fetch_records(
         [(key.topic_partition, p) for key, p in to_read],
         replica_id=replica_id,
@@ -139,6 +141,14 @@ async def handle(request: FetchRequest, ctx: RequestContext) -> FetchResponse:
     if version >= 16:
         response.node_endpoints = _node_endpoints(hints, services, ctx.listener_name)
     return response
+
+
+def _within_broker_limits(services: BrokerServices, max_bytes: int) -> int:
+    """A consumer's `max_bytes` capped by the broker's `fetch.max.bytes` (as Kafka) and by
+    `pykbroker.fetch.response.max.bytes`, so that big fetches come in responses a client starts
+    to parse sooner."""
+    config = services.config
+    return min(max_bytes, config["fetch.max.bytes"], config["pykbroker.fetch.response.max.bytes"])
 
 
 def _within_quota_window(ctx: RequestContext, max_bytes: int) -> int:
