@@ -6,9 +6,16 @@
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T --assign 1 --idle-stop 1
     python -m bench.clients produce      --bootstrap HOST:PORT --topic T1,T2 --spread 10 --acks all
     python -m bench.clients consume      --bootstrap HOST:PORT --topic T1,T2 --partitions 10
+    python -m bench.clients consume      --bootstrap HOST:PORT --topic T --count N --default-consumer
+    python -m bench.clients latency      --bootstrap HOST:PORT --topic T --rate 5000 --seconds 10
+    python -m bench.clients produce      ... --config '{"security.protocol": "SSL", ...}'
 
 `--spread P` writes round-robin to partitions 0..P-1 of every topic named (records spread over
 all of them, as the scale benchmark needs); consume reads every partition of every topic named.
+`--default-consumer` reads with librdkafka's default settings instead of the tuned ones (group
+subscribe, as most applications run it). `latency` writes records at a fixed rate and reports the
+time from produce() to the delivery report. `--config` adds client settings (a JSON object) to
+every client of the command, e.g. the TLS and SASL settings of a secured listener.
 
 Each command stops by itself (--time-limit) and prints one JSON object on its last stdout line:
 {"ok": true, ...} or {"ok": false, "reason": "..."}. Running the clients in their own processes
@@ -73,7 +80,7 @@ def process_cpu_seconds() -> float:
 
 
 def producer_config(bootstrap: str, time_limit: float, logger: logging.Logger,
-                    failures: list[str], acks: str = "1") -> dict:
+                    failures: list[str], acks: str = "1", extra: dict | None = None) -> dict:
     def on_delivery(error, _message):
         if error is not None:
             failures.append(str(error))
@@ -94,10 +101,11 @@ def producer_config(bootstrap: str, time_limit: float, logger: logging.Logger,
         "delivery.report.only.error": True,
         "on_delivery": on_delivery,
         "logger": logger,
+        **(extra or {}),
     }
 
 
-def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
+def consumer_config(bootstrap: str, logger: logging.Logger, extra: dict | None = None) -> dict:
     return {
         "bootstrap.servers": bootstrap,
         "group.id": f"bench-{os.getpid()}",
@@ -114,6 +122,19 @@ def consumer_config(bootstrap: str, logger: logging.Logger) -> dict:
         "fetch.queue.backoff.ms": 10,
         "check.crcs": False,
         "logger": logger,
+        **(extra or {}),
+    }
+
+
+def default_consumer_config(bootstrap: str, logger: logging.Logger, extra: dict | None = None) -> dict:
+    """librdkafka's defaults: only what a group consumer reading from the start must name."""
+    return {
+        "bootstrap.servers": bootstrap,
+        "group.id": f"bench-default-{os.getpid()}",
+        "enable.auto.commit": False,
+        "auto.offset.reset": "earliest",
+        "logger": logger,
+        **(extra or {}),
     }
 
 
@@ -162,13 +183,13 @@ def write_reason(delivered: int, count: int, failures: list[str], time_limit: fl
 
 
 def produce(bootstrap: str, topics: list[str], count: int, size: int, time_limit: float,
-            acks: str = "1", spread: int = 0) -> dict:
+            acks: str = "1", spread: int = 0, extra: dict | None = None) -> dict:
     """Write `count` records of `size` bytes (to the first topic, or with `spread` round-robin
     over that many partitions of every topic); `seconds` runs from the first produce() until
     every record is acknowledged."""
     logger, recent = client_logger("producer")
     failures: list[str] = []
-    producer = Producer(producer_config(bootstrap, time_limit, logger, failures, acks))
+    producer = Producer(producer_config(bootstrap, time_limit, logger, failures, acks, extra))
     producer.list_topics(topics[0], timeout=min(10.0, time_limit))
     payload = os.urandom(size)
     cpu_before, begin = process_cpu_seconds(), time.monotonic()
@@ -231,12 +252,12 @@ def read_records(consumer: Consumer, count: int, deadline: float, idle_stop: flo
 
 
 def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int], time_limit: float,
-            idle_stop: float = 0.0, start_at: float = 0.0) -> dict:
+            idle_stop: float = 0.0, start_at: float = 0.0, extra: dict | None = None) -> dict:
     """Read `partitions` of every topic from offset 0 (see read_records for when it stops).
     `seconds` runs from assign() to the arrival of the last record; `begin` is when assign()
     was called."""
     logger, recent = client_logger("consumer")
-    consumer = Consumer(consumer_config(bootstrap, logger))
+    consumer = Consumer(consumer_config(bootstrap, logger, extra))
     consumer.list_topics(topics[0], timeout=min(10.0, time_limit))
     wait_until(start_at)
     errors: list[str] = []
@@ -257,6 +278,73 @@ def consume(bootstrap: str, topics: list[str], count: int, partitions: list[int]
     return result
 
 
+def consume_with_defaults(bootstrap: str, topics: list[str], count: int, time_limit: float,
+                          extra: dict | None = None) -> dict:
+    """Subscribe with librdkafka's default settings and read `count` records; `seconds` runs from
+    the group's assignment to the arrival of the last record."""
+    logger, recent = client_logger("consumer")
+    consumer = Consumer(default_consumer_config(bootstrap, logger, extra))
+    assigned: list[float] = []
+    cpu_before, begin = process_cpu_seconds(), time.monotonic()
+    consumer.subscribe(topics, on_assign=lambda *_: assigned.append(time.monotonic()))
+    errors: list[str] = []
+    records, value_bytes, last_record_at = read_records(consumer, count, begin + time_limit, 0.0, errors)
+    start = assigned[0] if assigned else begin
+    seconds = (last_record_at if records else time.monotonic()) - start
+    cpu = process_cpu_seconds() - cpu_before
+    consumer.close()
+    result = {"ok": records > 0, "records": records, "bytes": value_bytes, "seconds": seconds,
+              "begin": start, "client_cpu_seconds": cpu, "errors": len(errors)}
+    reason = read_stop_reason(records, count, errors, begin + time_limit)
+    if reason:
+        result["reason"] = explain(reason, recent)
+    return result
+
+
+def percentile(ordered: list[float], fraction: float) -> float:
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def produce_at_rate(bootstrap: str, topic: str, size: int, rate: int, seconds: float, time_limit: float,
+                    acks: str = "1", extra: dict | None = None) -> dict:
+    """Write `rate` records of `size` bytes a second for `seconds` (one produce() every 1/rate s,
+    batching as producer_config); each record's latency is its delivery report's time minus the
+    time of its produce() call. Figures in milliseconds."""
+    logger, recent = client_logger("producer")
+    failures: list[str] = []
+    latencies: list[float] = []
+
+    def on_delivery(error, _message, sent_at: float) -> None:
+        if error is not None:
+            failures.append(str(error))
+        else:
+            latencies.append(time.monotonic() - sent_at)
+
+    config = producer_config(bootstrap, time_limit, logger, failures, acks, extra)
+    config["delivery.report.only.error"] = False
+    del config["on_delivery"]
+    producer = Producer(config)
+    producer.list_topics(topic, timeout=min(10.0, time_limit))
+    payload, total = os.urandom(size), int(rate * seconds)
+    begin = time.monotonic()
+    for index in range(total):
+        wait_until(begin + index / rate)
+        sent_at = time.monotonic()
+        producer.produce(topic, payload, on_delivery=lambda e, m, t=sent_at: on_delivery(e, m, t))
+        producer.poll(0)
+    producer.flush(max(1.0, begin + time_limit - time.monotonic()))
+    ordered = sorted(latencies)
+    result = {"ok": bool(ordered) and not failures, "records": len(ordered), "bytes": len(ordered) * size,
+              "seconds": time.monotonic() - begin, "failed": len(failures)}
+    if ordered:
+        result.update({"p50_ms": percentile(ordered, 0.50) * 1000, "p99_ms": percentile(ordered, 0.99) * 1000,
+                       "max_ms": ordered[-1] * 1000})
+    if failures or len(ordered) < total:
+        why = failures[0] if failures else f"{len(ordered)} of {total} records acknowledged"
+        result["reason"] = explain(why, recent)
+    return result
+
+
 def topic_partitions(client, topic: str, timeout: float) -> int:
     metadata = client.list_topics(topic, timeout=timeout).topics.get(topic)
     if metadata is None or metadata.error is not None:
@@ -264,9 +352,10 @@ def topic_partitions(client, topic: str, timeout: float) -> int:
     return len(metadata.partitions)
 
 
-def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: float) -> str:
+def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: float,
+                      extra: dict | None = None) -> str:
     """'' when created (or already there), else why CreateTopics did not work."""
-    admin = AdminClient({"bootstrap.servers": bootstrap})
+    admin = AdminClient({"bootstrap.servers": bootstrap, **(extra or {})})
     future = admin.create_topics([NewTopic(topic, partitions, 1)],
                                  operation_timeout=timeout, request_timeout=timeout)[topic]
     try:
@@ -279,13 +368,14 @@ def create_with_admin(bootstrap: str, topic: str, partitions: int, timeout: floa
     return ""
 
 
-def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float) -> dict:
+def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float,
+                 extra: dict | None = None) -> dict:
     """CreateTopics when the broker serves it, else auto-creation through a Metadata request."""
     deadline = time.monotonic() + time_limit
-    admin_failure = create_with_admin(bootstrap, topic, partitions, min(10.0, time_limit / 2))
+    admin_failure = create_with_admin(bootstrap, topic, partitions, min(10.0, time_limit / 2), extra)
     method = "CreateTopics" if not admin_failure else "auto-creation"
     producer = Producer({"bootstrap.servers": bootstrap, "allow.auto.create.topics": True,
-                         "logger": client_logger("creator")[0]})
+                         "logger": client_logger("creator")[0], **(extra or {})})
     found = 0
     while not found and time.monotonic() < deadline:
         found = topic_partitions(producer, topic, timeout=max(0.5, deadline - time.monotonic()))
@@ -298,7 +388,7 @@ def create_topic(bootstrap: str, topic: str, partitions: int, time_limit: float)
 
 def arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("command", choices=["create-topic", "produce", "consume"])
+    parser.add_argument("command", choices=["create-topic", "produce", "consume", "latency"])
     parser.add_argument("--bootstrap", required=True)
     parser.add_argument("--topic", required=True)
     parser.add_argument("--count", type=int, default=1)
@@ -313,20 +403,31 @@ def arguments() -> argparse.Namespace:
     parser.add_argument("--acks", default="1", help="produce: acks (1 or all)")
     parser.add_argument("--spread", type=int, default=0,
                         help="produce: round-robin over this many partitions of every topic")
+    parser.add_argument("--default-consumer", action="store_true",
+                        help="consume: librdkafka's default settings, group subscribe")
+    parser.add_argument("--rate", type=int, default=5000, help="latency: records a second")
+    parser.add_argument("--seconds", type=float, default=10.0, help="latency: how long to write")
+    parser.add_argument("--config", default="{}", help="extra client settings, a JSON object")
     return parser.parse_args()
 
 
 def run(args: argparse.Namespace) -> dict:
+    extra = json.loads(args.config)
     if args.command == "create-topic":
-        return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit)
+        return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit, extra)
     topics = args.topic.split(",")
     if args.command == "produce":
         return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
-                       args.spread)
+                       args.spread, extra)
+    if args.command == "latency":
+        return produce_at_rate(args.bootstrap, topics[0], args.size, args.rate, args.seconds,
+                               args.time_limit, args.acks, extra)
+    if args.default_consumer:
+        return consume_with_defaults(args.bootstrap, topics, args.count, args.time_limit, extra)
     partitions = ([int(p) for p in args.assign.split(",")] if args.assign
                   else list(range(args.partitions)))
     return consume(args.bootstrap, topics, args.count, partitions, args.time_limit,
-                   args.idle_stop, args.start_at)
+                   args.idle_stop, args.start_at, extra)
 
 
 def main() -> None:
