@@ -1,0 +1,108 @@
+"""How a TLS listener writes a response: byte pieces and file regions of segment files arrive in
+order and complete, whatever their sizes (regions larger than one 4 MiB write buffer, regions read
+on the event loop and on a worker thread, a region that ends early closes rather than sending
+short), through a real TLS connection between two sockets of one process.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import ssl
+from pathlib import Path
+
+import anyio
+import pytest
+
+from pykbroker.server import tls_io
+from pykbroker.server.tls_io import TlsSocketIO
+
+from .certs import Pki
+
+
+class Region:
+    """A file region as the log hands them out."""
+
+    def __init__(self, fd: int, position: int, length: int) -> None:
+        self.fd, self.position, self.length = fd, position, length
+
+    def __len__(self) -> int:
+        return self.length
+
+
+@pytest.fixture(scope="module")
+def contexts(tmp_path_factory):
+    pki = Pki(tmp_path_factory.mktemp("pki"))
+    broker = pki.issue("broker", "CN=broker,OU=test,O=pykbroker")
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(broker.chain_pem, broker.key_pem)
+    client = ssl.create_default_context(cafile=str(pki.ca_pem))
+    return server, client
+
+
+@pytest.fixture
+def segment(tmp_path: Path):
+    data = os.urandom(9 * 1024 * 1024 + 123)
+    path = tmp_path / "00000000000000000000.log"
+    path.write_bytes(data)
+    fd = os.open(path, os.O_RDONLY)
+    yield fd, data
+    os.close(fd)
+
+
+def sent_through_tls(contexts, pieces: list) -> bytes:
+    """What a client reads when the server side writes `pieces` and closes."""
+    server_context, client_context = contexts
+    server_sock, client_sock = socket.socketpair()
+    received = bytearray()
+
+    async def serve() -> None:
+        io = TlsSocketIO(server_context.wrap_socket(server_sock, server_side=True, do_handshake_on_connect=False))
+        try:
+            await io.handshake()
+            await io.send_pieces(pieces)
+        finally:
+            io.close()
+
+    def read_all() -> None:
+        with client_context.wrap_socket(client_sock, server_hostname="127.0.0.1") as tls:
+            while chunk := tls.recv(1 << 20):
+                received.extend(chunk)
+
+    async def main() -> None:
+        async with anyio.create_task_group() as tasks:
+            tasks.start_soon(anyio.to_thread.run_sync, read_all)
+            tasks.start_soon(serve)
+
+    anyio.run(main)  # the server closes without close_notify: the client reads that as the end
+    return bytes(received)
+
+
+def test_header_and_regions_arrive_in_order(contexts, segment):
+    fd, data = segment
+    pieces = [b"\x00\x00\x01\x00", b"header", Region(fd, 10, 1000), b"middle", Region(fd, 5000, 300)]
+    assert sent_through_tls(contexts, pieces) == b"\x00\x00\x01\x00header" + data[10:1010] + b"middle" + data[5000:5300]
+
+
+def test_regions_larger_than_a_write_buffer_arrive_whole(contexts, segment):
+    fd, data = segment
+    length = len(data) - 7
+    pieces = [b"head", Region(fd, 7, length), Region(fd, 0, 3 * 1024 * 1024), b"tail"]
+    expected = b"head" + data[7:] + data[: 3 * 1024 * 1024] + b"tail"
+    assert sent_through_tls(contexts, pieces) == expected
+
+
+def test_buffers_hold_at_most_four_mib_each(segment):
+    fd, data = segment
+    buffers = tls_io._response_buffers([b"x" * 100, Region(fd, 0, len(data)), b"y" * 100])
+    assert [len(buffer.data) for buffer in buffers] == [4 << 20, 4 << 20, len(data) + 200 - (8 << 20)]
+    for buffer in buffers:
+        buffer.read_regions()
+    assert b"".join(buffer.data for buffer in buffers) == b"x" * 100 + data + b"y" * 100
+
+
+def test_a_region_past_the_end_of_its_file_is_an_error_not_short_data(segment):
+    fd, data = segment
+    (buffer,) = tls_io._response_buffers([Region(fd, len(data) - 10, 20)])
+    with pytest.raises(EOFError):
+        buffer.read_regions()
