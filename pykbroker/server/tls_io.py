@@ -1,11 +1,12 @@
 """The connection IO of a TLS listener: Python's `ssl` on a non-blocking socket, driven on
 anyio's event loop like the plaintext `SocketIO` (same frames, same size limit, same in-order
 answers). File regions of fetch responses cannot go through `sendfile` (the kernel would send
-them unencrypted): a response is assembled into buffers of up to 4 MiB, its header bytes copied
-in and its file regions read straight into place (on a worker thread once a buffer's file bytes
-are more than a small read), and each buffer goes out in one TLS write. TLS records are up to
-16 KiB whatever the writes, so one write per buffer rather than one per piece saves the calls,
-the thread hops and the short records at piece boundaries.
+them unencrypted): a response is laid out in slices of up to 1 MiB, each assembled in the
+connection's write buffer (header bytes copied in, file regions read straight into place, on a
+worker thread once a slice holds more than a small read) and sent in one TLS write. TLS records
+are up to 16 KiB whatever the writes, so one write per slice rather than one per piece saves
+calls, thread hops and short records; reusing one buffer (a connection's responses go out one
+after another) saves allocating and zeroing a fresh one for every response.
 """
 
 from __future__ import annotations
@@ -18,93 +19,90 @@ import anyio
 
 from .socket_io import SocketIO
 
-_BUFFER_BYTES = 4 * 1024 * 1024
-# File bytes of a buffer read on the event loop itself: a read of recently written segment bytes
+_SLICE_BYTES = 1024 * 1024
+# File bytes of a slice read on the event loop itself: a read of recently written segment bytes
 # is a copy from the page cache, cheaper than a hop to a worker thread (plaintext's sendfile reads
 # the same pages on the event loop).
 _INLINE_READ_BYTES = 128 * 1024
 
+_BYTES_TYPES = (bytes, bytearray, memoryview)
+
 
 @dataclass(frozen=True, slots=True)
 class _Region:
-    """A file region as the log hands them out (fd, position, length)."""
+    """(A part of) a file region: `length` bytes at `position` of the open file `fd`."""
 
     fd: int
     position: int
     length: int
 
-    def __len__(self) -> int:  # the bytes it stands for, as a FileRegion's
+    def __len__(self) -> int:
         return self.length
 
 
-class _Buffer:
-    """One response buffer being filled: byte pieces copied in, file regions to read into it."""
-
-    def __init__(self, size: int) -> None:
-        self.data = bytearray(size)
-        self.filled = 0
-        self.regions: list[tuple[int, int, int, int]] = []  # (offset in data, fd, position, length)
-        self.file_bytes = 0
-
-    def room(self) -> int:
-        return len(self.data) - self.filled
-
-    def add_bytes(self, piece: bytes | bytearray | memoryview) -> None:
-        self.data[self.filled : self.filled + len(piece)] = piece
-        self.filled += len(piece)
-
-    def add_region(self, fd: int, position: int, length: int) -> None:
-        self.regions.append((self.filled, fd, position, length))
-        self.filled += length
-        self.file_bytes += length
-
-    def read_regions(self) -> None:
-        """Read every file region into its place (a worker thread may run this)."""
-        with memoryview(self.data) as view:
-            for offset, fd, position, length in self.regions:
-                _read_exactly(fd, view[offset : offset + length], position)
+_Piece = bytes | bytearray | memoryview | _Region
 
 
-def _read_exactly(fd: int, target: memoryview, position: int) -> None:
-    done = 0
-    while done < len(target):
-        count = os.preadv(fd, [target[done:]], position + done)
-        if count == 0:
-            raise EOFError("file region ended before its length")
-        done += count
-
-
-def _response_buffers(pieces: list) -> list[_Buffer]:
-    """The pieces (bytes, or file regions with fd, position, length) laid out in buffers of up to
-    _BUFFER_BYTES; a file region larger than a buffer's room is split across buffers."""
-    remaining = sum(len(piece) for piece in pieces)
-    buffers = [_Buffer(min(remaining, _BUFFER_BYTES))]
+def _response_slices(pieces: list) -> list[list[_Piece]]:
+    """The pieces (bytes, or file regions with fd, position and length) cut into consecutive
+    slices of at most _SLICE_BYTES each; a piece that crosses a slice's end is split."""
+    slices: list[list[_Piece]] = [[]]
+    room = _SLICE_BYTES
     for piece in pieces:
-        if isinstance(piece, (bytes, bytearray, memoryview)):
-            view = memoryview(piece).cast("B")
-            while view:
-                if not buffers[-1].room():
-                    remaining -= buffers[-1].filled
-                    buffers.append(_Buffer(min(remaining, _BUFFER_BYTES)))
-                taken = min(len(view), buffers[-1].room())
-                buffers[-1].add_bytes(view[:taken])
-                view = view[taken:]
-            continue
-        position, length = piece.position, piece.length
-        while length:
-            if not buffers[-1].room():
-                remaining -= buffers[-1].filled
-                buffers.append(_Buffer(min(remaining, _BUFFER_BYTES)))
-            taken = min(length, buffers[-1].room())
-            buffers[-1].add_region(piece.fd, position, taken)
-            position, length = position + taken, length - taken
-    return buffers
+        if isinstance(piece, _BYTES_TYPES):
+            rest: _Piece = memoryview(piece).cast("B")
+        else:
+            rest = _Region(piece.fd, piece.position, piece.length)
+        while len(rest):
+            if not room:
+                slices.append([])
+                room = _SLICE_BYTES
+            taken = min(len(rest), room)
+            head, rest = _split(rest, taken)
+            slices[-1].append(head)
+            room -= taken
+    return slices
+
+
+def _split(piece: _Piece, at: int) -> tuple[_Piece, _Piece]:
+    if isinstance(piece, _Region):
+        return (_Region(piece.fd, piece.position, at), _Region(piece.fd, piece.position + at, piece.length - at))
+    return piece[:at], piece[at:]
+
+
+def _fill(target: memoryview, pieces: list[_Piece]) -> list[tuple[memoryview, _Region]]:
+    """Copy the byte pieces into `target` in order; the places left for the file regions."""
+    regions = []
+    offset = 0
+    for piece in pieces:
+        end = offset + len(piece)
+        if isinstance(piece, _Region):
+            regions.append((target[offset:end], piece))
+        else:
+            target[offset:end] = piece
+        offset = end
+    return regions
+
+
+def _read_regions(regions: list[tuple[memoryview, _Region]]) -> None:
+    """Read every file region into its place (a worker thread may run this)."""
+    for place, region in regions:
+        done = 0
+        while done < region.length:
+            count = os.preadv(region.fd, [place[done:]], region.position + done)
+            if count == 0:
+                raise EOFError("file region ended before its length")
+            done += count
 
 
 class TlsSocketIO(SocketIO):
     """SocketIO over an `ssl.SSLSocket` wrapped with `do_handshake_on_connect=False`."""
 
     sock: ssl.SSLSocket
+
+    def __init__(self, sock: ssl.SSLSocket) -> None:
+        super().__init__(sock)
+        self._write_buffer = bytearray()  # grown up to _SLICE_BYTES by the first fetch responses
 
     async def _wait(self, want: ssl.SSLError) -> None:
         if isinstance(want, ssl.SSLWantWriteError):
@@ -139,16 +137,22 @@ class TlsSocketIO(SocketIO):
                 await self._wait(want)  # OpenSSL retries with the same buffer (moving buffers allowed)
 
     async def send_pieces(self, pieces: list) -> None:
-        """Write byte pieces and file regions in order, one TLS write per buffer of up to 4 MiB."""
-        if all(isinstance(piece, (bytes, bytearray, memoryview)) for piece in pieces):
+        """Write byte pieces and file regions in order, one TLS write per slice of up to 1 MiB."""
+        if all(isinstance(piece, _BYTES_TYPES) for piece in pieces):
             await self.send_all(b"".join(pieces) if len(pieces) > 1 else pieces[0])
             return
-        for buffer in _response_buffers(pieces):
-            if buffer.file_bytes > _INLINE_READ_BYTES:
-                await anyio.to_thread.run_sync(buffer.read_regions)
-            else:
-                buffer.read_regions()
-            await self.send_all(buffer.data)
+        for pieces_of_slice in _response_slices(pieces):
+            size = sum(len(piece) for piece in pieces_of_slice)
+            if len(self._write_buffer) < size:
+                self._write_buffer = bytearray(size)
+            with memoryview(self._write_buffer) as whole, whole[:size] as target:
+                regions = _fill(target, pieces_of_slice)
+                if sum(region.length for _, region in regions) > _INLINE_READ_BYTES:
+                    await anyio.to_thread.run_sync(_read_regions, regions)
+                else:
+                    _read_regions(regions)
+                del regions  # the views into the buffer, released before it may be replaced
+                await self.send_all(target)
 
     async def send_file_region(self, fd: int, position: int, length: int) -> None:
         await self.send_pieces([_Region(fd, position, length)])

@@ -1,7 +1,7 @@
 """How a TLS listener writes a response: byte pieces and file regions of segment files arrive in
-order and complete, whatever their sizes (regions larger than one 4 MiB write buffer, regions read
-on the event loop and on a worker thread, a region that ends early closes rather than sending
-short), through a real TLS connection between two sockets of one process.
+order and complete, whatever their sizes (regions larger than one 1 MiB write slice, regions read
+on the event loop and on a worker thread, one connection's write buffer used again and again, a
+region that ends early is an error rather than short data), through a real TLS connection between two sockets of one process.
 """
 
 from __future__ import annotations
@@ -92,17 +92,28 @@ def test_regions_larger_than_a_write_buffer_arrive_whole(contexts, segment):
     assert sent_through_tls(contexts, pieces) == expected
 
 
-def test_buffers_hold_at_most_four_mib_each(segment):
+def test_a_response_goes_out_in_slices_of_at_most_one_mib(segment):
     fd, data = segment
-    buffers = tls_io._response_buffers([b"x" * 100, Region(fd, 0, len(data)), b"y" * 100])
-    assert [len(buffer.data) for buffer in buffers] == [4 << 20, 4 << 20, len(data) + 200 - (8 << 20)]
-    for buffer in buffers:
-        buffer.read_regions()
-    assert b"".join(buffer.data for buffer in buffers) == b"x" * 100 + data + b"y" * 100
+    slices = tls_io._response_slices([b"x" * 100, Region(fd, 0, len(data)), b"y" * 100])
+    sizes = [sum(len(piece) for piece in pieces) for pieces in slices]
+    assert sizes == [1 << 20] * 9 + [len(data) + 200 - (9 << 20)]
+    sent = bytearray()
+    for pieces in slices:
+        target = memoryview(bytearray(sum(len(piece) for piece in pieces)))
+        tls_io._read_regions(tls_io._fill(target, pieces))
+        sent += target
+    assert sent == b"x" * 100 + data + b"y" * 100
 
 
 def test_a_region_past_the_end_of_its_file_is_an_error_not_short_data(segment):
     fd, data = segment
-    (buffer,) = tls_io._response_buffers([Region(fd, len(data) - 10, 20)])
+    (pieces,) = tls_io._response_slices([Region(fd, len(data) - 10, 20)])
     with pytest.raises(EOFError):
-        buffer.read_regions()
+        tls_io._read_regions(tls_io._fill(memoryview(bytearray(20)), pieces))
+
+
+def test_responses_of_one_connection_reuse_its_write_buffer(contexts, segment):
+    fd, data = segment
+    pieces = [b"a", Region(fd, 0, 300_000), b"b", Region(fd, 1, 10), b"c", Region(fd, 7, 2_000_000)]
+    expected = b"a" + data[:300_000] + b"b" + data[1:11] + b"c" + data[7:2_000_007]
+    assert sent_through_tls(contexts, pieces + pieces[:2]) == expected + b"a" + data[:300_000]
