@@ -10,12 +10,13 @@ as pykbroker does), the same settings (those kafka.sh writes for one node) and t
 protocols and cipher suites of each (Kafka's defaults: TLSv1.3 and TLSv1.2). The SCRAM user is
 created on both through AlterUserScramCredentials.
 
-For each round, protocol (SSL, SASL_SSL) and record size (1 KB, 100 B), each broker in turn (the
-order alternates between rounds) gets a fresh 3-partition topic, written by one producer
-(linger.ms=5, batch.size=1 MiB, acks=1, no compression) and read back by the tuned consumer of
-bench/clients.py (assign, 64 MiB fetches) and by a consumer with librdkafka's default settings
-(group subscribe), after a warm-up of every listener that is not counted. Then 1 KB records are written at a fixed rate (acks=1) and the time from each
-produce() to its delivery report gives the latency percentiles. The brokers' CPU time (utime +
+After a warm-up of every listener that is not counted, for each round, protocol (SSL, SASL_SSL)
+and record size (1 KB, 100 B), each broker in turn (the order alternates between rounds) gets a
+fresh 3-partition topic, written by one producer (linger.ms=5, batch.size=1 MiB, acks=1, no
+compression) and read back by the tuned consumer of bench/clients.py (assign, 64 MiB fetches) and
+by a consumer with librdkafka's default settings (group subscribe). Then 1 KB records are written
+at a fixed rate (acks=1) and the time from each produce() to its delivery report gives the
+latency percentiles. The brokers' CPU time (utime +
 stime of the broker process; ZooKeeper not counted) over the throughput phases, divided by the
 bytes moved, gives CPU seconds per GB.
 """
@@ -28,16 +29,16 @@ import statistics
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import proc  # noqa: E402
 from bench.figure import Figure, measured, not_available, ratio_text  # noqa: E402
-from bench.plan import MIB, QUICK, FULL, Plan, size_label  # noqa: E402
+from bench.plan import FULL, MIB, QUICK, Plan, size_label  # noqa: E402
 from bench.sections import HIGHER, LOWER, Comparison, Section  # noqa: E402
 from bench.throughput import client_args, run_client, run_clients  # noqa: E402
 
@@ -158,8 +159,7 @@ def bootstrap(broker, listener: str) -> str:
 
 def create_scram_user(broker, time_limit: float) -> None:
     from confluent_kafka import KafkaException
-    from confluent_kafka.admin import (AdminClient, ScramCredentialInfo, ScramMechanism,
-                                       UserScramCredentialUpsertion)
+    from confluent_kafka.admin import AdminClient, ScramCredentialInfo, ScramMechanism, UserScramCredentialUpsertion
 
     admin = AdminClient({"bootstrap.servers": bootstrap(broker, "PLAINTEXT"), "log_level": 0})
     upsertion = UserScramCredentialUpsertion(USER, ScramCredentialInfo(ScramMechanism.SCRAM_SHA_512, 4096),
@@ -248,7 +248,7 @@ def warm_up(brokers: dict, ca: Path, time_limit: float, say: Callable[[str], Non
     """Some records through every listener of every broker before measuring, not counted: the
     JVM compiles its hot paths, both brokers have their first TLS sessions behind them."""
     for protocol in PROTOCOLS:
-        for name in BROKERS:
+        for name in brokers:
             say(f"warming up {name} over {protocol}")
             throughput_phases(brokers[name], protocol, 1024, WARM_UP_RECORDS, time_limit, ca)
 
@@ -261,7 +261,8 @@ def measure(brokers: dict, plan: Plan, latency: LatencyPlan, ca: Path, say: Call
     warm_up(brokers, ca, plan.phase_time_limit, say)
     phases: list[Phase] = []
     for round_index in range(rounds(plan)):
-        order = list(BROKERS) if round_index % 2 == 0 else list(reversed(BROKERS))
+        order = [name for name in BROKERS if name in brokers]
+        order = order if round_index % 2 == 0 else order[::-1]
         for protocol in PROTOCOLS:
             for size, count in plan.record_counts.items():
                 for name in order:
@@ -328,29 +329,56 @@ def phase_table(phases: list[Phase]) -> str:
     return "\n".join(lines)
 
 
-def start_all(workdir: Path, say: Callable[[str], None]) -> tuple[dict, Path]:
+def make_brokers(workdir: Path) -> tuple[dict, Path]:
+    """Both brokers, not yet started, with the certificates made for them; and the CA."""
     keystore, ca = certificates(workdir / "pki")
     brokers = {"pykbroker": SecurePykbroker(workdir / "pykbroker", keystore, ca),
                "kafka": SecureKafka(workdir / "kafka", keystore, ca)}
     return brokers, ca
 
 
+def start(broker, say: Callable[[str], None]) -> str:
+    """'' once the broker runs with its SCRAM user, else why not (the broker is stopped then)."""
+    say(f"starting {broker.name} with SSL and SASL_SSL listeners")
+    try:
+        broker.start()
+    except Exception as error:  # a broker that does not start costs its figures, not the run
+        return f"did not start: {str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__}"
+    try:
+        create_scram_user(broker, 60.0)
+    except Exception as error:
+        broker.stop()
+        return f"SCRAM user not created: {error}"
+    return ""
+
+
+def unmeasured(name: str, reason: str, plan: Plan) -> list[Phase]:
+    """The phases of a broker that could not be measured, each with the reason."""
+    return [Phase(name, protocol, phase, reason=reason) for protocol in PROTOCOLS
+            for phase in [f"{kind} {size_label(size)}" for size in plan.record_counts
+                          for kind in ("produce", "consume", "default consume")] + ["latency"]]
+
+
 def run(workdir: Path, plan: Plan, say: Callable[[str], None], latency: LatencyPlan | None = None) -> Section:
     """Measure both brokers over SSL and SASL_SSL; the brokers are stopped whatever happens."""
     latency = latency or (FULL_LATENCY if plan.name == "full" else QUICK_LATENCY)
     workdir.mkdir(parents=True, exist_ok=True)
-    brokers, ca = start_all(workdir, say)
-    started = []
+    brokers, ca = make_brokers(workdir)
+    failures = {}
     try:
         for name in BROKERS:
-            say(f"starting {name} with SSL and SASL_SSL listeners")
-            brokers[name].start()
-            started.append(brokers[name])
-            create_scram_user(brokers[name], 60.0)
-        phases = measure(brokers, plan, latency, ca, say)
+            failure = start(brokers[name], say)
+            if failure:
+                failures[name] = failure
+                say(f"{name} {failure}")
+        running = {name: broker for name, broker in brokers.items() if name not in failures}
+        phases = measure(running, plan, latency, ca, say) if running else []
     finally:
-        for broker in started:
-            broker.stop()
+        for name, broker in brokers.items():
+            if name not in failures:
+                broker.stop()
+    for name, failure in failures.items():
+        phases += unmeasured(name, failure, plan)
     notes = [f"latency: {latency.rate:,} records of 1 KB a second for {latency.seconds:.0f} s, acks=1, "
              "time from produce() to the delivery report",
              "same certificates (EC P-256, PEM) and default TLS protocols and ciphers on both brokers"]

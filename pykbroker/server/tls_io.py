@@ -2,8 +2,10 @@
 anyio's event loop like the plaintext `SocketIO` (same frames, same size limit, same in-order
 answers). File regions of fetch responses cannot go through `sendfile` (the kernel would send
 them unencrypted): a response is laid out in slices of up to 1 MiB, each assembled in the
-connection's write buffer (header bytes copied in, file regions read straight into place, on a
-worker thread once a slice holds more than a small read) and sent in one TLS write. TLS records
+connection's write buffer (header bytes copied in, file regions read straight into place) and
+sent in one TLS write. What the page cache holds is read on the event loop (`preadv2` with
+RWF_NOWAIT never waits for the disk, as Kafka's network threads read the page cache for TLS and
+plaintext's `sendfile` does here); the rest, on a worker thread. TLS records
 are up to 16 KiB whatever the writes, so one write per slice rather than one per piece saves
 calls, thread hops and short records; reusing one buffer (a connection's responses go out one
 after another) saves allocating and zeroing a fresh one for every response.
@@ -11,6 +13,7 @@ after another) saves allocating and zeroing a fresh one for every response.
 
 from __future__ import annotations
 
+import errno
 import os
 import ssl
 from dataclasses import dataclass
@@ -20,10 +23,7 @@ import anyio
 from .socket_io import SocketIO
 
 _SLICE_BYTES = 1024 * 1024
-# File bytes of a slice read on the event loop itself: a read of recently written segment bytes
-# is a copy from the page cache, cheaper than a hop to a worker thread (plaintext's sendfile reads
-# the same pages on the event loop).
-_INLINE_READ_BYTES = 128 * 1024
+_NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
 
 _BYTES_TYPES = (bytes, bytearray, memoryview)
 
@@ -95,6 +95,29 @@ def _read_regions(regions: list[tuple[memoryview, _Region]]) -> None:
             done += count
 
 
+def _read_cached(regions: list[tuple[memoryview, _Region]]) -> list[tuple[memoryview, _Region]]:
+    """Read what the page cache holds of every region into its place, never waiting for the disk;
+    the parts still to read (all of them where the file system cannot read without waiting)."""
+    rest = []
+    for place, region in regions:
+        done = 0
+        while done < region.length:
+            try:
+                count = os.preadv(region.fd, [place[done:]], region.position + done, os.RWF_NOWAIT)
+            except BlockingIOError:
+                break
+            except OSError as error:
+                if error.errno not in _NOWAIT_UNSUPPORTED:
+                    raise
+                break
+            if count == 0:
+                raise EOFError("file region ended before its length")
+            done += count
+        if done < region.length:
+            rest.append((place[done:], _Region(region.fd, region.position + done, region.length - done)))
+    return rest
+
+
 class TlsSocketIO(SocketIO):
     """SocketIO over an `ssl.SSLSocket` wrapped with `do_handshake_on_connect=False`."""
 
@@ -146,12 +169,10 @@ class TlsSocketIO(SocketIO):
             if len(self._write_buffer) < size:
                 self._write_buffer = bytearray(size)
             with memoryview(self._write_buffer) as whole, whole[:size] as target:
-                regions = _fill(target, pieces_of_slice)
-                if sum(region.length for _, region in regions) > _INLINE_READ_BYTES:
-                    await anyio.to_thread.run_sync(_read_regions, regions)
-                else:
-                    _read_regions(regions)
-                del regions  # the views into the buffer, released before it may be replaced
+                uncached = _read_cached(_fill(target, pieces_of_slice))
+                if uncached:
+                    await anyio.to_thread.run_sync(_read_regions, uncached)
+                del uncached  # views into the buffer, released before it may be replaced
                 await self.send_all(target)
 
     async def send_file_region(self, fd: int, position: int, length: int) -> None:

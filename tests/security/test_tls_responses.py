@@ -117,3 +117,26 @@ def test_responses_of_one_connection_reuse_its_write_buffer(contexts, segment):
     pieces = [b"a", Region(fd, 0, 300_000), b"b", Region(fd, 1, 10), b"c", Region(fd, 7, 2_000_000)]
     expected = b"a" + data[:300_000] + b"b" + data[1:11] + b"c" + data[7:2_000_007]
     assert sent_through_tls(contexts, pieces + pieces[:2]) == expected + b"a" + data[:300_000]
+
+
+def test_what_the_page_cache_holds_is_read_without_a_worker_thread(segment):
+    fd, data = segment
+    target = memoryview(bytearray(1000))
+    assert tls_io._read_cached(tls_io._fill(target, [tls_io._Region(fd, 50, 1000)])) == []
+    assert target == data[50:1050]
+
+
+def test_what_would_wait_for_the_disk_is_left_to_a_worker_thread(contexts, segment, monkeypatch):
+    fd, data = segment
+    preadv = os.preadv
+
+    def cache_holds_only_the_first_kib(fd, buffers, position, flags=0):
+        if flags & os.RWF_NOWAIT and position >= 1024:
+            raise BlockingIOError(11, "would block")
+        return preadv(fd, [buffers[0][: max(1, 1024 - position)]] if flags else buffers, position, flags)
+
+    monkeypatch.setattr(tls_io.os, "preadv", cache_holds_only_the_first_kib)
+    target = memoryview(bytearray(5000))
+    rest = tls_io._read_cached(tls_io._fill(target, [tls_io._Region(fd, 0, 5000)]))
+    assert [(len(place), region.position, region.length) for place, region in rest] == [(3976, 1024, 3976)]
+    assert sent_through_tls(contexts, [b"head", Region(fd, 0, 300_000)]) == b"head" + data[:300_000]
