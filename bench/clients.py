@@ -12,7 +12,8 @@
 
 `--spread P` writes round-robin to partitions 0..P-1 of every topic named (records spread over
 all of them, as the scale benchmark needs); consume reads every partition of every topic named.
-`--set KEY=VALUE` (repeatable) adds a librdkafka property to the producer or consumer.
+`--set KEY=VALUE` (repeatable) adds a librdkafka property to the producer or consumer;
+`--config JSON` adds several (a JSON object), e.g. the TLS and SASL settings of a listener.
 
 `latency` writes records at a fixed rate and reports produce latency: the time from produce() to
 the delivery report, both taken in the producer process (p50, p99, max over the records after a
@@ -472,6 +473,8 @@ def arguments() -> argparse.Namespace:
                         help="produce: round-robin over this many partitions of every topic")
     parser.add_argument("--replication", type=int, default=1,
                         help="create-topic: replication factor")
+    parser.add_argument("--config", default="{}",
+                        help="extra librdkafka properties as a JSON object (TLS and SASL settings)")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                         help="an extra librdkafka property for the producer or consumer")
     parser.add_argument("--rate", type=float, default=5000.0, help="latency: records per second")
@@ -489,7 +492,7 @@ def run(args: argparse.Namespace) -> dict:
     if args.command == "create-topic":
         return create_topic(args.bootstrap, args.topic, args.partitions, args.time_limit,
                             args.replication)
-    topics, extra = args.topic.split(","), extra_properties(args.set)
+    topics, extra = args.topic.split(","), {**json.loads(args.config), **extra_properties(args.set)}
     if args.command == "produce":
         return produce(args.bootstrap, topics, args.count, args.size, args.time_limit, args.acks,
                        args.spread, extra)
