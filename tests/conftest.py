@@ -18,27 +18,12 @@ def fresh_broker(tmp_path):
         yield running
 
 
-@pytest.fixture(scope="session")
-def spark_session():
-    """One small local Spark for the Spark test modules (they run as one unit, `SPARK_MODULES`),
-    so that its JVM starts once: with Spark's Kafka connector where it is at hand
-    (tests/spark_support.py), else without it. Stopped with its JVM at the end."""
-    from .spark_support import connector, local_session, require_pyspark, stop_spark
-
-    require_pyspark()
-    settings, _ = connector()
-    session = local_session("pykbroker-spark-tests", settings)
-    yield session
-    stop_spark(session)
-
-
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """With pytest-xdist (`make test` runs two workers with `--dist loadscope`), a test module
     stays on one worker, so that its module-scoped brokers start once; the compatibility suite's
     modules that share one of its session pairs of brokers (pykbroker and Kafka 3.9.0: single,
-    three-broker or secured) run as one unit, so that the pair starts once, on one worker, and so
-    do the Spark modules, which share one Spark (`spark_session`). The
+    three-broker or secured) run as one unit, so that the pair starts once, on one worker. The
     slowest units start first (`SLOWEST_SCOPES`), the others follow, those with most tests first,
     so that both workers finish at about the same time. (The scopes are named here rather than by
     xdist_group marks, which pytest-xdist cannot attach to a test's id under every pytest
@@ -73,20 +58,17 @@ COMPAT_SCOPES = {
     "test_cluster_scenarios.py": "compat-cluster",
 }
 
-# The modules that use the session's Spark (`spark_session`): one unit, so that it starts once.
-SPARK_MODULES = frozenset({"tests/test_spark_kafka.py", "tests/cluster/test_spark_cluster.py",
-                           "tests/test_spark_example.py"})
-
 # The units that take a minute or more on two idle cores, slowest first: started before the
 # others, so that no long unit is left for the end of the run.
 SLOWEST_SCOPES = (
     "compat-security",
-    "spark",
+    "tests/test_spark_kafka.py",
     "tests/compat/test_tool_scenario.py",
     "compat-single",
     "tests/test_durability.py",
     "tests/test_admin_configs.py",
     "tests/test_startup.py",
+    "tests/cluster/test_spark_cluster.py",
     "tests/fuzz/test_fuzz_requests.py",
     "tests/tools/test_kafka_tool_parity.py",
     "tests/test_java_clients.py",
@@ -107,12 +89,9 @@ SLOWEST_SCOPES = (
 
 
 def scheduling_scope(nodeid: str) -> str:
-    """The unit of work a worker runs whole: the test's module; "spark" for the Spark modules;
-    for the compatibility suite's modules on a session pair of brokers the pair's unit
-    (`COMPAT_SCOPES`)."""
+    """The unit of work a worker runs whole: the test's module, or for the compatibility suite's
+    modules on a session pair of brokers the pair's unit (`COMPAT_SCOPES`)."""
     path = nodeid.split("::", 1)[0]
-    if path in SPARK_MODULES:
-        return "spark"
     if not path.startswith("tests/compat/"):
         return path
     return COMPAT_SCOPES.get(path.rsplit("/", 1)[-1], path)

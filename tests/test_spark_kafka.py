@@ -27,12 +27,12 @@ from pykbroker.testkit.waiting import wait_until
 
 from .clients import create_topic, stored_batches
 from .spark_support import (
-    check_exact_round_trip, consume, finish, produce, read_batch, read_stream,
-    require_connector, rows, run_to_memory, write_batch,
+    check_exact_round_trip, consume, finish, local_session, produce, read_batch, read_stream,
+    require_connector, rows, run_to_memory, stop_spark, write_batch,
 )
 from .txn_support import send, transactional_producer
 
-require_connector()  # skips the module without the connector (fails it in CI)
+SPARK_CONFIG = require_connector()
 
 from pyspark.sql import functions as F  # noqa: E402
 from pyspark.errors import StreamingQueryException  # noqa: E402
@@ -45,9 +45,10 @@ _spec.loader.exec_module(spark_windowed_counts)
 
 
 @pytest.fixture(scope="module")
-def spark(spark_session):
-    """The session's Spark, with the connector (this module is skipped without it)."""
-    return spark_session
+def spark():
+    session = local_session("pykbroker-spark-tests", SPARK_CONFIG)
+    yield session
+    stop_spark(session)
 
 
 @pytest.fixture(scope="module")

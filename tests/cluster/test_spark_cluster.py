@@ -14,13 +14,13 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.spark_support import (
-    check_exact_round_trip, finish, produce, read_batch, read_stream,
-    require_connector,
+    check_exact_round_trip, finish, local_session, produce, read_batch, read_stream,
+    require_connector, stop_spark,
 )
 
 from .test_failover import ContinuousProducer, create_topic, read_everything
 
-require_connector()  # skips the module without the connector (fails it in CI)
+SPARK_CONFIG = require_connector()
 
 # When a leader dies, the driver's AdminClient may look up partition leaders before ZooKeeper
 # has let the dead broker go; it then keeps its ListOffsets call bound to that broker until
@@ -31,9 +31,10 @@ FAILOVER_OPTIONS = {"kafka.default.api.timeout.ms": "30000"}  # not below reques
 
 
 @pytest.fixture(scope="module")
-def spark(spark_session):
-    """The session's Spark, with the connector (this module is skipped without it)."""
-    return spark_session
+def spark():
+    session = local_session("pykbroker-spark-cluster", SPARK_CONFIG)
+    yield session
+    stop_spark(session)
 
 
 def high_watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
