@@ -17,7 +17,6 @@ import shutil
 import subprocess
 import sys
 import uuid
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -117,15 +116,12 @@ def as_tool_log(err: str) -> str:
 
 
 def every_run(log4j: Path, bob: dict[str, Bob], *args: str) -> dict[str, Run]:
-    """The scenario with Kafka's console consumer and pykbroker's, against both brokers: the four
-    runs at once (each consumer has a group of its own or is refused its group, so that they do
-    not meet)."""
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        runs = {}
-        for label, on in bob.items():
-            runs[f"Kafka's tool on {label}"] = pool.submit(kafka_console_consumer, log4j, on, *args)
-            runs[f"pykbroker's tool on {label}"] = pool.submit(pykbroker_console_consumer, on, *args)
-        return {name: run.result() for name, run in runs.items()}
+    """The scenario with Kafka's console consumer and pykbroker's, against both brokers."""
+    runs = {}
+    for label, on in bob.items():
+        runs[f"Kafka's tool on {label}"] = kafka_console_consumer(log4j, on, *args)
+        runs[f"pykbroker's tool on {label}"] = pykbroker_console_consumer(on, *args)
+    return runs
 
 
 def assert_all_alike(runs: dict[str, Run], expected: Run) -> None:
@@ -218,8 +214,6 @@ def assigned_reader(bob: Bob) -> tuple[list[bytes], list[str]]:
 def test_a_confluent_kafka_consumer_that_assigns_gets_its_records_and_one_group_error(bob):
     """librdkafka looks up the group's coordinator anyway: refused, reported once (not fatal),
     and the records come all the same, from both brokers."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        reading = {label: pool.submit(assigned_reader, on) for label, on in bob.items()}
-        read = {label: done.result() for label, done in reading.items()}
+    read = {label: assigned_reader(on) for label, on in bob.items()}
     expected = (RECORDS, ["GROUP_AUTHORIZATION_FAILED: FindCoordinator response error: Group authorization failed."])
     assert read == {"pykbroker": expected, "Kafka": expected}
