@@ -441,13 +441,14 @@ def test_every_version_adds_partitions(broker, version):
 # --------------------------------------------------------------------------------------------
 # Internal topics and persistence
 
-def test_internal_topics_are_created_and_deleted_like_any_other(fresh_broker):
-    assert outcome(create_one(fresh_broker, "__transaction_state")) == (0, None)
-    body = Metadata(topics=[Metadata.MetadataRequestTopic(name="__transaction_state")],
-                    allow_auto_topic_creation=False)
-    assert request(fresh_broker, ApiKey.METADATA, 12, body).topics[0].is_internal
-    [result] = delete(fresh_broker, names=["__transaction_state"])
-    assert outcome(result) == (0, None)
+def test_internal_topics_are_created_and_deleted_like_any_other(tmp_path):
+    with EmbeddedBroker(directory=tmp_path) as broker:  # a broker that has no internal topic yet
+        assert outcome(create_one(broker, "__transaction_state")) == (0, None)
+        body = Metadata(topics=[Metadata.MetadataRequestTopic(name="__transaction_state")],
+                        allow_auto_topic_creation=False)
+        assert request(broker, ApiKey.METADATA, 12, body).topics[0].is_internal
+        [result] = delete(broker, names=["__transaction_state"])
+        assert outcome(result) == (0, None)
 
 
 def test_created_grown_and_deleted_topics_stay_so_across_a_restart(fresh_broker):
