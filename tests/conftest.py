@@ -22,34 +22,86 @@ def fresh_broker(tmp_path):
 def pytest_xdist_make_scheduler(config, log):
     """With pytest-xdist (`make test` runs two workers with `--dist loadscope`), a test module
     stays on one worker, so that its module-scoped brokers start once; the compatibility suite's
-    modules run as two units, so that each of its session pairs of brokers (pykbroker and Kafka
-    3.9.0: single, three-broker and secured) starts once, on one worker. (The scopes are named
-    here rather than by xdist_group marks, which pytest-xdist cannot attach to a test's id under
-    every pytest version.)"""
+    modules that share one of its session pairs of brokers (pykbroker and Kafka 3.9.0: single,
+    three-broker or secured) run as one unit, so that the pair starts once, on one worker. The
+    slowest units start first (`SLOWEST_SCOPES`), the others follow, those with most tests first,
+    so that both workers finish at about the same time. (The scopes are named here rather than by
+    xdist_group marks, which pytest-xdist cannot attach to a test's id under every pytest
+    version.)"""
     if config.getvalue("dist") != "loadscope":
         return None
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):
+        _slowest_first = False
+
         def _split_scope(self, nodeid: str) -> str:
             return scheduling_scope(nodeid)
+
+        def _assign_work_unit(self, node) -> None:
+            if not self._slowest_first:
+                units = sorted(self.workqueue.items(), key=lambda unit: start_rank(*unit))
+                self.workqueue.clear()
+                self.workqueue.update(units)
+                self._slowest_first = True
+            super()._assign_work_unit(node)
 
     return ModuleScheduling(config, log)
 
 
-# The compatibility suite's modules that use its secured brokers (and no other of its brokers).
-COMPAT_SECURITY_MODULES = frozenset({"test_security_scenarios.py", "test_authorization_matrix.py",
-                                     "test_assign_without_group_acl.py"})
+# The compatibility suite's modules on each of its session pairs of brokers; its other modules
+# start brokers of their own and are units of their own.
+COMPAT_SCOPES = {
+    "test_security_scenarios.py": "compat-security", "test_authorization_matrix.py": "compat-security",
+    "test_assign_without_group_acl.py": "compat-security",
+    "test_client_scenarios.py": "compat-single", "test_wire_differences.py": "compat-single",
+    "test_cluster_scenarios.py": "compat-cluster",
+}
+
+# The units that take a minute or more on two idle cores, slowest first: started before the
+# others, so that no long unit is left for the end of the run.
+SLOWEST_SCOPES = (
+    "compat-security",
+    "tests/test_spark_kafka.py",
+    "tests/compat/test_tool_scenario.py",
+    "compat-single",
+    "tests/test_durability.py",
+    "tests/test_admin_configs.py",
+    "tests/test_startup.py",
+    "tests/cluster/test_spark_cluster.py",
+    "tests/fuzz/test_fuzz_requests.py",
+    "tests/tools/test_kafka_tool_parity.py",
+    "tests/test_java_clients.py",
+    "tests/cluster/test_reassignment.py",
+    "tests/test_packaging.py",
+    "tests/netpart/test_partitions_kafka.py",
+    "tests/test_alter_replica_log_dirs.py",
+    "tests/cluster/test_exploratory_failures.py",
+    "tests/test_connection_quotas.py",
+    "tests/test_admin_topics.py",
+    "tests/netpart/test_partitions_pykbroker.py",
+    "tests/security/test_sasl_clients.py",
+    "tests/tools/test_kafka_answers.py",
+    "tests/test_client_quotas.py",
+    "tests/security/test_delegation_tokens.py",
+    "compat-cluster",
+)
 
 
 def scheduling_scope(nodeid: str) -> str:
-    """The unit of work a worker runs whole: the test's module; for the compatibility suite
-    "compat-security" (the modules on its secured brokers) or "compat" (those on its single and
-    three-broker ones)."""
+    """The unit of work a worker runs whole: the test's module, or for the compatibility suite's
+    modules on a session pair of brokers the pair's unit (`COMPAT_SCOPES`)."""
     path = nodeid.split("::", 1)[0]
     if not path.startswith("tests/compat/"):
         return path
-    return "compat-security" if path.rsplit("/", 1)[-1] in COMPAT_SECURITY_MODULES else "compat"
+    return COMPAT_SCOPES.get(path.rsplit("/", 1)[-1], path)
+
+
+def start_rank(scope: str, tests: dict) -> tuple[int, int]:
+    """Where a unit comes in the order units are handed out: the slowest ones by
+    `SLOWEST_SCOPES`, then the rest, those with the most tests first."""
+    slow = SLOWEST_SCOPES.index(scope) if scope in SLOWEST_SCOPES else len(SLOWEST_SCOPES)
+    return slow, -len(tests)
 
 
 _LOG_TAIL_CHARACTERS = 20_000

@@ -13,6 +13,7 @@ from kafka.admin import ConfigResource, ConfigResourceType
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.process import BrokerProcess
 from pykbroker.testkit.wire import WireClient
 
@@ -107,8 +108,10 @@ def confluent(broker):
 
 @pytest.fixture
 def own_broker(tmp_path):
-    """A broker whose dynamic configs a test may change freely."""
-    with BrokerProcess(tmp_path, {"log.retention.hours": "24", "ssl.keystore.password": "secret"}) as running:
+    """A broker whose dynamic configs a test may change freely (in this process: the tests are
+    about its answers, not its process)."""
+    with EmbeddedBroker({"log.retention.hours": "24", "ssl.keystore.password": "secret"},
+                        directory=tmp_path) as running:
         yield running
 
 

@@ -12,6 +12,7 @@ from kafka import KafkaAdminClient
 
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
+from pykbroker.testkit.embedded import EmbeddedBroker
 from pykbroker.testkit.process import BrokerProcess
 from pykbroker.testkit.wire import WireClient
 
@@ -121,7 +122,7 @@ def test_confluent_creates_topics_and_reports_those_that_exist(broker, confluent
 
 
 def test_minus_one_takes_num_partitions_and_default_replication_factor(tmp_path):
-    with BrokerProcess(tmp_path, {"num.partitions": "4"}) as broker:
+    with EmbeddedBroker({"num.partitions": "4"}, directory=tmp_path) as broker:
         result = create_one(broker, "defaults", partitions=-1, replication_factor=-1)
         assert outcome(result) == (0, None)
         assert (result.num_partitions, result.replication_factor) == (4, 1)
@@ -335,13 +336,20 @@ def test_a_timeout_of_zero_times_out_and_deletes_nothing(broker):
     assert partition_count(broker, "kept-by-timeout") == 1
 
 
+@pytest.fixture(scope="module")
+def deletion_disabled(tmp_path_factory):
+    """A broker with delete.topic.enable=false (each test refused on a topic of its own)."""
+    with BrokerProcess(tmp_path_factory.mktemp("deletion-disabled"), {"delete.topic.enable": "false"}) as running:
+        yield running
+
+
 @pytest.mark.parametrize("version, code", [(0, 42), (2, 42), (3, 73), (6, 73)])  # TOPIC_DELETION_DISABLED
-def test_disabled_deletion_refuses_every_topic(tmp_path, version, code):
-    with BrokerProcess(tmp_path, {"delete.topic.enable": "false"}) as broker:
-        create_one(broker, "undeletable")
-        [result] = delete(broker, names=["undeletable"], version=version)
-        assert (result.name, result.error_code, result.error_message) == ("undeletable", code, None)
-        assert partition_count(broker, "undeletable") == 1
+def test_disabled_deletion_refuses_every_topic(deletion_disabled, version, code):
+    name = f"undeletable-v{version}"
+    create_one(deletion_disabled, name)
+    [result] = delete(deletion_disabled, names=[name], version=version)
+    assert (result.name, result.error_code, result.error_message) == (name, code, None)
+    assert partition_count(deletion_disabled, name) == 1
 
 
 # --------------------------------------------------------------------------------------------
@@ -433,13 +441,14 @@ def test_every_version_adds_partitions(broker, version):
 # --------------------------------------------------------------------------------------------
 # Internal topics and persistence
 
-def test_internal_topics_are_created_and_deleted_like_any_other(fresh_broker):
-    assert outcome(create_one(fresh_broker, "__transaction_state")) == (0, None)
-    body = Metadata(topics=[Metadata.MetadataRequestTopic(name="__transaction_state")],
-                    allow_auto_topic_creation=False)
-    assert request(fresh_broker, ApiKey.METADATA, 12, body).topics[0].is_internal
-    [result] = delete(fresh_broker, names=["__transaction_state"])
-    assert outcome(result) == (0, None)
+def test_internal_topics_are_created_and_deleted_like_any_other(tmp_path):
+    with EmbeddedBroker(directory=tmp_path) as broker:  # a broker that has no internal topic yet
+        assert outcome(create_one(broker, "__transaction_state")) == (0, None)
+        body = Metadata(topics=[Metadata.MetadataRequestTopic(name="__transaction_state")],
+                        allow_auto_topic_creation=False)
+        assert request(broker, ApiKey.METADATA, 12, body).topics[0].is_internal
+        [result] = delete(broker, names=["__transaction_state"])
+        assert outcome(result) == (0, None)
 
 
 def test_created_grown_and_deleted_topics_stay_so_across_a_restart(fresh_broker):

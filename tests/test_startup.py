@@ -220,20 +220,26 @@ def test_log_lines_name_their_level_as_log4j_does(level, name):
     assert record.levelname == logging.getLevelName(level)  # other handlers still see Python's name
 
 
-def test_an_unknown_key_is_warned_once_with_the_closest_known_key(tmp_path):
-    with BrokerProcess(tmp_path / "broker", {"num.partition": "3"}) as broker:
-        log = broker.log_text()
+@pytest.fixture(scope="module")
+def started_with_a_misspelt_key(tmp_path_factory):
+    """A broker started with `num.partition` (sic) set, stopped again: its log."""
+    directory = tmp_path_factory.mktemp("misspelt") / "broker"
+    with BrokerProcess(directory, {"num.partition": "3"}) as broker:
+        return directory, broker.log_text()
+
+
+def test_an_unknown_key_is_warned_once_with_the_closest_known_key(started_with_a_misspelt_key):
+    _, log = started_with_a_misspelt_key
     warnings = [line for line in log.splitlines() if "num.partition'" in line]
     assert len(warnings) == 1
     assert "did you mean 'num.partitions'?" in warnings[0]
     assert "] WARN " in warnings[0]  # log4j's name, as in Kafka's log lines
 
 
-def test_the_start_line_says_where_data_lives(tmp_path):
-    with BrokerProcess(tmp_path / "broker") as broker:
-        started = next(line for line in broker.log_text().splitlines()
-                       if "pykbroker started" in line)
-    assert f"data in {tmp_path / 'broker' / 'kafka-logs'}" in started
+def test_the_start_line_says_where_data_lives(started_with_a_misspelt_key):
+    directory, log = started_with_a_misspelt_key
+    started = next(line for line in log.splitlines() if "pykbroker started" in line)
+    assert f"data in {directory / 'kafka-logs'}" in started
 
 
 def test_after_kill_9_one_line_per_log_dir_says_what_recovery_did(tmp_path):
