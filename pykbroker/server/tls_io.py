@@ -53,6 +53,9 @@ class TlsSocketIO(SocketIO):
             except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
                 await self._wait(want)  # OpenSSL retries with the same buffer (moving buffers allowed)
 
+    async def send_ahead_of_file(self, data: bytes) -> None:
+        await self.send_all(data)
+
     async def send_file_region(self, fd: int, position: int, length: int) -> None:
         while length > 0:
             chunk = await anyio.to_thread.run_sync(os.pread, fd, min(length, _FILE_CHUNK), position)
