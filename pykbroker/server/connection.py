@@ -84,20 +84,24 @@ async def serve_connection(
     max_request_size: int,
     authentication: ListenerAuthentication | None = None,
     on_request: Callable[[], None] | None = None,
+    send_buffer_bytes: int = -1,
 ) -> None:
     """Serve one accepted connection until it ends; `on_request` hears of each request (the
-    connection's activity, for closing the least recently active one when the broker must)."""
+    connection's activity, for closing the least recently active one when the broker must).
+    `send_buffer_bytes`: the SO_SNDBUF the socket was given (-1: none)."""
     listener_name, tls, protocol = listener.name, listener.tls, listener.security_protocol
     peer = _peer_name(sock)
     connection_id = f"{listener_name}-{peer}-{next(_CONNECTION_NUMBERS)}"
     io: SocketIO
     principal: KafkaPrincipal = ANONYMOUS
     if tls is None:
-        io = SocketIO(sock)
+        io = SocketIO(sock, send_buffer_bytes)
     else:
         sock.setblocking(False)
         try:
-            io = TlsSocketIO(tls.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False))
+            io = TlsSocketIO(
+                tls.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), send_buffer_bytes
+            )
         except OSError as exc:  # the peer went away before anything happened
             log.info("Connection from %s on listener %s failed: %s", peer, listener_name, exc)
             sock.close()

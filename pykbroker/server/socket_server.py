@@ -148,6 +148,8 @@ class SocketServer:
                         listener,
                         self.max_request_size,
                         self.authentication.get(listener.name),
+                        None,
+                        self.send_buffer_bytes,
                     )
                 else:
                     await self._admit(conn, normalized_ip(address[0]), listener, self.connection_quotas, tasks)
@@ -201,6 +203,7 @@ class SocketServer:
                     self.max_request_size,
                     self.authentication.get(listener.name),
                     on_request=tracked.touch,
+                    send_buffer_bytes=self.send_buffer_bytes,
                 )
         finally:
             conn.close()

@@ -175,5 +175,8 @@ class TlsSocketIO(SocketIO):
                 del uncached  # views into the buffer, released before it may be replaced
                 await self.send_all(target)
 
+    async def send_ahead_of_file(self, data: bytes) -> None:
+        await self.send_all(data)
+
     async def send_file_region(self, fd: int, position: int, length: int) -> None:
         await self.send_pieces([_Region(fd, position, length)])
