@@ -123,8 +123,8 @@ class TlsSocketIO(SocketIO):
 
     sock: ssl.SSLSocket
 
-    def __init__(self, sock: ssl.SSLSocket) -> None:
-        super().__init__(sock)
+    def __init__(self, sock: ssl.SSLSocket, send_buffer_bytes: int = -1) -> None:
+        super().__init__(sock, send_buffer_bytes)
         self._write_buffer = bytearray()  # grown up to _SLICE_BYTES by the first fetch responses
 
     async def _wait(self, want: ssl.SSLError) -> None:
