@@ -27,7 +27,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -48,7 +48,6 @@ from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlock
 from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_topic
 from .coordinator.share.partitions import SharePartitionManager
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
-from .handlers.support.config_admin import decoded_broker_configs
 from .handlers.support.registry import deferred_registry
 from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
@@ -572,8 +571,8 @@ class Broker:
         `log.retention.ms` reach every log, and later readers see the new values."""
         metadata = _opened(self.metadata)
         self.config = self.static_config.with_dynamic(
-            decoded_broker_configs(self.static_config, metadata.broker_configs(self.broker_id)),
-            decoded_broker_configs(self.static_config, metadata.broker_configs(None)),
+            _decoded_broker_configs(self.static_config, metadata.broker_configs(self.broker_id)),
+            _decoded_broker_configs(self.static_config, metadata.broker_configs(None)),
         )
         if self.listener_security is not None:  # new TLS handshakes and SASL logins use the new settings
             self.listener_security.apply(self.config)
@@ -975,3 +974,13 @@ class Broker:
                 return BrokerInfo(self.broker_id, host, port, self.config.get("broker.rack"))
         first = self.listeners[0]
         return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))
+
+
+def _decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> dict[str, str]:
+    """Dynamic broker configs as stored; only ZooKeeper keeps encoded passwords, whose decoding
+    (and the config-admin module) is loaded on first use."""
+    if not stored or not config.get("zookeeper.connect"):
+        return dict(stored)
+    from .handlers.support.config_admin import decoded_broker_configs
+
+    return decoded_broker_configs(config, stored)

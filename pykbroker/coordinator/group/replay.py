@@ -29,7 +29,7 @@ from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decod
 from .group import GroupMetadata
 from .member import MemberMetadata
 from .offset_cache import StoredOffset, TopicPartition
-from .share.replay import is_share_record
+from .share.record_types import is_share_record
 from .state import EMPTY, STABLE
 
 log = logging.getLogger(__name__)
