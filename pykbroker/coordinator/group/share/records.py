@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...record_format import flexible_value, record_type_key, record_version, schema_field
-
 from .record_types import CURRENT_MEMBER_ASSIGNMENT as CURRENT_MEMBER_ASSIGNMENT
 from .record_types import GROUP_METADATA as GROUP_METADATA
 from .record_types import MEMBER_METADATA as MEMBER_METADATA
