@@ -37,16 +37,16 @@ from anyio.abc import SocketListener, TaskGroup
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
-from .cluster.model import BrokerInfo
+from .cluster.model import BrokerInfo, TopicInfo
 from .cluster.store import CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
+from .coordinator.internal_topic import follow_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
-from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_topic
-from .coordinator.share.partitions import SharePartitionManager
+from .coordinator.share import state_topic
 from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
 from .handlers.support.registry import deferred_registry
 from .handlers.support.services import BrokerServices
@@ -91,6 +91,8 @@ if TYPE_CHECKING:
     from .cluster.controller.controller import Controller
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
+    from .coordinator.share import DefaultStatePersister, ShareCoordinator
+    from .coordinator.share.partitions import SharePartitionManager
     from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
     from .security.ssl_config import ServerSsl
@@ -152,12 +154,15 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
-        self.share_partitions: SharePartitionManager | None = None
+        # share groups (KIP-932): opened with `__share_group_state` or on first use (_open_share_groups)
+        self._share_partitions: SharePartitionManager | None = None
+        self._share_coordinator: ShareCoordinator | None = None
+        self._share_persister: DefaultStatePersister | None = None
+        self._share_groups_followed = False
+        self._tasks: TaskGroup | None = None  # the task group of run(), for services opened later
         self.txn_markers: TxnMarkerWriter | None = None
         self.txn_coordinator: TransactionCoordinator | None = None
         self.txn_verifier: TransactionVerifier | None = None
-        self.share_coordinator: ShareCoordinator | None = None
-        self.share_persister: DefaultStatePersister | None = None  # the SharePersister of KIP-932
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.token_manager: DelegationTokenManager | None = None  # None without delegation.token.secret.key
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
@@ -419,8 +424,6 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
-        # first: the group coordinator and the share-partitions reach it through the persister
-        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -428,10 +431,10 @@ class Broker:
             CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
             metadata,
             self.timer,
-            persister=self.share_persister,
         )
+        group_coordinator.share_persister_source = lambda: _opened(self.share_persister)
         group_coordinator.startup()
-        self._open_share_partitions(replica_manager, metadata, group_coordinator)
+        self._follow_share_group_state(metadata, topic_creator)
         topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
@@ -462,17 +465,6 @@ class Broker:
         """Halt with exit code 1 once the answers already given (the KAFKA_STORAGE_ERROR of the
         request that hit the failure) have reached the sockets: a moment later, on the loop."""
         asyncio.get_running_loop().call_later(HALT_GRACE_S, self.halt, 1)
-
-    def _open_share_partitions(
-        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
-    ) -> None:
-        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
-        kept through the share persister, each group's settings come from its group configs, and
-        a share group's departing members release what they hold (`on_member_leave`)."""
-        self.share_partitions = share_partitions = SharePartitionManager(
-            replica_manager, _opened(self.share_persister), self.timer, lambda: self.config, metadata.group_configs
-        )
-        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
 
     def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
         """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
@@ -521,12 +513,62 @@ class Broker:
         )
         self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
-    def _open_share_coordinator(
-        self, metadata: MetadataStore, topic_creator: TopicCreator, replica_manager: ReplicaManager
-    ) -> None:
+    # -- share groups (KIP-932) -------------------------------------------------------------
+    def _follow_share_group_state(self, metadata: MetadataStore, topic_creator: TopicCreator) -> None:
+        """`__share_group_state` is created on first use as before; the share coordinator, the
+        persister and the share partitions open as soon as the topic exists (at once when it is
+        on disk, so that its partitions load at start) or a share request needs them."""
+        topic_creator.register_internal_topic(
+            state_topic.SHARE_GROUP_STATE_TOPIC,
+            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+
+        def on_topic_changed(name: str, info: TopicInfo | None) -> None:
+            if name == state_topic.SHARE_GROUP_STATE_TOPIC and info is not None and self._share_groups_followed:
+                self._open_share_groups()
+
+        self._share_groups_followed = True
+        follow_topic(metadata, state_topic.SHARE_GROUP_STATE_TOPIC, on_topic_changed)
+
+    @property
+    def share_coordinator(self) -> ShareCoordinator | None:
+        """The share coordinator on `__share_group_state` (None before open)."""
+        self._open_share_groups()
+        return self._share_coordinator
+
+    @property
+    def share_persister(self) -> DefaultStatePersister | None:
+        """The SharePersister of KIP-932, through which the broker reaches the share coordinator
+        of any key (None before open)."""
+        self._open_share_groups()
+        return self._share_persister
+
+    @property
+    def share_partitions(self) -> SharePartitionManager | None:
+        """The share partitions this broker leads: ShareFetch, ShareAcknowledge (None before open)."""
+        self._open_share_groups()
+        return self._share_partitions
+
+    def _open_share_groups(self) -> None:
+        """The share coordinator, the persister and the share partitions, opened together once the
+        broker is open. Opened on a first share request, their modules are imported then, on the
+        event loop, once, for a few milliseconds."""
+        if self._share_partitions is not None or not self._share_groups_followed or self.stopping:
+            return
+        metadata, replica_manager = _opened(self.metadata), _opened(self.replica_manager)
+        group_coordinator = _opened(self.group_coordinator)
+        self._open_share_coordinator(metadata, replica_manager)
+        self._open_share_partitions(replica_manager, metadata, group_coordinator)
+        if self._tasks is not None:  # opened while serving: their loops join the broker's tasks
+            self._tasks.start_soon(_opened(self._share_partitions).run)
+            self._tasks.start_soon(_opened(self._share_coordinator).run)
+
+    def _open_share_coordinator(self, metadata: MetadataStore, replica_manager: ReplicaManager) -> None:
         """The share coordinator on `__share_group_state` (KIP-932), and the persister through
         which the rest of the broker reaches the share coordinator of any key."""
-        self.share_coordinator = share_coordinator = ShareCoordinator.for_broker(
+        from .coordinator.share import DefaultStatePersister, ShareCoordinator
+
+        self._share_coordinator = share_coordinator = ShareCoordinator.for_broker(
             self.broker_id,
             self.config,
             CoordinatorPartitionWriter(replica_manager),
@@ -535,11 +577,7 @@ class Broker:
             self.timer,
         )
         share_coordinator.startup()
-        topic_creator.register_internal_topic(
-            state_topic.SHARE_GROUP_STATE_TOPIC,
-            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
-        )
-        self.share_persister = DefaultStatePersister(
+        self._share_persister = DefaultStatePersister(
             self.broker_id,
             metadata,
             share_coordinator,
@@ -547,6 +585,19 @@ class Broker:
             request_timeout_ms=int(self.config["request.timeout.ms"]),
             connect=self.inter_broker_connect(),
         )
+
+    def _open_share_partitions(
+        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
+    ) -> None:
+        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
+        kept through the share persister, each group's settings come from its group configs, and
+        a share group's departing members release what they hold (`on_member_leave`)."""
+        from .coordinator.share.partitions import SharePartitionManager
+
+        self._share_partitions = share_partitions = SharePartitionManager(
+            replica_manager, _opened(self._share_persister), self.timer, lambda: self.config, metadata.group_configs
+        )
+        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
 
     def _connect_group_coordinator_to_transactions(
         self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
@@ -731,9 +782,12 @@ class Broker:
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
-                tasks.start_soon(_opened(self.share_partitions).run)
+                if self._share_partitions is not None:
+                    tasks.start_soon(self._share_partitions.run)
                 tasks.start_soon(_opened(self.txn_coordinator).run)
-                tasks.start_soon(_opened(self.share_coordinator).run)
+                if self._share_coordinator is not None:
+                    tasks.start_soon(self._share_coordinator.run)
+                self._tasks = tasks
                 tasks.start_soon(_opened(self.replica_manager).run)
                 if self.token_manager is not None:
                     tasks.start_soon(self._expire_tokens_periodically, self.token_manager)
@@ -850,23 +904,24 @@ class Broker:
         log directories."""
         self.bridge.detach()
         self.stopping = True
+        self._tasks = None
         for listener in self.listeners:
             listener.sock.close()
         if self.metrics_socket is not None:
             self.metrics_socket.close()
-        if self.share_persister is not None:
-            self.share_persister.shutdown()
-            self.share_persister = None
-        if self.share_coordinator is not None:
-            self.share_coordinator.shutdown()
-            self.share_coordinator = None
+        if self._share_persister is not None:
+            self._share_persister.shutdown()
+            self._share_persister = None
+        if self._share_coordinator is not None:
+            self._share_coordinator.shutdown()
+            self._share_coordinator = None
         if self.txn_coordinator is not None:
             self.txn_coordinator.shutdown()
             self.txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
-        if self.share_partitions is not None:
-            self.share_partitions.shutdown()
+        if self._share_partitions is not None:
+            self._share_partitions.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
@@ -921,14 +976,12 @@ class Broker:
             txn_markers=_opened(self.txn_markers),
             txn_coordinator=_opened(self.txn_coordinator),
             txn_verifier=_opened(self.txn_verifier),
-            share_coordinator=_opened(self.share_coordinator),
-            share_persister=_opened(self.share_persister),
+            share=_ShareServices(self),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
             share_groups=self.group_coordinator,
-            share_partitions=self.share_partitions,
             delegation_tokens=self.token_manager,
             quotas=self.client_quotas,
         )
@@ -984,3 +1037,23 @@ def _decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> 
     from .handlers.support.config_admin import decoded_broker_configs
 
     return decoded_broker_configs(config, stored)
+
+
+class _ShareServices:
+    """The broker's share services for the handlers (`ShareServices`), opened on first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    @property
+    def is_open(self) -> bool:
+        return self._broker._share_partitions is not None
+
+    def partitions(self) -> SharePartitionManager:
+        return _opened(self._broker.share_partitions)
+
+    def coordinator(self) -> ShareCoordinator:
+        return _opened(self._broker.share_coordinator)
+
+    def persister(self) -> DefaultStatePersister:
+        return _opened(self._broker.share_persister)

@@ -164,6 +164,8 @@ class GroupCoordinator:
         self._share_acks = offset_config.commit_required_acks
         self._share_listeners: list[Callable[[str, str], None]] = []
         self.broker_config: BrokerConfig | None = None  # the share groups' settings, when for_broker built it
+        # the broker's persister, opened when the share groups are (None: `persister`, else in memory)
+        self.share_persister_source: Callable[[], SharePersister] | None = None
         self.loader = GroupLoader(
             manager,
             offsets_log,
@@ -184,7 +186,6 @@ class GroupCoordinator:
         return self._share
 
     def _build_share_coordinator(self) -> ShareGroupCoordinator:
-        from ..share.persister import InMemorySharePersister
         from .share.coordinator import ShareGroupConfig, ShareGroupCoordinator, TopicsView
 
         config = self._share_config
@@ -197,13 +198,22 @@ class GroupCoordinator:
             self.runtime,
             config,
             TopicsView(self.metadata),
-            self._share_persister if self._share_persister is not None else InMemorySharePersister(),
+            self._persister_for_share_groups(),
             self._share_group_configs,
             acks=self._share_acks,
         )
         for listener in self._share_listeners:
             share.add_share_group_listener(listener)
         return share
+
+    def _persister_for_share_groups(self) -> SharePersister:
+        if self._share_persister is not None:
+            return self._share_persister
+        if self.share_persister_source is not None:
+            return self.share_persister_source()
+        from ..share.persister import InMemorySharePersister
+
+        return InMemorySharePersister()
 
     def _is_share_group(self, group_id: str) -> bool:
         return self._share is not None and self._share.is_share_group(group_id)
