@@ -13,7 +13,6 @@ profile, lower exactly those for a single node. `pykbroker --dev`, `make run`, t
 
 from __future__ import annotations
 
-
 # Kafka's example config/server.properties for a single node, where it differs from the defaults
 DEV_PROFILE: dict[str, str] = {
     "listeners": "PLAINTEXT://127.0.0.1:9092",
