@@ -555,6 +555,12 @@ class Broker:
         event loop, once, for a few milliseconds."""
         if self._share_partitions is not None or not self._share_groups_followed or self.stopping:
             return
+        token = self._loop_token
+        if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync  # asked from another thread: opened on the loop
+
+            run_sync(self._open_share_groups, token=token)
+            return
         metadata, replica_manager = _opened(self.metadata), _opened(self.replica_manager)
         group_coordinator = _opened(self.group_coordinator)
         self._open_share_coordinator(metadata, replica_manager)
