@@ -47,7 +47,7 @@ from .coordinator.group import GroupCoordinator, offsets_topic
 from .coordinator.internal_topic import follow_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.share import state_topic
-from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
+from .coordinator.transaction import txn_topic
 from .handlers.support.registry import deferred_registry
 from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
@@ -91,8 +91,10 @@ if TYPE_CHECKING:
     from .cluster.controller.controller import Controller
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
+    from .common.topic_partition import TopicPartition
     from .coordinator.share import DefaultStatePersister, ShareCoordinator
     from .coordinator.share.partitions import SharePartitionManager
+    from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
     from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
     from .security.ssl_config import ServerSsl
@@ -161,8 +163,10 @@ class Broker:
         self._share_groups_followed = False
         self._tasks: TaskGroup | None = None  # the task group of run(), for services opened later
         self.txn_markers: TxnMarkerWriter | None = None
-        self.txn_coordinator: TransactionCoordinator | None = None
-        self.txn_verifier: TransactionVerifier | None = None
+        # transactions: opened with `__transaction_state` or on first use (_open_transactions)
+        self._txn_coordinator: TransactionCoordinator | None = None
+        self._txn_verifier: TransactionVerifier | None = None
+        self._transactions_followed = False
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.token_manager: DelegationTokenManager | None = None  # None without delegation.token.secret.key
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
@@ -440,7 +444,7 @@ class Broker:
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
         )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
-        self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
+        self._follow_transaction_state(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
 
@@ -476,16 +480,68 @@ class Broker:
         )
         log_manager.wait_until_loaded(_is_internal_partition)
 
-    def _open_transaction_coordinator(
+    # -- transactions -----------------------------------------------------------------------
+    def _follow_transaction_state(
         self,
         metadata: MetadataStore,
         topic_creator: TopicCreator,
         replica_manager: ReplicaManager,
         group_coordinator: GroupCoordinator,
     ) -> None:
+        """`__transaction_state` is created on first use as before; the transaction coordinator and
+        the produce path's verifier open as soon as the topic exists (at once when it is on disk,
+        so that its partitions load at start) or a transaction request needs them."""
+        topic_creator.register_internal_topic(
+            txn_topic.TRANSACTION_STATE_TOPIC,
+            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator)
+
+        def on_topic_changed(name: str, info: TopicInfo | None) -> None:
+            if name == txn_topic.TRANSACTION_STATE_TOPIC and info is not None and self._transactions_followed:
+                self._open_transactions()
+
+        self._transactions_followed = True
+        follow_topic(metadata, txn_topic.TRANSACTION_STATE_TOPIC, on_topic_changed)
+
+    @property
+    def txn_coordinator(self) -> TransactionCoordinator | None:
+        """The transaction coordinator on `__transaction_state` (None before open)."""
+        self._open_transactions()
+        return self._txn_coordinator
+
+    @property
+    def txn_verifier(self) -> TransactionVerifier | None:
+        """The produce path's verifier of transactional batches, KIP-890 (None before open)."""
+        self._open_transactions()
+        return self._txn_verifier
+
+    def _open_transactions(self) -> None:
+        """The transaction coordinator and the verifier, opened once the broker is open. Opened on
+        a first transaction request, their modules are imported then, on the event loop, once,
+        for a few milliseconds."""
+        if self._txn_coordinator is not None or not self._transactions_followed or self.stopping:
+            return
+        token = self._loop_token
+        if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync  # asked from another thread: opened on the loop
+
+            run_sync(self._open_transactions, token=token)
+            return
+        self._open_transaction_coordinator(
+            _opened(self.metadata), _opened(self.replica_manager), _opened(self.group_coordinator)
+        )
+        if self._tasks is not None:  # opened while serving: its loop joins the broker's tasks
+            self._tasks.start_soon(_opened(self._txn_coordinator).run)
+
+    def _open_transaction_coordinator(
+        self, metadata: MetadataStore, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
+    ) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
         `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
-        self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
+        from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
+
+        self._txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
             self.broker_id,
             self.config,
             CoordinatorPartitionWriter(replica_manager),
@@ -499,11 +555,7 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         txn_coordinator.startup()
-        topic_creator.register_internal_topic(
-            txn_topic.TRANSACTION_STATE_TOPIC,
-            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
-        )
-        self.txn_verifier = verifier = TransactionVerifier(
+        self._txn_verifier = TransactionVerifier(
             self.broker_id,
             metadata,
             txn_coordinator,
@@ -511,7 +563,6 @@ class Broker:
             request_timeout_ms=int(self.config["request.timeout.ms"]),
             connect=self.inter_broker_connect(),
         )
-        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
     # -- share groups (KIP-932) -------------------------------------------------------------
     def _follow_share_group_state(self, metadata: MetadataStore, topic_creator: TopicCreator) -> None:
@@ -606,7 +657,7 @@ class Broker:
         group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
 
     def _connect_group_coordinator_to_transactions(
-        self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
+        self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
     ) -> None:
         """Markers written to `__consumer_offsets` complete the group's transactional offsets, and a
         TxnOffsetCommit first verifies that the group's partition is in the transaction (KIP-890),
@@ -617,7 +668,7 @@ class Broker:
             transactional_id: str, producer_id: int, producer_epoch: int, tp: tuple[str, int]
         ) -> tuple[ErrorCode, object]:
             return await replica_manager.maybe_start_transaction_verification_for_partition(
-                tp, transactional_id, producer_id, producer_epoch, verifier
+                tp, transactional_id, producer_id, producer_epoch, _opened(self.txn_verifier)
             )
 
         group_coordinator.txn_verifier = verify_offsets_partition
@@ -790,7 +841,8 @@ class Broker:
                 tasks.start_soon(_opened(self.group_coordinator).run)
                 if self._share_partitions is not None:
                     tasks.start_soon(self._share_partitions.run)
-                tasks.start_soon(_opened(self.txn_coordinator).run)
+                if self._txn_coordinator is not None:
+                    tasks.start_soon(self._txn_coordinator.run)
                 if self._share_coordinator is not None:
                     tasks.start_soon(self._share_coordinator.run)
                 self._tasks = tasks
@@ -921,9 +973,9 @@ class Broker:
         if self._share_coordinator is not None:
             self._share_coordinator.shutdown()
             self._share_coordinator = None
-        if self.txn_coordinator is not None:
-            self.txn_coordinator.shutdown()
-            self.txn_coordinator = None
+        if self._txn_coordinator is not None:
+            self._txn_coordinator.shutdown()
+            self._txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
         if self._share_partitions is not None:
@@ -980,8 +1032,8 @@ class Broker:
             controller=controller,
             producer_ids=_opened(self.producer_ids),
             txn_markers=_opened(self.txn_markers),
-            txn_coordinator=_opened(self.txn_coordinator),
-            txn_verifier=_opened(self.txn_verifier),
+            transactions=_TransactionServices(self),
+            txn_verifier=_TxnVerifierOnFirstUse(self),
             share=_ShareServices(self),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
@@ -1063,3 +1115,40 @@ class _ShareServices:
 
     def persister(self) -> DefaultStatePersister:
         return _opened(self._broker.share_persister)
+
+
+class _TransactionServices:
+    """The broker's transaction coordinator for the handlers (`TransactionServices`), opened on
+    first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    def coordinator(self) -> TransactionCoordinator:
+        return _opened(self._broker.txn_coordinator)
+
+
+class _TxnVerifierOnFirstUse:
+    """The produce path's verifier (KIP-890), opened on the first transactional batch: every
+    Produce carries it, few need it."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+        *,
+        abortable_error_supported: bool = True,
+    ) -> dict[TopicPartition, ErrorCode]:
+        verifier = _opened(self._broker.txn_verifier)
+        return await verifier.verify(
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            partitions,
+            abortable_error_supported=abortable_error_supported,
+        )

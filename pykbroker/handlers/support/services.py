@@ -21,6 +21,7 @@ checker sees the whole seam; the implementations live in their rooms:
 | `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
 | `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
 | `share` | `ShareServices`: the three above, opened on first use | `broker._ShareServices` |
+| `transactions` | `TransactionServices`: `txn_coordinator`, opened on first use | `broker._TransactionServices` |
 | `quotas` | `ClientQuotas` (quota/client_quotas.py) | itself; None: no quotas are enforced |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
@@ -475,6 +476,13 @@ class DelegationTokenService(Protocol):
     def tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]: ...
 
 
+class TransactionServices(Protocol):
+    """The transaction coordinator, opened on first use (or at start when `__transaction_state`
+    exists)."""
+
+    def coordinator(self) -> TransactionService: ...
+
+
 class ShareServices(Protocol):
     """The share partitions, the share coordinator and the persister (KIP-932), opened together
     on first use (or at start when `__share_group_state` exists)."""
@@ -509,7 +517,7 @@ class BrokerServices:
     controller: ControllerService
     producer_ids: ProducerIdService
     txn_markers: TxnMarkerService
-    txn_coordinator: TransactionService
+    transactions: TransactionServices
     current_config: Callable[[], BrokerConfig]
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
@@ -524,6 +532,11 @@ class BrokerServices:
     def config(self) -> BrokerConfig:
         """The broker's effective config now."""
         return self.current_config()
+
+    @property
+    def txn_coordinator(self) -> TransactionService:
+        """The transaction coordinator, opened on first use."""
+        return self.transactions.coordinator()
 
     @property
     def share_partitions(self) -> SharePartitionService | None:
