@@ -58,13 +58,16 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.coordinator.share.partitions",
     "pykbroker.coordinator.group.share.coordinator",
     "pykbroker.coordinator.group.share.records",
-    # ZooKeeper records, the fault-injection config requests, the log cleaner, the example config
+    # ZooKeeper records, the fault-injection config requests, the log cleaner
     "pykbroker.cluster.zk_data",
     "pykbroker.server.faults.configs",
     "pykbroker.handlers.support.config_admin",
     "pykbroker.log.cleaner",
     "pykbroker.log.compaction",
-    "importlib.resources",
+    # transactions: loaded with __transaction_state or on the first transaction request
+    "pykbroker.coordinator.transaction.coordinator",
+    "pykbroker.coordinator.transaction.markers",
+    "pykbroker.coordinator.transaction.state_manager",
 ]
 
 
