@@ -68,6 +68,9 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.coordinator.transaction.coordinator",
     "pykbroker.coordinator.transaction.markers",
     "pykbroker.coordinator.transaction.state_manager",
+    # consumer groups (KIP-848): loaded on the first ConsumerGroupHeartbeat/Describe or record
+    "pykbroker.coordinator.group.consumer.manager",
+    "pykbroker.coordinator.group.consumer.records",
 ]
 
 

@@ -41,13 +41,6 @@ from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .admin import GroupAdmin
 from .config import GroupConfig, OffsetConfig
-from .consumer.manager import (
-    ConsumerGroupManager,
-    ConsumerGroupSettings,
-    DescribedGroup,
-    HeartbeatRequest,
-)
-from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
 from .formats import OffsetAndMetadata
 from .group import GroupMetadata
 from .join import Joining, JoinRequest
@@ -80,6 +73,8 @@ if TYPE_CHECKING:
     from ...config.broker import BrokerConfig
     from ..partition_io import LoadedRecord
     from ..share.persister import SharePersister
+    from .consumer.manager import ConsumerGroupManager, ConsumerGroupSettings, DescribedGroup, HeartbeatRequest
+    from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
     from .share.coordinator import ShareGroupConfig, ShareGroupCoordinator
     from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
 
@@ -139,22 +134,22 @@ class GroupCoordinator:
             group.generation_id = 0
             group.leader_id = None
 
-        self.consumer_groups = consumer = ConsumerGroupManager(
-            manager,
-            runtime,
-            consumer_settings or ConsumerGroupSettings(),
-            metadata,
-            group_config=group_configs or (lambda group_id: {}),
-            on_classic_group_converted=on_classic_group_converted,
-        )
+        # consumer groups (KIP-848): built on the first ConsumerGroupHeartbeat or Describe, or
+        # the first consumer group loaded from its records (no group is a consumer group before)
+        self._consumer_groups: ConsumerGroupManager | None = None
+        self._consumer_settings = consumer_settings
+        self._on_classic_group_converted = on_classic_group_converted
+        self._consumer_group_configs = group_configs or (lambda group_id: {})
 
         def on_group_loaded(group: GroupMetadata) -> None:
             rebalance.on_group_loaded(group)
-            consumer.on_group_loaded(group)
+            if group.consumer is not None or self._consumer_groups is not None:
+                self.consumer_groups.on_group_loaded(group)
 
         def on_group_unloaded(group: GroupMetadata) -> None:
             rebalance.on_group_unloaded(group)
-            consumer.on_group_unloaded(group)
+            if self._consumer_groups is not None:
+                self._consumer_groups.on_group_unloaded(group)
 
         # share groups (KIP-932): built on the first share group request or share group record
         self._share: ShareGroupCoordinator | None = None
@@ -176,6 +171,31 @@ class GroupCoordinator:
             on_partition_loaded=self._on_partition_loaded,
             on_partition_unloaded=self._on_partition_unloaded,
         )
+
+    @property
+    def consumer_groups(self) -> ConsumerGroupManager:
+        """The consumer groups' manager (KIP-848), built on first use: its modules are imported
+        then, on the event loop, once, for a few milliseconds."""
+        if self._consumer_groups is None:
+            from .consumer.manager import ConsumerGroupManager, ConsumerGroupSettings
+
+            settings = self._consumer_settings
+            if settings is None:
+                broker_config = self.broker_config
+                settings = (
+                    ConsumerGroupSettings()
+                    if broker_config is None
+                    else ConsumerGroupSettings.from_broker_config(broker_config)
+                )
+            self._consumer_groups = ConsumerGroupManager(
+                self.manager,
+                self.runtime,
+                settings,
+                self.metadata,
+                group_config=self._consumer_group_configs,
+                on_classic_group_converted=self._on_classic_group_converted,
+            )
+        return self._consumer_groups
 
     @property
     def share(self) -> ShareGroupCoordinator:
@@ -259,7 +279,6 @@ class GroupCoordinator:
             runtime,
             lambda: count,
             metadata,
-            ConsumerGroupSettings.from_broker_config(config),
             persister=persister,
             group_configs=metadata.group_configs,
         )
@@ -314,7 +333,8 @@ class GroupCoordinator:
                 self.remove_offsets_of_topic(name)
                 if self._share is not None:
                     self._share.on_topic_deleted(name)
-            self.consumer_groups.on_topic_changed(name)
+            if self._consumer_groups is not None:
+                self._consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
         led = set(led_partitions(info, self.broker_id, self.offsets_log.is_leader))
@@ -334,7 +354,7 @@ class GroupCoordinator:
             callback(JoinResult(member_id="", error=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             return
         group = self._consumer_group_served(request.group_id)
-        if group is not None:
+        if group is not None:  # a consumer group: the consumer groups' manager exists
             if group.consumer is not None and group.consumer.members:
                 self.consumer_groups.classic_members.join(group, request, callback)
                 return
@@ -408,6 +428,8 @@ class GroupCoordinator:
 
     async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult:
         if self._is_share_group(request.group_id):  # a group of another type
+            from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
+
             return ConsumerHeartbeatResult(
                 ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
             )
@@ -417,6 +439,8 @@ class GroupCoordinator:
 
     def consumer_group_describe(self, group_id: str) -> DescribedGroup:
         if self._is_share_group(group_id):  # a group of another type
+            from .consumer.manager import DescribedGroup
+
             return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return self.consumer_groups.describe(group_id)
 
