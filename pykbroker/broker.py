@@ -27,7 +27,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from typing import TYPE_CHECKING, TypeVar
 
@@ -37,18 +37,17 @@ from anyio.abc import SocketListener, TaskGroup
 from .cluster.embedded import EmbeddedMetadataStore
 from .cluster.local_controller import LocalController
 from .cluster.loop_bridge import LoopBridge
-from .cluster.model import BrokerInfo
+from .cluster.model import BrokerInfo, TopicInfo
 from .cluster.store import CLIENT_ENTITY_TYPE, IP_ENTITY_TYPE, USER_ENTITY_TYPE, MetadataStore
 from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
 from .coordinator.group import GroupCoordinator, offsets_topic
+from .coordinator.internal_topic import follow_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
-from .coordinator.share import DefaultStatePersister, ShareCoordinator, state_topic
-from .coordinator.share.partitions import SharePartitionManager
-from .coordinator.transaction import TransactionCoordinator, TransactionVerifier, txn_topic
-from .handlers.support.config_admin import decoded_broker_configs
+from .coordinator.share import state_topic
+from .coordinator.transaction import txn_topic
 from .handlers.support.registry import deferred_registry
 from .handlers.support.services import BrokerServices
 from .log.descriptor_limit import open_file_limit, report_open_file_limit, segment_cache_capacity
@@ -92,6 +91,10 @@ if TYPE_CHECKING:
     from .cluster.controller.controller import Controller
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
+    from .common.topic_partition import TopicPartition
+    from .coordinator.share import DefaultStatePersister, ShareCoordinator
+    from .coordinator.share.partitions import SharePartitionManager
+    from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
     from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
     from .security.ssl_config import ServerSsl
@@ -153,12 +156,17 @@ class Broker:
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
         self.group_coordinator: GroupCoordinator | None = None
-        self.share_partitions: SharePartitionManager | None = None
+        # share groups (KIP-932): opened with `__share_group_state` or on first use (_open_share_groups)
+        self._share_partitions: SharePartitionManager | None = None
+        self._share_coordinator: ShareCoordinator | None = None
+        self._share_persister: DefaultStatePersister | None = None
+        self._share_groups_followed = False
+        self._tasks: TaskGroup | None = None  # the task group of run(), for services opened later
         self.txn_markers: TxnMarkerWriter | None = None
-        self.txn_coordinator: TransactionCoordinator | None = None
-        self.txn_verifier: TransactionVerifier | None = None
-        self.share_coordinator: ShareCoordinator | None = None
-        self.share_persister: DefaultStatePersister | None = None  # the SharePersister of KIP-932
+        # transactions: opened with `__transaction_state` or on first use (_open_transactions)
+        self._txn_coordinator: TransactionCoordinator | None = None
+        self._txn_verifier: TransactionVerifier | None = None
+        self._transactions_followed = False
         self.authorizer: AclAuthorizer | None = None  # None without authorizer.class.name
         self.token_manager: DelegationTokenManager | None = None  # None without delegation.token.secret.key
         self.fetch_sessions = FetchSessionCache(config["max.incremental.fetch.session.cache.slots"])
@@ -420,8 +428,6 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
-        # first: the group coordinator and the share-partitions reach it through the persister
-        self._open_share_coordinator(metadata, topic_creator, replica_manager)
         self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
             self.config,
@@ -429,16 +435,16 @@ class Broker:
             CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
             metadata,
             self.timer,
-            persister=self.share_persister,
         )
+        group_coordinator.share_persister_source = lambda: _opened(self.share_persister)
         group_coordinator.startup()
-        self._open_share_partitions(replica_manager, metadata, group_coordinator)
+        self._follow_share_group_state(metadata, topic_creator)
         topic_creator.register_internal_topic(
             offsets_topic.OFFSETS_TOPIC,
             lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
         )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
-        self._open_transaction_coordinator(metadata, topic_creator, replica_manager, group_coordinator)
+        self._follow_transaction_state(metadata, topic_creator, replica_manager, group_coordinator)
         metadata.register()
         self.controller = self._start_controller(metadata)
 
@@ -464,17 +470,6 @@ class Broker:
         request that hit the failure) have reached the sockets: a moment later, on the loop."""
         asyncio.get_running_loop().call_later(HALT_GRACE_S, self.halt, 1)
 
-    def _open_share_partitions(
-        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
-    ) -> None:
-        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
-        kept through the share persister, each group's settings come from its group configs, and
-        a share group's departing members release what they hold (`on_member_leave`)."""
-        self.share_partitions = share_partitions = SharePartitionManager(
-            replica_manager, _opened(self.share_persister), self.timer, lambda: self.config, metadata.group_configs
-        )
-        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
-
     def _start_loading_logs(self, log_manager: LogManager, replica_manager: ReplicaManager) -> None:
         """Load the logs on disk in the background (`num.recovery.threads.per.data.dir` threads
         per log dir), each partition served as soon as its log is in. The internal topics'
@@ -485,16 +480,68 @@ class Broker:
         )
         log_manager.wait_until_loaded(_is_internal_partition)
 
-    def _open_transaction_coordinator(
+    # -- transactions -----------------------------------------------------------------------
+    def _follow_transaction_state(
         self,
         metadata: MetadataStore,
         topic_creator: TopicCreator,
         replica_manager: ReplicaManager,
         group_coordinator: GroupCoordinator,
     ) -> None:
+        """`__transaction_state` is created on first use as before; the transaction coordinator and
+        the produce path's verifier open as soon as the topic exists (at once when it is on disk,
+        so that its partitions load at start) or a transaction request needs them."""
+        topic_creator.register_internal_topic(
+            txn_topic.TRANSACTION_STATE_TOPIC,
+            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator)
+
+        def on_topic_changed(name: str, info: TopicInfo | None) -> None:
+            if name == txn_topic.TRANSACTION_STATE_TOPIC and info is not None and self._transactions_followed:
+                self._open_transactions()
+
+        self._transactions_followed = True
+        follow_topic(metadata, txn_topic.TRANSACTION_STATE_TOPIC, on_topic_changed)
+
+    @property
+    def txn_coordinator(self) -> TransactionCoordinator | None:
+        """The transaction coordinator on `__transaction_state` (None before open)."""
+        self._open_transactions()
+        return self._txn_coordinator
+
+    @property
+    def txn_verifier(self) -> TransactionVerifier | None:
+        """The produce path's verifier of transactional batches, KIP-890 (None before open)."""
+        self._open_transactions()
+        return self._txn_verifier
+
+    def _open_transactions(self) -> None:
+        """The transaction coordinator and the verifier, opened once the broker is open. Opened on
+        a first transaction request, their modules are imported then, on the event loop, once,
+        for a few milliseconds."""
+        if self._txn_coordinator is not None or not self._transactions_followed or self.stopping:
+            return
+        token = self._loop_token
+        if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync  # asked from another thread: opened on the loop
+
+            run_sync(self._open_transactions, token=token)
+            return
+        self._open_transaction_coordinator(
+            _opened(self.metadata), _opened(self.replica_manager), _opened(self.group_coordinator)
+        )
+        if self._tasks is not None:  # opened while serving: its loop joins the broker's tasks
+            self._tasks.start_soon(_opened(self._txn_coordinator).run)
+
+    def _open_transaction_coordinator(
+        self, metadata: MetadataStore, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
+    ) -> None:
         """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
         `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
-        self.txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
+        from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
+
+        self._txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
             self.broker_id,
             self.config,
             CoordinatorPartitionWriter(replica_manager),
@@ -508,11 +555,7 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
         txn_coordinator.startup()
-        topic_creator.register_internal_topic(
-            txn_topic.TRANSACTION_STATE_TOPIC,
-            lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
-        )
-        self.txn_verifier = verifier = TransactionVerifier(
+        self._txn_verifier = TransactionVerifier(
             self.broker_id,
             metadata,
             txn_coordinator,
@@ -520,14 +563,69 @@ class Broker:
             request_timeout_ms=int(self.config["request.timeout.ms"]),
             connect=self.inter_broker_connect(),
         )
-        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator, verifier)
 
-    def _open_share_coordinator(
-        self, metadata: MetadataStore, topic_creator: TopicCreator, replica_manager: ReplicaManager
-    ) -> None:
+    # -- share groups (KIP-932) -------------------------------------------------------------
+    def _follow_share_group_state(self, metadata: MetadataStore, topic_creator: TopicCreator) -> None:
+        """`__share_group_state` is created on first use as before; the share coordinator, the
+        persister and the share partitions open as soon as the topic exists (at once when it is
+        on disk, so that its partitions load at start) or a share request needs them."""
+        topic_creator.register_internal_topic(
+            state_topic.SHARE_GROUP_STATE_TOPIC,
+            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+
+        def on_topic_changed(name: str, info: TopicInfo | None) -> None:
+            if name == state_topic.SHARE_GROUP_STATE_TOPIC and info is not None and self._share_groups_followed:
+                self._open_share_groups()
+
+        self._share_groups_followed = True
+        follow_topic(metadata, state_topic.SHARE_GROUP_STATE_TOPIC, on_topic_changed)
+
+    @property
+    def share_coordinator(self) -> ShareCoordinator | None:
+        """The share coordinator on `__share_group_state` (None before open)."""
+        self._open_share_groups()
+        return self._share_coordinator
+
+    @property
+    def share_persister(self) -> DefaultStatePersister | None:
+        """The SharePersister of KIP-932, through which the broker reaches the share coordinator
+        of any key (None before open)."""
+        self._open_share_groups()
+        return self._share_persister
+
+    @property
+    def share_partitions(self) -> SharePartitionManager | None:
+        """The share partitions this broker leads: ShareFetch, ShareAcknowledge (None before open)."""
+        self._open_share_groups()
+        return self._share_partitions
+
+    def _open_share_groups(self) -> None:
+        """The share coordinator, the persister and the share partitions, opened together once the
+        broker is open. Opened on a first share request, their modules are imported then, on the
+        event loop, once, for a few milliseconds."""
+        if self._share_partitions is not None or not self._share_groups_followed or self.stopping:
+            return
+        token = self._loop_token
+        if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync  # asked from another thread: opened on the loop
+
+            run_sync(self._open_share_groups, token=token)
+            return
+        metadata, replica_manager = _opened(self.metadata), _opened(self.replica_manager)
+        group_coordinator = _opened(self.group_coordinator)
+        self._open_share_coordinator(metadata, replica_manager)
+        self._open_share_partitions(replica_manager, metadata, group_coordinator)
+        if self._tasks is not None:  # opened while serving: their loops join the broker's tasks
+            self._tasks.start_soon(_opened(self._share_partitions).run)
+            self._tasks.start_soon(_opened(self._share_coordinator).run)
+
+    def _open_share_coordinator(self, metadata: MetadataStore, replica_manager: ReplicaManager) -> None:
         """The share coordinator on `__share_group_state` (KIP-932), and the persister through
         which the rest of the broker reaches the share coordinator of any key."""
-        self.share_coordinator = share_coordinator = ShareCoordinator.for_broker(
+        from .coordinator.share import DefaultStatePersister, ShareCoordinator
+
+        self._share_coordinator = share_coordinator = ShareCoordinator.for_broker(
             self.broker_id,
             self.config,
             CoordinatorPartitionWriter(replica_manager),
@@ -536,11 +634,7 @@ class Broker:
             self.timer,
         )
         share_coordinator.startup()
-        topic_creator.register_internal_topic(
-            state_topic.SHARE_GROUP_STATE_TOPIC,
-            lambda: state_topic.ensure_created(metadata, topic_creator, self.config),
-        )
-        self.share_persister = DefaultStatePersister(
+        self._share_persister = DefaultStatePersister(
             self.broker_id,
             metadata,
             share_coordinator,
@@ -549,8 +643,21 @@ class Broker:
             connect=self.inter_broker_connect(),
         )
 
+    def _open_share_partitions(
+        self, replica_manager: ReplicaManager, metadata: MetadataStore, group_coordinator: GroupCoordinator
+    ) -> None:
+        """The share partitions this broker leads (ShareFetch, ShareAcknowledge). Their state is
+        kept through the share persister, each group's settings come from its group configs, and
+        a share group's departing members release what they hold (`on_member_leave`)."""
+        from .coordinator.share.partitions import SharePartitionManager
+
+        self._share_partitions = share_partitions = SharePartitionManager(
+            replica_manager, _opened(self._share_persister), self.timer, lambda: self.config, metadata.group_configs
+        )
+        group_coordinator.add_share_group_listener(share_partitions.on_member_leave)
+
     def _connect_group_coordinator_to_transactions(
-        self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator, verifier: TransactionVerifier
+        self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
     ) -> None:
         """Markers written to `__consumer_offsets` complete the group's transactional offsets, and a
         TxnOffsetCommit first verifies that the group's partition is in the transaction (KIP-890),
@@ -561,7 +668,7 @@ class Broker:
             transactional_id: str, producer_id: int, producer_epoch: int, tp: tuple[str, int]
         ) -> tuple[ErrorCode, object]:
             return await replica_manager.maybe_start_transaction_verification_for_partition(
-                tp, transactional_id, producer_id, producer_epoch, verifier
+                tp, transactional_id, producer_id, producer_epoch, _opened(self.txn_verifier)
             )
 
         group_coordinator.txn_verifier = verify_offsets_partition
@@ -572,8 +679,8 @@ class Broker:
         `log.retention.ms` reach every log, and later readers see the new values."""
         metadata = _opened(self.metadata)
         self.config = self.static_config.with_dynamic(
-            decoded_broker_configs(self.static_config, metadata.broker_configs(self.broker_id)),
-            decoded_broker_configs(self.static_config, metadata.broker_configs(None)),
+            _decoded_broker_configs(self.static_config, metadata.broker_configs(self.broker_id)),
+            _decoded_broker_configs(self.static_config, metadata.broker_configs(None)),
         )
         if self.listener_security is not None:  # new TLS handshakes and SASL logins use the new settings
             self.listener_security.apply(self.config)
@@ -732,9 +839,13 @@ class Broker:
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
                 tasks.start_soon(_opened(self.group_coordinator).run)
-                tasks.start_soon(_opened(self.share_partitions).run)
-                tasks.start_soon(_opened(self.txn_coordinator).run)
-                tasks.start_soon(_opened(self.share_coordinator).run)
+                if self._share_partitions is not None:
+                    tasks.start_soon(self._share_partitions.run)
+                if self._txn_coordinator is not None:
+                    tasks.start_soon(self._txn_coordinator.run)
+                if self._share_coordinator is not None:
+                    tasks.start_soon(self._share_coordinator.run)
+                self._tasks = tasks
                 tasks.start_soon(_opened(self.replica_manager).run)
                 if self.token_manager is not None:
                     tasks.start_soon(self._expire_tokens_periodically, self.token_manager)
@@ -851,23 +962,24 @@ class Broker:
         log directories."""
         self.bridge.detach()
         self.stopping = True
+        self._tasks = None
         for listener in self.listeners:
             listener.sock.close()
         if self.metrics_socket is not None:
             self.metrics_socket.close()
-        if self.share_persister is not None:
-            self.share_persister.shutdown()
-            self.share_persister = None
-        if self.share_coordinator is not None:
-            self.share_coordinator.shutdown()
-            self.share_coordinator = None
-        if self.txn_coordinator is not None:
-            self.txn_coordinator.shutdown()
-            self.txn_coordinator = None
+        if self._share_persister is not None:
+            self._share_persister.shutdown()
+            self._share_persister = None
+        if self._share_coordinator is not None:
+            self._share_coordinator.shutdown()
+            self._share_coordinator = None
+        if self._txn_coordinator is not None:
+            self._txn_coordinator.shutdown()
+            self._txn_coordinator = None
         if self.group_coordinator is not None:
             self.group_coordinator.shutdown()
-        if self.share_partitions is not None:
-            self.share_partitions.shutdown()
+        if self._share_partitions is not None:
+            self._share_partitions.shutdown()
         if self.replica_manager is not None:
             self.replica_manager.shutdown()
             self.replica_manager = None
@@ -920,16 +1032,14 @@ class Broker:
             controller=controller,
             producer_ids=_opened(self.producer_ids),
             txn_markers=_opened(self.txn_markers),
-            txn_coordinator=_opened(self.txn_coordinator),
-            txn_verifier=_opened(self.txn_verifier),
-            share_coordinator=_opened(self.share_coordinator),
-            share_persister=_opened(self.share_persister),
+            transactions=_TransactionServices(self),
+            txn_verifier=_TxnVerifierOnFirstUse(self),
+            share=_ShareServices(self),
             authorizer=self.authorizer,
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
             share_groups=self.group_coordinator,
-            share_partitions=self.share_partitions,
             delegation_tokens=self.token_manager,
             quotas=self.client_quotas,
         )
@@ -975,3 +1085,70 @@ class Broker:
                 return BrokerInfo(self.broker_id, host, port, self.config.get("broker.rack"))
         first = self.listeners[0]
         return BrokerInfo(self.broker_id, first.host, first.port, self.config.get("broker.rack"))
+
+
+def _decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> dict[str, str]:
+    """Dynamic broker configs as stored; only ZooKeeper keeps encoded passwords, whose decoding
+    (and the config-admin module) is loaded on first use."""
+    if not stored or not config.get("zookeeper.connect"):
+        return dict(stored)
+    from .handlers.support.config_admin import decoded_broker_configs
+
+    return decoded_broker_configs(config, stored)
+
+
+class _ShareServices:
+    """The broker's share services for the handlers (`ShareServices`), opened on first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    @property
+    def is_open(self) -> bool:
+        return self._broker._share_partitions is not None
+
+    def partitions(self) -> SharePartitionManager:
+        return _opened(self._broker.share_partitions)
+
+    def coordinator(self) -> ShareCoordinator:
+        return _opened(self._broker.share_coordinator)
+
+    def persister(self) -> DefaultStatePersister:
+        return _opened(self._broker.share_persister)
+
+
+class _TransactionServices:
+    """The broker's transaction coordinator for the handlers (`TransactionServices`), opened on
+    first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    def coordinator(self) -> TransactionCoordinator:
+        return _opened(self._broker.txn_coordinator)
+
+
+class _TxnVerifierOnFirstUse:
+    """The produce path's verifier (KIP-890), opened on the first transactional batch: every
+    Produce carries it, few need it."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    async def verify(
+        self,
+        transactional_id: str,
+        producer_id: int,
+        producer_epoch: int,
+        partitions: list[TopicPartition],
+        *,
+        abortable_error_supported: bool = True,
+    ) -> dict[TopicPartition, ErrorCode]:
+        verifier = _opened(self._broker.txn_verifier)
+        return await verifier.verify(
+            transactional_id,
+            producer_id,
+            producer_epoch,
+            partitions,
+            abortable_error_supported=abortable_error_supported,
+        )

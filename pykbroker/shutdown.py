@@ -13,8 +13,9 @@ keeps it out of the ISRs).
 
 from __future__ import annotations
 
+import functools
 import logging
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import anyio
 
@@ -48,7 +49,12 @@ class Broker(Protocol):
 
 VERSION = 3
 REQUEST_TIMEOUT_S = 10.0
-Request = messages.request(ApiKey.CONTROLLED_SHUTDOWN).cls
+
+
+@functools.cache
+def controlled_shutdown_request() -> Any:
+    """The CONTROLLED_SHUTDOWN request class, generated on first use."""
+    return messages.request(ApiKey.CONTROLLED_SHUTDOWN).cls
 
 
 async def controlled_shutdown(broker: Broker) -> bool:
@@ -89,7 +95,9 @@ async def _ask_controller(broker: Broker) -> tuple[ErrorCode | None, list]:
     )
     try:
         response = await connection.request(
-            ApiKey.CONTROLLED_SHUTDOWN, VERSION, Request(broker_id=broker.broker_id, broker_epoch=store.broker_epoch)
+            ApiKey.CONTROLLED_SHUTDOWN,
+            VERSION,
+            controlled_shutdown_request()(broker_id=broker.broker_id, broker_epoch=store.broker_epoch),
         )
     finally:
         await connection.aclose()

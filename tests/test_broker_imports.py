@@ -1,6 +1,7 @@
 """A broker imports only what its configuration uses: a plaintext broker started as `make run`
 starts it (`pykbroker --dev`), answering Metadata and a Produce, has not loaded the SASL, TLS
-certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library.
+certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library,
+nor the share groups, the log cleaner or the fault-injection config requests.
 
 (`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
 """
@@ -51,6 +52,25 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.handlers.describe_user_scram_credentials",
     "pykbroker.handlers.share_fetch",
     "difflib",
+    # share groups (KIP-932): loaded with __share_group_state or on the first share request
+    "pykbroker.coordinator.share.coordinator",
+    "pykbroker.coordinator.share.default_persister",
+    "pykbroker.coordinator.share.partitions",
+    "pykbroker.coordinator.group.share.coordinator",
+    "pykbroker.coordinator.group.share.records",
+    # ZooKeeper records, the fault-injection config requests, the log cleaner
+    "pykbroker.cluster.zk_data",
+    "pykbroker.server.faults.configs",
+    "pykbroker.handlers.support.config_admin",
+    "pykbroker.log.cleaner",
+    "pykbroker.log.compaction",
+    # transactions: loaded with __transaction_state or on the first transaction request
+    "pykbroker.coordinator.transaction.coordinator",
+    "pykbroker.coordinator.transaction.markers",
+    "pykbroker.coordinator.transaction.state_manager",
+    # consumer groups (KIP-848): loaded on the first ConsumerGroupHeartbeat/Describe or record
+    "pykbroker.coordinator.group.consumer.manager",
+    "pykbroker.coordinator.group.consumer.records",
 ]
 
 

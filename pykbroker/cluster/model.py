@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 
 from ..protocol.errors import ErrorCode, KafkaError
 
+NO_LEADER = -1  # a partition's leader while it has none
+
 MAX_TOPIC_NAME_LENGTH = 249
 _LEGAL_TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]+$")
 INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__share_group_state"})

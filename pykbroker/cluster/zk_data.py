@@ -47,6 +47,7 @@ import uuid
 from dataclasses import dataclass, field
 
 from ..common.time import now_ms
+from .model import NO_LEADER as NO_LEADER
 from .model import uuid_to_base64
 
 CLUSTER_ID = "/cluster/id"
@@ -105,7 +106,6 @@ PERSISTENT_PATHS = (
 )
 
 INITIAL_CONTROLLER_EPOCH = 0
-NO_LEADER = -1
 
 
 def broker_path(broker_id: int) -> str:

@@ -13,8 +13,6 @@ profile, lower exactly those for a single node. `pykbroker --dev`, `make run`, t
 
 from __future__ import annotations
 
-from importlib import resources
-
 # Kafka's example config/server.properties for a single node, where it differs from the defaults
 DEV_PROFILE: dict[str, str] = {
     "listeners": "PLAINTEXT://127.0.0.1:9092",
@@ -35,4 +33,6 @@ EXAMPLE_FILE = "server.properties"
 
 def example_server_properties() -> str:
     """The text of the example server.properties shipped in this package (`pykbroker/config/`)."""
+    from importlib import resources  # imported here: it costs every start ~15 ms (tempfile, zipfile)
+
     return resources.files("pykbroker.config").joinpath(EXAMPLE_FILE).read_text(encoding="utf-8")

@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
+from functools import cached_property
 from typing import Any
 
 from ..protocol.codegen import build_classes, compile_version
-from ..protocol.schema import parse_message
+from ..protocol.schema import MessageSpec, parse_message
 
 # (decoder, encoder, source, the codec functions of each struct), as `compile_version` gives them
 Codec = tuple[Callable, Callable, str, dict[str, Callable]]
@@ -32,10 +33,22 @@ class RecordFormat:
     """One record format: its classes and a codec per version, from its schema."""
 
     def __init__(self, raw: dict[str, Any]) -> None:
-        self.spec = parse_message(raw)
-        self.classes = build_classes(self.spec)
-        self.cls: type[Any] = self.classes[self.spec.root.name]  # generated at run time: untyped
+        # The schema is parsed and its classes generated on first use: a broker loads the formats
+        # of every coordinator but uses those of the records it meets.
+        self._raw = raw
         self._codecs: dict[int, Codec] = {}
+
+    @cached_property
+    def spec(self) -> MessageSpec:
+        return parse_message(self._raw)
+
+    @cached_property
+    def classes(self) -> dict[str, type[Any]]:
+        return build_classes(self.spec)
+
+    @cached_property
+    def cls(self) -> type[Any]:
+        return self.classes[self.spec.root.name]  # generated at run time: untyped
 
     def _codec(self, version: int) -> Codec:
         if version not in self.spec.valid_versions:

@@ -37,11 +37,10 @@ from pykbroker.records.batch import (
 )
 from pykbroker.records.records import Record, build_batch, decode_batch, offset_of, timestamp_of
 
+from .config import DEFAULT_MAX_MAP_ENTRIES as DEFAULT_MAX_MAP_ENTRIES
 from .scan import StoredBatch
 from .segment import Segment
 from .txn_index import AbortedTxn
-
-DEFAULT_MAX_MAP_ENTRIES = 250_000
 
 
 def key_digest(key: bytes) -> bytes:

@@ -23,6 +23,9 @@ from typing import Any
 from ..config.definitions import TIMESTAMP_TYPES, TOPIC_CONFIGS, ConfigDefinition
 from ..config.types import LONG_MAX, ConfigError
 
+# The cleaner's offset map holds at most this many keys per pass (cleaner.py's default).
+DEFAULT_MAX_MAP_ENTRIES = 250_000
+
 CREATE_TIME, LOG_APPEND_TIME = TIMESTAMP_TYPES
 
 __all__ = ["CREATE_TIME", "LOG_APPEND_TIME", "LONG_MAX", "LogConfig", "as_log_config"]

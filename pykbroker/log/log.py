@@ -48,14 +48,12 @@ import os
 import shutil
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from ..common.time import now_ms as wall_clock_ms
 from ..records.batch import BatchHeader
 from . import files
-from .cleaner import DEFAULT_MAX_MAP_ENTRIES
-from .compaction import Compaction
-from .config import LOG_APPEND_TIME, LogConfig, as_log_config
+from .config import DEFAULT_MAX_MAP_ENTRIES, LOG_APPEND_TIME, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .descriptor_limit import BUDGET
 from .dir_failure import LogDirFailureChannel, is_dir_failure
@@ -91,6 +89,9 @@ from .validation import (
     validate_follower_append,
     validate_leader_append,
 )
+
+if TYPE_CHECKING:
+    from .compaction import Compaction
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -166,7 +167,7 @@ class Log:
         self.truncation_listener: Callable[[int], None] | None = None
         self.lookups = OffsetLookups(self)
         self.retention = Retention(self)
-        self.compaction = Compaction(self)
+        self._compaction: Compaction | None = None  # a log that is never compacted has none
 
     @classmethod
     def open(
@@ -292,12 +293,24 @@ class Log:
         return self.local.fsync_before_ack
 
     @property
+    def compaction(self) -> Compaction:
+        """Compaction of this log, made on first use (the first use in the process imports the
+        cleaner's modules, on the caller's thread, once, for a few milliseconds)."""
+        if self._compaction is None:
+            from .compaction import Compaction
+
+            self._compaction = Compaction(self)
+        return self._compaction
+
+    @property
     def cleaner_checkpoint(self) -> int | None:
         """Where the last compaction pass ended (the log manager checkpoints it)."""
-        return self.compaction.checkpoint
+        return None if self._compaction is None else self._compaction.checkpoint
 
     @cleaner_checkpoint.setter
     def cleaner_checkpoint(self, offset: int | None) -> None:
+        if offset is None and self._compaction is None:
+            return
         self.compaction.checkpoint = offset
 
     @property

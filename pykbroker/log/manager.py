@@ -43,8 +43,7 @@ from ..common.files import write_atomically
 from ..common.time import now_ms as wall_clock_ms
 from . import checkpoint, files
 from .checkpoint import CorruptCheckpointError, TopicPartition
-from .cleaner import DEFAULT_MAX_MAP_ENTRIES
-from .config import LONG_MAX, LogConfig, as_log_config
+from .config import DEFAULT_MAX_MAP_ENTRIES, LONG_MAX, LogConfig, as_log_config
 from .deleter import DelayedDeleter
 from .dir_failure import LogDirFailureChannel
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog

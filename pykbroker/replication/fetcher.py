@@ -40,6 +40,7 @@ INVALID_FETCH_SESSION_EPOCH) or a broken connection starts over with a full fetc
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -71,8 +72,17 @@ MAX_THROTTLE_S = 1.0  # a throttled partition is looked at again at least this o
 LIST_OFFSETS_VERSION = 4
 EARLIEST, LATEST = -2, -1
 
-FetchRequest = messages.request(ApiKey.FETCH).cls
-ListOffsetsRequest = messages.request(ApiKey.LIST_OFFSETS).cls
+
+@functools.cache
+def fetch_request() -> Any:
+    """The FETCH request class, generated on first use."""
+    return messages.request(ApiKey.FETCH).cls
+
+
+@functools.cache
+def list_offsets_request() -> Any:
+    """The LIST_OFFSETS request class, generated on first use."""
+    return messages.request(ApiKey.LIST_OFFSETS).cls
 
 
 class FollowerHost(Protocol):
@@ -255,7 +265,7 @@ class LeaderFetcher:
             partition = followed.partition
             latest_epoch = partition.log.epoch_cache.latest_epoch
             topics.setdefault(partition.topic, []).append(
-                FetchRequest.FetchPartition(
+                fetch_request().FetchPartition(
                     partition=partition.index,
                     current_leader_epoch=followed.leader_epoch,
                     fetch_offset=partition.log_end_offset,
@@ -264,7 +274,7 @@ class LeaderFetcher:
                     partition_max_bytes=self.partition_max_bytes,
                 )
             )
-        return FetchRequest(
+        return fetch_request()(
             replica_id=self.manager.broker_id,
             max_wait_ms=self.max_wait_ms,
             min_bytes=self.min_bytes,
@@ -272,7 +282,7 @@ class LeaderFetcher:
             isolation_level=0,
             session_id=self.session.session_id,
             session_epoch=self.session.epoch,
-            topics=[FetchRequest.FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
+            topics=[fetch_request().FetchTopic(topic=name, partitions=parts) for name, parts in topics.items()],
             forgotten_topics_data=_forgotten_topics(forgotten),
             rack_id="",
         )
@@ -385,14 +395,14 @@ class LeaderFetcher:
             partition.log.truncate_fully_and_start_at(leader_start)
 
     async def _leader_offset(self, partition: Partition, timestamp: int) -> int:
-        request = ListOffsetsRequest(
+        request = list_offsets_request()(
             replica_id=self.manager.broker_id,
             isolation_level=0,
             topics=[
-                ListOffsetsRequest.ListOffsetsTopic(
+                list_offsets_request().ListOffsetsTopic(
                     name=partition.topic,
                     partitions=[
-                        ListOffsetsRequest.ListOffsetsPartition(
+                        list_offsets_request().ListOffsetsPartition(
                             partition_index=partition.index,
                             current_leader_epoch=partition.leader_epoch,
                             timestamp=timestamp,
@@ -507,4 +517,4 @@ def _forgotten_topics(forgotten: list[TopicPartition]) -> list:
     by_topic: dict[str, list[int]] = {}
     for topic, index in forgotten:
         by_topic.setdefault(topic, []).append(index)
-    return [FetchRequest.ForgottenTopic(topic=topic, partitions=indexes) for topic, indexes in by_topic.items()]
+    return [fetch_request().ForgottenTopic(topic=topic, partitions=indexes) for topic, indexes in by_topic.items()]

@@ -193,9 +193,9 @@ class Dispatcher:
     def connection_closed(self, connection_id: str) -> None:
         """A client connection closed: the share sessions it opened end (Kafka's connection
         disconnect listener)."""
-        share_partitions = self.services.share_partitions
-        if share_partitions is not None:
-            share_partitions.connection_closed(connection_id)
+        share = self.services.share
+        if share is not None and share.is_open:  # a connection without share sessions opens nothing
+            share.partitions().connection_closed(connection_id)
 
     def version_range(self, api_key: int) -> tuple[int, int]:
         """(min, max) version served of an API; (0, -1) when it is not served."""

@@ -22,9 +22,13 @@ The rules are Kafka's:
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
 
 from ...protocol.errors import ErrorCode
-from ..zk_data import NO_LEADER, LeaderAndIsr
+from ..model import NO_LEADER
+
+if TYPE_CHECKING:  # the ZooKeeper records are loaded in ZooKeeper mode only
+    from ..zk_data import LeaderAndIsr
 
 Live = Mapping[int, int]  # broker id -> registration epoch
 PREFERRED, UNCLEAN = 0, 1  # ElectLeaders' election types

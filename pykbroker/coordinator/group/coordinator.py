@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ...common.timer import Timer
@@ -41,13 +41,6 @@ from ..partition_io import CoordinatorLoader, PartitionWriter
 from ..runtime import LoopRuntime, Reply
 from .admin import GroupAdmin
 from .config import GroupConfig, OffsetConfig
-from .consumer.manager import (
-    ConsumerGroupManager,
-    ConsumerGroupSettings,
-    DescribedGroup,
-    HeartbeatRequest,
-)
-from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
 from .formats import OffsetAndMetadata
 from .group import GroupMetadata
 from .join import Joining, JoinRequest
@@ -70,8 +63,7 @@ from .offset_store import CommitCallback, OffsetStore
 from .offsets import OffsetMetadataManager, TxnVerifier
 from .offsets_topic import OFFSETS_TOPIC, partition_count
 from .rebalance import Rebalance
-from .share import InMemorySharePersister, ShareGroupConfig, ShareGroupCoordinator, SharePersister, TopicsView
-from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
+from .share.record_types import SHARE_RECORD_TYPES
 from .state import DEAD, EMPTY
 from .txn_offsets import OpenTransactions
 
@@ -79,6 +71,12 @@ if TYPE_CHECKING:
     from ...cluster.model import TopicInfo
     from ...cluster.store import MetadataStore
     from ...config.broker import BrokerConfig
+    from ..partition_io import LoadedRecord
+    from ..share.persister import SharePersister
+    from .consumer.manager import ConsumerGroupManager, ConsumerGroupSettings, DescribedGroup, HeartbeatRequest
+    from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
+    from .share.coordinator import ShareGroupConfig, ShareGroupCoordinator
+    from .share.results import DescribedShareGroup, HeartbeatResult, OffsetsResult
 
 log = logging.getLogger(__name__)
 
@@ -136,33 +134,33 @@ class GroupCoordinator:
             group.generation_id = 0
             group.leader_id = None
 
-        self.consumer_groups = consumer = ConsumerGroupManager(
-            manager,
-            runtime,
-            consumer_settings or ConsumerGroupSettings(),
-            metadata,
-            group_config=group_configs or (lambda group_id: {}),
-            on_classic_group_converted=on_classic_group_converted,
-        )
+        # consumer groups (KIP-848): built on the first ConsumerGroupHeartbeat or Describe, or
+        # the first consumer group loaded from its records (no group is a consumer group before)
+        self._consumer_groups: ConsumerGroupManager | None = None
+        self._consumer_settings = consumer_settings
+        self._on_classic_group_converted = on_classic_group_converted
+        self._consumer_group_configs = group_configs or (lambda group_id: {})
 
         def on_group_loaded(group: GroupMetadata) -> None:
             rebalance.on_group_loaded(group)
-            consumer.on_group_loaded(group)
+            if group.consumer is not None or self._consumer_groups is not None:
+                self.consumer_groups.on_group_loaded(group)
 
         def on_group_unloaded(group: GroupMetadata) -> None:
             rebalance.on_group_unloaded(group)
-            consumer.on_group_unloaded(group)
+            if self._consumer_groups is not None:
+                self._consumer_groups.on_group_unloaded(group)
 
-        self.share = ShareGroupCoordinator(
-            manager,
-            offsets_log,
-            runtime,
-            share_config or ShareGroupConfig(),
-            TopicsView(metadata),
-            persister if persister is not None else InMemorySharePersister(),
-            group_configs or (lambda group_id: {}),
-            acks=offset_config.commit_required_acks,
-        )
+        # share groups (KIP-932): built on the first share group request or share group record
+        self._share: ShareGroupCoordinator | None = None
+        self._share_config = share_config
+        self._share_persister = persister
+        self._share_group_configs = group_configs or (lambda group_id: {})
+        self._share_acks = offset_config.commit_required_acks
+        self._share_listeners: list[Callable[[str, str], None]] = []
+        self.broker_config: BrokerConfig | None = None  # the share groups' settings, when for_broker built it
+        # the broker's persister, opened when the share groups are (None: `persister`, else in memory)
+        self.share_persister_source: Callable[[], SharePersister] | None = None
         self.loader = GroupLoader(
             manager,
             offsets_log,
@@ -170,9 +168,86 @@ class GroupCoordinator:
             runtime,
             on_group_loaded=on_group_loaded,
             on_group_unloaded=on_group_unloaded,
-            on_partition_loaded=self.share.on_partition_loaded,
-            on_partition_unloaded=self.share.on_partition_unloaded,
+            on_partition_loaded=self._on_partition_loaded,
+            on_partition_unloaded=self._on_partition_unloaded,
         )
+
+    @property
+    def consumer_groups(self) -> ConsumerGroupManager:
+        """The consumer groups' manager (KIP-848), built on first use: its modules are imported
+        then, on the event loop, once, for a few milliseconds."""
+        if self._consumer_groups is None:
+            from .consumer.manager import ConsumerGroupManager, ConsumerGroupSettings
+
+            settings = self._consumer_settings
+            if settings is None:
+                broker_config = self.broker_config
+                settings = (
+                    ConsumerGroupSettings()
+                    if broker_config is None
+                    else ConsumerGroupSettings.from_broker_config(broker_config)
+                )
+            self._consumer_groups = ConsumerGroupManager(
+                self.manager,
+                self.runtime,
+                settings,
+                self.metadata,
+                group_config=self._consumer_group_configs,
+                on_classic_group_converted=self._on_classic_group_converted,
+            )
+        return self._consumer_groups
+
+    @property
+    def share(self) -> ShareGroupCoordinator:
+        """The share groups' coordinator, built on first use: its modules are imported then, on the
+        event loop, once, for a few milliseconds."""
+        if self._share is None:
+            self._share = self._build_share_coordinator()
+        return self._share
+
+    def _build_share_coordinator(self) -> ShareGroupCoordinator:
+        from .share.coordinator import ShareGroupConfig, ShareGroupCoordinator, TopicsView
+
+        config = self._share_config
+        if config is None:
+            broker_config = self.broker_config
+            config = ShareGroupConfig() if broker_config is None else ShareGroupConfig.from_broker_config(broker_config)
+        share = ShareGroupCoordinator(
+            self.manager,
+            self.offsets_log,
+            self.runtime,
+            config,
+            TopicsView(self.metadata),
+            self._persister_for_share_groups(),
+            self._share_group_configs,
+            acks=self._share_acks,
+        )
+        for listener in self._share_listeners:
+            share.add_share_group_listener(listener)
+        return share
+
+    def _persister_for_share_groups(self) -> SharePersister:
+        if self._share_persister is not None:
+            return self._share_persister
+        if self.share_persister_source is not None:
+            return self.share_persister_source()
+        from ..share.persister import InMemorySharePersister
+
+        return InMemorySharePersister()
+
+    def _is_share_group(self, group_id: str) -> bool:
+        return self._share is not None and self._share.is_share_group(group_id)
+
+    def _on_partition_loaded(self, partition: int, records: Sequence[LoadedRecord]) -> None:
+        """Share groups come back from their records; the share group code is loaded only when the
+        partition holds some (or share groups already exist)."""
+        if self._share is None and not any(_is_share_group_record(record) for record in records):
+            return
+        self.share.on_partition_loaded(partition, records)
+
+    def _on_partition_unloaded(self, partition: int) -> None:
+        if self._share is not None:
+            self._share.on_partition_unloaded(partition)
 
     @classmethod
     def for_broker(
@@ -196,7 +271,7 @@ class GroupCoordinator:
             timeout_ms=int(config["offsets.commit.timeout.ms"]),
         )
         count = partition_count(metadata, config)  # fixed for the broker's lifetime, as in Kafka
-        return cls(
+        coordinator = cls(
             broker_id,
             GroupConfig.from_broker_config(config),
             OffsetConfig.from_broker_config(config),
@@ -204,11 +279,11 @@ class GroupCoordinator:
             runtime,
             lambda: count,
             metadata,
-            ConsumerGroupSettings.from_broker_config(config),
-            share_config=ShareGroupConfig.from_broker_config(config),
             persister=persister,
             group_configs=metadata.group_configs,
         )
+        coordinator.broker_config = config
+        return coordinator
 
     # -- lifecycle -------------------------------------------------------------------------
     def startup(self) -> None:
@@ -256,8 +331,10 @@ class GroupCoordinator:
         if name != OFFSETS_TOPIC:
             if info is None and self.is_active:
                 self.remove_offsets_of_topic(name)
-                self.share.on_topic_deleted(name)
-            self.consumer_groups.on_topic_changed(name)
+                if self._share is not None:
+                    self._share.on_topic_deleted(name)
+            if self._consumer_groups is not None:
+                self._consumer_groups.on_topic_changed(name)
             return
         served = self.manager.served_partitions()
         led = set(led_partitions(info, self.broker_id, self.offsets_log.is_leader))
@@ -273,11 +350,11 @@ class GroupCoordinator:
         return await reply.wait()
 
     def handle_join_group(self, request: JoinRequest, callback: JoinCallback) -> None:
-        if self.share.is_share_group(request.group_id):  # a group of another type
+        if self._is_share_group(request.group_id):  # a group of another type
             callback(JoinResult(member_id="", error=ErrorCode.INCONSISTENT_GROUP_PROTOCOL))
             return
         group = self._consumer_group_served(request.group_id)
-        if group is not None:
+        if group is not None:  # a consumer group: the consumer groups' manager exists
             if group.consumer is not None and group.consumer.members:
                 self.consumer_groups.classic_members.join(group, request, callback)
                 return
@@ -350,7 +427,9 @@ class GroupCoordinator:
         return self.consumer_groups.settings.enabled
 
     async def consumer_group_heartbeat(self, request: HeartbeatRequest) -> ConsumerHeartbeatResult:
-        if self.share.is_share_group(request.group_id):  # a group of another type
+        if self._is_share_group(request.group_id):  # a group of another type
+            from .consumer.manager import HeartbeatResult as ConsumerHeartbeatResult
+
             return ConsumerHeartbeatResult(
                 ErrorCode.GROUP_ID_NOT_FOUND, f"Group {request.group_id} is not a consumer group."
             )
@@ -359,7 +438,9 @@ class GroupCoordinator:
         return await reply.wait()
 
     def consumer_group_describe(self, group_id: str) -> DescribedGroup:
-        if self.share.is_share_group(group_id):  # a group of another type
+        if self._is_share_group(group_id):  # a group of another type
+            from .consumer.manager import DescribedGroup
+
             return DescribedGroup(group_id, ErrorCode.GROUP_ID_NOT_FOUND, f"Group {group_id} is not a consumer group.")
         return self.consumer_groups.describe(group_id)
 
@@ -406,7 +487,7 @@ class GroupCoordinator:
         api_version: int = 8,
     ) -> None:
         """`api_version` is the OffsetCommit request's (consumer group members must use v9+)."""
-        if self.share.is_share_group(group_id):  # share groups keep no committed offsets
+        if self._is_share_group(group_id):  # share groups keep no committed offsets
             callback({tp: ErrorCode.GROUP_ID_NOT_FOUND for tp in offsets})
             return
         self.offsets.handle_commit_offsets(
@@ -445,7 +526,7 @@ class GroupCoordinator:
     def handle_fetch_offsets(
         self, group_id: str, partitions: list[TopicPartition] | None, require_stable: bool = False
     ) -> tuple[ErrorCode, dict[TopicPartition, FetchedOffset]]:
-        if self.share.is_share_group(group_id):
+        if self._is_share_group(group_id):
             return ErrorCode.GROUP_ID_NOT_FOUND, {}
         return self.offsets.handle_fetch_offsets(group_id, partitions, require_stable)
 
@@ -463,14 +544,15 @@ class GroupCoordinator:
     ) -> tuple[ErrorCode, list[GroupOverview]]:
         error, overviews = self.admin.handle_list_groups(states, types)
         if error != ErrorCode.COORDINATOR_NOT_AVAILABLE:
-            overviews += [GroupOverview(*share) for share in self.share.overviews(states, types)]
+            if self._share is not None:
+                overviews += [GroupOverview(*share) for share in self._share.overviews(states, types)]
         return error, overviews
 
     def handle_describe_group(self, group_id: str) -> tuple[ErrorCode, GroupSummary]:
         return self.admin.handle_describe_group(group_id)
 
     def handle_delete_groups(self, group_ids: list[str]) -> dict[str, ErrorCode]:
-        share_ids = [g for g in group_ids if self.share.is_share_group(g)]
+        share_ids = [g for g in group_ids if self._is_share_group(g)]
         errors = self.admin.handle_delete_groups([g for g in group_ids if g not in share_ids])
         for group_id in share_ids:
             error = self.manager.validate_group_status(group_id, ApiKey.DELETE_GROUPS)
@@ -510,4 +592,15 @@ class GroupCoordinator:
 
     def add_share_group_listener(self, on_member_leave: Callable[[str, str], None]) -> None:
         """`on_member_leave(group id, member id)` when a share group member leaves or is fenced."""
-        self.share.add_share_group_listener(on_member_leave)
+        if self._share is None:
+            self._share_listeners.append(on_member_leave)
+        else:
+            self._share.add_share_group_listener(on_member_leave)
+
+
+def _is_share_group_record(record: LoadedRecord) -> bool:
+    """A share group record: its key starts with a share record type (int16)."""
+    key = record.key
+    if record.is_control or key is None or len(key) < 2:
+        return False
+    return int.from_bytes(key[:2], "big") in SHARE_RECORD_TYPES

@@ -12,16 +12,18 @@ import logging
 import uuid
 from collections import Counter
 from collections.abc import Callable
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ...common.purgatory import DelayedOperation
 from ...protocol import messages
 from ...protocol.errors import ErrorCode
-from .consumer.group import ConsumerGroup
 from .member import JoinCallback, MemberMetadata, Protocols, chain_callbacks
 from .model import NO_PROTOCOL, GroupOverview, GroupSummary, JoinedMember, JoinResult, MemberSummary, SyncResult
 from .offset_cache import OffsetCache
 from .state import COMPLETING_REBALANCE, DEAD, EMPTY, PREPARING_REBALANCE, STABLE, VALID_PREVIOUS_STATES, GroupState
+
+if TYPE_CHECKING:
+    from .consumer.group import ConsumerGroup
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,6 @@ from collections.abc import Callable, Iterable
 from ...common.topic_partition import TopicPartition
 from ...protocol.errors import ErrorCode
 from .config import OffsetConfig
-from .consumer.manager import group_tombstones
 from .formats import OffsetAndMetadata, group_key, offset_key, offset_value
 from .group import GroupMetadata
 from .log_io import OffsetsLog, Records, TxnProducer
@@ -131,6 +130,8 @@ class OffsetStore:
                 if group.generation_id > 0:  # a group that only stored offsets has no record
                     tombstones.append((group_key(group.group_id), None))
                 if group.consumer is not None:
+                    from .consumer.manager import group_tombstones  # loaded with consumer groups
+
                     tombstones.extend(group_tombstones(group.consumer))
             if tombstones:
                 self.offsets_log.append(self.groups.partition_for(group.group_id), tombstones, None, acks=0)

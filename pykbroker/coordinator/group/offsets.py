@@ -31,7 +31,6 @@ from ...common.topic_partition import TopicPartition
 from ...protocol.api_keys import ApiKey
 from ...protocol.errors import ErrorCode
 from ..runtime import Reply
-from .consumer.offsets import validate_consumer_offset_commit
 from .group import GroupMetadata
 from .heartbeats import Heartbeats
 from .log_io import TxnProducer
@@ -82,6 +81,8 @@ class OffsetMetadataManager:
             log.info("Creating simple consumer group %s via manual offset commit.", group_id)
             group = self.groups.get_or_create_group(group_id)
         if group.consumer is not None:
+            from .consumer.offsets import validate_consumer_offset_commit  # loaded with consumer groups
+
             error = validate_consumer_offset_commit(
                 group.consumer, member_id, generation_id, is_transactional=False, api_version=api_version
             )
@@ -138,6 +139,8 @@ class OffsetMetadataManager:
     ) -> None:
         """Kafka's doTxnCommitOffsets: check the committer, then write the pending offsets."""
         if group.consumer is not None:
+            from .consumer.offsets import validate_consumer_offset_commit  # loaded with consumer groups
+
             error = validate_consumer_offset_commit(group.consumer, member_id, generation_id, is_transactional=True)
         else:
             error = _validate_offset_commit(group, generation_id, member_id, group_instance_id, is_transactional=True)

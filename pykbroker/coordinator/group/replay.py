@@ -19,18 +19,21 @@ import logging
 import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ...records.control import COMMIT, parse_control_type
 from ...records.errors import InvalidRecordError
 from ..partition_io import LoadedRecord
-from .consumer import records as consumer_records
-from .consumer.replay import ConsumerGroupReplay
+from .consumer.record_types import RECORD_TYPES as CONSUMER_RECORD_TYPES
 from .formats import GroupKey, GroupRecord, OffsetKey, decode_group_value, decode_key, decode_offset_value
 from .group import GroupMetadata
 from .member import MemberMetadata
 from .offset_cache import StoredOffset, TopicPartition
-from .share.replay import is_share_record
+from .share.record_types import is_share_record
 from .state import EMPTY, STABLE
+
+if TYPE_CHECKING:
+    from .consumer.replay import ConsumerGroupReplay
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +98,7 @@ def replay(records: Iterable[LoadedRecord]) -> ReplayedPartition:
             _apply_offset(state, key, record)
         elif isinstance(key, GroupKey):
             _apply_group(state, key.group, record.value)
-        elif key.version in consumer_records.RECORD_TYPES:
+        elif key.version in CONSUMER_RECORD_TYPES:
             _apply_consumer_group_record(state, key.version, record)
         elif is_share_record(key.version):
             continue  # replayed by the share groups
@@ -137,6 +140,9 @@ def _apply_offset(state: ReplayedPartition, key: OffsetKey, record: LoadedRecord
 def _apply_consumer_group_record(state: ReplayedPartition, record_type: int, record: LoadedRecord) -> None:
     assert record.key is not None
     try:
+        from .consumer import records as consumer_records  # a consumer group's records: loaded with them
+        from .consumer.replay import ConsumerGroupReplay
+
         key = consumer_records.decode_key(record_type, record.key)
         replayed = state.consumer_groups.setdefault(key.group_id, ConsumerGroupReplay(key.group_id))
         replayed.apply(key, record.value)

@@ -12,11 +12,38 @@ and in `partitions/` the in-flight records of each share partition this broker l
 - `state_topic`: the topic, its creation and the partition of a key.
 """
 
-from .combiner import PersisterStateBatch
-from .coordinator import ShareCoordinator, ShareCoordinatorConfig
-from .default_persister import DefaultStatePersister
-from .persister import InMemorySharePersister, SharePersister, ShareState
-from .shard import SharePartitionKey
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .combiner import PersisterStateBatch
+    from .coordinator import ShareCoordinator, ShareCoordinatorConfig
+    from .default_persister import DefaultStatePersister
+    from .persister import InMemorySharePersister, SharePersister, ShareState
+    from .shard import SharePartitionKey
+
+# The names above, each imported from its module on first use: a broker without share groups
+# loads none of this package but `state_topic`.
+_MODULE_OF = {
+    "DefaultStatePersister": "default_persister",
+    "InMemorySharePersister": "persister",
+    "PersisterStateBatch": "combiner",
+    "ShareCoordinator": "coordinator",
+    "ShareCoordinatorConfig": "coordinator",
+    "SharePartitionKey": "shard",
+    "SharePersister": "persister",
+    "ShareState": "persister",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "DefaultStatePersister",

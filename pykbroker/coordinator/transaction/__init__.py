@@ -1,10 +1,36 @@
 """The transaction coordinator: transactional ids, their state in `__transaction_state`, and the
 markers that complete their transactions (see `coordinator.py`)."""
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from . import txn_topic
-from .coordinator import DescribedTransaction, TransactionCoordinator
-from .state_manager import ListedTransaction, TransactionConfig, TransactionListing
-from .verifier import TransactionVerifier
+
+if TYPE_CHECKING:
+    from .coordinator import DescribedTransaction, TransactionCoordinator
+    from .state_manager import ListedTransaction, TransactionConfig, TransactionListing
+    from .verifier import TransactionVerifier
+
+# The names above, each imported from its module on first use: a broker without transactions
+# loads none of this package but `txn_topic`.
+_MODULE_OF = {
+    "DescribedTransaction": "coordinator",
+    "TransactionCoordinator": "coordinator",
+    "ListedTransaction": "state_manager",
+    "TransactionConfig": "state_manager",
+    "TransactionListing": "state_manager",
+    "TransactionVerifier": "verifier",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "DescribedTransaction",

@@ -26,6 +26,7 @@ sends them again after loading.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
@@ -61,7 +62,11 @@ _RETRIABLE = frozenset(
 _FENCED = frozenset({ErrorCode.INVALID_PRODUCER_EPOCH, ErrorCode.TRANSACTION_COORDINATOR_FENCED})
 _UNSUPPORTED = frozenset({ErrorCode.UNSUPPORTED_FOR_MESSAGE_FORMAT, ErrorCode.UNSUPPORTED_VERSION})
 
-WriteTxnMarkersRequest = messages.request(ApiKey.WRITE_TXN_MARKERS).cls
+
+@functools.cache
+def write_txn_markers_request() -> Any:
+    """The WRITE_TXN_MARKERS request class, generated on first use."""
+    return messages.request(ApiKey.WRITE_TXN_MARKERS).cls
 
 
 class TxnMarkerService(Protocol):
@@ -382,7 +387,7 @@ class TransactionMarkerChannelManager:
 
 # The request and response are instances of the classes generated from their schemas at run time.
 def _request(markers: list[TxnMarker]) -> Any:
-    cls = WriteTxnMarkersRequest
+    cls = write_txn_markers_request()
     entries = []
     for marker in markers:
         by_topic: dict[str, list[int]] = {}

@@ -20,6 +20,7 @@ below: `abortable_error_supported=False`). The produce path maps the rest as Rep
 
 from __future__ import annotations
 
+import functools
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -36,7 +37,12 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 VERIFY_VERSION = 4
-AddPartitionsToTxnRequest = messages.request(ApiKey.ADD_PARTITIONS_TO_TXN).cls
+
+
+@functools.cache
+def add_partitions_to_txn_request() -> Any:
+    """The ADD_PARTITIONS_TO_TXN request class, generated on first use."""
+    return messages.request(ApiKey.ADD_PARTITIONS_TO_TXN).cls
 
 
 class LocalTransactions(Protocol):
@@ -136,7 +142,7 @@ class TransactionVerifier:
 
 # The request is an instance of the class generated from its schema at run time.
 def _request(transactional_id: str, producer_id: int, producer_epoch: int, partitions: list[TopicPartition]) -> Any:
-    cls = AddPartitionsToTxnRequest
+    cls = add_partitions_to_txn_request()
     by_topic: dict[str, list[int]] = {}
     for topic, index in partitions:
         by_topic.setdefault(topic, []).append(index)

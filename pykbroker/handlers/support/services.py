@@ -20,6 +20,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `share_partitions` | `SharePartitionService` | `coordinator.share.partitions.SharePartitionManager` |
 | `share_coordinator` | `ShareCoordinatorService` | `coordinator.share.ShareCoordinator` |
 | `share_persister` | `SharePersister` (coordinator/share/persister.py) | `coordinator.share.DefaultStatePersister` |
+| `share` | `ShareServices`: the three above, opened on first use | `broker._ShareServices` |
+| `transactions` | `TransactionServices`: `txn_coordinator`, opened on first use | `broker._TransactionServices` |
 | `quotas` | `ClientQuotas` (quota/client_quotas.py) | itself; None: no quotas are enforced |
 | `authorizer` | `Authorizer` | `security.authorizer.AclAuthorizer`; None without `authorizer.class.name` |
 
@@ -474,6 +476,27 @@ class DelegationTokenService(Protocol):
     def tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]: ...
 
 
+class TransactionServices(Protocol):
+    """The transaction coordinator, opened on first use (or at start when `__transaction_state`
+    exists)."""
+
+    def coordinator(self) -> TransactionService: ...
+
+
+class ShareServices(Protocol):
+    """The share partitions, the share coordinator and the persister (KIP-932), opened together
+    on first use (or at start when `__share_group_state` exists)."""
+
+    @property
+    def is_open(self) -> bool: ...
+
+    def partitions(self) -> SharePartitionService: ...
+
+    def coordinator(self) -> ShareCoordinatorService: ...
+
+    def persister(self) -> SharePersister: ...
+
+
 class ListenerSecurityService(Protocol):
     """The listeners' TLS and SASL settings (server.listener_security.ListenerSecurity)."""
 
@@ -494,16 +517,14 @@ class BrokerServices:
     controller: ControllerService
     producer_ids: ProducerIdService
     txn_markers: TxnMarkerService
-    txn_coordinator: TransactionService
+    transactions: TransactionServices
     current_config: Callable[[], BrokerConfig]
     live_brokers: Callable[[str], list[BrokerInfo]]  # with their endpoint on a listener
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
     share_groups: ShareGroupService | None = None  # None: share groups are not served
-    share_partitions: SharePartitionService | None = None  # None: ShareFetch/ShareAcknowledge unsupported
-    share_coordinator: ShareCoordinatorService | None = None  # None: the share-group state APIs are not served
-    share_persister: SharePersister | None = None  # the share-partitions' durable state (KIP-932)
+    share: ShareServices | None = None  # None: the share partitions and share-group state are not served
     delegation_tokens: DelegationTokenService | None = None  # None: delegation tokens are not enabled
     quotas: ClientQuotas | None = None  # None: no client quotas are enforced
 
@@ -511,3 +532,23 @@ class BrokerServices:
     def config(self) -> BrokerConfig:
         """The broker's effective config now."""
         return self.current_config()
+
+    @property
+    def txn_coordinator(self) -> TransactionService:
+        """The transaction coordinator, opened on first use."""
+        return self.transactions.coordinator()
+
+    @property
+    def share_partitions(self) -> SharePartitionService | None:
+        """None: ShareFetch/ShareAcknowledge unsupported."""
+        return None if self.share is None else self.share.partitions()
+
+    @property
+    def share_coordinator(self) -> ShareCoordinatorService | None:
+        """None: the share-group state APIs are not served."""
+        return None if self.share is None else self.share.coordinator()
+
+    @property
+    def share_persister(self) -> SharePersister | None:
+        """The share-partitions' durable state (KIP-932)."""
+        return None if self.share is None else self.share.persister()

@@ -61,7 +61,6 @@ from .injector import FaultInjector
 FAULT_INJECTION = "pykbroker.fault.injection"
 LEADER_MOVE = "pykbroker.partition.leader.move"
 SPECIAL_KEYS = (FAULT_INJECTION, LEADER_MOVE)
-CONFIG_APIS = (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS)
 
 ALTER_CLUSTER = check(ApiKey.INCREMENTAL_ALTER_CONFIGS, "cluster")
 DESCRIBE_RESPONSE = messages.response(ApiKey.DESCRIBE_CONFIGS).cls

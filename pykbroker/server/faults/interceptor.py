@@ -7,11 +7,17 @@ answered there, the rest by the handler); then the rules that match the request
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ...handlers.support.context import RequestContext
-from .configs import CONFIG_APIS, FaultConfigs
+from ...protocol.api_keys import ApiKey
 from .injector import FaultInjector, Handler
+
+if TYPE_CHECKING:
+    from .configs import FaultConfigs
+
+# The config requests, whose fault keys `FaultConfigs` answers.
+CONFIG_APIS = (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS)
 
 
 class FaultInterceptor:
@@ -19,7 +25,17 @@ class FaultInterceptor:
 
     def __init__(self, injector: FaultInjector) -> None:
         self.injector = injector
-        self.configs = FaultConfigs(injector)
+        self._configs: FaultConfigs | None = None
+
+    @property
+    def configs(self) -> FaultConfigs:
+        """Built on the first config request: its module (and the config-admin code it uses) is
+        imported then, on the event loop, once, for a few milliseconds."""
+        if self._configs is None:
+            from .configs import FaultConfigs
+
+            self._configs = FaultConfigs(self.injector)
+        return self._configs
 
     async def serve(self, handle: Handler, request: Any, ctx: RequestContext) -> Any:
         """The response to one request (None when none is due) with the faults applied;

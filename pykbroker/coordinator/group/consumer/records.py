@@ -33,25 +33,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...record_format import flexible_value, record_type_key, record_version, schema_field
+from .record_types import CURRENT_MEMBER_ASSIGNMENT as CURRENT_MEMBER_ASSIGNMENT
+from .record_types import MEMBER_METADATA as MEMBER_METADATA
+from .record_types import METADATA as METADATA
+from .record_types import PARTITION_METADATA as PARTITION_METADATA
+from .record_types import RECORD_TYPES as RECORD_TYPES
+from .record_types import REGULAR_EXPRESSION as REGULAR_EXPRESSION
+from .record_types import TARGET_ASSIGNMENT_MEMBER as TARGET_ASSIGNMENT_MEMBER
+from .record_types import TARGET_ASSIGNMENT_METADATA as TARGET_ASSIGNMENT_METADATA
 
-METADATA = 3
-PARTITION_METADATA = 4
-MEMBER_METADATA = 5
-TARGET_ASSIGNMENT_METADATA = 6
-TARGET_ASSIGNMENT_MEMBER = 7
-CURRENT_MEMBER_ASSIGNMENT = 8
-REGULAR_EXPRESSION = 16
-RECORD_TYPES = frozenset(
-    {
-        METADATA,
-        PARTITION_METADATA,
-        MEMBER_METADATA,
-        TARGET_ASSIGNMENT_METADATA,
-        TARGET_ASSIGNMENT_MEMBER,
-        CURRENT_MEMBER_ASSIGNMENT,
-        REGULAR_EXPRESSION,
-    }
-)
 VALUE_VERSION = 0
 
 Assignment = Mapping[uuid.UUID, frozenset[int]]

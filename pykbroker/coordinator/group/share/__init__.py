@@ -7,9 +7,8 @@ model.py         ShareGroup, ShareGroupMember
 records.py       the ShareGroup* records of __consumer_offsets, as Kafka 4 writes them
 replay.py        rebuilding share groups from a loaded partition
 results.py       what the coordinator hands back to the handlers
+record_types.py  the record types of the share group records
+
+Nothing is imported here: the group coordinator loads the share group code on the first share
+group request or share group record.
 """
-
-from ...share.persister import InMemorySharePersister, SharePersister
-from .coordinator import ShareGroupConfig, ShareGroupCoordinator, TopicsView
-
-__all__ = ["InMemorySharePersister", "ShareGroupConfig", "ShareGroupCoordinator", "SharePersister", "TopicsView"]

@@ -21,15 +21,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...record_format import flexible_value, record_type_key, record_version, schema_field
-
-PARTITION_METADATA = 9
-MEMBER_METADATA = 10
-GROUP_METADATA = 11
-TARGET_ASSIGNMENT_METADATA = 12
-TARGET_ASSIGNMENT_MEMBER = 13
-CURRENT_MEMBER_ASSIGNMENT = 14
-STATE_PARTITION_METADATA = 15
-SHARE_RECORD_TYPES = frozenset(range(PARTITION_METADATA, STATE_PARTITION_METADATA + 1))
+from .record_types import CURRENT_MEMBER_ASSIGNMENT as CURRENT_MEMBER_ASSIGNMENT
+from .record_types import GROUP_METADATA as GROUP_METADATA
+from .record_types import MEMBER_METADATA as MEMBER_METADATA
+from .record_types import PARTITION_METADATA as PARTITION_METADATA
+from .record_types import SHARE_RECORD_TYPES as SHARE_RECORD_TYPES
+from .record_types import STATE_PARTITION_METADATA as STATE_PARTITION_METADATA
+from .record_types import TARGET_ASSIGNMENT_MEMBER as TARGET_ASSIGNMENT_MEMBER
+from .record_types import TARGET_ASSIGNMENT_METADATA as TARGET_ASSIGNMENT_METADATA
 
 VALUE_VERSION = 0
 MEMBER_STATE_STABLE = 0  # Kafka's MemberState.STABLE: share members never revoke

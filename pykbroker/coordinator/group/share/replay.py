@@ -30,10 +30,6 @@ def replay_share_groups(records: Iterable[LoadedRecord]) -> list[ShareGroup]:
     return list(groups.values())
 
 
-def is_share_record(record_type: int) -> bool:
-    return record_type in rec.SHARE_RECORD_TYPES
-
-
 def _apply(groups: dict[str, ShareGroup], key: rec.ShareKey, value: bytes | None) -> None:
     if key.record_type == rec.GROUP_METADATA and value is None:
         groups.pop(key.group_id, None)
