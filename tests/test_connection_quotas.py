@@ -242,10 +242,10 @@ def test_the_inter_broker_listener_may_exceed_max_connections_and_another_listen
         assert result == SERVED  # beyond max.connections
         assert until(lambda: sum(closed_by_broker(s) for s in external) >= 1, deadline_s=45.0)
         time.sleep(1.0)
-        # Each of Kafka's network threads closes its least recently used connection while the
-        # broker is over its maximum, so two threads may close one each in the same moment.
+        # Each of Kafka's network threads (num.network.threads, 3) closes its least recently used
+        # connection while the broker is over its maximum, so up to three may close at once.
         closed = sum(closed_by_broker(s) for s in external)
-        assert 1 <= closed <= 2
+        assert 1 <= closed <= 3
         if closed == 1:
             assert outcome(waiting, 0.1) == WAITING  # the room made is the inter-broker connection's
         inter_broker.close()

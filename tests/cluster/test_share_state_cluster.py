@@ -41,6 +41,10 @@ def cluster(zookeeper, tmp_path_factory):
     try:
         embedded.start()
         running.wait_until(lambda: running.live_broker_ids() == [1, 2, EMBEDDED_ID], what="three brokers")
+        # Registered in ZooKeeper is not yet known to every broker: a topic of replication factor
+        # 3 needs the answering broker to see all three.
+        running.wait_until(lambda: all(len(running.metadata(broker, []).brokers) == 3 for broker in (1, 2)),
+                           what="three brokers in every broker's metadata")
         running.embedded = embedded
         yield running
     finally:
