@@ -145,18 +145,20 @@ class Pykbroker:
         overrides = {"listeners": f"PLAINTEXT://127.0.0.1:{port}",
                      "num.partitions": str(PARTITIONS)}
         self.broker = BrokerProcess(self.workdir, overrides, start_timeout=START_TIMEOUT)
+        self.bootstrap = f"127.0.0.1:{port}"
         begin = time.monotonic()
-        try:
-            self.broker.start()
-        except Exception as error:
-            raise RuntimeError(condensed(error)) from None
-        self.bootstrap = self.broker.bootstrap
+        self.broker.spawn()  # timed as Kafka and tansu are: polling Metadata from the launch
         try:
             wait_for_metadata(self.bootstrap, begin + START_TIMEOUT, self.broker.process)
+        except RuntimeError as error:
+            self.stop()
+            raise RuntimeError(condensed(Exception(f"{error}\n{self.log_tail(3)}"))) from None
         except Exception:
             self.stop()
             raise
-        return time.monotonic() - begin
+        seconds = time.monotonic() - begin
+        self.broker.wait_until_listening()  # its start line is written by now
+        return seconds
 
     def stop(self) -> None:
         if self.broker is not None:

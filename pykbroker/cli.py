@@ -16,6 +16,7 @@ in use, ZooKeeper unreachable), each with one line on stderr.
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import sys
 from pathlib import Path
@@ -226,9 +227,19 @@ def raise_open_file_limit() -> None:
         pass
 
 
+def collect_garbage_from_now_on() -> None:
+    """Turn the cyclic garbage collector back on where `__main__` turned it off for start-up,
+    freezing what start-up made first: it lives as long as the process, so no collection needs
+    to scan it again."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def main(argv: list[str] | None = None) -> int:
     arguments = sys.argv[1:] if argv is None else list(argv)
     if arguments and arguments[0] in TOOLS:
+        collect_garbage_from_now_on()
         return run_tool(arguments[0], arguments[1:])
     mistyped = mistyped_tool_message(arguments[0]) if arguments else None
     if mistyped is not None:
@@ -258,6 +269,7 @@ def main(argv: list[str] | None = None) -> int:
     except (OSError, RuntimeError) as exc:  # RuntimeError: ZooKeeper unreachable, wrong cluster
         logging.getLogger("pykbroker").error("Cannot start: %s", exc)
         return 1
+    collect_garbage_from_now_on()
     anyio.run(broker.run)
     return 0
 
