@@ -43,7 +43,7 @@ from .cluster.topic_creation import TopicCreator
 from .common.time import SYSTEM_CLOCK
 from .common.timer import SystemTimer
 from .config import BrokerConfig, ConfigError, topic_config_values
-from .coordinator.group import GroupCoordinator, offsets_topic
+from .coordinator.group import offsets_topic
 from .coordinator.internal_topic import follow_topic
 from .coordinator.producer_ids import FileBlockStore, ProducerIdManager, ZkBlockStore
 from .coordinator.share import state_topic
@@ -92,6 +92,7 @@ if TYPE_CHECKING:
     from .cluster.zk_data import BrokerRegistration
     from .cluster.zk_store import ZkMetadataStore
     from .common.topic_partition import TopicPartition
+    from .coordinator.group import GroupCoordinator
     from .coordinator.share import DefaultStatePersister, ShareCoordinator
     from .coordinator.share.partitions import SharePartitionManager
     from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
@@ -155,7 +156,9 @@ class Broker:
         self.log_manager: LogManager | None = None
         self.replica_manager: ReplicaManager | None = None
         self.producer_ids: ProducerIdManager | None = None
-        self.group_coordinator: GroupCoordinator | None = None
+        # groups: opened with `__consumer_offsets` or on first use (_open_groups)
+        self._group_coordinator: GroupCoordinator | None = None
+        self._groups_followed = False
         # share groups (KIP-932): opened with `__share_group_state` or on first use (_open_share_groups)
         self._share_partitions: SharePartitionManager | None = None
         self._share_coordinator: ShareCoordinator | None = None
@@ -428,23 +431,10 @@ class Broker:
         self._start_loading_logs(log_manager, replica_manager)
         replica_manager.startup(delete_stray_logs=self.in_cluster)
         self.txn_markers = TxnMarkerWriter(replica_manager)
-        self.group_coordinator = group_coordinator = GroupCoordinator.for_broker(
-            self.broker_id,
-            self.config,
-            CoordinatorPartitionWriter(replica_manager),
-            CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
-            metadata,
-            self.timer,
-        )
-        group_coordinator.share_persister_source = lambda: _opened(self.share_persister)
-        group_coordinator.startup()
+        self._follow_offsets_topic(metadata, topic_creator)
         self._follow_share_group_state(metadata, topic_creator)
-        topic_creator.register_internal_topic(
-            offsets_topic.OFFSETS_TOPIC,
-            lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
-        )
         self.producer_ids = ProducerIdManager(self._producer_id_block_store(metadata))
-        self._follow_transaction_state(metadata, topic_creator, replica_manager, group_coordinator)
+        self._follow_transaction_state(metadata, topic_creator)
         metadata.register()
         self.controller = self._start_controller(metadata)
 
@@ -480,14 +470,75 @@ class Broker:
         )
         log_manager.wait_until_loaded(_is_internal_partition)
 
-    # -- transactions -----------------------------------------------------------------------
-    def _follow_transaction_state(
-        self,
-        metadata: MetadataStore,
-        topic_creator: TopicCreator,
-        replica_manager: ReplicaManager,
-        group_coordinator: GroupCoordinator,
+    # -- groups ------------------------------------------------------------------------------
+    def _follow_offsets_topic(self, metadata: MetadataStore, topic_creator: TopicCreator) -> None:
+        """`__consumer_offsets` is created on first use as before; the group coordinator opens as
+        soon as the topic exists (at once when it is on disk or in the metadata, so that its
+        partitions load at start) or a group request needs it."""
+        topic_creator.register_internal_topic(
+            offsets_topic.OFFSETS_TOPIC,
+            lambda: offsets_topic.ensure_created(metadata, topic_creator, self.config),
+        )
+        _opened(self.txn_markers).on_offsets_marker = self._complete_offsets_transaction
+
+        def on_topic_changed(name: str, info: TopicInfo | None) -> None:
+            if name == offsets_topic.OFFSETS_TOPIC and info is not None and self._groups_followed:
+                self._open_groups()
+
+        self._groups_followed = True
+        follow_topic(metadata, offsets_topic.OFFSETS_TOPIC, on_topic_changed)
+
+    @property
+    def group_coordinator(self) -> GroupCoordinator | None:
+        """The group coordinator on `__consumer_offsets` (None before open)."""
+        self._open_groups()
+        return self._group_coordinator
+
+    def _open_groups(self) -> None:
+        """The group coordinator, opened once the broker is open. Opened on a first group request,
+        its modules are imported then, on the event loop, once."""
+        if self._group_coordinator is not None or not self._groups_followed or self.stopping:
+            return
+        token = self._loop_token
+        if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
+            from anyio.from_thread import run_sync  # asked from another thread: opened on the loop
+
+            run_sync(self._open_groups, token=token)
+            return
+        self._open_group_coordinator(_opened(self.metadata), _opened(self.replica_manager))
+        if self._tasks is not None:  # opened while serving: its loop joins the broker's tasks
+            self._tasks.start_soon(_opened(self._group_coordinator).run)
+
+    def _open_group_coordinator(self, metadata: MetadataStore, replica_manager: ReplicaManager) -> None:
+        """The group coordinator on `__consumer_offsets`, connected to the share persister and to
+        the transactions; it loads the partitions this broker leads and follows their leadership."""
+        from .coordinator.group import GroupCoordinator
+
+        self._group_coordinator = group_coordinator = GroupCoordinator.for_broker(
+            self.broker_id,
+            self.config,
+            CoordinatorPartitionWriter(replica_manager),
+            CoordinatorLogLoader(replica_manager, int(self.config["offsets.load.buffer.size"])),
+            metadata,
+            self.timer,
+        )
+        group_coordinator.share_persister_source = lambda: _opened(self.share_persister)
+        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator)
+        group_coordinator.startup()
+
+    def _group_partition_for(self, group_id: str) -> int:
+        """The `__consumer_offsets` partition of a group (AddOffsetsToTxn), from the group coordinator."""
+        return _opened(self.group_coordinator).partition_for(group_id)
+
+    def _complete_offsets_transaction(
+        self, offsets_partition: int, producer_id: int, committed: bool, marker_offset: int
     ) -> None:
+        """A transaction marker written to `__consumer_offsets`: the group coordinator completes
+        the producer's pending transactional offsets."""
+        _opened(self.group_coordinator).complete_transaction(offsets_partition, producer_id, committed, marker_offset)
+
+    # -- transactions -----------------------------------------------------------------------
+    def _follow_transaction_state(self, metadata: MetadataStore, topic_creator: TopicCreator) -> None:
         """`__transaction_state` is created on first use as before; the transaction coordinator and
         the produce path's verifier open as soon as the topic exists (at once when it is on disk,
         so that its partitions load at start) or a transaction request needs them."""
@@ -495,7 +546,6 @@ class Broker:
             txn_topic.TRANSACTION_STATE_TOPIC,
             lambda: txn_topic.ensure_created(metadata, topic_creator, self.config),
         )
-        self._connect_group_coordinator_to_transactions(replica_manager, group_coordinator)
 
         def on_topic_changed(name: str, info: TopicInfo | None) -> None:
             if name == txn_topic.TRANSACTION_STATE_TOPIC and info is not None and self._transactions_followed:
@@ -528,17 +578,14 @@ class Broker:
 
             run_sync(self._open_transactions, token=token)
             return
-        self._open_transaction_coordinator(
-            _opened(self.metadata), _opened(self.replica_manager), _opened(self.group_coordinator)
-        )
+        self._open_transaction_coordinator(_opened(self.metadata), _opened(self.replica_manager))
         if self._tasks is not None:  # opened while serving: its loop joins the broker's tasks
             self._tasks.start_soon(_opened(self._txn_coordinator).run)
 
-    def _open_transaction_coordinator(
-        self, metadata: MetadataStore, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
-    ) -> None:
-        """The transaction coordinator on `__transaction_state` (after the group coordinator, whose
-        `__consumer_offsets` partitions AddOffsetsToTxn adds), and the produce path's verifier."""
+    def _open_transaction_coordinator(self, metadata: MetadataStore, replica_manager: ReplicaManager) -> None:
+        """The transaction coordinator on `__transaction_state` (AddOffsetsToTxn adds the group's
+        `__consumer_offsets` partition, from the group coordinator, opened then if it is not), and
+        the produce path's verifier."""
         from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
 
         self._txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
@@ -550,7 +597,7 @@ class Broker:
             self.timer,
             _opened(self.producer_ids),
             listener_name=self.inter_broker_listener,
-            group_partition_for=group_coordinator.partition_for,
+            group_partition_for=self._group_partition_for,
             marker_writer=_opened(self.txn_markers),  # markers for partitions this broker leads
             connect=self.inter_broker_connect(),
         )
@@ -659,10 +706,8 @@ class Broker:
     def _connect_group_coordinator_to_transactions(
         self, replica_manager: ReplicaManager, group_coordinator: GroupCoordinator
     ) -> None:
-        """Markers written to `__consumer_offsets` complete the group's transactional offsets, and a
-        TxnOffsetCommit first verifies that the group's partition is in the transaction (KIP-890),
+        """A TxnOffsetCommit first verifies that the group's partition is in the transaction (KIP-890),
         carrying the verification's guard to its append, as Kafka's group coordinator does."""
-        _opened(self.txn_markers).on_offsets_marker = group_coordinator.complete_transaction
 
         async def verify_offsets_partition(
             transactional_id: str, producer_id: int, producer_epoch: int, tp: tuple[str, int]
@@ -838,7 +883,8 @@ class Broker:
                 tasks.start_soon(server.serve)
                 tasks.start_soon(run_maintenance, self.config, _opened(self.log_manager), _opened(self.replica_manager))
                 tasks.start_soon(self.timer.run)
-                tasks.start_soon(_opened(self.group_coordinator).run)
+                if self._group_coordinator is not None:
+                    tasks.start_soon(self._group_coordinator.run)
                 if self._share_partitions is not None:
                     tasks.start_soon(self._share_partitions.run)
                 if self._txn_coordinator is not None:
@@ -976,8 +1022,8 @@ class Broker:
         if self._txn_coordinator is not None:
             self._txn_coordinator.shutdown()
             self._txn_coordinator = None
-        if self.group_coordinator is not None:
-            self.group_coordinator.shutdown()
+        if self._group_coordinator is not None:
+            self._group_coordinator.shutdown()
         if self._share_partitions is not None:
             self._share_partitions.shutdown()
         if self.replica_manager is not None:
@@ -1027,7 +1073,7 @@ class Broker:
             metadata=_opened(self.metadata),
             replica_manager=_opened(self.replica_manager),
             fetch_sessions=self.fetch_sessions,
-            group_coordinator=_opened(self.group_coordinator),
+            groups=_GroupServices(self),
             topic_creator=_opened(self.topic_creator),
             controller=controller,
             producer_ids=_opened(self.producer_ids),
@@ -1039,7 +1085,6 @@ class Broker:
             current_config=lambda: self.config,
             listener_security=self.listener_security,
             live_brokers=self.live_brokers,
-            share_groups=self.group_coordinator,
             delegation_tokens=self.token_manager,
             quotas=self.client_quotas,
         )
@@ -1095,6 +1140,16 @@ def _decoded_broker_configs(config: BrokerConfig, stored: Mapping[str, str]) -> 
     from .handlers.support.config_admin import decoded_broker_configs
 
     return decoded_broker_configs(config, stored)
+
+
+class _GroupServices:
+    """The broker's group coordinator for the handlers (`GroupServices`), opened on first use."""
+
+    def __init__(self, broker: Broker) -> None:
+        self._broker = broker
+
+    def coordinator(self) -> GroupCoordinator:
+        return _opened(self._broker.group_coordinator)
 
 
 class _ShareServices:

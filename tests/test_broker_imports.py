@@ -1,7 +1,8 @@
 """A broker imports only what its configuration uses: a plaintext broker started as `make run`
 starts it (`pykbroker --dev`), answering Metadata and a Produce, has not loaded the SASL, TLS
 certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library,
-nor the share groups, the log cleaner or the fault-injection config requests.
+nor the group coordinator, the share groups, the log cleaner or the fault-injection config requests.
+A group request opens the group coordinator, which then serves the group as always.
 
 (`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
 """
@@ -9,8 +10,9 @@ nor the share groups, the log cleaner or the fault-injection config requests.
 import json
 import subprocess
 import sys
+import time
 
-from confluent_kafka import Producer
+from confluent_kafka import Consumer, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient
 
 from pykbroker.testkit.ports import free_port
@@ -68,6 +70,22 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.coordinator.transaction.coordinator",
     "pykbroker.coordinator.transaction.markers",
     "pykbroker.coordinator.transaction.state_manager",
+    # the group coordinator: loaded with __consumer_offsets or on the first group request
+    "pykbroker.coordinator.group.coordinator",
+    "pykbroker.coordinator.group.manager",
+    "pykbroker.coordinator.group.loader",
+    "pykbroker.coordinator.group.replay",
+    "pykbroker.coordinator.group.relocation",
+    "pykbroker.coordinator.group.rebalance",
+    "pykbroker.coordinator.group.join",
+    "pykbroker.coordinator.group.offsets",
+    "pykbroker.coordinator.group.offset_store",
+    "pykbroker.coordinator.group.admin",
+    "pykbroker.coordinator.group.group",
+    "pykbroker.coordinator.group.model",
+    "pykbroker.coordinator.group.formats",
+    "pykbroker.coordinator.group.config",
+    "pykbroker.coordinator.group.log_io",
     # consumer groups (KIP-848): loaded on the first ConsumerGroupHeartbeat/Describe or record
     "pykbroker.coordinator.group.consumer.manager",
     "pykbroker.coordinator.group.consumer.records",
@@ -107,3 +125,37 @@ def test_a_plain_broker_loads_no_tls_sasl_zookeeper_tool_or_codec_modules(tmp_pa
     assert "pykbroker.handlers.produce" in loaded  # it served, importing the handler on first use
     assert {name for name in loaded if name.split(".")[0] in ("kazoo", "zstandard", "lz4", "snappy")} == set()
     assert sorted(name for name in NOT_LOADED_BY_A_PLAIN_BROKER if name in loaded) == []
+
+
+def produce_then_consume_and_commit_in_a_group(bootstrap: str) -> None:
+    producer = Producer({"bootstrap.servers": bootstrap, "acks": 1})
+    for index in range(3):
+        producer.produce("grouped", f"value-{index}".encode())
+    assert producer.flush(60) == 0
+    consumer = Consumer(
+        {
+            "bootstrap.servers": bootstrap,
+            "group.id": "first-group",
+            "auto.offset.reset": "earliest",
+            "enable.auto.commit": False,
+        }
+    )
+    try:
+        consumer.subscribe(["grouped"])
+        values: list[bytes] = []
+        deadline = time.monotonic() + 60
+        while len(values) < 3 and time.monotonic() < deadline:
+            message = consumer.poll(0.5)
+            if message is not None and message.error() is None:
+                values.append(message.value())
+        assert values == [b"value-0", b"value-1", b"value-2"]
+        consumer.commit(asynchronous=False)
+        committed = consumer.committed([TopicPartition("grouped", 0)], timeout=30)
+        assert committed[0].offset == 3
+    finally:
+        consumer.close()
+
+
+def test_a_group_request_opens_the_group_coordinator_which_serves_the_group(tmp_path):
+    loaded = modules_of_a_broker_that_served(tmp_path, produce_then_consume_and_commit_in_a_group)
+    assert "pykbroker.coordinator.group.coordinator" in loaded

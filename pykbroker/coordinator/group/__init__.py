@@ -30,9 +30,42 @@ offsets, stored in the internal topic `__consumer_offsets`.
     share/               share groups (KIP-932): ShareGroupCoordinator, their records and replay
 """
 
-from .config import GroupConfig, OffsetConfig
-from .coordinator import GroupCoordinator
-from .join import JoinRequest
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from . import offsets_topic
 from .offsets_topic import OFFSETS_TOPIC, partition_for
 
-__all__ = ["GroupCoordinator", "GroupConfig", "JoinRequest", "OFFSETS_TOPIC", "OffsetConfig", "partition_for"]
+if TYPE_CHECKING:
+    from .config import GroupConfig, OffsetConfig
+    from .coordinator import GroupCoordinator
+    from .join import JoinRequest
+
+# The names above, each imported from its module on first use: a broker that has served no group
+# loads none of this package but `offsets_topic`.
+_MODULE_OF = {
+    "GroupConfig": "config",
+    "OffsetConfig": "config",
+    "GroupCoordinator": "coordinator",
+    "JoinRequest": "join",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
+
+__all__ = [
+    "GroupCoordinator",
+    "GroupConfig",
+    "JoinRequest",
+    "OFFSETS_TOPIC",
+    "OffsetConfig",
+    "offsets_topic",
+    "partition_for",
+]

@@ -10,7 +10,8 @@ checker sees the whole seam; the implementations live in their rooms:
 | `replica_manager` | `ReplicaService` | `replication.replica_manager.ReplicaManager` |
 | `fetch_sessions` | `FetchSessionCache` | `replication.fetch_session` |
 | `group_coordinator` | `GroupService` | `coordinator.group.GroupCoordinator` |
-| `share_groups` | `ShareGroupService` | `coordinator.group.GroupCoordinator` (its share groups); None: not served |
+| `share_groups` | `ShareGroupService` | `coordinator.group.GroupCoordinator` (its share groups) |
+| `groups` | `GroupServices`: the two above, opened on first use | `broker._GroupServices` |
 | `topic_creator` | `TopicAdmin` | `cluster.topic_creation.TopicCreator` |
 | `controller` | `ControllerService` | `cluster.local_controller.LocalController`, or the ZooKeeper controller |
 | `producer_ids` | `ProducerIdService` | `coordinator.producer_ids.ProducerIdManager` |
@@ -476,6 +477,16 @@ class DelegationTokenService(Protocol):
     def tokens(self, eligible: Callable[[TokenInformation], bool]) -> list[tuple[TokenInformation, bytes]]: ...
 
 
+class GroupCoordinatorService(GroupService, ShareGroupService, Protocol):
+    """The group coordinator, serving the classic and consumer groups and the share groups."""
+
+
+class GroupServices(Protocol):
+    """The group coordinator, opened on first use (or at start when `__consumer_offsets` exists)."""
+
+    def coordinator(self) -> GroupCoordinatorService: ...
+
+
 class TransactionServices(Protocol):
     """The transaction coordinator, opened on first use (or at start when `__transaction_state`
     exists)."""
@@ -512,7 +523,7 @@ class BrokerServices:
     metadata: MetadataStore
     replica_manager: ReplicaService
     fetch_sessions: FetchSessionCache
-    group_coordinator: GroupService
+    groups: GroupServices
     topic_creator: TopicAdmin
     controller: ControllerService
     producer_ids: ProducerIdService
@@ -523,7 +534,6 @@ class BrokerServices:
     txn_verifier: TxnVerifierService | None = None  # None: produce skips transaction verification
     authorizer: Authorizer | None = None  # None: no authorizer.class.name, everything is allowed
     listener_security: ListenerSecurityService | None = None  # None: checks no listener change
-    share_groups: ShareGroupService | None = None  # None: share groups are not served
     share: ShareServices | None = None  # None: the share partitions and share-group state are not served
     delegation_tokens: DelegationTokenService | None = None  # None: delegation tokens are not enabled
     quotas: ClientQuotas | None = None  # None: no client quotas are enforced
@@ -532,6 +542,16 @@ class BrokerServices:
     def config(self) -> BrokerConfig:
         """The broker's effective config now."""
         return self.current_config()
+
+    @property
+    def group_coordinator(self) -> GroupService:
+        """The group coordinator, opened on first use."""
+        return self.groups.coordinator()
+
+    @property
+    def share_groups(self) -> ShareGroupService | None:
+        """The group coordinator's share groups, opened on first use."""
+        return self.groups.coordinator()
 
     @property
     def txn_coordinator(self) -> TransactionService:
