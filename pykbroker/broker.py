@@ -496,8 +496,9 @@ class Broker:
 
     def _open_groups(self) -> None:
         """The group coordinator, opened once the broker is open. Opened on a first group request,
-        its modules are imported then, on the event loop, once."""
-        if self._group_coordinator is not None or not self._groups_followed or self.stopping:
+        its modules are imported then, on the event loop, once. A broker shutting down in a
+        controlled way still serves groups; a closed one (or one stopped before serving) opens nothing."""
+        if self._group_coordinator is not None or not self._groups_followed or (self.stopping and self._tasks is None):
             return
         token = self._loop_token
         if self._tasks is not None and token is not None and threading.get_ident() != self._loop_thread:
