@@ -76,7 +76,8 @@ if TYPE_CHECKING:
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ...replication.replica_manager import LogDirEntry, ProduceResult
     from ...replication.replica_selector import ClientMetadata
-    from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.acl import AclOperation, ResourceType
+    from ...security.acl_bindings import AclBinding, AclBindingFilter
     from ...security.delegation_tokens import TokenInformation
     from ...security.principal import KafkaPrincipal
     from ...security.token_manager import CreateTokenResult

@@ -29,19 +29,52 @@ The modules:
 * `fetch`: a consumer's Fetch, whose partitions are faulted where the handler reads them;
 * `configs`: the admin requests for faults (the config keys `pykbroker.fault.injection` and
   `pykbroker.partition.leader.move`);
-* `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler.
+* `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler;
+* `seam`: `FaultSeam`, the broker's faults, opened on first use (a broker never given a fault loads
+  none of the modules above).
 """
 
-from .injector import FaultInjector, RequestFaults
-from .interceptor import FaultInterceptor
-from .responses import PARTITIONED_APIS, error_response
-from .rules import FaultRule, PartitionFault, api_key_of, can_carry_error, error_code_of
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .seam import FaultSeam
+
+if TYPE_CHECKING:
+    from .injector import FaultInjector, RequestFaults
+    from .interceptor import FaultInterceptor
+    from .responses import PARTITIONED_APIS, error_response
+    from .rules import FaultRule, PartitionFault, api_key_of, can_carry_error, error_code_of
+
+# The names above, each imported from its module on first use.
+_MODULE_OF = {
+    "PARTITIONED_APIS": "responses",
+    "FaultInjector": "injector",
+    "FaultInterceptor": "interceptor",
+    "FaultRule": "rules",
+    "PartitionFault": "rules",
+    "RequestFaults": "injector",
+    "api_key_of": "rules",
+    "can_carry_error": "rules",
+    "error_code_of": "rules",
+    "error_response": "responses",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "PARTITIONED_APIS",
     "FaultInjector",
     "FaultInterceptor",
     "FaultRule",
+    "FaultSeam",
     "PartitionFault",
     "RequestFaults",
     "api_key_of",
