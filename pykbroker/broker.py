@@ -57,9 +57,9 @@ from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
 from .quota.client_quotas import ClientQuotas
 from .quota.connection_quotas import ConnectionQuotas, read_limits
-from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
+from .replication.inter_broker_security import InterBrokerSecurity, open_broker_connection
 from .replication.replica_manager import ReplicaManager
 from .replication.txn_markers import TxnMarkerWriter
 from .security.sasl import SASL_PROTOCOLS
@@ -76,7 +76,6 @@ from .server.socket_server import (
     SocketServer,
     bind_listener,
 )
-from .shutdown import controlled_shutdown
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -88,6 +87,7 @@ if TYPE_CHECKING:
     from .coordinator.share import DefaultStatePersister, ShareCoordinator
     from .coordinator.share.partitions import SharePartitionManager
     from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
+    from .replication.broker_client import Connect
     from .security.authorizer import AclAuthorizer, AclStore
     from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
@@ -297,8 +297,9 @@ class Broker:
     def inter_broker_connect(self) -> Connect:
         """How this broker opens connections to the others: `BrokerConnection.open` with the
         inter-broker listener's security (TLS, then SASL), for the follower fetchers, controlled
-        shutdown, the transaction marker sender and the KIP-890 verifier."""
-        return partial(BrokerConnection.open, security=self.inter_broker_security)
+        shutdown, the transaction marker sender and the KIP-890 verifier. The client's module is
+        imported with the first connection (a single broker without transactions opens none)."""
+        return partial(open_broker_connection, security=self.inter_broker_security)
 
     def _listener_authentication(self, metadata: MetadataStore) -> dict[str, ListenerAuthentication]:
         """How connections authenticate on each SASL listener."""
@@ -1019,6 +1020,8 @@ class Broker:
                 log.info("Received %s, shutting down", signal.Signals(signum).name)
                 self.stopping = True
                 if self.in_cluster and self.config["controlled.shutdown.enable"]:
+                    from .shutdown import controlled_shutdown  # cluster modules load only in cluster mode
+
                     await controlled_shutdown(self)
                 scope.cancel()
                 return
