@@ -504,7 +504,7 @@ class ListenerSecurityService(Protocol):
     def validate(self, config: BrokerConfig) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # never compared nor printed: no methods to generate
 class BrokerServices:
     """Everything a handler may use besides its request."""
 
