@@ -59,14 +59,14 @@ from .quota.client_quotas import ClientQuotas
 from .quota.connection_quotas import ConnectionQuotas, read_limits
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
-from .replication.inter_broker_security import InterBrokerSecurity, open_broker_connection
-from .replication.replica_manager import ReplicaManager
+from .replication.inter_broker_security import InterBrokerSecurity
+from .replication.replica_manager import ReplicaManager, open_broker_connection
 from .replication.txn_markers import TxnMarkerWriter
 from .security.sasl import SASL_PROTOCOLS
 from .security.sasl.errors import SaslConfigError
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
-from .server.faults.seam import FaultSeam
+from .server.faults import FaultSeam
 from .server.listener_security import ListenerSecurity
 from .server.request_metrics import RequestMetrics
 from .server.socket_server import (

@@ -2,7 +2,8 @@
 starts it (`pykbroker --dev`), answering Metadata and a Produce, has not loaded the SASL, TLS
 certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library,
 nor the share groups, the log cleaner, the fault injector, the ACL authorizer, DescribeConfigs'
-entries, the replica fetchers, the inter-broker client or the log dir mover.
+entries, the replica fetchers, the inter-broker client, the log dir mover, the TLS connection or the
+reassignment rules.
 
 (`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
 """
@@ -72,7 +73,7 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     # consumer groups (KIP-848): loaded on the first ConsumerGroupHeartbeat/Describe or record
     "pykbroker.coordinator.group.consumer.manager",
     "pykbroker.coordinator.group.consumer.records",
-    # injected faults: loaded with the first fault or config request (`broker.faults`, FaultSeam)
+    # injected faults: loaded with the first fault or config request (`broker.faults`, `FaultSeam`)
     "pykbroker.server.faults.injector",
     "pykbroker.server.faults.interceptor",
     "pykbroker.server.faults.rules",
@@ -90,6 +91,10 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.replication.log_dir_mover",
     "pykbroker.shutdown",
     "pykbroker.common.txn_marker",
+    # the TLS connection, the single broker's reassignment and election rules, magic 0/1 records
+    "pykbroker.server.tls_io",
+    "pykbroker.cluster.controller.election",
+    "pykbroker.cluster.controller.reassignment",
 ]
 
 

@@ -1,18 +1,17 @@
-"""How this broker reaches the others: `InterBrokerSecurity`, the inter-broker listener's security
-protocol and how to meet it, and `open_broker_connection`, `BrokerConnection.open` with the client's
-module (`broker_client.py`) imported on the first connection, which a single broker may never open.
+"""`InterBrokerSecurity`: the inter-broker listener's security protocol and how to meet it. It
+lives apart from the inter-broker client (`broker_client.py`), which a broker imports only with its
+first connection to another broker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import ssl
 
     from ..security.sasl.client import SaslClientCredentials
-    from .broker_client import BrokerConnection
 
 
 @dataclass(frozen=True)
@@ -23,10 +22,3 @@ class InterBrokerSecurity:
     security_protocol: str = "PLAINTEXT"
     ssl_context: ssl.SSLContext | None = None
     sasl: SaslClientCredentials | None = None
-
-
-async def open_broker_connection(*args: Any, **kwargs: Any) -> BrokerConnection:
-    """`BrokerConnection.open(*args, **kwargs)`."""
-    from .broker_client import BrokerConnection
-
-    return await BrokerConnection.open(*args, **kwargs)

@@ -67,7 +67,6 @@ from .fetch_types import (
     PartitionFetchResult,
     SessionWait,
 )
-from .inter_broker_security import open_broker_connection
 from .partition import READ_COMMITTED, Partition
 from .replica_selector import ClientMetadata, preferred_read_replica, replica_selector
 from .replication_quota import ReplicationQuota
@@ -1392,3 +1391,11 @@ def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
             f"Underlying error: {error.name}",
         )
     return ProduceResult(error)
+
+
+async def open_broker_connection(*args: Any, **kwargs: Any) -> BrokerConnection:
+    """`BrokerConnection.open(*args, **kwargs)`, the client's module imported with the first
+    connection to another broker (which a single broker may never open)."""
+    from .broker_client import BrokerConnection
+
+    return await BrokerConnection.open(*args, **kwargs)

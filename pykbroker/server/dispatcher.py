@@ -38,7 +38,7 @@ from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..quota.request_time import RequestClock, client_throttles, timed
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from .faults.seam import FaultSeam
+from .faults import FaultSeam
 from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)

@@ -29,9 +29,12 @@ The modules:
 * `fetch`: a consumer's Fetch, whose partitions are faulted where the handler reads them;
 * `configs`: the admin requests for faults (the config keys `pykbroker.fault.injection` and
   `pykbroker.partition.leader.move`);
-* `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler;
-* `seam`: `FaultSeam`, the broker's faults, opened on first use (a broker never given a fault loads
-  none of the modules above).
+* `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler.
+
+Here: `FaultSeam`, the broker's faults, opened on first use. Until a fault is given (in-process
+through `FaultSeam.injector`, `broker.faults`, or through the config requests' fault keys) every
+request goes straight to its handler, as it would through an interceptor without faults, and none
+of the modules above is imported.
 """
 
 from __future__ import annotations
@@ -39,7 +42,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .seam import FaultSeam
+from ...protocol.api_keys import ApiKey
 
 if TYPE_CHECKING:
     from .injector import FaultInjector, RequestFaults
@@ -60,6 +63,35 @@ _MODULE_OF = {
     "error_code_of": "rules",
     "error_response": "responses",
 }
+
+# The config requests, which may carry the fault keys (`configs.py`).
+CONFIG_APIS = frozenset((ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS))
+
+
+class FaultSeam:
+    """One broker's injected faults, opened on first use."""
+
+    def __init__(self) -> None:
+        self._interceptor: FaultInterceptor | None = None
+
+    @property
+    def injector(self) -> FaultInjector:
+        return self.interceptor.injector
+
+    @property
+    def interceptor(self) -> FaultInterceptor:
+        if self._interceptor is None:
+            from .injector import FaultInjector
+            from .interceptor import FaultInterceptor
+
+            self._interceptor = FaultInterceptor(FaultInjector())
+        return self._interceptor
+
+    def interceptor_for(self, api_key: int) -> FaultInterceptor | None:
+        """What stands around a request's handler: None while there can be no fault for it."""
+        if self._interceptor is None and api_key not in CONFIG_APIS:
+            return None
+        return self.interceptor
 
 
 def __getattr__(name: str) -> Any:

@@ -10,8 +10,8 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...handlers.support.context import RequestContext
+from . import CONFIG_APIS
 from .injector import FaultInjector, Handler
-from .seam import CONFIG_APIS
 
 if TYPE_CHECKING:
     from .configs import FaultConfigs
