@@ -91,10 +91,11 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.replication.log_dir_mover",
     "pykbroker.shutdown",
     "pykbroker.common.txn_marker",
-    # the TLS connection, the single broker's reassignment and election rules, magic 0/1 records
+    # the TLS connection, the single broker's reassignment and election rules, magic 0/1 messages
     "pykbroker.server.tls_io",
     "pykbroker.cluster.controller.election",
     "pykbroker.cluster.controller.reassignment",
+    "pykbroker.records.legacy",
 ]
 
 
