@@ -60,7 +60,7 @@ class ServedListener(Protocol):
     handshake_timeout_s: float
 
 
-@dataclass
+@dataclass(eq=False)  # one per SASL listener, never compared
 class ListenerAuthentication:
     """How connections of one SASL listener authenticate."""
 
