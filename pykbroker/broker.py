@@ -57,23 +57,16 @@ from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
 from .quota.client_quotas import ClientQuotas
 from .quota.connection_quotas import ConnectionQuotas, read_limits
-from .replication.broker_client import BrokerConnection, Connect, InterBrokerSecurity
 from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
-from .replication.replica_manager import ReplicaManager
+from .replication.inter_broker_security import InterBrokerSecurity
+from .replication.replica_manager import ReplicaManager, open_broker_connection
 from .replication.txn_markers import TxnMarkerWriter
-from .security.authorizer import (
-    AclAuthorizer,
-    AclStore,
-    AuthorizerConfigError,
-    authorizer_settings,
-    create_authorizer,
-)
 from .security.sasl import SASL_PROTOCOLS
 from .security.sasl.errors import SaslConfigError
 from .server.connection import ListenerAuthentication
 from .server.dispatcher import Dispatcher
-from .server.faults import FaultInjector
+from .server.faults import FaultSeam
 from .server.listener_security import ListenerSecurity
 from .server.request_metrics import RequestMetrics
 from .server.socket_server import (
@@ -83,7 +76,6 @@ from .server.socket_server import (
     SocketServer,
     bind_listener,
 )
-from .shutdown import controlled_shutdown
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
@@ -96,10 +88,13 @@ if TYPE_CHECKING:
     from .coordinator.share import DefaultStatePersister, ShareCoordinator
     from .coordinator.share.partitions import SharePartitionManager
     from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
+    from .replication.broker_client import Connect
+    from .security.authorizer import AclAuthorizer, AclStore
     from .security.delegation_tokens import TokenStore
     from .security.sasl.client import SaslClientCredentials
     from .security.ssl_config import ServerSsl
     from .security.token_manager import DelegationTokenManager
+    from .server.faults import FaultInjector
     from .server.metrics_http import Health
 
 log = logging.getLogger(__name__)
@@ -188,13 +183,18 @@ class Broker:
         self._reconfigure_connection_quotas()
         self.request_metrics = RequestMetrics()
         self.metrics_socket: socket.socket | None = None  # pykbroker.metrics.listener, bound by open()
-        self.faults = FaultInjector()  # injected faults for client tests (server/faults/)
+        self.fault_seam = FaultSeam()  # injected faults for client tests (server/faults/), opened on first use
         # how the broker stops when no log directory is left: at once, with this exit code, as
         # Kafka halts (the in-process test broker replaces it)
         self.halt: Callable[[int], None] = halt_process
         self._cancel_scope: anyio.CancelScope | None = None
         self.started = False
         self.stopping = False
+
+    @property
+    def faults(self) -> FaultInjector:
+        """The broker's injected faults (their modules are imported on first use)."""
+        return self.fault_seam.injector
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -300,8 +300,9 @@ class Broker:
     def inter_broker_connect(self) -> Connect:
         """How this broker opens connections to the others: `BrokerConnection.open` with the
         inter-broker listener's security (TLS, then SASL), for the follower fetchers, controlled
-        shutdown, the transaction marker sender and the KIP-890 verifier."""
-        return partial(BrokerConnection.open, security=self.inter_broker_security)
+        shutdown, the transaction marker sender and the KIP-890 verifier. The client's module is
+        imported with the first connection (a single broker without transactions opens none)."""
+        return partial(open_broker_connection, security=self.inter_broker_security)
 
     def _listener_authentication(self, metadata: MetadataStore) -> dict[str, ListenerAuthentication]:
         """How connections authenticate on each SASL listener."""
@@ -358,9 +359,18 @@ class Broker:
                 tls = ServerSsl.for_listener(self.config, listener.name)
                 self.listener_tls[listener.name] = listener.tls = tls
 
+    @property
+    def authorizer_configured(self) -> bool:
+        """True with `authorizer.class.name` set: only then are the ACL modules imported."""
+        return bool((self.config.get("authorizer.class.name") or "").strip())
+
     def _refuse_unknown_authorizer(self) -> None:
         """An authorizer class this broker does not implement, or settings Kafka's AclAuthorizer
         refuses, stop the broker before it touches anything."""
+        if not self.authorizer_configured:
+            return
+        from .security.authorizer import AuthorizerConfigError, authorizer_settings
+
         try:
             authorizer_settings(self.config)
         except AuthorizerConfigError as error:
@@ -773,6 +783,9 @@ class Broker:
         """`authorizer.class.name`'s authorizer with every ACL loaded (ZooKeeper's in a cluster, the
         ACL file of the first log dir on a single broker); a class or setting it cannot honour stops
         the broker here."""
+        if not self.authorizer_configured:
+            return None
+        from .security.authorizer import AuthorizerConfigError, create_authorizer
 
         def acl_store() -> AclStore:
             if not self.in_cluster:
@@ -864,7 +877,7 @@ class Broker:
         """Serve until cancelled, a signal arrives, or `shutdown()` is called."""
         if not self.listeners:
             self.open()
-        dispatcher = Dispatcher(self.registry, self.services(), self.request_metrics, self.faults)
+        dispatcher = Dispatcher(self.registry, self.services(), self.request_metrics, self.fault_seam)
         server = SocketServer(
             self.listeners,
             dispatcher,
@@ -1054,6 +1067,8 @@ class Broker:
                 log.info("Received %s, shutting down", signal.Signals(signum).name)
                 self.stopping = True
                 if self.in_cluster and self.config["controlled.shutdown.enable"]:
+                    from .shutdown import controlled_shutdown  # cluster modules load only in cluster mode
+
                     await controlled_shutdown(self)
                 scope.cancel()
                 return

@@ -1,8 +1,10 @@
 """A broker imports only what its configuration uses: a plaintext broker started as `make run`
 starts it (`pykbroker --dev`), answering Metadata and a Produce, has not loaded the SASL, TLS
 certificate, ZooKeeper, delegation-token, metrics-server or tool modules, nor a compression library,
-nor the group coordinator, the share groups, the log cleaner or the fault-injection config requests.
-A group request opens the group coordinator, which then serves the group as always.
+nor the group coordinator, the share groups, the log cleaner, the fault injector, the ACL
+authorizer, DescribeConfigs' entries, the replica fetchers, the inter-broker client, the log dir
+mover, the TLS connection or the reassignment rules. A group request opens the group coordinator,
+which then serves the group as always.
 
 (`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
 """
@@ -89,6 +91,29 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     # consumer groups (KIP-848): loaded on the first ConsumerGroupHeartbeat/Describe or record
     "pykbroker.coordinator.group.consumer.manager",
     "pykbroker.coordinator.group.consumer.records",
+    # injected faults: loaded with the first fault or config request (`broker.faults`, `FaultSeam`)
+    "pykbroker.server.faults.injector",
+    "pykbroker.server.faults.interceptor",
+    "pykbroker.server.faults.rules",
+    "pykbroker.server.faults.fetch",
+    # ACLs: loaded with authorizer.class.name or the first ACL request
+    "pykbroker.security.authorizer",
+    "pykbroker.security.acl_bindings",
+    # DescribeConfigs' entries (and `decimal`, for Kafka's formatting of doubles)
+    "pykbroker.config.describe",
+    "decimal",
+    # replication: a follower's fetchers and the inter-broker client, a replica's move between
+    # log dirs, controlled shutdown (in a cluster), the transaction markers' request type
+    "pykbroker.replication.fetcher",
+    "pykbroker.replication.broker_client",
+    "pykbroker.replication.log_dir_mover",
+    "pykbroker.shutdown",
+    "pykbroker.common.txn_marker",
+    # the TLS connection, the single broker's reassignment and election rules, magic 0/1 messages
+    "pykbroker.server.tls_io",
+    "pykbroker.cluster.controller.election",
+    "pykbroker.cluster.controller.reassignment",
+    "pykbroker.records.legacy",
 ]
 
 

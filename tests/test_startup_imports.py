@@ -40,7 +40,14 @@ OTHERS = [
     "pykbroker.tools",
     "pyspark",
 ]
-HEAVY = ZOOKEEPER + TLS + SASL + CODECS + OTHERS
+# What a plain broker loads only once its configuration or a request uses it
+ON_FIRST_USE = [
+    "pykbroker.security.authorizer",  # authorizer.class.name
+    "pykbroker.server.faults.injector",  # a fault, or a config request (the fault keys)
+    "pykbroker.replication.fetcher",  # a partition followed (a cluster)
+    "pykbroker.replication.broker_client",  # a connection to another broker
+]
+HEAVY = ZOOKEEPER + TLS + SASL + CODECS + OTHERS + ON_FIRST_USE
 
 PLAIN_BROKER = """
     import pykbroker.broker
@@ -139,3 +146,45 @@ def test_zookeeper_mode_and_encoded_passwords_load_their_modules_when_used():
     assert steps["imported"] == []
     assert {"cryptography", "pykbroker.security.password_encoder"} <= set(steps["password encoded"])
     assert {"kazoo", "pykbroker.cluster.zk_client"} <= set(steps["zookeeper store"])
+
+
+def test_describe_configs_and_a_fault_load_their_modules_with_the_first_request_and_work(tmp_path):
+    steps = loaded_in_fresh_interpreter("""
+        import json, sys
+        from confluent_kafka.admin import AdminClient, AlterConfigOpType, ConfigEntry, ConfigResource, ResourceType
+        from pykbroker.testkit.embedded import EmbeddedBroker
+        from pykbroker.testkit.wire import metadata
+        with EmbeddedBroker(OVERRIDES) as broker:
+            metadata(broker.bootstrap)
+            report("answered Metadata")
+            assert "pykbroker.config.describe" not in sys.modules
+            admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+            described = admin.describe_configs([ConfigResource(ResourceType.BROKER, "0")])
+            configs = next(iter(described.values())).result(60)
+            assert configs["num.partitions"].value == "1", configs["num.partitions"]
+            assert "pykbroker.config.describe" in sys.modules
+            report("described configs")
+            rule = {"api": "Metadata", "topic": "orders", "error": "LEADER_NOT_AVAILABLE"}
+            entry = ConfigEntry("pykbroker.fault.injection", json.dumps(rule),
+                                incremental_operation=AlterConfigOpType.APPEND)
+            resource = ConfigResource(ResourceType.BROKER, "0", incremental_configs=[entry])
+            admin.incremental_alter_configs([resource])[resource].result(60)
+            assert [t.error_code for t in metadata(broker.bootstrap, ["orders"]).topics] == [5]
+            report("injected a fault")
+    """, {"log.dirs": str(tmp_path / "logs")})
+
+    assert steps["answered Metadata"] == []
+    assert steps["described configs"] == ["pykbroker.server.faults.injector"]  # the fault keys are answered
+    assert steps["injected a fault"] == steps["described configs"]
+
+
+def test_an_authorizer_loads_the_acl_modules_at_start_and_denies_without_acls(tmp_path):
+    steps = loaded_in_fresh_interpreter("""
+        from pykbroker.testkit.embedded import EmbeddedBroker
+        from pykbroker.testkit.wire import metadata
+        with EmbeddedBroker(OVERRIDES) as broker:
+            assert [t.error_code for t in metadata(broker.bootstrap, ["orders"]).topics] == [29]
+            report("answered Metadata")
+    """, {"log.dirs": str(tmp_path / "logs"), "authorizer.class.name": "kafka.security.authorizer.AclAuthorizer"})
+
+    assert steps["answered Metadata"] == ["pykbroker.security.authorizer"]

@@ -319,7 +319,7 @@ class EmbeddedMetadataStore(MetadataStore):
         write_atomically(self._state_path(), snapshot.text())
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # written as it is, never compared
 class StateSnapshot:
     """The state file's text in parts: one line per topic, then the dynamic configs' object."""
 

@@ -10,11 +10,14 @@ reassignment is ever ongoing.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..common.topic_partition import TopicPartition
 from ..protocol.errors import ErrorCode
-from .controller.election import PREFERRED
-from .controller.reassignment import ReassignmentError, ReplicaAssignment, invalid_target
 from .store import MetadataStore
+
+if TYPE_CHECKING:  # the controller's rules load with the first ElectLeaders or reassignment
+    from .controller.reassignment import ReassignmentError, ReplicaAssignment
 
 
 class LocalController:
@@ -31,6 +34,8 @@ class LocalController:
     async def elect_leaders(
         self, election_type: int, partitions: list[TopicPartition] | None
     ) -> dict[TopicPartition, tuple[ErrorCode, str | None]]:
+        from .controller.election import PREFERRED
+
         topics = self.store.topics()
         if partitions is None:
             partitions = [(name, p) for name, info in sorted(topics.items()) for p in sorted(info.partitions)]
@@ -58,6 +63,8 @@ class LocalController:
         return {tp: self._reassign(tp, target) for tp, target in reassignments.items()}
 
     def _reassign(self, tp: TopicPartition, target: list[int] | None) -> ReassignmentError:
+        from .controller.reassignment import ReplicaAssignment, invalid_target
+
         if target is None:
             return ErrorCode.NO_REASSIGNMENT_IN_PROGRESS, ErrorCode.NO_REASSIGNMENT_IN_PROGRESS.message
         info = self.store.topic(tp[0])

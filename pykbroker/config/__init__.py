@@ -12,13 +12,19 @@ One module per concern:
 | `topics.py` | a topic's overrides validated, and the effective values its log uses |
 | `describe.py` | the entries DescribeConfigs answers with (value, source, synonyms) |
 
-The names other modules use are re-exported here:
+The names other modules use are re-exported here (those of `describe.py` imported on first use:
+only DescribeConfigs and CreateTopics need them):
 
     config = BrokerConfig({"log.dirs": tmp, "listeners": "PLAINTEXT://127.0.0.1:0"})
     config["num.partitions"]                  # 1
     topic = topic_config_values({"retention.ms": "1000"}, config)
     entries = describe_topic_configs({"retention.ms": "1000"}, config)
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .broker import BrokerConfig
 from .definitions import (
@@ -28,13 +34,6 @@ from .definitions import (
     ConfigDefinition,
     Synonym,
     broker_synonyms,
-)
-from .describe import (
-    ConfigEntry,
-    ConfigSynonym,
-    broker_config_synonyms,
-    describe_broker_configs,
-    describe_topic_configs,
 )
 from .listeners import Listener, parse_listeners, parse_security_protocol_map
 from .properties import load_properties, parse_properties
@@ -48,6 +47,26 @@ from .types import (
     parse_typed,
     to_raw,
 )
+
+if TYPE_CHECKING:
+    from .describe import (
+        ConfigEntry,
+        ConfigSynonym,
+        broker_config_synonyms,
+        describe_broker_configs,
+        describe_topic_configs,
+    )
+
+_DESCRIBE_NAMES = frozenset(
+    ("ConfigEntry", "ConfigSynonym", "broker_config_synonyms", "describe_broker_configs", "describe_topic_configs")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DESCRIBE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.describe"), name)
+
 
 __all__ = [
     "BROKER_CONFIGS",

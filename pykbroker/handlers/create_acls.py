@@ -13,7 +13,8 @@ the single broker's ACL file).
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import CreateAclsRequest, CreateAclsResponse
-from ..security.acl import AclBinding, AclOperation, AclPermissionType, PatternType, ResourceType
+from ..security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from ..security.acl_bindings import AclBinding
 from .support.acl_requests import NO_AUTHORIZER, binding_of
 from .support.authorization import check
 from .support.context import RequestContext

@@ -9,7 +9,7 @@ applies to the name (the literal name, the literal wildcard `*`, and prefixes of
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import DescribeAclsRequest, DescribeAclsResponse
-from ..security.acl import ResourcePattern
+from ..security.acl_bindings import ResourcePattern
 from .support.acl_requests import filter_of
 from .support.authorization import check
 from .support.context import RequestContext

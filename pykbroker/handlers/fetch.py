@@ -52,7 +52,7 @@ from ..protocol.api_keys import ApiKey
 from ..protocol.codegen import ZERO_UUID, RecordsData
 from ..protocol.errors import ErrorCode
 from ..protocol.message_types import FetchRequest, FetchResponse
-from ..records import batch, legacy
+from ..records import batch
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import FetchContext, TopicIdPartition, session_wait_key
 from ..replication.fetch_types import (
@@ -396,6 +396,8 @@ def _records_for_version(regions: FetchedRecords | None, version: int) -> FileRe
 
 def _down_convert(data: bytes, magic: int) -> bytes:
     """Whole batches only (a fetch may end in a partial one), as a legacy message set."""
+    from ..records import legacy  # loaded with the first fetch of a client that old
+
     end = 0
     for pos, header in batch.iter_headers(data):
         end = pos + header.size

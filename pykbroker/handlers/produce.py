@@ -41,7 +41,7 @@ from ..common.topic_partition import TopicPartition
 from ..protocol.api_keys import ApiKey
 from ..protocol.errors import ErrorCode, KafkaError
 from ..protocol.message_types import ProduceRequest, ProduceResponse
-from ..records import batch, legacy
+from ..records import batch
 from ..records.compression import ZSTD
 from ..records.errors import InvalidRecordError
 from ..replication.replica_manager import ProduceResult
@@ -178,6 +178,8 @@ def _as_single_v2_batch(records: bytes | bytearray | None, version: int) -> byte
                 f"Produce requests with version {version} are only "
                 "allowed to contain record batches with magic version 2"
             )
+        from ..records import legacy  # magic 0 and 1: loaded with the first such produce
+
         return bytearray(legacy.upconvert_to_v2(bytes(records), base_offset=0))
     header = batch.parse_header(records)
     if version < 7 and header.compression == ZSTD:

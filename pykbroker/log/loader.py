@@ -34,7 +34,7 @@ from .txn_index import AbortedTxn
 SegmentFactory = Callable[..., Segment]
 
 
-@dataclass
+@dataclass(eq=False)  # a load's outcome, never compared
 class LoadedLog:
     segments: LogSegments
     log_start_offset: int

@@ -46,7 +46,7 @@ class AbortedTransaction(NamedTuple):
     first_offset: int
 
 
-@dataclass
+@dataclass(eq=False)  # one read's outcome, never compared
 class FetchDataInfo:
     """The result of `Log.read`: where the read started and the file regions to send.
 
@@ -79,7 +79,7 @@ class TimestampAndOffset(NamedTuple):
     leader_epoch: int
 
 
-@dataclass
+@dataclass(eq=False)  # one append's outcome, never compared
 class LogAppendInfo:
     """The outcome of an append (what the ProduceResponse and replication need).
 

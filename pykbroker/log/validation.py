@@ -39,7 +39,7 @@ HEADER_SIZE_UP_TO_MAGIC = MAGIC_OFFSET + 1
 KNOWN_CODECS = range(0, 5)
 
 
-@dataclass
+@dataclass(eq=False)  # one append's buffer, never compared
 class AppendBatches:
     """The complete batches of an append buffer (a partial tail is ignored, as Kafka does)."""
 

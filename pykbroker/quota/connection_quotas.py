@@ -118,7 +118,7 @@ def _int(value: object) -> int:
     return int(float(str(value)))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # read by the metrics, never compared
 class ListenerView:
     """One listener's connection metrics, read now."""
 

@@ -7,7 +7,15 @@ A library on its own (it imports nothing else from pykbroker):
 * `compression`: Kafka's codecs (none, gzip, snappy, lz4, zstd).
 * `legacy`: magic 0/1 message sets, up-conversion to and down-conversion from magic 2.
 * `control`: control records, transaction markers.
+
+The names of `legacy` are imported on first use: a broker whose clients all speak magic 2 never
+loads it.
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .batch import (
     BATCH_HEADER_SIZE,
@@ -33,15 +41,28 @@ from .control import (
     read_end_txn_marker,
 )
 from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .legacy import (
-    LegacyMessage,
-    build_message_set,
-    decode_message_set,
-    downconvert,
-    parse_message_set,
-    upconvert_to_v2,
-)
 from .records import Record, build_batch, decode_batch, iter_batches, iter_records
+
+if TYPE_CHECKING:
+    from .legacy import (
+        LegacyMessage,
+        build_message_set,
+        decode_message_set,
+        downconvert,
+        parse_message_set,
+        upconvert_to_v2,
+    )
+
+_LEGACY_NAMES = frozenset(
+    ("LegacyMessage", "build_message_set", "decode_message_set", "downconvert", "parse_message_set", "upconvert_to_v2")
+)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LEGACY_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.legacy"), name)
+
 
 __all__ = [
     "ABORT",

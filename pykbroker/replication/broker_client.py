@@ -26,10 +26,8 @@ expires (KIP-368). A refused TLS handshake or authentication is a BrokerConnecti
 
 from __future__ import annotations
 
-import ssl
 import struct
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -39,6 +37,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from ..cluster.store import MetadataStore
 from ..common.time import SYSTEM_CLOCK
 from ..protocol import headers, messages
+from .inter_broker_security import InterBrokerSecurity
 
 if TYPE_CHECKING:
     from ..security.sasl.client import SaslClientCredentials
@@ -52,16 +51,6 @@ Connect = Callable[..., Awaitable["BrokerConnection"]]
 
 class BrokerConnectionError(Exception):
     """The connection failed, timed out, or the answer made no sense; it is closed."""
-
-
-@dataclass(frozen=True)
-class InterBrokerSecurity:
-    """The inter-broker listener's security protocol and how to meet it: for SSL/SASL_SSL the TLS
-    client side, for SASL_PLAINTEXT/SASL_SSL the credentials this broker authenticates with."""
-
-    security_protocol: str = "PLAINTEXT"
-    ssl_context: ssl.SSLContext | None = None
-    sasl: SaslClientCredentials | None = None
 
 
 class BrokerConnection:

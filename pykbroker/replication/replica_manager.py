@@ -58,7 +58,6 @@ from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
 from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .broker_client import BrokerConnection
 from .broker_topic_stats import BrokerTopicStats
 from .durability import sync_before_ack
 from .fetch_types import (
@@ -68,15 +67,18 @@ from .fetch_types import (
     PartitionFetchResult,
     SessionWait,
 )
-from .fetcher import ReplicaFetcherManager
-from .log_dir_mover import LogDirMovers
 from .partition import READ_COMMITTED, Partition
 from .replica_selector import ClientMetadata, preferred_read_replica, replica_selector
 from .replication_quota import ReplicationQuota
 from .role_changes import RoleChanges, partition_ranges
 
 if TYPE_CHECKING:
+    from anyio.abc import TaskGroup
+
     from ..config.broker import BrokerConfig
+    from .broker_client import BrokerConnection
+    from .fetcher import ReplicaFetcherManager
+    from .log_dir_mover import LogDirMovers
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +107,7 @@ class TxnVerifier(Protocol):
     ) -> dict[TopicPartition, ErrorCode]: ...
 
 
-@dataclass
+@dataclass(eq=False)  # one partition's answer, never compared
 class ProduceResult:
     error: ErrorCode = ErrorCode.NONE
     base_offset: int = -1
@@ -248,7 +250,7 @@ class ReplicaManager:
         self.metadata = metadata_store
         self.inter_broker_listener = inter_broker_listener
         # how followers connect to leaders: BrokerConnection.open with the inter-broker security
-        self.connect = connect or BrokerConnection.open
+        self.connect = connect or open_broker_connection
         self.partitions: dict[TopicPartition, Partition] = {}
         # partitions whose log directory failed (Kafka's HostedPartition.Offline): they answer
         # KAFKA_STORAGE_ERROR and are not opened again until a restart
@@ -266,10 +268,13 @@ class ReplicaManager:
         self.leader_quota = ReplicationQuota(broker_id)
         self.follower_quota = ReplicationQuota(broker_id)
         self._configure_replication_quotas()
-        self.fetchers = ReplicaFetcherManager(self, config, metadata_store)
+        # opened with the first partition followed, the first replica moved (a single broker has
+        # neither: their modules are not imported)
+        self._fetchers: ReplicaFetcherManager | None = None
+        self._log_dir_movers: LogDirMovers | None = None
+        self._tasks: TaskGroup | None = None  # run()'s, for the fetchers and movers opened later
         # KIP-392: None unless replica.selector.class names the rack-aware selector
         self.replica_selector = replica_selector(config["replica.selector.class"])
-        self.log_dir_movers = LogDirMovers(self)  # replicas moving between log directories
         self.replication_stopped = False  # controlled shutdown: follow no leader any more
         self.topic_stats = BrokerTopicStats()  # bytes and messages in and out (Kafka's BrokerTopicStats)
         self.isr_shrinks = 0  # ISR changes committed as leader (Kafka's IsrShrinksPerSec, IsrExpandsPerSec)
@@ -331,11 +336,47 @@ class ReplicaManager:
             )
 
     async def run(self) -> None:
-        """Follower fetchers and the periodic ISR shrink check, until cancelled."""
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(self.fetchers.run)
-            tasks.start_soon(self.log_dir_movers.run)
-            tasks.start_soon(self._shrink_isrs_periodically)
+        """Follower fetchers, log dir moves and the periodic ISR shrink check, until cancelled."""
+        try:
+            async with anyio.create_task_group() as tasks:
+                self._tasks = tasks
+                if self._fetchers is not None:
+                    tasks.start_soon(self._fetchers.run)
+                if self._log_dir_movers is not None:
+                    tasks.start_soon(self._log_dir_movers.run)
+                tasks.start_soon(self._shrink_isrs_periodically)
+        finally:
+            self._tasks = None
+
+    @property
+    def fetchers(self) -> ReplicaFetcherManager:
+        """The fetchers of the partitions this broker follows, opened on first use."""
+        if self._fetchers is None:
+            from .fetcher import ReplicaFetcherManager
+
+            self._fetchers = ReplicaFetcherManager(self, self.config, self.metadata)
+            if self._tasks is not None:
+                self._tasks.start_soon(self._fetchers.run)
+        return self._fetchers
+
+    @property
+    def log_dir_movers(self) -> LogDirMovers:
+        """The replicas moving between log directories, opened on first use."""
+        if self._log_dir_movers is None:
+            from .log_dir_mover import LogDirMovers
+
+            self._log_dir_movers = LogDirMovers(self)
+            if self._tasks is not None:
+                self._tasks.start_soon(self._log_dir_movers.run)
+        return self._log_dir_movers
+
+    def _stop_fetching(self, tp: TopicPartition) -> None:
+        if self._fetchers is not None:
+            self._fetchers.remove_partition(tp)
+
+    def _stop_move(self, tp: TopicPartition) -> None:
+        if self._log_dir_movers is not None:
+            self._log_dir_movers.stop(tp)
 
     async def _shrink_isrs_periodically(self) -> None:
         lag_ms = int(self.config["replica.lag.time.max.ms"])
@@ -451,7 +492,7 @@ class ReplicaManager:
                 partition.update_replicas(state.replicas, self.clock.now_ms())
             partition.update_isr(state.isr, state.partition_epoch)
             return
-        self.fetchers.remove_partition(partition.key)
+        self._stop_fetching(partition.key)
         partition.make_leader(state.leader_epoch, state.replicas, state.isr, state.partition_epoch, self.clock.now_ms())
         log.debug(
             "Leading %s-%d at leader epoch %d (isr %s, log end %d)",
@@ -466,7 +507,7 @@ class ReplicaManager:
     def _follow(self, partition: Partition, state: PartitionState, changes: RoleChanges) -> None:
         partition.make_follower(state.leader, state.leader_epoch, state.replicas, state.isr, state.partition_epoch)
         if state.leader < 0 or self.replication_stopped:
-            self.fetchers.remove_partition(partition.key)
+            self._stop_fetching(partition.key)
             return
         self.fetchers.add_partition(partition)
         log.debug(
@@ -485,7 +526,7 @@ class ReplicaManager:
         acks=all writes would wait for it once it is gone."""
         self.replication_stopped = True
         for tp in list(self.partitions):
-            self.fetchers.remove_partition(tp)
+            self._stop_fetching(tp)
 
     def _delete_topic_partitions(self, topic: str) -> None:
         self.topic_stats.remove_topic(topic)
@@ -503,10 +544,10 @@ class ReplicaManager:
         self._remove_partition(tp)
 
     def _remove_partition(self, tp: TopicPartition) -> None:
-        self.log_dir_movers.stop(tp)
+        self._stop_move(tp)
         del self.partitions[tp]
         self._leaders_with_followers.pop(tp, None)
-        self.fetchers.remove_partition(tp)
+        self._stop_fetching(tp)
         self.log_manager.delete(*tp)
         self.fetch_purgatory.check_and_complete(tp)
         self.produce_purgatory.check_and_complete(tp)
@@ -578,7 +619,7 @@ class ReplicaManager:
         log.warning("Stopping serving replicas in dir %s", log_dir)
         offline = [tp for tp, p in self.partitions.items() if p.log.parent_dir == log_dir]
         for tp in offline:
-            self.fetchers.remove_partition(tp)
+            self._stop_fetching(tp)
         for tp in offline:
             self._mark_partition_offline(tp)
         if offline:
@@ -591,14 +632,14 @@ class ReplicaManager:
         for tp, future in self.log_manager.futures().items():
             if future.parent_dir == log_dir:
                 log.warning("The move of %s-%d to %s failed: the directory is offline", *tp, log_dir)
-                self.log_dir_movers.stop(tp)
+                self._stop_move(tp)
         unloaded = self.log_manager.handle_log_dir_failure(log_dir)  # also those still loading there
         self.offline_partitions.update(unloaded)
         log.warning("Stopped serving replicas in dir %s", log_dir)
         return sorted(set(offline) | set(unloaded))
 
     def _mark_partition_offline(self, tp: TopicPartition) -> None:
-        self.log_dir_movers.stop(tp)
+        self._stop_move(tp)
         del self.partitions[tp]
         self.offline_partitions.add(tp)
         self._leaders_with_followers.pop(tp, None)
@@ -1140,7 +1181,7 @@ class ReplicaManager:
         partition = self.partitions.get(tp)
         future = self.log_manager.get_future(topic, index)
         if partition is not None and future is not None and future.parent_dir != log_dir:
-            self.log_dir_movers.stop(tp)  # another destination: this move is cancelled
+            self._stop_move(tp)  # another destination: this move is cancelled
             self.log_manager.remove_future_log(topic, index)
             future = None
         self.log_manager.maybe_update_preferred_log_dir(topic, index, log_dir)
@@ -1350,3 +1391,11 @@ def _verification_failure(error: ErrorCode, api_version: int) -> ProduceResult:
             f"Underlying error: {error.name}",
         )
     return ProduceResult(error)
+
+
+async def open_broker_connection(*args: Any, **kwargs: Any) -> BrokerConnection:
+    """`BrokerConnection.open(*args, **kwargs)`, the client's module imported with the first
+    connection to another broker (which a single broker may never open)."""
+    from .broker_client import BrokerConnection
+
+    return await BrokerConnection.open(*args, **kwargs)

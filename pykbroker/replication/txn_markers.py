@@ -28,15 +28,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
 from ..common.topic_partition import TopicPartition
-from ..common.txn_marker import TxnMarker
 from ..log.producer_state import COORDINATOR
 from ..protocol.errors import ErrorCode
 from ..records.control import build_end_txn_marker
 from .replica_manager import ProduceResult, ReplicaManager
+
+if TYPE_CHECKING:
+    from ..common.txn_marker import TxnMarker
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,7 @@ from pathlib import Path
 
 from ..cluster.meta_properties import write_atomically
 from .acl import (
-    AccessControlEntry,
     PatternType,
-    ResourcePattern,
     operation_name,
     parse_operation,
     parse_permission_type,
@@ -29,6 +27,7 @@ from .acl import (
     permission_type_name,
     resource_type_name,
 )
+from .acl_bindings import AccessControlEntry, ResourcePattern
 from .authorizer import AclChangeListener, Acls
 
 ACL_FILE = "pykbroker-acls.json"

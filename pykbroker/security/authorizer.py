@@ -38,16 +38,13 @@ from .acl import (
     WILDCARD_HOST,
     WILDCARD_PRINCIPAL,
     WILDCARD_RESOURCE,
-    AccessControlEntry,
-    AclBinding,
-    AclBindingFilter,
     AclOperation,
     AclPermissionType,
     PatternType,
-    ResourcePattern,
     ResourceType,
     parse_principal,
 )
+from .acl_bindings import AccessControlEntry, AclBinding, AclBindingFilter, ResourcePattern
 from .principal import KafkaPrincipal
 
 log = logging.getLogger(__name__)

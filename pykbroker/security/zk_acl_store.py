@@ -29,7 +29,8 @@ from collections.abc import Callable
 from ..cluster import zk_data
 from ..cluster.zk_client import KafkaZkClient, WatchResult
 from ..common.time import SYSTEM_CLOCK, Clock
-from .acl import PatternType, ResourcePattern, ResourceType, parse_resource_type, resource_type_name
+from .acl import PatternType, ResourceType, parse_resource_type, resource_type_name
+from .acl_bindings import ResourcePattern
 from .acl_store import decode_acls, encode_acls
 from .authorizer import AclChangeListener, Acls, AclStoreError
 

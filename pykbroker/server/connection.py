@@ -38,7 +38,6 @@ from ..protocol.codegen import DecodeError
 from ..security.principal import ANONYMOUS, KafkaPrincipal
 from .dispatcher import ChannelThrottle, CloseConnection, Dispatcher, describe_request
 from .socket_io import FrameTooLarge, InvalidFrameSize, SocketIO, size_prefix
-from .tls_io import TlsSocketIO
 
 if TYPE_CHECKING:  # the SASL and TLS modules load with the first listener that uses them
     from ..security.sasl.authenticator import (
@@ -49,6 +48,7 @@ if TYPE_CHECKING:  # the SASL and TLS modules load with the first listener that 
     )
     from ..security.sasl.config import SaslListenerSettings
     from ..security.ssl_config import ServerSsl
+    from .tls_io import TlsSocketIO
 
 
 class ServedListener(Protocol):
@@ -60,7 +60,7 @@ class ServedListener(Protocol):
     handshake_timeout_s: float
 
 
-@dataclass
+@dataclass(eq=False)  # one per SASL listener, never compared
 class ListenerAuthentication:
     """How connections of one SASL listener authenticate."""
 
@@ -97,6 +97,8 @@ async def serve_connection(
     if tls is None:
         io = SocketIO(sock, send_buffer_bytes)
     else:
+        from .tls_io import TlsSocketIO  # loaded with the first TLS connection
+
         sock.setblocking(False)
         try:
             io = TlsSocketIO(

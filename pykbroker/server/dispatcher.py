@@ -5,7 +5,8 @@ ApiVersions, which answers UNSUPPORTED_VERSION with a v0 body listing the ApiVer
 serves (only those, as Kafka does), so that clients can fall back.
 
 Injected faults for client tests (`faults/`) stand around the handler's call: the dispatcher hands
-each request to `FaultInterceptor.serve` with its handler, and the handlers know nothing of them.
+each request to `FaultInterceptor.serve` with its handler (once the broker has faults or is asked
+about them: `FaultSeam`), and the handlers know nothing of them.
 
 Client quotas (Kafka's KIP-124, KIP-219): while the request quota is on, each handler's running
 time is measured (`quota.request_time`) and recorded after it; the throttle a handler or the
@@ -37,7 +38,7 @@ from ..protocol.codegen import DecodeError
 from ..protocol.errors import ErrorCode
 from ..quota.request_time import RequestClock, client_throttles, timed
 from ..security.principal import ANONYMOUS, KafkaPrincipal
-from .faults import FaultInjector, FaultInterceptor
+from .faults import FaultSeam
 from .request_metrics import RequestMetrics
 
 log = logging.getLogger(__name__)
@@ -80,13 +81,12 @@ class Dispatcher:
         registry: dict[int, HandlerEntry],
         services: BrokerServices,
         request_metrics: RequestMetrics | None = None,
-        faults: FaultInjector | None = None,
+        faults: FaultSeam | None = None,
     ) -> None:
         self.registry = registry
         self.services = services
         self.request_metrics = request_metrics or RequestMetrics()
-        self.faults = faults if faults is not None else FaultInjector()
-        self.interceptor = FaultInterceptor(self.faults)
+        self.faults = faults if faults is not None else FaultSeam()
 
     async def dispatch(
         self,
@@ -150,15 +150,22 @@ class Dispatcher:
         quotas = self.services.quotas
         if quotas is not None and quotas.request.enabled:
             ctx.request_clock = RequestClock()
-            response = await timed(self.interceptor.serve(entry.handle, request, ctx), ctx.request_clock)
+            response = await timed(self._serve(entry, request, ctx), ctx.request_clock)
         else:
-            response = await self.interceptor.serve(entry.handle, request, ctx)
+            response = await self._serve(entry, request, ctx)
         if quotas is not None and (ctx.throttle_time_ms or quotas.request.enabled):
             await self._throttle(request, response, ctx, channel)
         if response is None:
             return None
         body = entry.response_type.encode(response, version=ctx.api_version)
         return [headers.encode_response_header(ctx.api_key, ctx.api_version, ctx.correlation_id), *body]
+
+    async def _serve(self, entry: HandlerEntry, request: Any, ctx: RequestContext) -> Any:
+        """The handler's answer, with the injected faults around it once there may be any."""
+        interceptor = self.faults.interceptor_for(ctx.api_key)
+        if interceptor is None:
+            return await entry.handle(request, ctx)
+        return await interceptor.serve(entry.handle, request, ctx)
 
     async def _throttle(
         self, request: Any, response: Any, ctx: RequestContext, channel: ChannelThrottle | None

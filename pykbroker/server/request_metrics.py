@@ -25,7 +25,7 @@ FETCH_CONSUMER = "FetchConsumer"
 FETCH_FOLLOWER = "FetchFollower"
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # counts, never compared
 class RequestStats:
     """One request name's counts: by version (RequestsPerSec) and its total time (TotalTimeMs)."""
 

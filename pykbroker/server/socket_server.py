@@ -41,7 +41,7 @@ SERVED_SECURITY_PROTOCOLS = frozenset({"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SA
 TLS_SECURITY_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 
 
-@dataclass
+@dataclass(eq=False)  # holds its socket: one object per listener
 class BoundListener:
     name: str
     sock: socket.socket

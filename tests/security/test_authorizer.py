@@ -4,18 +4,14 @@ import pytest
 
 from pykbroker.config import BrokerConfig
 from pykbroker.protocol.errors import ErrorCode
-from pykbroker.security.acl import (
-    CLUSTER_NAME,
+from pykbroker.security.acl import CLUSTER_NAME, AclOperation, AclPermissionType, PatternType, ResourceType
+from pykbroker.security.acl_bindings import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
 )
 from pykbroker.security.acl_store import FileAclStore, decode_acls, encode_acls
 from pykbroker.security.authorizer import AclAuthorizer, AuthorizerConfigError, create_authorizer

@@ -14,17 +14,14 @@ from enum import IntEnum
 from typing import TypeVar
 
 from ...protocol.message_types import CreateAclsRequest, DeleteAclsRequest, DescribeAclsRequest
-from ...security.acl import (
+from ...security.acl import AclOperation, AclPermissionType, PatternType, ResourceType
+from ...security.acl_bindings import (
     AccessControlEntry,
     AccessControlEntryFilter,
     AclBinding,
     AclBindingFilter,
-    AclOperation,
-    AclPermissionType,
-    PatternType,
     ResourcePattern,
     ResourcePatternFilter,
-    ResourceType,
 )
 from .context import CloseConnection
 

@@ -77,7 +77,8 @@ if TYPE_CHECKING:
     from ...replication.fetch_types import PartitionFetchRequest, PartitionFetchResult, SessionWait
     from ...replication.replica_manager import LogDirEntry, ProduceResult
     from ...replication.replica_selector import ClientMetadata
-    from ...security.acl import AclBinding, AclBindingFilter, AclOperation, ResourceType
+    from ...security.acl import AclOperation, ResourceType
+    from ...security.acl_bindings import AclBinding, AclBindingFilter
     from ...security.delegation_tokens import TokenInformation
     from ...security.principal import KafkaPrincipal
     from ...security.token_manager import CreateTokenResult
@@ -514,7 +515,7 @@ class ListenerSecurityService(Protocol):
     def validate(self, config: BrokerConfig) -> None: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False, repr=False)  # never compared nor printed: no methods to generate
 class BrokerServices:
     """Everything a handler may use besides its request."""
 

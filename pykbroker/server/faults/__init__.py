@@ -30,18 +30,83 @@ The modules:
 * `configs`: the admin requests for faults (the config keys `pykbroker.fault.injection` and
   `pykbroker.partition.leader.move`);
 * `interceptor`: `FaultInterceptor`, what the dispatcher calls around each handler.
+
+Here: `FaultSeam`, the broker's faults, opened on first use. Until a fault is given (in-process
+through `FaultSeam.injector`, `broker.faults`, or through the config requests' fault keys) every
+request goes straight to its handler, as it would through an interceptor without faults, and none
+of the modules above is imported.
 """
 
-from .injector import FaultInjector, RequestFaults
-from .interceptor import FaultInterceptor
-from .responses import PARTITIONED_APIS, error_response
-from .rules import FaultRule, PartitionFault, api_key_of, can_carry_error, error_code_of
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ...protocol.api_keys import ApiKey
+
+if TYPE_CHECKING:
+    from .injector import FaultInjector, RequestFaults
+    from .interceptor import FaultInterceptor
+    from .responses import PARTITIONED_APIS, error_response
+    from .rules import FaultRule, PartitionFault, api_key_of, can_carry_error, error_code_of
+
+# The names above, each imported from its module on first use.
+_MODULE_OF = {
+    "PARTITIONED_APIS": "responses",
+    "FaultInjector": "injector",
+    "FaultInterceptor": "interceptor",
+    "FaultRule": "rules",
+    "PartitionFault": "rules",
+    "RequestFaults": "injector",
+    "api_key_of": "rules",
+    "can_carry_error": "rules",
+    "error_code_of": "rules",
+    "error_response": "responses",
+}
+
+# The config requests, which may carry the fault keys (`configs.py`).
+CONFIG_APIS = frozenset((ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS))
+
+
+class FaultSeam:
+    """One broker's injected faults, opened on first use."""
+
+    def __init__(self) -> None:
+        self._interceptor: FaultInterceptor | None = None
+
+    @property
+    def injector(self) -> FaultInjector:
+        return self.interceptor.injector
+
+    @property
+    def interceptor(self) -> FaultInterceptor:
+        if self._interceptor is None:
+            from .injector import FaultInjector
+            from .interceptor import FaultInterceptor
+
+            self._interceptor = FaultInterceptor(FaultInjector())
+        return self._interceptor
+
+    def interceptor_for(self, api_key: int) -> FaultInterceptor | None:
+        """What stands around a request's handler: None while there can be no fault for it."""
+        if self._interceptor is None and api_key not in CONFIG_APIS:
+            return None
+        return self.interceptor
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+
 
 __all__ = [
     "PARTITIONED_APIS",
     "FaultInjector",
     "FaultInterceptor",
     "FaultRule",
+    "FaultSeam",
     "PartitionFault",
     "RequestFaults",
     "api_key_of",

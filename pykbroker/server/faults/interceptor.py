@@ -10,14 +10,11 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from ...handlers.support.context import RequestContext
-from ...protocol.api_keys import ApiKey
+from . import CONFIG_APIS
 from .injector import FaultInjector, Handler
 
 if TYPE_CHECKING:
     from .configs import FaultConfigs
-
-# The config requests, whose fault keys `FaultConfigs` answers.
-CONFIG_APIS = (ApiKey.ALTER_CONFIGS, ApiKey.INCREMENTAL_ALTER_CONFIGS, ApiKey.DESCRIBE_CONFIGS)
 
 
 class FaultInterceptor:
