@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -21,7 +22,6 @@ from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
 from compat import realkafka
-from compat.tool_shell import ToolShell
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
@@ -40,27 +40,27 @@ ListRequest = messages.request(ApiKey.LIST_PARTITION_REASSIGNMENTS).cls
 
 @pytest.fixture(scope="module")
 def tool(tmp_path_factory):
-    """Run ReassignPartitionsCommand, each run in the module's one JVM of Kafka's tools
-    (compat/tool_shell.py): (exit status, stdout, stderr)."""
+    """Run ReassignPartitionsCommand: (exit status, stdout, stderr)."""
     libs = realkafka.REALKAFKA / "libs"
     if shutil.which("java") is None or not libs.is_dir():
         skip_or_fail_in_ci(f"Kafka's tools need java and the jars in {libs}")
+    log4j = tmp_path_factory.mktemp("log4j") / "log4j.properties"
+    log4j.write_text(QUIET_LOG4J)
     work = tmp_path_factory.mktemp("reassign-json")
 
-    with ToolShell(tmp_path_factory.mktemp("reassign-tools"), libs=libs, log4j=QUIET_LOG4J) as shell:
+    def run(bootstrap: str, *args: str, plan: dict | None = None, topics: dict | None = None) -> tuple[int, str, str]:
+        extra: list[str] = []
+        for option, value in (("--reassignment-json-file", plan), ("--topics-to-move-json-file", topics)):
+            if value is not None:
+                path = work / f"file-{time.monotonic_ns()}.json"
+                path.write_text(json.dumps(value))
+                extra += [option, str(path)]
+        java = ["java", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{libs}/*"]
+        done = subprocess.run([*java, REASSIGN, "--bootstrap-server", bootstrap, *args, *extra],
+                              capture_output=True, text=True, timeout=180)
+        return done.returncode, done.stdout, done.stderr
 
-        def run(bootstrap: str, *args: str, plan: dict | None = None,
-                topics: dict | None = None) -> tuple[int, str, str]:
-            extra: list[str] = []
-            for option, value in (("--reassignment-json-file", plan), ("--topics-to-move-json-file", topics)):
-                if value is not None:
-                    path = work / f"file-{time.monotonic_ns()}.json"
-                    path.write_text(json.dumps(value))
-                    extra += [option, str(path)]
-            done = shell.run(REASSIGN, "--bootstrap-server", bootstrap, *args, *extra, timeout=180)
-            return done.status, done.out, done.err
-
-        yield run
+    return run
 
 
 # -- helpers -------------------------------------------------------------------------------
