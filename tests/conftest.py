@@ -62,8 +62,8 @@ COMPAT_SCOPES = {
 # started before the others, so that no long unit is left for the end of the run.
 SLOWEST_SCOPES = (
     "compat-security",
-    "tests/cluster/test_spark_cluster.py",
     "tests/test_spark_kafka.py",
+    "tests/cluster/test_spark_cluster.py",
     "tests/cluster/test_reassignment.py",
     "tests/test_durability.py",
     "tests/fuzz/test_fuzz_requests.py",
