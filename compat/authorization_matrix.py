@@ -512,16 +512,41 @@ def _top_level_error(answer):
 
 def set_acls(admin, acls: list[Acl]) -> None:
     """User:matrix's ACLs become exactly `acls`, set through `admin` (a raw client logged in as
-    the super user: `_admin`)."""
-    deleted = admin.request(ApiKey.DELETE_ACLS, 3, _request(ApiKey.DELETE_ACLS, {
-        "filters": [{**_acl_filter(None, PRINCIPAL), "pattern_type_filter": PatternType.ANY}]}))
-    assert all(r.error_code == 0 for r in deleted.filter_results), deleted
-    if acls:
+    the super user: `_admin`): those it holds and should not are deleted, each by a filter of its
+    own (a broker looks at no other resource for such a filter: its ACLs may be many, those of the
+    other secured-broker tests), and those it lacks are created; when it holds exactly `acls`,
+    nothing is changed."""
+    held = held_acls(admin)
+    stale = [a for a in held if a not in acls]
+    if stale:
+        deleted = admin.request(ApiKey.DELETE_ACLS, 3, _request(ApiKey.DELETE_ACLS, {
+            "filters": [_exact_filter(a) for a in stale]}))
+        assert all(r.error_code == 0 and r.matching_acls for r in deleted.filter_results), deleted
+    missing = [a for a in acls if a not in held]
+    if missing:
         created = admin.request(ApiKey.CREATE_ACLS, 3, _request(ApiKey.CREATE_ACLS, {"creations": [
             {"resource_type": a.resource_type, "resource_name": a.name, "resource_pattern_type": a.pattern,
              "principal": PRINCIPAL, "host": "*", "operation": a.operation, "permission_type": a.permission}
-            for a in acls]}))
+            for a in missing]}))
         assert all(r.error_code == 0 for r in created.results), created
+
+
+def held_acls(admin) -> list[Acl]:
+    """The ACLs of User:matrix (all on host "*": the only ones set_acls creates)."""
+    described = admin.request(ApiKey.DESCRIBE_ACLS, 3, _request(ApiKey.DESCRIBE_ACLS, {
+        **_acl_filter(None, PRINCIPAL), "pattern_type_filter": PatternType.ANY}))
+    assert described.error_code == 0, described
+    assert all(e.host == "*" for r in described.resources for e in r.acls), described
+    return [Acl(ResourceType(r.resource_type), r.resource_name, PatternType(r.pattern_type),
+                AclOperation(e.operation), AclPermissionType(e.permission_type))
+            for r in described.resources for e in r.acls]
+
+
+def _exact_filter(acl: Acl) -> dict:
+    """A DeleteAcls filter that matches `acl` of User:matrix and nothing else."""
+    return {"resource_type_filter": acl.resource_type, "resource_name_filter": acl.name,
+            "pattern_type_filter": acl.pattern, "principal_filter": PRINCIPAL, "host_filter": "*",
+            "operation": acl.operation, "permission_type": acl.permission}
 
 
 @contextmanager

@@ -5,12 +5,18 @@ the JDK on the machine.
 
     classes = compile_sources([Path("tests/java/ClientScenarios.java")], out_dir)
     result = run_main(classes, "ClientScenarios", "producer-defaults", bootstrap)
+
+    with ServingMain(classes, "ClientScenarios", out_dir / "stderr") as jvm:   # many runs, one JVM
+        result = jvm.run("producer-defaults", bootstrap, topic)
 """
 from __future__ import annotations
 
 import importlib.metadata
+import queue
 import shutil
 import subprocess
+import threading
+import time
 import zipfile
 from pathlib import Path
 
@@ -21,6 +27,7 @@ JAR_PATTERNS = ("kafka-clients*.jar", "lz4*.jar", "snappy-java*.jar", "zstd-jni*
                 "slf4j-api*.jar")
 # quick start for short programs: no optimizing compiler, the simplest collector
 JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
+TIMED_OUT = 124  # the status of a served run that did not end in time (as `timeout` exits)
 
 
 class JavaUnavailable(RuntimeError):
@@ -91,6 +98,82 @@ def run_main(classes: Path, main_class: str, *args: str,
     return subprocess.run([tool("java"), *JVM_OPTIONS, "-cp", cp, main_class, *args],
                           capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL, cwd=cwd)
+
+
+class ServingMain:
+    """A Java main class started once with `--serve`, which runs one request a line on stdin
+    (its fields separated by tabs) and ends each answer with the line "END <first field>";
+    `run` returns each answer as `run_main` returns a process of its own (exit status 0 when
+    the answer holds "PASS <first field>", 1 otherwise, TIMED_OUT when it took longer than
+    `timeout`: the JVM is then killed and the next run starts a fresh one). The JVM's stderr
+    goes to the file `stderr`; a run's result holds what the run added to it."""
+
+    def __init__(self, classes: Path, main_class: str, stderr: Path) -> None:
+        self.command = [tool("java"), *JVM_OPTIONS, "-cp", ":".join(map(str, [classes, *class_path()])),
+                        main_class, "--serve"]
+        self.stderr_path = stderr
+        self.process: subprocess.Popen[str] | None = None
+        self.lines: queue.Queue[str | None] = queue.Queue()
+
+    def _start(self) -> subprocess.Popen[str]:
+        self.lines = queue.Queue()
+        with open(self.stderr_path, "a") as stderr:
+            process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                       stderr=stderr, text=True)
+        threading.Thread(target=self._read_lines, args=(process, self.lines), daemon=True).start()
+        return process
+
+    @staticmethod
+    def _read_lines(process: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+        for line in process.stdout:
+            lines.put(line)
+        lines.put(None)  # the JVM ended
+
+    def run(self, *fields: str, timeout: float = 120) -> subprocess.CompletedProcess:
+        if self.process is None or self.process.poll() is not None:
+            self.process = self._start()
+        stderr_start = self.stderr_path.stat().st_size
+        self.process.stdin.write("\t".join(fields) + "\n")
+        self.process.stdin.flush()
+        out, status = self._answer(fields[0], timeout)
+        with open(self.stderr_path, errors="replace") as stderr:
+            stderr.seek(stderr_start)
+            err = stderr.read()
+        return subprocess.CompletedProcess(self.command, status, "".join(out), err)
+
+    def _answer(self, name: str, timeout: float) -> tuple[list[str], int]:
+        """The answer's lines (less the END line) and the run's exit status."""
+        out: list[str] = []
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                line = self.lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                self.process.kill()  # a scenario that hangs holds the JVM: a fresh one runs the next
+                self.stop()
+                return out, TIMED_OUT
+            if line is None:
+                return out, self.process.wait()
+            if line.rstrip("\n") == f"END {name}":
+                return out, 0 if f"PASS {name}\n" in out else 1
+            out.append(line)
+
+    def stop(self) -> None:
+        if self.process is None:
+            return
+        self.process.stdin.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
+
+    def __enter__(self) -> ServingMain:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def without_logging_noise(text: str) -> str:

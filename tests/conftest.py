@@ -58,22 +58,19 @@ COMPAT_SCOPES = {
     "test_cluster_scenarios.py": "compat-cluster",
 }
 
-# The units that take a minute or more on two idle cores, slowest first: started before the
-# others, so that no long unit is left for the end of the run.
+# The units that take most of a minute or more on two cores, slowest first (each measured alone):
+# started before the others, so that no long unit is left for the end of the run.
 SLOWEST_SCOPES = (
     "compat-security",
     "tests/test_spark_kafka.py",
-    "tests/compat/test_tool_scenario.py",
-    "compat-single",
-    "tests/test_durability.py",
-    "tests/test_admin_configs.py",
-    "tests/test_startup.py",
     "tests/cluster/test_spark_cluster.py",
-    "tests/fuzz/test_fuzz_requests.py",
-    "tests/tools/test_kafka_tool_parity.py",
-    "tests/test_java_clients.py",
     "tests/cluster/test_reassignment.py",
+    "tests/test_durability.py",
+    "tests/fuzz/test_fuzz_requests.py",
     "tests/test_packaging.py",
+    "tests/test_client_quotas.py",
+    "compat-single",
+    "tests/compat/test_tool_scenario.py",
     "tests/netpart/test_partitions_kafka.py",
     "tests/test_alter_replica_log_dirs.py",
     "tests/cluster/test_exploratory_failures.py",
@@ -82,7 +79,9 @@ SLOWEST_SCOPES = (
     "tests/netpart/test_partitions_pykbroker.py",
     "tests/security/test_sasl_clients.py",
     "tests/tools/test_kafka_answers.py",
-    "tests/test_client_quotas.py",
+    "tests/test_java_clients.py",
+    "tests/tools/test_kafka_tool_parity.py",
+    "tests/test_startup.py",
     "tests/security/test_delegation_tokens.py",
     "compat-cluster",
 )

@@ -25,9 +25,10 @@ SPARK_CONFIG = require_connector()
 # When a leader dies, the driver's AdminClient may look up partition leaders before ZooKeeper
 # has let the dead broker go; it then keeps its ListOffsets call bound to that broker until
 # `default.api.timeout.ms` (60 s) has passed, and Spark retries it (so it does with Apache
-# Kafka 3.9.0 too). A shorter timeout (a Kafka client setting passed with the `kafka.` prefix)
-# only shortens that pause.
-FAILOVER_OPTIONS = {"kafka.default.api.timeout.ms": "30000"}  # not below request.timeout.ms
+# Kafka 3.9.0 too). Shorter timeouts (Kafka client settings passed with the `kafka.` prefix)
+# only shorten that pause: the call times out after 10 s rather than 30 s (request.timeout.ms;
+# default.api.timeout.ms may not be below it).
+FAILOVER_OPTIONS = {"kafka.request.timeout.ms": "10000", "kafka.default.api.timeout.ms": "10000"}
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import shutil
 import subprocess
 import sys
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,12 +117,14 @@ def as_tool_log(err: str) -> str:
 
 
 def every_run(log4j: Path, bob: dict[str, Bob], *args: str) -> dict[str, Run]:
-    """The scenario with Kafka's console consumer and pykbroker's, against both brokers."""
-    runs = {}
-    for label, on in bob.items():
-        runs[f"Kafka's tool on {label}"] = kafka_console_consumer(log4j, on, *args)
-        runs[f"pykbroker's tool on {label}"] = pykbroker_console_consumer(on, *args)
-    return runs
+    """The scenario with Kafka's console consumer and pykbroker's, against both brokers, the four
+    runs at once (in random groups or one refused to bob: they do not meet)."""
+    with ThreadPoolExecutor(max_workers=2 * len(bob)) as pool:
+        started = {}
+        for label, on in bob.items():
+            started[f"Kafka's tool on {label}"] = pool.submit(kafka_console_consumer, log4j, on, *args)
+            started[f"pykbroker's tool on {label}"] = pool.submit(pykbroker_console_consumer, on, *args)
+        return {name: run.result() for name, run in started.items()}
 
 
 def assert_all_alike(runs: dict[str, Run], expected: Run) -> None:
@@ -153,11 +156,11 @@ def test_with_auto_commit_the_commit_at_close_is_refused_with_a_warning(log4j, b
 
 
 def test_with_auto_commit_the_first_refused_commit_ends_the_consumer(log4j, bob):
-    """The first auto-commit (after auto.commit.interval.ms, 5 s by default) fails and ends the
-    consumer, which then fails its last auto-commit at close; exit status 0."""
+    """The first auto-commit (after auto.commit.interval.ms, here 1 s rather than the default 5 s)
+    fails and ends the consumer, which then fails its last auto-commit at close; exit status 0."""
     runs = every_run(
         log4j, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--timeout-ms", "60000",
-        "--consumer-property", "enable.auto.commit=true",
+        "--consumer-property", "enable.auto.commit=true", "--consumer-property", "auto.commit.interval.ms=1000",
     )  # fmt: skip
     terminated = f"{TERMINATED}org.apache.kafka.common.errors.GroupAuthorizationException: {GROUP_REFUSED}\n"
     assert_all_alike(

@@ -33,6 +33,7 @@ from pykbroker.testkit.wire import WireClient
 
 ANSWER_WAIT_S = 2.0  # how long a fuzzed request may go unanswered before its connection is dropped
 STALL_WAIT_S = 0.1  # the same for a frame shorter than its size prefix (the broker waits for the rest)
+UNANSWERED_WAIT_S = 0.3  # the same for a Produce with acks=0, which is never answered
 HEALTH_TIMEOUT_S = 30.0  # a healthy request unanswered this long means the broker hangs
 USER, PASSWORD = "alice", "alice-secret"  # a PLAIN user of tests/security/sasl_support.py
 
@@ -104,6 +105,27 @@ def check_answer(frame: bytes, answer: bytes, api_versions_served: range) -> Non
 
 def announces_more_than_it_holds(frame: bytes) -> bool:
     return len(frame) < 4 or struct.unpack_from(">i", frame)[0] > len(frame) - 4
+
+
+def is_produce_without_acks(frame: bytes) -> bool:
+    """A Produce request that decodes and has acks=0: Kafka never answers it (the broker may
+    close the connection instead)."""
+    if len(frame) < 8 or struct.unpack_from(">h", frame, 4)[0] != ApiKey.PRODUCE:
+        return False
+    version = struct.unpack_from(">h", frame, 6)[0]
+    try:
+        _, pos = headers.decode_request_header(frame[4:], ApiKey.PRODUCE, version)
+        body, _ = messages.request(ApiKey.PRODUCE).decode(frame[4:], pos, version=version)
+    except Exception:  # noqa: BLE001 - a hostile frame that does not decode is waited for in full
+        return False
+    return body.acks == 0
+
+
+def answer_wait_s(frame: bytes) -> float:
+    """How long `frame` may go unanswered before its connection is dropped."""
+    if announces_more_than_it_holds(frame):
+        return STALL_WAIT_S
+    return UNANSWERED_WAIT_S if is_produce_without_acks(frame) else ANSWER_WAIT_S
 
 
 def api_versions_request():
@@ -188,7 +210,7 @@ class FuzzTarget:
             client.send_raw(frame)
         except OSError:
             return Outcome.CLOSED
-        client.sock.settimeout(STALL_WAIT_S if announces_more_than_it_holds(frame) else ANSWER_WAIT_S)
+        client.sock.settimeout(answer_wait_s(frame))
         try:
             answer = client.receive_frame()
         except (TimeoutError, ssl.SSLWantReadError):

@@ -2,6 +2,8 @@
 //
 //     java -cp <classes>:<kafka-clients and compression jars> ClientScenarios <scenario> <bootstrap> [<topic>]
 //
+// or many, one after the other in one JVM (`--serve`: one request a line on stdin, see serve()).
+//
 // Each scenario creates the topics it uses (named <topic>, <topic>-2, ...; a unique name when
 // <topic> is not given), drives the client with its default settings unless the scenario is about
 // a setting, and checks what comes back. It prints "PASS <scenario>" and exits 0, or prints
@@ -12,6 +14,9 @@
 // auto.offset.reset=none that assigns, seeks and polls) and of its sink (a KafkaProducer with
 // ByteArraySerializer, null keys and headers).
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -112,32 +117,65 @@ public final class ClientScenarios {
         return all;
     }
 
-    public static void main(String[] args) {
+    public static void main(String[] args) throws Exception {
+        if (args.length == 1 && args[0].equals("--serve")) {
+            serve();
+            return;
+        }
         if (args.length < 2 || args.length > 3) {
-            System.err.println("usage: ClientScenarios <scenario> <bootstrap> [<topic>]");
+            System.err.println("usage: ClientScenarios <scenario> <bootstrap> [<topic>] | --serve");
             System.exit(2);
         }
         String name = args[0];
         String topic = args.length == 3 ? args[2]
                 : name + "-" + UUID.randomUUID().toString().substring(0, 8);
         ClientScenarios scenarios = new ClientScenarios(args[1], topic);
-        Scenario scenario = scenarios.scenarios().get(name);
-        if (scenario == null) {
+        if (!scenarios.scenarios().containsKey(name)) {
             System.err.println("unknown scenario " + name + "; known: " + scenarios.scenarios().keySet());
             System.exit(2);
         }
+        System.exit(scenarios.runAndReport(name, System.err) ? 0 : 1);
+    }
+
+    /** Runs scenarios one after the other in this JVM, each asked for by one line on stdin,
+     *  "<scenario> TAB <bootstrap> TAB <topic>", until stdin ends. Each answer is its "PASS" or
+     *  "FAIL" line (and the failure's stack trace), then the line "END <scenario>". */
+    static void serve() throws Exception {
+        BufferedReader requests = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        for (String line = requests.readLine(); line != null; line = requests.readLine()) {
+            String[] fields = line.split("\t", -1);
+            String name = fields[0];
+            if (fields.length != 3) {
+                System.out.println("FAIL " + name + ": a request needs <scenario> <bootstrap> <topic>");
+            } else {
+                new ClientScenarios(fields[1], fields[2]).runAndReport(name, System.out);
+            }
+            System.out.println("END " + name);
+            System.out.flush();
+        }
+        System.exit(0);  // client threads a failed scenario left behind do not hold the JVM
+    }
+
+    /** Runs the scenario; prints "PASS <scenario>", or "FAIL <scenario>: <what went wrong>" and
+     *  the stack trace (on `trace`); true when it passed. */
+    boolean runAndReport(String name, PrintStream trace) {
+        Scenario scenario = scenarios().get(name);
         try {
+            if (scenario == null) {
+                throw new IllegalArgumentException("unknown scenario; known: " + scenarios().keySet());
+            }
             scenario.run();
             System.out.println("PASS " + name);
             System.out.flush();
-            System.exit(0);
+            return true;
         } catch (Throwable failure) {
             Throwable cause = failure instanceof ExecutionException && failure.getCause() != null
                     ? failure.getCause() : failure;
             System.out.println("FAIL " + name + ": " + cause);
             System.out.flush();
-            failure.printStackTrace();
-            System.exit(1);
+            failure.printStackTrace(trace);
+            trace.flush();
+            return false;
         }
     }
 
