@@ -23,11 +23,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..common.topic_partition import TopicPartition
-from ..records.batch import load_crc32c
-from .log import Log
 from .results import RecoveryStats
+
+if TYPE_CHECKING:
+    from .log import Log
 
 logger = logging.getLogger(__name__)
 
@@ -92,6 +94,8 @@ class LogDirLoad:
         if not self.pending:
             self._finish()
             return
+        from ..records.batch import load_crc32c  # the records load with the first log
+
         load_crc32c()
         ordered = sorted(self.pending, key=lambda item: not first(item.key)) if first else self.pending
         self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix=f"log-recovery-{self.log_dir}")

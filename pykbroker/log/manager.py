@@ -37,7 +37,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..common.files import write_atomically
 from ..common.time import now_ms as wall_clock_ms
@@ -49,8 +49,10 @@ from .dir_failure import LogDirFailureChannel
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
 from .errors import KafkaStorageError, LogError
 from .files import HandleCache
-from .log import Log
-from .results import CleanerStats
+
+if TYPE_CHECKING:
+    from .log import Log
+    from .results import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
@@ -337,6 +339,8 @@ class LogManager:
             return {}
 
     def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
+        from .log import Log  # the log implementation loads with the first log
+
         log = Log.open(
             path,
             config,
