@@ -33,7 +33,6 @@ import functools
 import json
 import logging
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -187,7 +186,7 @@ class LogManager:
         for name, is_dir in names:
             path = os.path.join(log_dir, name)
             if files.is_delete_dir(name):
-                self._deleter.schedule(0, functools.partial(shutil.rmtree, path, ignore_errors=True))
+                self._deleter.schedule(0, functools.partial(_remove_tree, path))
                 continue
             future_key = files.parse_future_dir(name)
             if future_key is not None and is_dir:
@@ -660,7 +659,7 @@ class LogManager:
     def _finish_delete(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
         """The disk work of `delete` (worker thread)."""
         try:
-            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
+            self._deleter.schedule(due, lambda: _remove_tree(doomed))  # even if the fsync fails
             files.fsync_dir(log_dir)
             self._write_dir_checkpoints(log_dir, forget=key)
         except OSError as error:
@@ -887,6 +886,13 @@ def compaction_overdue(log: Log, now: int) -> bool:
         if timestamp is not None and 0 < timestamp < now - max(lag, 0):
             return True
     return False
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a deleted partition's directory and all in it, whatever fails."""
+    import shutil  # with bz2 and lzma: loaded with the first directory removed
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _bytes_of_segments(path: str) -> int:
