@@ -146,6 +146,10 @@ NOT_LOADED_BEFORE_THE_FIRST_LOG = [
     # a partition's machinery
     "pykbroker.replication.partition",
     "pykbroker.replication.durability",
+    # the log's deletions (`shutil.rmtree`), with the codecs shutil imports
+    "shutil",
+    "bz2",
+    "lzma",
 ]
 
 
