@@ -889,7 +889,7 @@ def compaction_overdue(log: Log, now: int) -> bool:
 
 
 def _remove_tree(path: str) -> None:
-    """Remove a deleted partition's directory and all in it, whatever fails."""
+    """Remove a deleted partition's directory with all in it, ignoring what fails."""
     import shutil  # with bz2 and lzma: loaded with the first directory removed
 
     shutil.rmtree(path, ignore_errors=True)
