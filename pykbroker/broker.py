@@ -57,7 +57,6 @@ from .maintenance import run_maintenance
 from .protocol.errors import ErrorCode
 from .quota.client_quotas import ClientQuotas
 from .quota.connection_quotas import ConnectionQuotas, read_limits
-from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 from .replication.fetch_session import FetchSessionCache
 from .replication.inter_broker_security import InterBrokerSecurity
 from .replication.replica_manager import ReplicaManager, open_broker_connection
@@ -524,6 +523,7 @@ class Broker:
         """The group coordinator on `__consumer_offsets`, connected to the share persister and to
         the transactions; it loads the partitions this broker leads and follows their leadership."""
         from .coordinator.group import GroupCoordinator
+        from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 
         self._group_coordinator = group_coordinator = GroupCoordinator.for_broker(
             self.broker_id,
@@ -598,6 +598,7 @@ class Broker:
         `__consumer_offsets` partition, from the group coordinator, opened then if it is not), and
         the produce path's verifier."""
         from .coordinator.transaction import TransactionCoordinator, TransactionVerifier
+        from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 
         self._txn_coordinator = txn_coordinator = TransactionCoordinator.for_broker(
             self.broker_id,
@@ -682,6 +683,7 @@ class Broker:
         """The share coordinator on `__share_group_state` (KIP-932), and the persister through
         which the rest of the broker reaches the share coordinator of any key."""
         from .coordinator.share import DefaultStatePersister, ShareCoordinator
+        from .replication.coordinator_partitions import CoordinatorLogLoader, CoordinatorPartitionWriter
 
         self._share_coordinator = share_coordinator = ShareCoordinator.for_broker(
             self.broker_id,

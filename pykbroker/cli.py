@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import gc
 import logging
+import os
 import sys
 from pathlib import Path
 
@@ -87,7 +88,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         prog="pykbroker",
         description="A Kafka broker in Python.",
         epilog=tools_epilog(),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
     )
     parser.add_argument("config", nargs="?", help="a server.properties file")
     parser.add_argument(
@@ -121,6 +122,29 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """argparse's layout of the help (description and epilog as written) at the terminal's
+    width. argparse makes a formatter for every argument it adds, and its own asks `shutil`
+    for the width: this one does not, so that a start imports neither shutil nor bz2 and lzma."""
+
+    def __init__(self, prog: str) -> None:
+        super().__init__(prog, width=terminal_width() - 2)
+
+
+def terminal_width() -> int:
+    """The terminal's columns as `shutil.get_terminal_size` gives them: $COLUMNS first, else
+    the terminal's, else 80."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return int(columns)
+    if sys.__stdout__ is None:
+        return 80
+    try:
+        return os.get_terminal_size(sys.__stdout__.fileno()).columns or 80
+    except (ValueError, OSError):
+        return 80
+
+
 def tools_epilog() -> str:
     width = max(len(name) for name in TOOLS)
     lines = [f"  {name:<{width}}  {TOOL_SUMMARIES.get(name, '')}".rstrip() for name in TOOLS]
@@ -137,8 +161,6 @@ def run_tool(name: str, argv: list[str]) -> int:
 
 def mistyped_tool_message(first: str) -> str | None:
     """'unknown tool ...; did you mean ...?' when `first` is no file (nor a path) but close to a tool's name."""
-    import os
-
     looks_like_a_path = "/" in first or "." in first or os.sep in first
     if first.startswith("-") or looks_like_a_path or os.path.exists(first):
         return None

@@ -7,6 +7,9 @@ mover, the TLS connection or the reassignment rules. A group request opens the g
 which then serves the group as always.
 
 (`ssl` itself is not in the list: asyncio imports it whatever the broker does.)
+
+A broker that has answered Metadata only, with no topic and no log, has not loaded the log
+implementation, the records or a partition's machinery either: they load with its first log.
 """
 
 import json
@@ -116,6 +119,39 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.records.legacy",
 ]
 
+# Loaded with the first log (created here, or found on disk), not before
+NOT_LOADED_BEFORE_THE_FIRST_LOG = [
+    # the log implementation
+    "pykbroker.log.log",
+    "pykbroker.log.loader",
+    "pykbroker.log.local_log",
+    "pykbroker.log.segment",
+    "pykbroker.log.segments",
+    "pykbroker.log.index",
+    "pykbroker.log.txn_index",
+    "pykbroker.log.replay",
+    "pykbroker.log.producer_state",
+    "pykbroker.log.producer_snapshot",
+    "pykbroker.log.validation",
+    "pykbroker.log.retention",
+    "pykbroker.log.scan",
+    "pykbroker.log.epoch_cache",
+    "pykbroker.log.lookups",
+    "pykbroker.log.results",
+    # the records
+    "pykbroker.records.batch",
+    "pykbroker.records.records",
+    "pykbroker.records.control",
+    "pykbroker.records.compression",
+    # a partition's machinery
+    "pykbroker.replication.partition",
+    "pykbroker.replication.durability",
+    # the log's deletions (`shutil.rmtree`), with the codecs shutil imports
+    "shutil",
+    "bz2",
+    "lzma",
+]
+
 
 def modules_of_a_broker_that_served(tmp_path, serve) -> set[str]:
     port = free_port()
@@ -150,6 +186,22 @@ def test_a_plain_broker_loads_no_tls_sasl_zookeeper_tool_or_codec_modules(tmp_pa
     assert "pykbroker.handlers.produce" in loaded  # it served, importing the handler on first use
     assert {name for name in loaded if name.split(".")[0] in ("kazoo", "zstandard", "lz4", "snappy")} == set()
     assert sorted(name for name in NOT_LOADED_BY_A_PLAIN_BROKER if name in loaded) == []
+
+
+def metadata_only(bootstrap: str) -> None:
+    AdminClient({"bootstrap.servers": bootstrap}).list_topics(timeout=60)
+
+
+def test_a_broker_without_a_log_has_not_loaded_the_log_implementation(tmp_path):
+    loaded = modules_of_a_broker_that_served(tmp_path, metadata_only)
+    assert "pykbroker.handlers.metadata" in loaded  # it served
+    assert sorted(name for name in NOT_LOADED_BEFORE_THE_FIRST_LOG if name in loaded) == []
+    assert sorted(name for name in NOT_LOADED_BY_A_PLAIN_BROKER if name in loaded) == []
+
+
+def test_the_first_log_loads_the_log_implementation(tmp_path):
+    loaded = modules_of_a_broker_that_served(tmp_path, metadata_and_one_produce)
+    assert {"pykbroker.log.log", "pykbroker.replication.partition"} <= loaded
 
 
 def produce_then_consume_and_commit_in_a_group(bootstrap: str) -> None:

@@ -56,7 +56,6 @@ from ..records import batch
 from ..records.errors import UnsupportedCompressionError
 from ..replication.fetch_session import FetchContext, TopicIdPartition, session_wait_key
 from ..replication.fetch_types import (
-    FetchedRecords,
     PartitionFetchRequest,
     PartitionFetchResult,
     PartitionsToRead,
@@ -71,6 +70,7 @@ from .support.services import BrokerServices, ReplicaService
 if TYPE_CHECKING:
     from ..cluster.store import MetadataStore
     from ..log.results import FileRegion
+    from ..replication.fetch_types import FetchedRecords
 
 API_KEY = ApiKey.FETCH
 MIN_VERSION = 0

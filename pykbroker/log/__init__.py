@@ -6,6 +6,11 @@ retention, compaction, and the LogManager that owns them all.
     log = manager.get_or_create("orders", 0)
     info = log.append_as_leader(bytearray(batch), leader_epoch=0)
     fetched = log.read(info.first_offset, 1 << 20, max_offset=log.high_watermark)
+
+The package names only what a broker loads at start: a broker without a partition here never
+imports the log implementation (`log.Log` and what it uses), which loads with the first log
+created or found on disk. Import the rest from its module: `log.Log`, the results of `results`,
+the timestamps of `lookups`, `producer_state`'s CLIENT, COORDINATOR and REPLICATION.
 """
 
 from .config import LogConfig
@@ -16,39 +21,14 @@ from .errors import (
     RecordValidationError,
     UnexpectedAppendOffsetError,
 )
-from .log import Log
-from .lookups import (
-    EARLIEST_LOCAL_TIMESTAMP,
-    EARLIEST_TIMESTAMP,
-    LATEST_TIERED_TIMESTAMP,
-    LATEST_TIMESTAMP,
-    MAX_TIMESTAMP,
-)
 from .manager import LogManager
-from .producer_state import CLIENT, COORDINATOR, REPLICATION
-from .results import AbortedTransaction, CleanerStats, FetchDataInfo, FileRegion, LogAppendInfo, TimestampAndOffset
 
 __all__ = [
     "LogConfig",
-    "Log",
     "LogManager",
-    "LogAppendInfo",
-    "FetchDataInfo",
-    "FileRegion",
-    "TimestampAndOffset",
-    "AbortedTransaction",
-    "CleanerStats",
     "LogError",
     "LogClosedError",
     "OffsetsOutOfOrderError",
     "UnexpectedAppendOffsetError",
     "RecordValidationError",
-    "CLIENT",
-    "COORDINATOR",
-    "REPLICATION",
-    "EARLIEST_TIMESTAMP",
-    "LATEST_TIMESTAMP",
-    "MAX_TIMESTAMP",
-    "EARLIEST_LOCAL_TIMESTAMP",
-    "LATEST_TIERED_TIMESTAMP",
 ]

@@ -23,11 +23,13 @@ import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..common.topic_partition import TopicPartition
-from ..records.batch import load_crc32c
-from .log import Log
-from .results import RecoveryStats
+
+if TYPE_CHECKING:
+    from .log import Log
+    from .results import RecoveryStats
 
 logger = logging.getLogger(__name__)
 
@@ -63,7 +65,7 @@ class LogDirLoad:
         self.log_dir = log_dir
         self.pending = pending
         self.clean_shutdown = clean_shutdown
-        self.recovery = RecoveryStats()
+        self.recovery: RecoveryStats | None = None  # summed over the logs recovered, if any
         self._open_log = open_log
         self._publish = publish
         self._threads = max(int(threads), 1)
@@ -92,6 +94,8 @@ class LogDirLoad:
         if not self.pending:
             self._finish()
             return
+        from ..records.batch import load_crc32c  # the records load with the first log
+
         load_crc32c()
         ordered = sorted(self.pending, key=lambda item: not first(item.key)) if first else self.pending
         self._executor = ThreadPoolExecutor(self._threads, thread_name_prefix=f"log-recovery-{self.log_dir}")
@@ -120,10 +124,17 @@ class LogDirLoad:
         except Exception:
             logger.exception("Error while loading log dir %s: %s-%d could not be opened", self.log_dir, *item.key)
         if log is not None and log.recovery is not None:
-            with self._lock:
-                self.recovery.add(log.recovery)
+            self._add_recovery(log.recovery)
         self._publish(item, log)
         self._count_loaded()
+
+    def _add_recovery(self, recovery: RecoveryStats) -> None:
+        from .results import RecoveryStats  # loaded with the log
+
+        with self._lock:
+            if self.recovery is None:
+                self.recovery = RecoveryStats()
+            self.recovery.add(recovery)
 
     def _count_loaded(self) -> None:
         with self._lock:
@@ -148,7 +159,7 @@ class LogDirLoad:
     def _finish(self) -> None:
         elapsed_ms = (time.monotonic() - self._started_at) * 1000
         recovery = self.recovery
-        if recovery.logs:
+        if recovery is not None and recovery.logs:
             logger.info(
                 "Recovered %d logs in %s after an unclean shutdown: %d segments scanned, "
                 "%d bytes truncated, %d segments dropped",

@@ -33,11 +33,10 @@ import functools
 import json
 import logging
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..common.files import write_atomically
 from ..common.time import now_ms as wall_clock_ms
@@ -49,8 +48,10 @@ from .dir_failure import LogDirFailureChannel
 from .dir_loader import PROGRESS_INTERVAL_S, LogDirLoad, PendingLog
 from .errors import KafkaStorageError, LogError
 from .files import HandleCache
-from .log import Log
-from .results import CleanerStats
+
+if TYPE_CHECKING:
+    from .log import Log
+    from .results import CleanerStats
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 
@@ -185,7 +186,7 @@ class LogManager:
         for name, is_dir in names:
             path = os.path.join(log_dir, name)
             if files.is_delete_dir(name):
-                self._deleter.schedule(0, functools.partial(shutil.rmtree, path, ignore_errors=True))
+                self._deleter.schedule(0, functools.partial(_remove_tree, path))
                 continue
             future_key = files.parse_future_dir(name)
             if future_key is not None and is_dir:
@@ -337,6 +338,8 @@ class LogManager:
             return {}
 
     def _open_log(self, path: str, config: LogConfig, **kwargs: Any) -> Log:
+        from .log import Log  # the log implementation loads with the first log
+
         log = Log.open(
             path,
             config,
@@ -656,7 +659,7 @@ class LogManager:
     def _finish_delete(self, log_dir: str, key: TopicPartition, doomed: str, due: int) -> None:
         """The disk work of `delete` (worker thread)."""
         try:
-            self._deleter.schedule(due, lambda: shutil.rmtree(doomed, ignore_errors=True))  # even if the fsync fails
+            self._deleter.schedule(due, lambda: _remove_tree(doomed))  # even if the fsync fails
             files.fsync_dir(log_dir)
             self._write_dir_checkpoints(log_dir, forget=key)
         except OSError as error:
@@ -883,6 +886,13 @@ def compaction_overdue(log: Log, now: int) -> bool:
         if timestamp is not None and 0 < timestamp < now - max(lag, 0):
             return True
     return False
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a deleted partition's directory with all in it, ignoring what fails."""
+    import shutil  # with bz2 and lzma: loaded with the first directory removed
+
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _bytes_of_segments(path: str) -> int:

@@ -38,16 +38,17 @@ from typing import NamedTuple
 
 from pykbroker.records.batch import BatchHeader
 
+from .append_origin import CLIENT as CLIENT
+from .append_origin import COORDINATOR as COORDINATOR
+from .append_origin import NO_SEQUENCE as NO_SEQUENCE
+from .append_origin import REPLICATION as REPLICATION
+from .append_origin import SENTINEL as SENTINEL
+from .append_origin import VerificationGuard as VerificationGuard
 from .errors import ErrorCode, KafkaError
 
 NUM_BATCHES_TO_RETAIN = 5
 NO_PRODUCER_EPOCH = -1
-NO_SEQUENCE = -1
 INT32_MAX = 0x7FFFFFFF
-
-CLIENT = "client"
-COORDINATOR = "coordinator"
-REPLICATION = "replication"
 
 
 def decrement_sequence(sequence: int, decrement: int) -> int:
@@ -83,19 +84,6 @@ class EndTxnMarker(NamedTuple):
     commit: bool
     coordinator_epoch: int
     timestamp: int
-
-
-class VerificationGuard:
-    """A unique token for one verification (Kafka's VerificationGuard): equal only to itself."""
-
-    __slots__ = ()
-
-    def verify(self, request_guard: VerificationGuard) -> bool:
-        """Whether an append carrying `request_guard` passes this stored guard."""
-        return request_guard is not SENTINEL and request_guard is self
-
-
-SENTINEL = VerificationGuard()  # no verification: never verifies anything
 
 
 @dataclass

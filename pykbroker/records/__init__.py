@@ -8,8 +8,9 @@ A library on its own (it imports nothing else from pykbroker):
 * `legacy`: magic 0/1 message sets, up-conversion to and down-conversion from magic 2.
 * `control`: control records, transaction markers.
 
-The names of `legacy` are imported on first use: a broker whose clients all speak magic 2 never
-loads it.
+The package's names are imported from their modules on first use: a broker loads only the
+modules it needs (none before its first log, and never `legacy` while its clients all speak
+magic 2).
 """
 
 from __future__ import annotations
@@ -17,33 +18,31 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .batch import (
-    BATCH_HEADER_SIZE,
-    LOG_OVERHEAD,
-    BatchHeader,
-    check_crc,
-    is_crc_valid,
-    iter_headers,
-    parse_header,
-    read_magic,
-    set_base_offset,
-    set_log_append_time,
-    set_partition_leader_epoch,
-)
-from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, compress, decompress
-from .control import (
-    ABORT,
-    COMMIT,
-    ControlType,
-    EndTxnMarker,
-    build_end_txn_marker,
-    parse_control_record,
-    read_end_txn_marker,
-)
-from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
-from .records import Record, build_batch, decode_batch, iter_batches, iter_records
-
 if TYPE_CHECKING:
+    from .batch import (
+        BATCH_HEADER_SIZE,
+        LOG_OVERHEAD,
+        BatchHeader,
+        check_crc,
+        is_crc_valid,
+        iter_headers,
+        parse_header,
+        read_magic,
+        set_base_offset,
+        set_log_append_time,
+        set_partition_leader_epoch,
+    )
+    from .compression import GZIP, LZ4, NONE, SNAPPY, ZSTD, compress, decompress
+    from .control import (
+        ABORT,
+        COMMIT,
+        ControlType,
+        EndTxnMarker,
+        build_end_txn_marker,
+        parse_control_record,
+        read_end_txn_marker,
+    )
+    from .errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
     from .legacy import (
         LegacyMessage,
         build_message_set,
@@ -52,16 +51,59 @@ if TYPE_CHECKING:
         parse_message_set,
         upconvert_to_v2,
     )
+    from .records import Record, build_batch, decode_batch, iter_batches, iter_records
 
-_LEGACY_NAMES = frozenset(
-    ("LegacyMessage", "build_message_set", "decode_message_set", "downconvert", "parse_message_set", "upconvert_to_v2")
-)
+_MODULE_OF = {
+    **dict.fromkeys(
+        (
+            "BATCH_HEADER_SIZE",
+            "LOG_OVERHEAD",
+            "BatchHeader",
+            "check_crc",
+            "is_crc_valid",
+            "iter_headers",
+            "parse_header",
+            "read_magic",
+            "set_base_offset",
+            "set_log_append_time",
+            "set_partition_leader_epoch",
+        ),
+        "batch",
+    ),
+    **dict.fromkeys(("GZIP", "LZ4", "NONE", "SNAPPY", "ZSTD", "compress", "decompress"), "compression"),
+    **dict.fromkeys(
+        (
+            "ABORT",
+            "COMMIT",
+            "ControlType",
+            "EndTxnMarker",
+            "build_end_txn_marker",
+            "parse_control_record",
+            "read_end_txn_marker",
+        ),
+        "control",
+    ),
+    **dict.fromkeys(("CorruptRecordError", "InvalidRecordError", "UnsupportedCompressionError"), "errors"),
+    **dict.fromkeys(
+        (
+            "LegacyMessage",
+            "build_message_set",
+            "decode_message_set",
+            "downconvert",
+            "parse_message_set",
+            "upconvert_to_v2",
+        ),
+        "legacy",
+    ),
+    **dict.fromkeys(("Record", "build_batch", "decode_batch", "iter_batches", "iter_records"), "records"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _LEGACY_NAMES:
+    module = _MODULE_OF.get(name)
+    if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.legacy"), name)
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 __all__ = [

@@ -14,16 +14,18 @@ state, as Kafka's CoordinatorPartitionWriter and CoordinatorLoaderImpl do.
 from __future__ import annotations
 
 import logging
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import anyio.to_thread
 
-from ..log.log import Log
-from ..log.producer_state import COORDINATOR, VerificationGuard
+from ..log.append_origin import COORDINATOR, VerificationGuard
 from ..protocol.errors import ErrorCode, KafkaError
-from ..records.batch import BatchHeader
-from ..records.records import Record, iter_batches
 from .replica_manager import ReplicaManager, TxnVerifier
+
+if TYPE_CHECKING:
+    from ..log.log import Log
+    from ..records.batch import BatchHeader
+    from ..records.records import Record
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +153,8 @@ def read_records(partition_log: Log, buffer_size: int) -> list[LoadedRecord]:
 
 
 def _read_batches(partition_log: Log, buffer_size: int) -> list[tuple[BatchHeader, list[Record]]]:
+    from ..records.records import iter_batches  # the records load with the first partition here
+
     batches: list[tuple[BatchHeader, list[Record]]] = []
     offset, end = partition_log.log_start_offset, partition_log.log_end_offset
     try:

@@ -17,16 +17,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypeAlias
 
-from ..log.results import AbortedTransaction, FileRegion
 from ..protocol.errors import ErrorCode
+
+if TYPE_CHECKING:
+    from ..log.results import AbortedTransaction, FileRegion
+
+    # What a result's `records` holds: the regions as read, then one region or bytes for the response.
+    FetchedRecords: TypeAlias = list[FileRegion] | FileRegion | bytes
 
 NO_PREFERRED_READ_REPLICA = -1
 NO_EPOCH = -1
-
-# What a result's `records` holds: the regions as read, then one region or bytes for the response.
-FetchedRecords = list[FileRegion] | FileRegion | bytes
+READ_COMMITTED = 1  # the isolation level of transactional consumers
 
 
 class PartitionFetchRequest(NamedTuple):

@@ -29,8 +29,7 @@ from ..log.lookups import LATEST_TIMESTAMP, MAX_TIMESTAMP
 from ..log.producer_state import CLIENT, ProducerStateEntry, VerificationGuard
 from ..log.results import FetchDataInfo, LogAppendInfo, TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
-
-READ_COMMITTED = 1  # the isolation level of transactional consumers
+from .fetch_types import READ_COMMITTED
 
 
 @dataclass

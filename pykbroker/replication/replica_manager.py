@@ -48,26 +48,22 @@ from ..common.purgatory import DelayedOperation, DelayedOperationPurgatory
 from ..common.timer import Timer
 from ..common.topic_partition import TopicPartition
 from ..config import topic_config_values
+from ..log.append_origin import CLIENT, NO_SEQUENCE, SENTINEL, VerificationGuard
 from ..log.config import LogConfig
 from ..log.errors import KafkaStorageError
 from ..log.files import future_dir_name
-from ..log.log import Log
 from ..log.manager import LogManager
-from ..log.producer_state import CLIENT, NO_SEQUENCE, SENTINEL, ProducerStateEntry, VerificationGuard
-from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
 from ..protocol.errors import ErrorCode, KafkaError
-from ..records.batch import iter_headers
 from ..records.errors import CorruptRecordError, InvalidRecordError, UnsupportedCompressionError
 from .broker_topic_stats import BrokerTopicStats
-from .durability import sync_before_ack
 from .fetch_types import (
     NO_PREFERRED_READ_REPLICA,
+    READ_COMMITTED,
     EpochEndOffset,
     PartitionFetchRequest,
     PartitionFetchResult,
     SessionWait,
 )
-from .partition import READ_COMMITTED, Partition
 from .replica_selector import ClientMetadata, preferred_read_replica, replica_selector
 from .replication_quota import ReplicationQuota
 from .role_changes import RoleChanges, partition_ranges
@@ -76,9 +72,13 @@ if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
     from ..config.broker import BrokerConfig
+    from ..log.log import Log
+    from ..log.producer_state import ProducerStateEntry
+    from ..log.results import AbortedTransaction, FileRegion, TimestampAndOffset
     from .broker_client import BrokerConnection
     from .fetcher import ReplicaFetcherManager
     from .log_dir_mover import LogDirMovers
+    from .partition import Partition
 
 log = logging.getLogger(__name__)
 
@@ -459,6 +459,8 @@ class ReplicaManager:
                 partition.log.update_config(config)
 
     def _open_partition(self, topic: str, index: int, topic_id: uuid.UUID, config: dict[str, Any]) -> Partition:
+        from .partition import Partition  # the partition machinery loads with the first partition here
+
         log_ = self.log_manager.get_or_create(topic, index, config)
         partition = Partition(topic, index, topic_id, log_, self.broker_id)
         partition.isr_listener = self._propose_isr
@@ -902,6 +904,8 @@ class ReplicaManager:
 
     async def _sync_appended(self, results: dict[TopicPartition, ProduceResult]) -> None:
         """Wait, off the event loop, for the fsyncs owed before the appends are acknowledged."""
+        from .durability import sync_before_ack
+
         for tp, result in results.items():
             partition = self.partitions.get(tp)
             if result.error == ErrorCode.NONE and partition is not None:
@@ -1358,6 +1362,8 @@ def _partition_state(
 def _transactional_batches(records: bytearray) -> tuple[int, set[tuple[int, int]]] | None:
     """(base sequence of the first batch, {(producer id, epoch)} of the transactional batches)
     of a partition's records; None when none is transactional."""
+    from ..records.batch import iter_headers  # the records load with the first produce
+
     producers = set()
     first_sequence = None
     try:

@@ -33,9 +33,8 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..common.topic_partition import TopicPartition
-from ..log.producer_state import COORDINATOR
+from ..log.append_origin import COORDINATOR
 from ..protocol.errors import ErrorCode
-from ..records.control import build_end_txn_marker
 from .replica_manager import ProduceResult, ReplicaManager
 
 if TYPE_CHECKING:
@@ -69,6 +68,8 @@ class TxnMarkerWriter:
 
     def _append_locally(self, marker: TxnMarker, answer: dict[TopicPartition, ErrorCode]) -> dict:
         """Append the marker to each partition hosted here; the others are answered now."""
+        from ..records.control import build_end_txn_marker  # the records load with the first marker
+
         now = self.replica_manager.clock.now_ms()
         entries: dict[TopicPartition, bytearray] = {}
         for tp in marker.partitions:

@@ -4,7 +4,8 @@ from __future__ import annotations
 import os
 
 from pykbroker.common.time import FAKE_EPOCH_MS, FakeClock
-from pykbroker.log import Log, LogConfig
+from pykbroker.log import LogConfig
+from pykbroker.log.log import Log
 from pykbroker.records.records import build_batch, iter_batches
 
 T0 = FAKE_EPOCH_MS  # a fixed "now" for the tests' clocks

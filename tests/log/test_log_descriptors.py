@@ -9,11 +9,12 @@ import struct
 
 import pytest
 
-from pykbroker.log import COORDINATOR, LogConfig, descriptor_limit
+from pykbroker.log import LogConfig, descriptor_limit
 from pykbroker.log import log as log_module
 from pykbroker.log.errors import ErrorCode, KafkaStorageError
 from pykbroker.log.files import HandleCache
 from pykbroker.log.manager import LogManager
+from pykbroker.log.producer_state import COORDINATOR
 from pykbroker.records.control import build_end_txn_marker
 
 from .helpers import T0, kv_batch, offsets_of, open_log, producer_batch, records_of, reopen

@@ -1,5 +1,5 @@
 """ListOffsets lookups by timestamp, and OffsetForLeaderEpoch."""
-from pykbroker.log import EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
+from pykbroker.log.lookups import EARLIEST_TIMESTAMP, LATEST_TIERED_TIMESTAMP, LATEST_TIMESTAMP, MAX_TIMESTAMP
 
 from .helpers import T0, batch, kv_batch, open_log
 

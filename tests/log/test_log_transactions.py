@@ -3,8 +3,7 @@ import os
 
 import pytest
 
-from pykbroker.log import COORDINATOR
-from pykbroker.log.producer_state import SENTINEL, VerificationGuard
+from pykbroker.log.producer_state import COORDINATOR, SENTINEL, VerificationGuard
 from pykbroker.protocol.errors import ErrorCode, KafkaError
 from pykbroker.records.control import build_end_txn_marker
 
