@@ -6,7 +6,7 @@ One resource's ACLs are stored as Kafka stores them in ZooKeeper:
 
 On a single broker (no ZooKeeper) they live in `pykbroker-acls.json` in the first log dir, next to
 the embedded metadata store's state: a map from "<ResourceType>:<PATTERN>:<name>" to that JSON,
-replaced atomically (write, fsync, rename) on every change. `zk_acl_store.py` keeps them in
+replaced atomically (write, fsync, rename) on every change, and only then. `zk_acl_store.py` keeps them in
 ZooKeeper's layout in a cluster.
 """
 
@@ -90,9 +90,14 @@ class FileAclStore:
             return dict(self._acls)
 
     def update(self, resource: ResourcePattern, change: Callable[[Acls], Acls]) -> Acls:
+        """Apply `change` to the resource's ACLs and store the file again, unless nothing changed
+        (a DeleteAcls filter matches every resource it may apply to)."""
         with self._lock:
             acls = self._acls.copy()
-            new = frozenset(change(acls.get(resource, frozenset())))
+            current = acls.get(resource, frozenset())
+            new = frozenset(change(current))
+            if new == current:
+                return new
             if new:
                 acls[resource] = new
             else:

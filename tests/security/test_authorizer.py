@@ -231,6 +231,18 @@ def test_file_store_persists_in_kafkas_json(tmp_path):
     assert FileAclStore(tmp_path).load_all() == {}
 
 
+def test_file_store_is_not_written_when_a_change_changes_nothing(tmp_path):
+    store = FileAclStore(tmp_path)
+    orders = ResourcePattern(RT.TOPIC, "orders", PT.LITERAL)
+    store.update(orders, lambda current: current | {acl()})
+    written = (tmp_path / "pykbroker-acls.json").stat()
+    assert store.update(orders, lambda current: current - {acl(principal="User:bob")}) == {acl()}
+    assert store.update(ResourcePattern(RT.GROUP, "g", PT.LITERAL), lambda current: current) == frozenset()
+    unchanged = (tmp_path / "pykbroker-acls.json").stat()
+    assert (unchanged.st_ino, unchanged.st_mtime_ns) == (written.st_ino, written.st_mtime_ns)
+    assert FileAclStore(tmp_path).load_all() == {orders: frozenset({acl()})}
+
+
 def test_kafkas_znode_json():
     data = encode_acls(frozenset({acl(op=Op.IDEMPOTENT_WRITE)}))
     assert data == (b'{"acls":[{"principal":"User:alice","permissionType":"Allow","host":"*",'
