@@ -78,6 +78,8 @@ def test_a_renewal_on_one_broker_and_the_expiry_check_reach_the_other(brokers):
     (one, _), (two, zk) = broker(), broker()
     created = anyio.run(one.create, ALICE, ALICE, [BOB], -1)
     wait_until(lambda: one.cache.token(created.token_id), "broker 1 knows the token")
+    # broker 2 learns of the token through ZooKeeper's change notification, as Kafka's do
+    wait_until(lambda: two.cache.token(created.token_id), "broker 2 knows the token")
     clock.now += 5_000
     error, expiry = anyio.run(two.renew, BOB, created.hmac, 20_000)
     assert (error, expiry) == (ErrorCode.NONE, clock.now + 20_000)
