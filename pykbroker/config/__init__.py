@@ -23,9 +23,9 @@ only DescribeConfigs and CreateTopics need them):
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ..common.lazy_names import names_from_modules
 from .broker import BrokerConfig
 from .definitions import (
     BROKER_CONFIGS,
@@ -57,11 +57,15 @@ if TYPE_CHECKING:
         describe_topic_configs,
     )
 
-_MODULE_OF = dict.fromkeys(
-    ("ConfigEntry", "ConfigSynonym", "broker_config_synonyms", "describe_broker_configs", "describe_topic_configs"),
-    "describe",
+_DESCRIBE_NAMES = frozenset(
+    ("ConfigEntry", "ConfigSynonym", "broker_config_synonyms", "describe_broker_configs", "describe_topic_configs")
 )
-__getattr__ = names_from_modules(__name__, _MODULE_OF)
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _DESCRIBE_NAMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.describe"), name)
 
 
 __all__ = [

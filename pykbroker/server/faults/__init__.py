@@ -39,9 +39,9 @@ of the modules above is imported.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Any
 
-from ...common.lazy_names import names_from_modules
 from ...protocol.api_keys import ApiKey
 
 if TYPE_CHECKING:
@@ -94,7 +94,11 @@ class FaultSeam:
         return self.interceptor
 
 
-__getattr__ = names_from_modules(__name__, _MODULE_OF)
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 __all__ = [
