@@ -23,9 +23,9 @@ only DescribeConfigs and CreateTopics need them):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..common.lazy_names import names_from_modules
 from .broker import BrokerConfig
 from .definitions import (
     BROKER_CONFIGS,
@@ -57,15 +57,11 @@ if TYPE_CHECKING:
         describe_topic_configs,
     )
 
-_DESCRIBE_NAMES = frozenset(
-    ("ConfigEntry", "ConfigSynonym", "broker_config_synonyms", "describe_broker_configs", "describe_topic_configs")
+_MODULE_OF = dict.fromkeys(
+    ("ConfigEntry", "ConfigSynonym", "broker_config_synonyms", "describe_broker_configs", "describe_topic_configs"),
+    "describe",
 )
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _DESCRIBE_NAMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.describe"), name)
+__getattr__ = names_from_modules(__name__, _MODULE_OF)
 
 
 __all__ = [

@@ -32,9 +32,9 @@ offsets, stored in the internal topic `__consumer_offsets`.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ...common.lazy_names import names_from_modules
 from . import offsets_topic
 from .offsets_topic import OFFSETS_TOPIC, partition_for
 
@@ -53,11 +53,7 @@ _MODULE_OF = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = names_from_modules(__name__, _MODULE_OF)
 
 
 __all__ = [
