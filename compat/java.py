@@ -30,6 +30,18 @@ JVM_OPTIONS = ("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xshare:auto")
 TIMED_OUT = 124  # the status of a served run that did not end in time (as `timeout` exits)
 
 
+def end_serving_process(process: subprocess.Popen[str]) -> None:
+    """Ends a program that serves requests read from its stdin: closes stdin, which tells it to
+    exit, and kills it if it has not exited 10 s later."""
+    if process.stdin:
+        process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 class JavaUnavailable(RuntimeError):
     """What is missing to build or run a Java client program, and how to get it."""
 
@@ -161,12 +173,7 @@ class ServingMain:
     def stop(self) -> None:
         if self.process is None:
             return
-        self.process.stdin.close()
-        try:
-            self.process.wait(10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        end_serving_process(self.process)
         self.process = None
 
     def __enter__(self) -> ServingMain:

@@ -31,6 +31,7 @@ from .drivers.with_confluent import ConfluentDriver
 from .drivers.with_java import JavaDriver
 from .drivers.with_kafka_python import KafkaPythonDriver
 from .drivers.with_kcat import KcatDriver
+from .java import end_serving_process
 from .security_setup import Access
 
 TOPIC_AUTHORIZATION_FAILED = "TOPIC_AUTHORIZATION_FAILED"
@@ -512,12 +513,7 @@ class JavaClient:
 
     def close(self) -> None:
         if self.process is not None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            end_serving_process(self.process)
             self.process = None
         if self.directory is not None:
             shutil.rmtree(self.directory, ignore_errors=True)

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from .java import end_serving_process
 from .realkafka import REALKAFKA
 
 LAUNCHER_SOURCE = Path(__file__).parent / "java" / "ToolLauncher.java"
@@ -141,13 +142,7 @@ class ToolShell:
     def stop(self) -> None:
         if self.process is None:
             return
-        if self.process.stdin:
-            self.process.stdin.close()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        end_serving_process(self.process)
         self.process = None
 
     def __enter__(self) -> ToolShell:
