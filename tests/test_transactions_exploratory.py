@@ -190,11 +190,11 @@ def test_compaction_drops_aborted_records_but_fetches_still_list_their_transacti
         (False, [(b"k1", b"a2"), (b"k2", b"a2"), (b"k3", b"a2")]),  # offsets 3-5, ABORT at 6
         (True, [(b"k1", b"c3")]),                                   # offset 7, COMMIT at 8
     ])
+    assert aborted_first_offsets(broker.bootstrap, topic) == [3]
     padding = Producer({"bootstrap.servers": broker.bootstrap, "linger.ms": 0})
     for i in range(12):  # rolls segments, so that the transactions' ones can be cleaned
         padding.produce(topic, b"padding", key=b"padding-%d" % (i % 3), partition=0)
         assert padding.flush(WAIT_SECONDS) == 0
-    assert aborted_first_offsets(broker.bootstrap, topic) == [3]
 
     def compacted() -> bool:
         return b"a2" not in read_values(broker.bootstrap, topic, READ_UNCOMMITTED)[0]
