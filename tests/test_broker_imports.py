@@ -51,6 +51,7 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.security.ssl_principal",
     "pykbroker.security.delegation_tokens",
     "pykbroker.security.token_manager",
+    "pykbroker.security.token_settings",  # read only with delegation.token.secret.key set
     "pykbroker.cluster.zk_client",
     "pykbroker.cluster.zk_store",
     "pykbroker.server.metrics_http",
