@@ -118,6 +118,9 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.cluster.controller.election",
     "pykbroker.cluster.controller.reassignment",
     "pykbroker.records.legacy",
+    # anyio's calls from worker threads into the loop: loaded with the first log start offsets
+    # that retention moves
+    "anyio.from_thread",
 ]
 
 # Loaded with the first log (created here, or found on disk), not before
