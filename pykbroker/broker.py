@@ -807,9 +807,17 @@ class Broker:
             authorizer.open()
         return authorizer
 
+    @property
+    def delegation_token_key_configured(self) -> bool:
+        """True with `delegation.token.secret.key` (or its old name `delegation.token.master.key`)
+        set: only then are the token settings read and the token modules imported."""
+        return bool(self.config["delegation.token.secret.key"] or self.config["delegation.token.master.key"])
+
     def _open_token_manager(self, metadata: MetadataStore) -> DelegationTokenManager | None:
         """The delegation tokens, with every stored token loaded (ZooKeeper's in a cluster, a file
         beside the embedded store's state on a single broker); None without a secret key."""
+        if not self.delegation_token_key_configured:
+            return None
         from .security.token_settings import TokenSettings
 
         settings = TokenSettings.from_config(self.config)

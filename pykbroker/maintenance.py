@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import anyio
-import anyio.from_thread
 import anyio.to_thread
 
 from .common.topic_partition import TopicPartition
@@ -134,7 +133,9 @@ def _then_on_loop(
     def run() -> None:
         moved = retention()
         if moved:
-            anyio.from_thread.run_sync(replica_manager.log_start_offsets_moved, moved)
+            from anyio.from_thread import run_sync  # loaded with the first offsets moved
+
+            run_sync(replica_manager.log_start_offsets_moved, moved)
 
     return run
 

@@ -51,6 +51,7 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.security.ssl_principal",
     "pykbroker.security.delegation_tokens",
     "pykbroker.security.token_manager",
+    "pykbroker.security.token_settings",  # read only with delegation.token.secret.key set
     "pykbroker.cluster.zk_client",
     "pykbroker.cluster.zk_store",
     "pykbroker.server.metrics_http",
@@ -117,6 +118,9 @@ NOT_LOADED_BY_A_PLAIN_BROKER = [
     "pykbroker.cluster.controller.election",
     "pykbroker.cluster.controller.reassignment",
     "pykbroker.records.legacy",
+    # anyio's calls from worker threads into the loop: loaded with the first log start offsets
+    # that retention moves
+    "anyio.from_thread",
 ]
 
 # Loaded with the first log (created here, or found on disk), not before

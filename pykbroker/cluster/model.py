@@ -18,6 +18,8 @@ INTERNAL_TOPICS = frozenset({"__consumer_offsets", "__transaction_state", "__sha
 
 @dataclass(frozen=True)
 class BrokerInfo:
+    """A broker as the cluster knows it: its id, where clients reach it and its rack."""
+
     broker_id: int
     host: str
     port: int
@@ -39,6 +41,8 @@ class PartitionState:
 
 @dataclass
 class TopicInfo:
+    """A topic: its id, its partitions' state and its configs (the overrides of the defaults)."""
+
     name: str
     topic_id: uuid.UUID
     partitions: dict[int, PartitionState]

@@ -40,8 +40,11 @@ class TopicCreator(Protocol):
     ) -> TopicInfo: ...
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per internal topic, never compared
 class InternalTopic:
+    """An internal topic (`__consumer_offsets`, `__transaction_state`, `__share_group_state`):
+    the broker keys of its partition count and replication factor and how it is created."""
+
     name: str
     partitions_key: str  # e.g. offsets.topic.num.partitions
     replication_factor_key: str  # e.g. offsets.topic.replication.factor

@@ -36,7 +36,7 @@ logger = logging.getLogger(__name__)
 PROGRESS_INTERVAL_S = 10.0
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one partition directory to load, never compared
 class PendingLog:
     """A partition directory found at start, with what the directory's checkpoints say of it."""
 

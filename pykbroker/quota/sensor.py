@@ -26,7 +26,7 @@ class WindowConfig:
     window_ms: int = 1000
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one throttle's measure, never compared
 class QuotaViolation:
     """The measured value that broke the bound, and the window it was measured over (ms)."""
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ..security.sasl.client import SaslClientCredentials
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # one per broker, never compared
 class InterBrokerSecurity:
     """The inter-broker listener's security protocol and how to meet it: for SSL/SASL_SSL the TLS
     client side, for SASL_PLAINTEXT/SASL_SSL the credentials this broker authenticates with."""

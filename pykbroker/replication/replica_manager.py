@@ -109,6 +109,8 @@ class TxnVerifier(Protocol):
 
 @dataclass(eq=False)  # one partition's answer, never compared
 class ProduceResult:
+    """One partition's answer to a produce: an error, or where the records went."""
+
     error: ErrorCode = ErrorCode.NONE
     base_offset: int = -1
     log_append_time: int = -1

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 @dataclass(frozen=True)
 class KafkaPrincipal:
+    """Who a connection authenticated as, e.g. `User:alice` (Kafka's KafkaPrincipal)."""
+
     principal_type: str
     name: str
     token_authenticated: bool = field(default=False, compare=False, repr=False)

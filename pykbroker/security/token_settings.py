@@ -14,6 +14,8 @@ from typing import Any
 
 @dataclass(frozen=True)
 class TokenSettings:
+    """The `delegation.token.*` settings: the secret key, the tokens' lifetimes and the expiry check."""
+
     secret_key: str | None
     max_lifetime_ms: int = 604800000
     expiry_time_ms: int = 86400000  # the default renewal period

@@ -43,6 +43,8 @@ TLS_SECURITY_PROTOCOLS = frozenset({"SSL", "SASL_SSL"})
 
 @dataclass(eq=False)  # holds its socket: one object per listener
 class BoundListener:
+    """A listener's bound socket and how its connections are served (security protocol, TLS)."""
+
     name: str
     sock: socket.socket
     security_protocol: str = "PLAINTEXT"

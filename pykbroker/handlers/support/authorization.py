@@ -52,7 +52,7 @@ class OnDenial(Enum):
     WITHHOLD = "serves the request without that part of the answer"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # an entry of the table, never compared
 class Check:
     """One question an API asks the authorizer."""
 
@@ -77,7 +77,7 @@ class Check:
         return auth.authorize_by_resource_type(ctx, self.operation, self.resource_type)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # an entry of the table, never compared
 class ApiAuthorization:
     """An API's checks, or why it needs none."""
 

@@ -27,6 +27,8 @@ class CloseConnection(Exception):
 
 @dataclass(eq=False)  # one per request, never compared
 class RequestContext:
+    """One request as its handler sees it: its header, the connection it came on and the broker's services."""
+
     api_key: int
     api_version: int
     correlation_id: int
