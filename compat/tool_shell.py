@@ -78,6 +78,19 @@ def compile_launcher(out_dir: Path, libs: Path | None = None) -> Path:
     return out_dir
 
 
+_COMPILED: dict[Path, Path] = {}  # the jars' directory -> the launcher compiled against them here
+
+
+def launcher_classes(out_dir: Path, libs: Path | None = None) -> Path:
+    """The launcher compiled against the jars of `libs`: once per process (into `out_dir` the
+    first time), as long as those classes are still there."""
+    libs = libs or kafka_libs()
+    compiled = _COMPILED.get(libs)
+    if compiled is None or not (compiled / f"{LAUNCHER_CLASS}.class").is_file():
+        compiled = _COMPILED[libs] = compile_launcher(out_dir, libs)
+    return compiled
+
+
 def _encode(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -109,7 +122,7 @@ class ToolShell:
         self.lock = threading.Lock()
 
     def start(self) -> ToolShell:
-        classes = self.classes or compile_launcher(self.work_dir / "classes", self.libs)
+        classes = self.classes or launcher_classes(self.work_dir / "classes", self.libs)
         log4j = self.work_dir / "log4j.properties"
         log4j.write_text(self.log4j)
         classpath = f"{classes}:{self.libs}/*"

@@ -28,7 +28,7 @@ from compat import tool_shell
 from compat.realkafka import REALKAFKA
 from compat.security_clients import java_properties, librdkafka_settings
 from compat.security_scenarios import Setup
-from compat.tool_shell import ToolShell, compile_launcher
+from compat.tool_shell import ToolShell, launcher_classes
 
 from ..ci import skip_or_fail_in_ci
 
@@ -87,7 +87,7 @@ def kafka_tools(bob, tmp_path_factory) -> Iterator[dict[str, ToolShell]]:
     reason = tool_shell.unavailable()
     if reason:
         skip_or_fail_in_ci(f"Kafka's console consumer cannot run here: {reason}")
-    classes = compile_launcher(tmp_path_factory.mktemp("launcher"))
+    classes = launcher_classes(tmp_path_factory.mktemp("launcher"))
     shells = {label: ToolShell(tmp_path_factory.mktemp(f"tools-{label}"), classes, log4j=TOOLS_LOG4J) for label in bob}
     try:
         for shell in shells.values():
