@@ -1,10 +1,11 @@
 """Kafka 3.9.0's command-line tools run as a shell runs them, many in one JVM: `ToolShell` starts
-`compat/java/ToolLauncher.java` once (compiled against the jars of `../shared/realkafka/libs`) and
-runs each tool class's `main` in it with its own stdout, stderr, stdin and exit status (Kafka's
-`Exit` is routed, not taken: the JVM lives on). One JVM per broker under test keeps the tool
-scenario's start-up cost to one JVM start instead of one per step; the test modules that compare
-Kafka's tools with pykbroker's (tests/tools/, tests/security/test_delegation_tokens.py) keep one
-JVM per module alike.
+`compat/java/ToolLauncher.java` once (compiled against the jars of `../shared/realkafka/libs`,
+once per process: `launcher_classes`) and runs each tool class's `main` in it with its own stdout,
+stderr, stdin and exit status (Kafka's `Exit` is routed, not taken: the JVM lives on). One JVM per
+broker under test keeps the tool scenario's start-up cost to one JVM start instead of one per step;
+the test modules that run Kafka's tools (tests/tools/, the delegation token, reassignment,
+AlterReplicaLogDirs and assign-without-group-ACL tests) keep one JVM per module (or per broker)
+alike.
 
     with ToolShell(work_dir) as shell:
         done = shell.run("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b, "--list")
