@@ -62,6 +62,9 @@ TOKEN_OWNER = "mx-owner"  # the owner of the delegation tokens asked for
 # the connection stays open and silent); its other answers come within a second, even on a
 # loaded machine.
 ANSWER_SECONDS = 10
+# The wait of a cell whose refusal is such a silence on Kafka (each refused caller waits it out);
+# its answers to the callers it serves come from memory, at once.
+SILENCE_SECONDS = 3
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,7 @@ class Cell:
     data: Callable[[], dict]
     names: dict[ResourceType, str] = field(default_factory=dict)
     creates_topic: str | None = None  # a topic the request may create: waited for until it is ready
+    answer_seconds: float = ANSWER_SECONDS  # how long an answer is waited for (then: CLOSED)
 
     def checks(self) -> list[Check]:
         entry = TABLE[self.api_key]
@@ -320,7 +324,7 @@ def cells(setup: Setup) -> list[Cell]:
         Cell("describe user scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
              lambda: {"users": [{"name": "mx-nobody"}]}),
         Cell("describe every user's scram credentials", ApiKey.DESCRIBE_USER_SCRAM_CREDENTIALS, 0, ("cluster",),
-             lambda: {"users": None}),
+             lambda: {"users": None}, answer_seconds=SILENCE_SECONDS),
         Cell("alter user scram credentials", ApiKey.ALTER_USER_SCRAM_CREDENTIALS, 0, ("cluster",), lambda: {
             "deletions": [{"name": "mx-nobody", "mechanism": 1}], "upsertions": []}),
         # delegation tokens: the secured brokers have no delegation.token.secret.key, so past its
@@ -435,8 +439,10 @@ class Connection:
             log_in_plain(self.client, user, PLAIN_USERS[user])
 
     def ask(self, cell: Cell):
-        """The normalised answer, or CLOSED when the broker closes the connection instead."""
+        """The normalised answer, or CLOSED when the broker closes the connection instead (or
+        leaves it silent for the cell's `answer_seconds`)."""
         request = wire_probes.build(messages.request(cell.api_key), cell.data())
+        self.client.sock.settimeout(cell.answer_seconds)
         try:
             answer = self.client.request(cell.api_key, cell.version, request)
         except (EOFError, ConnectionError, socket.timeout):

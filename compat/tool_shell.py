@@ -1,10 +1,11 @@
 """Kafka 3.9.0's command-line tools run as a shell runs them, many in one JVM: `ToolShell` starts
-`compat/java/ToolLauncher.java` once (compiled against the jars of `../shared/realkafka/libs`) and
-runs each tool class's `main` in it with its own stdout, stderr, stdin and exit status (Kafka's
-`Exit` is routed, not taken: the JVM lives on). One JVM per broker under test keeps the tool
-scenario's start-up cost to one JVM start instead of one per step; the test modules that compare
-Kafka's tools with pykbroker's (tests/tools/, tests/security/test_delegation_tokens.py) keep one
-JVM per module alike.
+`compat/java/ToolLauncher.java` once (compiled against the jars of `../shared/realkafka/libs`,
+once per process: `launcher_classes`) and runs each tool class's `main` in it with its own stdout,
+stderr, stdin and exit status (Kafka's `Exit` is routed, not taken: the JVM lives on). One JVM per
+broker under test keeps the tool scenario's start-up cost to one JVM start instead of one per step;
+the test modules that run Kafka's tools (tests/tools/, the delegation token, reassignment,
+AlterReplicaLogDirs and assign-without-group-ACL tests) keep one JVM per module (or per broker)
+alike.
 
     with ToolShell(work_dir) as shell:
         done = shell.run("org.apache.kafka.tools.TopicCommand", "--bootstrap-server", b, "--list")
@@ -78,6 +79,19 @@ def compile_launcher(out_dir: Path, libs: Path | None = None) -> Path:
     return out_dir
 
 
+_COMPILED: dict[Path, Path] = {}  # the jars' directory -> the launcher compiled against them here
+
+
+def launcher_classes(out_dir: Path, libs: Path | None = None) -> Path:
+    """The launcher compiled against the jars of `libs`: once per process (into `out_dir` the
+    first time), as long as those classes are still there."""
+    libs = libs or kafka_libs()
+    compiled = _COMPILED.get(libs)
+    if compiled is None or not (compiled / f"{LAUNCHER_CLASS}.class").is_file():
+        compiled = _COMPILED[libs] = compile_launcher(out_dir, libs)
+    return compiled
+
+
 def _encode(text: str) -> str:
     return base64.b64encode(text.encode()).decode()
 
@@ -109,7 +123,7 @@ class ToolShell:
         self.lock = threading.Lock()
 
     def start(self) -> ToolShell:
-        classes = self.classes or compile_launcher(self.work_dir / "classes", self.libs)
+        classes = self.classes or launcher_classes(self.work_dir / "classes", self.libs)
         log4j = self.work_dir / "log4j.properties"
         log4j.write_text(self.log4j)
         classpath = f"{classes}:{self.libs}/*"

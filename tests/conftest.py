@@ -18,6 +18,18 @@ def fresh_broker(tmp_path):
         yield running
 
 
+@pytest.fixture(scope="session")
+def spark_session():
+    """One local Spark (and its JVM) for the Spark test modules (`SPARK_MODULES`, one unit of
+    work: they run on the same worker), stopped at the end of the session. A module asks for it
+    through a `spark` fixture of its own, after its checks that Spark can run."""
+    from tests.spark_support import shared_session, stop_spark
+
+    session = shared_session()
+    yield session
+    stop_spark(session)
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
     """With pytest-xdist (`make test` runs two workers with `--dist loadscope`), a test module
@@ -58,27 +70,30 @@ COMPAT_SCOPES = {
     "test_cluster_scenarios.py": "compat-cluster",
 }
 
+# The modules that share one Spark session (`spark_session`): one unit, so that its JVM starts once.
+SPARK_MODULES = ("tests/test_spark_kafka.py", "tests/cluster/test_spark_cluster.py", "tests/test_spark_example.py")
+SPARK_SCOPE = "spark"
+
 # The units that take most of a minute or more on two cores, slowest first (each measured alone):
 # started before the others, so that no long unit is left for the end of the run.
 SLOWEST_SCOPES = (
+    SPARK_SCOPE,
     "compat-security",
-    "tests/test_spark_kafka.py",
-    "tests/cluster/test_spark_cluster.py",
-    "tests/cluster/test_reassignment.py",
     "tests/test_durability.py",
     "tests/fuzz/test_fuzz_requests.py",
     "tests/test_packaging.py",
     "tests/test_client_quotas.py",
     "compat-single",
     "tests/compat/test_tool_scenario.py",
+    "tests/cluster/test_reassignment.py",
     "tests/netpart/test_partitions_kafka.py",
-    "tests/test_alter_replica_log_dirs.py",
     "tests/cluster/test_exploratory_failures.py",
     "tests/test_connection_quotas.py",
     "tests/test_admin_topics.py",
     "tests/netpart/test_partitions_pykbroker.py",
     "tests/security/test_sasl_clients.py",
     "tests/tools/test_kafka_answers.py",
+    "tests/test_alter_replica_log_dirs.py",
     "tests/test_java_clients.py",
     "tests/tools/test_kafka_tool_parity.py",
     "tests/test_startup.py",
@@ -88,9 +103,12 @@ SLOWEST_SCOPES = (
 
 
 def scheduling_scope(nodeid: str) -> str:
-    """The unit of work a worker runs whole: the test's module, or for the compatibility suite's
-    modules on a session pair of brokers the pair's unit (`COMPAT_SCOPES`)."""
+    """The unit of work a worker runs whole: the test's module, for the compatibility suite's
+    modules on a session pair of brokers the pair's unit (`COMPAT_SCOPES`), for the Spark modules
+    theirs (`SPARK_MODULES`)."""
     path = nodeid.split("::", 1)[0]
+    if path in SPARK_MODULES:
+        return SPARK_SCOPE
     if not path.startswith("tests/compat/"):
         return path
     return COMPAT_SCOPES.get(path.rsplit("/", 1)[-1], path)

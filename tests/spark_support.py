@@ -1,6 +1,6 @@
-"""What the Spark test modules share: a small local Spark session with Spark's Kafka connector,
-running queries the way the Structured Streaming + Kafka Integration Guide writes them, and
-stopping a session together with its JVM.
+"""What the Spark test modules share: a small local Spark session with Spark's Kafka connector
+(one for all of them: `shared_session`), running queries the way the Structured Streaming + Kafka
+Integration Guide writes them, and stopping a session together with its JVM.
 
 The connector (spark-sql-kafka-0-10 and the jars it needs) is in no Python package. It is taken
 from, in this order:
@@ -98,6 +98,21 @@ def local_session(app: str, config: dict[str, str] | None = None):
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get("SPARK_LOG_LEVEL", "ERROR"))
     return session
+
+
+def shared_session():
+    """The Spark of every Spark test module of this process (`spark_session` in tests/conftest.py):
+    local_session with the connector where it can be had, without it elsewhere (the modules
+    that need it are skipped there). Its JVM starts once: a start costs tens of seconds here."""
+    config, unavailable = connector()
+    return local_session("pykbroker-spark-tests", None if unavailable else config)
+
+
+def end_module_queries(session) -> None:
+    """Stops the streaming queries a module left running, so that the next module starts with
+    none (the session and its JVM stay, for the next module)."""
+    for query in session.streams.active:
+        query.stop()
 
 
 def stop_spark(session) -> None:

@@ -21,7 +21,6 @@ import errno
 import json
 import os
 import re
-import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -30,8 +29,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Consumer, Producer, TopicPartition
 
-from compat import realkafka
+from compat import realkafka, tool_shell
 from compat.realkafka import REALKAFKA
+from compat.tool_shell import ToolShell
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
@@ -243,18 +243,23 @@ def assert_everything_acknowledged_is_there_once(bootstrap: str, topic: str, loa
 # -- Kafka's LogDirsCommand -------------------------------------------------------------------
 
 
-def log_dirs_tool(bootstrap: str, topic: str, names: dict[str, str]) -> str:
+@pytest.fixture(scope="module")
+def tools(tmp_path_factory) -> Iterator[ToolShell]:
+    """Kafka's tools, every invocation of the module in one JVM (`compat/tool_shell.py`)."""
+    reason = tool_shell.unavailable()
+    if reason:
+        skip_or_fail_in_ci(f"Kafka's tools cannot run here: {reason}")
+    with ToolShell(tmp_path_factory.mktemp("kafka-tools")) as shell:
+        yield shell
+
+
+def log_dirs_tool(tools: ToolShell, bootstrap: str, topic: str, names: dict[str, str]) -> str:
     """What `kafka-log-dirs --describe --topic-list topic` prints, with the dirs as `names` calls them,
     sizes as SIZE, offset lags as 0 or LAG, and its lists in a fixed order."""
-    command = ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{REALKAFKA / 'libs'}/*", LOG_DIRS_COMMAND]
-    done = subprocess.run(
-        [*command, "--bootstrap-server", bootstrap, "--describe", "--topic-list", topic],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    lines = done.stdout.splitlines()
+    args = ("--bootstrap-server", bootstrap, "--describe", "--topic-list", topic)
+    done = tools.run(LOG_DIRS_COMMAND, *args, timeout=120)
+    assert done.status == 0, done.err
+    lines = done.out.splitlines()
     report = json.loads(lines[-1])
     for broker in report["brokers"]:
         for log_dir in broker["logDirs"]:
@@ -289,7 +294,9 @@ def held_on_kafka(bootstrap: str) -> Iterator[None]:
         set_kafka_throttle(bootstrap, None)
 
 
-def move_under_load(bootstrap: str, topic: str, hold: Callable[[], object], release: Callable[[], None]) -> list[str]:
+def move_under_load(
+    tools: ToolShell, bootstrap: str, topic: str, hold: Callable[[], object], release: Callable[[], None]
+) -> list[str]:
     """Move `topic`-0 to the other dir under produce load; the tool's output before, during and after."""
     dirs = log_dirs_of(bootstrap)
     create_topic(bootstrap, topic)
@@ -298,25 +305,25 @@ def move_under_load(bootstrap: str, topic: str, hold: Callable[[], object], rele
     [source] = where(bootstrap, topic)
     [destination] = [d for d in dirs if d != source]
     names = {source: "SOURCE", destination: "DEST"}
-    outputs = [log_dirs_tool(bootstrap, topic, names)]
+    outputs = [log_dirs_tool(tools, bootstrap, topic, names)]
     hold()
     try:
         assert alter(bootstrap, {destination: [(topic, 0)]}) == {(topic, 0): ErrorCode.NONE}
         wait_until(
             lambda: where(bootstrap, topic) == {source: False, destination: True}, "the future replica", timeout=60
         )
-        outputs.append(log_dirs_tool(bootstrap, topic, names))
+        outputs.append(log_dirs_tool(tools, bootstrap, topic, names))
         assert where(bootstrap, topic) == {source: False, destination: True}, "the move was held"
     finally:
         release()
     wait_until(lambda: where(bootstrap, topic) == {destination: False}, "the move done", timeout=120)
-    outputs.append(log_dirs_tool(bootstrap, topic, names))
+    outputs.append(log_dirs_tool(tools, bootstrap, topic, names))
     assert_everything_acknowledged_is_there_once(bootstrap, topic, load)
     return outputs
 
 
-def test_a_partition_under_load_moves_to_the_other_log_dir_as_on_kafka(pykbroker, kafka, held_copy):
-    ours = move_under_load(pykbroker.bootstrap, "moving", lambda: None, held_copy.set)
+def test_a_partition_under_load_moves_to_the_other_log_dir_as_on_kafka(pykbroker, kafka, held_copy, tools):
+    ours = move_under_load(tools, pykbroker.bootstrap, "moving", lambda: None, held_copy.set)
     current, future = ("moving-0", False, 0), ("moving-0", True, "LAG")
     assert [by_dir(output) for output in ours] == [
         {"SOURCE": [current], "DEST": []},
@@ -325,7 +332,7 @@ def test_a_partition_under_load_moves_to_the_other_log_dir_as_on_kafka(pykbroker
     ]
 
     held = held_on_kafka(kafka.bootstrap)
-    theirs = move_under_load(kafka.bootstrap, "moving", held.__enter__, lambda: held.__exit__(None, None, None))
+    theirs = move_under_load(tools, kafka.bootstrap, "moving", held.__enter__, lambda: held.__exit__(None, None, None))
     assert without_current_lags(ours) == without_current_lags(theirs)
 
 
@@ -470,16 +477,13 @@ def serves(bootstrap: str, api_key: ApiKey) -> bool:
     return any(key.api_key == api_key for key in answer.api_keys)
 
 
-def reassign_tool(bootstrap: str, *args: str) -> str:
-    command = ["java", "-XX:TieredStopAtLevel=1", "-cp", f"{REALKAFKA / 'libs'}/*", REASSIGN_COMMAND]
-    done = subprocess.run(
-        [*command, "--bootstrap-server", bootstrap, *args], capture_output=True, text=True, timeout=120
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
-    return done.stdout
+def reassign_tool(tools: ToolShell, bootstrap: str, *args: str) -> str:
+    done = tools.run(REASSIGN_COMMAND, "--bootstrap-server", bootstrap, *args, timeout=120)
+    assert done.status == 0, done.out + done.err
+    return done.out
 
 
-def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path) -> list[str]:
+def move_with_the_reassignment_tool(tools: ToolShell, bootstrap: str, topic: str, directory: Path) -> list[str]:
     """`--execute` a reassignment that keeps the replica on broker 0 and moves it to the other log
     dir (with a log dir throttle, which `--verify` removes), then `--verify` until it is complete;
     both outputs, the dirs named SOURCE and DEST."""
@@ -491,11 +495,17 @@ def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path)
     partitions = [{"topic": topic, "partition": 0, "replicas": [0], "log_dirs": [destination]}]
     plan.write_text(json.dumps({"version": 1, "partitions": partitions}))
     executed = reassign_tool(
-        bootstrap, "--execute", "--reassignment-json-file", str(plan), "--replica-alter-log-dirs-throttle", "100000000"
+        tools,
+        bootstrap,
+        "--execute",
+        "--reassignment-json-file",
+        str(plan),
+        "--replica-alter-log-dirs-throttle",
+        "100000000",
     )
 
     def verified() -> str | None:
-        out = reassign_tool(bootstrap, "--verify", "--reassignment-json-file", str(plan))
+        out = reassign_tool(tools, bootstrap, "--verify", "--reassignment-json-file", str(plan))
         return out if "completed successfully" in out else None
 
     verify = wait_until(verified, "the move verified", timeout=120)
@@ -503,10 +513,10 @@ def move_with_the_reassignment_tool(bootstrap: str, topic: str, directory: Path)
     return [output.replace(destination, "DEST").replace(source, "SOURCE") for output in (executed, verify)]
 
 
-def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(pykbroker, kafka, tmp_path):
+def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(pykbroker, kafka, tmp_path, tools):
     if not serves(pykbroker.bootstrap, ApiKey.LIST_PARTITION_REASSIGNMENTS):
         pytest.skip("kafka-reassign-partitions --execute needs partition reassignment (ListPartitionReassignments)")
-    ours = move_with_the_reassignment_tool(pykbroker.bootstrap, "reassigned", tmp_path)
+    ours = move_with_the_reassignment_tool(tools, pykbroker.bootstrap, "reassigned", tmp_path)
     assert "Successfully started moving log directory to DEST for replica reassigned-0 with broker 0" in ours[0]
     assert "Reassignment of replica reassigned-0-0 completed successfully." in ours[1]
     assert "Clearing broker-level throttles on broker 0" in ours[1]
@@ -514,4 +524,4 @@ def test_kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_json(py
         None,
         2**63 - 1,
     )
-    assert ours == move_with_the_reassignment_tool(kafka.bootstrap, "reassigned", tmp_path)
+    assert ours == move_with_the_reassignment_tool(tools, kafka.bootstrap, "reassigned", tmp_path)

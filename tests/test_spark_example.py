@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from .clients import KafkaPython, create_topic, from_start
-from .spark_support import local_session, require_pyspark, stop_spark
+from .spark_support import end_module_queries, require_pyspark
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 T0 = 1_700_000_000_000  # 20 s into a minute
@@ -52,12 +52,12 @@ def test_the_event_producer_writes_json_events_keyed_by_user(broker):
 
 
 @pytest.fixture(scope="module")
-def spark():
+def spark(request):
     pyspark = require_pyspark()
     assert pyspark.__version__.startswith("4.0."), "the spark extra pins PySpark 4.0"
-    session = local_session("pykbroker-example-test")
+    session = request.getfixturevalue("spark_session")
     yield session
-    stop_spark(session)
+    end_module_queries(session)
 
 
 def test_windowed_counts_are_written_once_per_closed_window_and_late_events_dropped(

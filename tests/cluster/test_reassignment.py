@@ -11,17 +11,16 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import threading
 import time
-from pathlib import Path
+from concurrent.futures import ThreadPoolExecutor, wait
 
 import pytest
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from compat import realkafka
+from compat import realkafka, tool_shell
+from compat.tool_shell import ToolShell
 from pykbroker.protocol import messages
 from pykbroker.protocol.api_keys import ApiKey
 from pykbroker.protocol.errors import ErrorCode
@@ -29,9 +28,6 @@ from pykbroker.testkit.wire import WireClient
 from tests.ci import skip_or_fail_in_ci
 
 REASSIGN = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
-QUIET_LOG4J = "log4j.rootLogger=ERROR, stderr\nlog4j.appender.stderr=org.apache.log4j.ConsoleAppender\n" \
-              "log4j.appender.stderr.Target=System.err\nlog4j.appender.stderr.layout=org.apache.log4j.PatternLayout\n" \
-              "log4j.appender.stderr.layout.ConversionPattern=%p %m (%c)%n\n"
 THROTTLE = "10000000"  # bytes/s: throttled, but the move still completes quickly
 
 AlterRequest = messages.request(ApiKey.ALTER_PARTITION_REASSIGNMENTS).cls
@@ -40,13 +36,13 @@ ListRequest = messages.request(ApiKey.LIST_PARTITION_REASSIGNMENTS).cls
 
 @pytest.fixture(scope="module")
 def tool(tmp_path_factory):
-    """Run ReassignPartitionsCommand: (exit status, stdout, stderr)."""
-    libs = realkafka.REALKAFKA / "libs"
-    if shutil.which("java") is None or not libs.is_dir():
-        skip_or_fail_in_ci(f"Kafka's tools need java and the jars in {libs}")
-    log4j = tmp_path_factory.mktemp("log4j") / "log4j.properties"
-    log4j.write_text(QUIET_LOG4J)
+    """Run ReassignPartitionsCommand: (exit status, stdout, stderr). Every invocation of the module
+    runs in one JVM (`compat/tool_shell.py`), as a shell runs the tool one invocation after another."""
+    reason = tool_shell.unavailable()
+    if reason:
+        skip_or_fail_in_ci(f"Kafka's tools cannot run here: {reason}")
     work = tmp_path_factory.mktemp("reassign-json")
+    shell = ToolShell(tmp_path_factory.mktemp("reassign-tool")).start()
 
     def run(bootstrap: str, *args: str, plan: dict | None = None, topics: dict | None = None) -> tuple[int, str, str]:
         extra: list[str] = []
@@ -55,12 +51,13 @@ def tool(tmp_path_factory):
                 path = work / f"file-{time.monotonic_ns()}.json"
                 path.write_text(json.dumps(value))
                 extra += [option, str(path)]
-        java = ["java", "-XX:TieredStopAtLevel=1", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{libs}/*"]
-        done = subprocess.run([*java, REASSIGN, "--bootstrap-server", bootstrap, *args, *extra],
-                              capture_output=True, text=True, timeout=180)
-        return done.returncode, done.stdout, done.stderr
+        done = shell.run(REASSIGN, "--bootstrap-server", bootstrap, *args, *extra, timeout=180)
+        return done.status, done.out, done.err
 
-    return run
+    try:
+        yield run
+    finally:
+        shell.stop()
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -187,9 +184,9 @@ def reassignment_scenario(bootstrap: str, tool, topic: str) -> list[str]:
     with LoadProducer(bootstrap, topic) as load:
         wait_until(lambda: len(load.acked) > 500, "records acknowledged before the move")
         step("--execute", "--throttle", THROTTLE, plan=plan)
-        step("--list")
         assert "throttled" in " ".join(throttle_configs(bootstrap, topic)), "the --execute throttle is set"
         wait_until(lambda: describe_replicas(bootstrap, topic)[0][0] == [2, 3], "the move to 2,3", timeout=180)
+        step("--list")  # once the move is done (while it runs, what is listed depends on the timing)
         moved_at = len(load.acked)
         wait_until(lambda: len(load.acked) > moved_at + 200, "records acknowledged after the move")
     step("--verify", plan=plan)
@@ -204,14 +201,41 @@ def reassignment_scenario(bootstrap: str, tool, topic: str) -> list[str]:
     return outputs
 
 
+@pytest.fixture(scope="module", autouse=True)
+def kafka_starting(tmp_path_factory):
+    """Kafka 3.9.0's three brokers (cluster.sh) for the whole module, starting in a thread of
+    their own while pykbroker's cluster starts; discarded at the end (None where Kafka cannot
+    run: the tests on pykbroker alone still do)."""
+    if realkafka.unavailable():
+        yield None
+        return
+    running = realkafka.KafkaCluster(tmp_path_factory.mktemp("kafka-cluster"))
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        started = pool.submit(running.start)
+        try:
+            yield started
+        finally:
+            wait([started])
+            if started.exception() is None:
+                running.discard()
+
+
 @pytest.fixture(scope="module")
-def kafka(tmp_path_factory):
-    """Kafka 3.9.0's three brokers (cluster.sh), for the whole module."""
+def kafka(kafka_starting):
+    """Kafka's cluster once it has started."""
     reason = realkafka.unavailable()
     if reason:
         skip_or_fail_in_ci(f"Kafka 3.9.0 cannot run here: {reason}")
-    with realkafka.KafkaCluster(tmp_path_factory.mktemp("kafka-cluster")) as running:
-        yield running
+    return kafka_starting.result()
+
+
+def on_both_clusters(scenario, cluster, kafka, *args):
+    """`scenario` run on pykbroker's cluster and on Kafka's at the same time (the two clusters
+    share nothing but the tool's JVM, which runs one invocation at a time): (ours, theirs)."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ours = pool.submit(scenario, cluster.bootstrap, *args)
+        theirs = pool.submit(scenario, kafka.bootstrap, *args)
+        return ours.result(), theirs.result()
 
 
 def test_kafka_reassign_partitions_moves_a_partition_under_load_as_on_kafka(cluster, tool, kafka):
@@ -219,8 +243,7 @@ def test_kafka_reassign_partitions_moves_a_partition_under_load_as_on_kafka(clus
     2,3 while an acks=all producer writes; --verify reports it complete and clears the throttle
     configs; every acknowledged record is there exactly once. The same on Kafka 3.9.0's cluster
     prints the same."""
-    ours = reassignment_scenario(cluster.bootstrap, tool, "moving")
-    theirs = reassignment_scenario(kafka.bootstrap, tool, "moving")
+    ours, theirs = on_both_clusters(reassignment_scenario, cluster, kafka, tool, "moving")
     assert ours == theirs
 
 
@@ -263,10 +286,9 @@ def test_a_throttled_reassignment_is_listed_while_it_runs_and_cancel_reverts_it(
     """The throttle holds the new replica back (Kafka's ReplicationQuotaManager), so --list and
     --verify see the reassignment in progress; --cancel reverts it (the added replica is stopped
     and its log deleted) and clears the throttles. Kafka 3.9.0 prints the same."""
-    ours = throttled_cancel_scenario(cluster.bootstrap, tool, "slow")
+    ours, theirs = on_both_clusters(throttled_cancel_scenario, cluster, kafka, tool, "slow")
     wait_until(lambda: not list((cluster.directory / "broker-2").rglob("slow-0")), "broker 2 deleted its replica",
                timeout=60)
-    theirs = throttled_cancel_scenario(kafka.bootstrap, tool, "slow")
     assert ours == theirs
 
 

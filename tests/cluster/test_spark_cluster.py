@@ -14,13 +14,13 @@ import pytest
 from confluent_kafka import Consumer, TopicPartition
 
 from tests.spark_support import (
-    check_exact_round_trip, finish, local_session, produce, read_batch, read_stream,
-    require_connector, stop_spark,
+    check_exact_round_trip, finish, produce, read_batch, read_stream,
+    end_module_queries, require_connector,
 )
 
 from .test_failover import ContinuousProducer, create_topic, read_everything
 
-SPARK_CONFIG = require_connector()
+require_connector()  # the module is skipped without Spark's Kafka connector (fails in CI)
 
 # When a leader dies, the driver's AdminClient may look up partition leaders before ZooKeeper
 # has let the dead broker go; it then keeps its ListOffsets call bound to that broker until
@@ -32,10 +32,9 @@ FAILOVER_OPTIONS = {"kafka.request.timeout.ms": "10000", "kafka.default.api.time
 
 
 @pytest.fixture(scope="module")
-def spark():
-    session = local_session("pykbroker-spark-cluster", SPARK_CONFIG)
-    yield session
-    stop_spark(session)
+def spark(spark_session):
+    yield spark_session
+    end_module_queries(spark_session)
 
 
 def high_watermarks(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:

@@ -17,15 +17,18 @@ import shutil
 import subprocess
 import sys
 import uuid
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from compat import tool_shell
 from compat.realkafka import REALKAFKA
 from compat.security_clients import java_properties, librdkafka_settings
 from compat.security_scenarios import Setup
+from compat.tool_shell import ToolShell, launcher_classes
 
 from ..ci import skip_or_fail_in_ci
 
@@ -78,29 +81,45 @@ def bob(secure_pykbroker, secure_kafka, tmp_path_factory) -> dict[str, Bob]:
 
 
 @pytest.fixture(scope="module")
-def log4j(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("log4j") / "tools-log4j.properties"
-    path.write_text(TOOLS_LOG4J)
-    return path
+def kafka_tools(bob, tmp_path_factory) -> Iterator[dict[str, ToolShell]]:
+    """Kafka's console consumer, one JVM for the runs against each broker (`compat/tool_shell.py`:
+    each run with its own stdout, stderr and exit status, as from a JVM of its own)."""
+    reason = tool_shell.unavailable()
+    if reason:
+        skip_or_fail_in_ci(f"Kafka's console consumer cannot run here: {reason}")
+    classes = launcher_classes(tmp_path_factory.mktemp("launcher"))
+    shells = {label: ToolShell(tmp_path_factory.mktemp(f"tools-{label}"), classes, log4j=TOOLS_LOG4J) for label in bob}
+    try:
+        for shell in shells.values():
+            shell.start()
+        yield shells
+    finally:
+        for shell in shells.values():
+            shell.stop()
 
 
-def kafka_console_consumer(log4j: Path, bob: Bob, *args: str) -> Run:
-    command = ["java", f"-Dlog4j.configuration=file:{log4j}", "-cp", f"{REALKAFKA / 'libs'}/*", CONSOLE_CONSUMER]
-    return console_consumer(command, bob, *args)
+def kafka_console_consumer(shell: ToolShell, bob: Bob, *args: str) -> Run:
+    done = shell.run(CONSOLE_CONSUMER, *console_consumer_args(bob, *args), timeout=120)
+    return Run(done.status, done.out, tool_log(done.err, bob))
 
 
 def pykbroker_console_consumer(bob: Bob, *args: str) -> Run:
-    return console_consumer([sys.executable, "-m", "pykbroker", "console-consumer"], bob, *args)
-
-
-def console_consumer(command: list[str], bob: Bob, *args: str) -> Run:
-    bootstrap = bob.broker.bootstrap_of("SCRAM")
-    argv = [*command, "--bootstrap-server", bootstrap, "--consumer.config", str(bob.properties)]
-    argv += [arg.replace("TOPIC", bob.topic) for arg in args]
+    command = [sys.executable, "-m", "pykbroker", "console-consumer", *console_consumer_args(bob, *args)]
     environment = {**os.environ, "PYTHONPATH": str(ROOT)}
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=120, cwd=ROOT, env=environment)
-    err = re.sub(r"console-consumer-\d+", "console-consumer-N", as_tool_log(done.stderr)).replace(bob.topic, "TOPIC")
-    return Run(done.returncode, done.stdout, err)
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=ROOT, env=environment)
+    return Run(done.returncode, done.stdout, tool_log(done.stderr, bob))
+
+
+def console_consumer_args(bob: Bob, *args: str) -> list[str]:
+    bootstrap = bob.broker.bootstrap_of("SCRAM")
+    return ["--bootstrap-server", bootstrap, "--consumer.config", str(bob.properties),
+            *(arg.replace("TOPIC", bob.topic) for arg in args)]  # fmt: skip
+
+
+def tool_log(err: str, bob: Bob) -> str:
+    """What a console consumer printed on stderr, as compared: the tool's log form, random group
+    ids as `console-consumer-N`, bob's topic as TOPIC."""
+    return re.sub(r"console-consumer-\d+", "console-consumer-N", as_tool_log(err)).replace(bob.topic, "TOPIC")
 
 
 def as_tool_log(err: str) -> str:
@@ -116,13 +135,13 @@ def as_tool_log(err: str) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-def every_run(log4j: Path, bob: dict[str, Bob], *args: str) -> dict[str, Run]:
+def every_run(kafka_tools: dict[str, ToolShell], bob: dict[str, Bob], *args: str) -> dict[str, Run]:
     """The scenario with Kafka's console consumer and pykbroker's, against both brokers, the four
     runs at once (in random groups or one refused to bob: they do not meet)."""
     with ThreadPoolExecutor(max_workers=2 * len(bob)) as pool:
         started = {}
         for label, on in bob.items():
-            started[f"Kafka's tool on {label}"] = pool.submit(kafka_console_consumer, log4j, on, *args)
+            started[f"Kafka's tool on {label}"] = pool.submit(kafka_console_consumer, kafka_tools[label], on, *args)
             started[f"pykbroker's tool on {label}"] = pool.submit(pykbroker_console_consumer, on, *args)
         return {name: run.result() for name, run in started.items()}
 
@@ -140,26 +159,28 @@ COMMIT_REFUSED = (
 TERMINATED = "ERROR Error processing message, terminating consumer process:  "
 
 
-def test_bob_reads_a_partition_without_any_group_acl(log4j, bob):
+def test_bob_reads_a_partition_without_any_group_acl(kafka_tools, bob):
     """--partition without --group: a random group the consumer never asks for; the records."""
-    runs = every_run(log4j, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--max-messages", "3")
+    runs = every_run(
+        kafka_tools, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--max-messages", "3"
+    )
     assert_all_alike(runs, Run(0, "one\ntwo\nthree\n", "Processed a total of 3 messages\n"))
 
 
-def test_with_auto_commit_the_commit_at_close_is_refused_with_a_warning(log4j, bob):
+def test_with_auto_commit_the_commit_at_close_is_refused_with_a_warning(kafka_tools, bob):
     """enable.auto.commit=true: the records, then closing fails its auto-commit of the position."""
     runs = every_run(
-        log4j, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--max-messages", "3",
+        kafka_tools, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--max-messages", "3",
         "--consumer-property", "enable.auto.commit=true",
     )  # fmt: skip
     assert_all_alike(runs, Run(0, "one\ntwo\nthree\n", COMMIT_REFUSED + "Processed a total of 3 messages\n"))
 
 
-def test_with_auto_commit_the_first_refused_commit_ends_the_consumer(log4j, bob):
+def test_with_auto_commit_the_first_refused_commit_ends_the_consumer(kafka_tools, bob):
     """The first auto-commit (after auto.commit.interval.ms, here 1 s rather than the default 5 s)
     fails and ends the consumer, which then fails its last auto-commit at close; exit status 0."""
     runs = every_run(
-        log4j, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--timeout-ms", "60000",
+        kafka_tools, bob, "--topic", "TOPIC", "--partition", "0", "--offset", "earliest", "--timeout-ms", "60000",
         "--consumer-property", "enable.auto.commit=true", "--consumer-property", "auto.commit.interval.ms=1000",
     )  # fmt: skip
     terminated = f"{TERMINATED}org.apache.kafka.common.errors.GroupAuthorizationException: {GROUP_REFUSED}\n"
@@ -168,20 +189,20 @@ def test_with_auto_commit_the_first_refused_commit_ends_the_consumer(log4j, bob)
     )
 
 
-def test_a_subscribed_consumer_in_a_refused_group_stops_with_kafkas_error_line(log4j, bob):
+def test_a_subscribed_consumer_in_a_refused_group_stops_with_kafkas_error_line(kafka_tools, bob):
     """--group without --partition joins the group: refused, no record, Kafka's ERROR line, status 0."""
     args = ("--topic", "TOPIC", "--from-beginning", "--group", "billing-x", "--timeout-ms", "60000")
-    runs = every_run(log4j, bob, *args)
+    runs = every_run(kafka_tools, bob, *args)
     terminated = f"{TERMINATED}org.apache.kafka.common.errors.GroupAuthorizationException: "
     assert_all_alike(
         runs, Run(0, "", f"{terminated}Not authorized to access group: billing-x\nProcessed a total of 0 messages\n")
     )
 
 
-def test_group_and_partition_together_are_refused_by_both_tools(log4j, bob):
+def test_group_and_partition_together_are_refused_by_both_tools(kafka_tools, bob):
     """Kafka's usage error (its status 1; pykbroker's usage errors exit with argparse's 2)."""
     args = ("--topic", "TOPIC", "--partition", "0", "--group", "billing-x")
-    kafka = kafka_console_consumer(log4j, bob["Kafka"], *args)
+    kafka = kafka_console_consumer(kafka_tools["Kafka"], bob["Kafka"], *args)
     pykbroker = pykbroker_console_consumer(bob["pykbroker"], *args)
     message = "Options group and partition cannot be specified together."
     assert (kafka.status, kafka.err.splitlines()[0]) == (1, message)

@@ -24,7 +24,7 @@ from compat import realkafka, tool_differences, tool_shell
 from compat.security_setup import SecureKafkaBroker, SecurePykBroker
 from compat.tool_differences import AWAITING_FEATURE, PYKBROKER_TOOL_ACCEPTED, accepted_reason
 from compat.tool_scenario import BROKER_SETTINGS, STEPS, TOOLS, Side, run_side_by_side
-from compat.tool_shell import TIMED_OUT, ToolShell, compile_launcher
+from compat.tool_shell import TIMED_OUT, ToolShell, launcher_classes
 
 from ..ci import skip_or_fail_in_ci
 from .conftest import REPORT, started_together
@@ -64,7 +64,7 @@ def outcomes(tmp_path_factory):
     ours, theirs = SecurePykBroker(base / "pykbroker"), TokenKafkaBroker(base / "kafka")
     ours.overrides.update(BROKER_SETTINGS)
     ours.start_timeout = 120  # it starts beside Kafka and the tools' two JVMs
-    classes = compile_launcher(base / "classes")
+    classes = launcher_classes(base / "classes")
     # both JVMs start (and load the tools' classes) while the brokers start
     with (
         ToolShell(base / "pykbroker-tools", classes) as our_shell,

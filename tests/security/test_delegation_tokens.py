@@ -229,33 +229,42 @@ def run_client(classes: Path, side: Side, label: str, directory: Path) -> subpro
                          str(directory / "token.properties"))
 
 
+def token_client_until_expiry(side: Side, name: str, tls_client: Path, directory: Path) -> tuple[int, list[str]]:
+    """On one broker: a token of admin serves the Java client until it is expired and removed;
+    returns what the tool printed when asked for tokens with the token itself."""
+    directory.mkdir()
+    status, out = side.tool("admin", "--create", "--max-life-time-period", "-1")
+    assert status == 0, out
+    label = side.tokens[next(reversed(side.tokens))]
+    passed = run_client(tls_client, side, label, directory)
+    assert passed.returncode == 0 and "PASS tls" in passed.stdout, passed.stdout + passed.stderr[-3000:]
+
+    asked_with_the_token = side.tool(side.token_id(label), "--describe", password=side.hmac(label), token=True)
+
+    status, out = side.tool("admin", "--expire", "--expiry-time-period", "0", "--hmac", side.hmac(label))
+    assert status == 0, out
+
+    def removed() -> bool:
+        status, out = side.tool("admin", "--describe", "--owner-principal", "User:admin")
+        return status == 0 and not any(label in line for line in out)
+
+    wait_until(removed, f"the expiry check removed the token on {name}", timeout=60, interval=1)
+    refused = run_client(tls_client, side, label, directory)
+    assert refused.returncode != 0 and "SaslAuthenticationException" in refused.stdout + refused.stderr, (
+        refused.stdout + refused.stderr[-3000:]
+    )
+    return asked_with_the_token
+
+
 def test_a_java_client_authenticates_with_a_token_as_its_owner_until_it_expires(sides, tls_client, tmp_path):
     """A token of admin (the super user: only as admin may the client write and read, with the
     authorizer on) serves a Java client over SCRAM-SHA-512; a connection authenticated with a
     token may not ask for tokens itself; once expired (period 0) the expiry check removes the
     token and the client's authentication fails. On pykbroker and on Kafka 3.9.0 alike."""
-    outputs = {}
-    for name, side in sides.items():
-        status, out = side.tool("admin", "--create", "--max-life-time-period", "-1")
-        assert status == 0, out
-        label = side.tokens[next(reversed(side.tokens))]
-        passed = run_client(tls_client, side, label, tmp_path)
-        assert passed.returncode == 0 and "PASS tls" in passed.stdout, passed.stdout + passed.stderr[-3000:]
-
-        outputs[name] = side.tool(side.token_id(label), "--describe", password=side.hmac(label), token=True)
-
-        status, out = side.tool("admin", "--expire", "--expiry-time-period", "0", "--hmac", side.hmac(label))
-        assert status == 0, out
-
-        def removed() -> bool:
-            status, out = side.tool("admin", "--describe", "--owner-principal", "User:admin")
-            return status == 0 and not any(label in line for line in out)
-
-        wait_until(removed, f"the expiry check removed the token on {name}", timeout=60, interval=1)
-        refused = run_client(tls_client, side, label, tmp_path)
-        assert refused.returncode != 0 and "SaslAuthenticationException" in refused.stdout + refused.stderr, (
-            refused.stdout + refused.stderr[-3000:]
-        )
+    with ThreadPoolExecutor(max_workers=len(sides)) as pool:  # both brokers at once: each side is its own
+        running = {name: pool.submit(token_client_until_expiry, side, name, tls_client, tmp_path / name)
+                   for name, side in sides.items()}
+        outputs = {name: future.result() for name, future in running.items()}
     status, out = outputs["pykbroker"]
     assert outputs["pykbroker"] == outputs["kafka"]
     assert status != 0 and any("not allowed" in line for line in out), out
