@@ -137,6 +137,7 @@ class TlsSocketIO(SocketIO):
         self._incoming = ssl.MemoryBIO()
         self._outgoing = ssl.MemoryBIO()
         self.tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._sending: anyio.Event | None = None  # set while a task sends the outgoing records
         self._write_buffer = bytearray()  # grown up to _SLICE_BYTES by the first fetch responses
 
     async def _receive_records(self) -> None:
@@ -149,11 +150,22 @@ class TlsSocketIO(SocketIO):
             self._incoming.write(view[:count])  # copied before anything else runs on the loop
 
     async def _flush(self) -> None:
-        """Send the TLS records OpenSSL has written (handshake, responses, tickets, alerts)."""
-        while self._outgoing.pending:
-            records = memoryview(self._outgoing.read())
-            while records:
-                records = records[await SocketIO._send(self, records) :]
+        """Send the TLS records OpenSSL has written (handshake, responses, tickets, alerts).
+        The reading and the writing task may both flush (a read can make OpenSSL answer, e.g. a
+        key update): one sends at a time, so that the records leave in the order written."""
+        while self._sending is not None:
+            await self._sending.wait()
+        if not self._outgoing.pending:
+            return
+        self._sending = anyio.Event()
+        try:
+            while self._outgoing.pending:
+                records = memoryview(self._outgoing.read())
+                while records:
+                    records = records[await SocketIO._send(self, records) :]
+        finally:
+            sent, self._sending = self._sending, None
+            sent.set()
 
     async def handshake(self) -> None:
         while True:
@@ -195,8 +207,9 @@ class TlsSocketIO(SocketIO):
                 continue
             except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
                 return 0  # close_notify, or the peer went away without one (as SSLSocket reads it)
-            if self._outgoing.pending:  # e.g. a reply to a TLS 1.3 key update
-                await self._flush()
+            # `view` may be the loop's shared receive buffer, which the caller copies from before
+            # anything else runs: no waiting here. What the read made OpenSSL write (a reply to a
+            # key update) leaves with the next flush: before the next wait for the socket or write.
             return count
 
     async def _send(self, view: memoryview) -> int:
