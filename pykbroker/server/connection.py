@@ -99,12 +99,9 @@ async def serve_connection(
     else:
         from .tls_io import TlsSocketIO  # loaded with the first TLS connection
 
-        sock.setblocking(False)
         try:
-            io = TlsSocketIO(
-                tls.context.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), send_buffer_bytes
-            )
-        except OSError as exc:  # the peer went away before anything happened
+            io = TlsSocketIO(sock, tls.context, send_buffer_bytes)
+        except (OSError, ssl.SSLError) as exc:  # the peer went away before anything happened
             log.info("Connection from %s on listener %s failed: %s", peer, listener_name, exc)
             sock.close()
             return
@@ -350,12 +347,12 @@ async def _tls_handshake(
             exc,
         )
         return None
-    cipher = io.sock.cipher()
+    cipher = io.cipher()
     log.debug(
         "TLS connection from %s on listener %s (%s, %s): principal %s",
         peer,
         listener_name,
-        io.sock.version(),
+        io.version(),
         cipher[0] if cipher else "?",
         principal,
     )

@@ -1,7 +1,9 @@
-"""The connection IO of a TLS listener: Python's `ssl` on a non-blocking socket, driven on
-anyio's event loop like the plaintext `SocketIO` (same frames, same size limit, same in-order
-answers). File regions of fetch responses cannot go through `sendfile` (the kernel would send
-them unencrypted): a response is laid out in slices of up to 1 MiB, each assembled in the
+"""The connection IO of a TLS listener: Python's `ssl` (an `SSLObject` between memory BIOs) over
+a non-blocking socket, driven on anyio's event loop like the plaintext `SocketIO` (same frames,
+same size limit, same in-order answers); one socket read brings in many TLS records.
+
+File regions of fetch responses cannot go through `sendfile` (the kernel would send them
+unencrypted): a response is laid out in slices of up to 1 MiB, each assembled in the
 connection's write buffer (header bytes copied in, file regions read straight into place) and
 sent in one TLS write. What the page cache holds is read on the event loop (`preadv2` with
 RWF_NOWAIT never waits for the disk, as Kafka's network threads read the page cache for TLS and
@@ -15,14 +17,18 @@ from __future__ import annotations
 
 import errno
 import os
+import socket
 import ssl
 from dataclasses import dataclass
+from typing import cast
 
 import anyio
 
-from .socket_io import SocketIO
+from .socket_io import SocketIO, _receive_buffer
 
 _SLICE_BYTES = 1024 * 1024
+# Plaintext encrypted into the outgoing BIO at a time (it holds the records until they are sent)
+_WRITE_CHUNK = 256 * 1024
 _NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
 
 _BYTES_TYPES = (bytes, bytearray, memoryview)
@@ -119,45 +125,97 @@ def _read_cached(regions: list[tuple[memoryview, _Region]]) -> list[tuple[memory
 
 
 class TlsSocketIO(SocketIO):
-    """SocketIO over an `ssl.SSLSocket` wrapped with `do_handshake_on_connect=False`."""
+    """SocketIO over TLS: an `ssl.SSLObject` between two memory BIOs, the socket read and written
+    here. Clients write requests as many small TLS records (librdkafka: one per buffer segment,
+    about 2 KB each); OpenSSL reading the socket itself would make two reads per record (its
+    header, then its body), a million system calls per GB produced. Here one read takes all the
+    socket holds (up to 256 KiB) into the incoming BIO and the records are decrypted from memory,
+    as Kafka's SSLEngine unwraps records from its network buffer."""
 
-    sock: ssl.SSLSocket
-
-    def __init__(self, sock: ssl.SSLSocket, send_buffer_bytes: int = -1) -> None:
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext, send_buffer_bytes: int = -1) -> None:
         super().__init__(sock, send_buffer_bytes)
+        self._incoming = ssl.MemoryBIO()
+        self._outgoing = ssl.MemoryBIO()
+        self.tls = context.wrap_bio(self._incoming, self._outgoing, server_side=True)
+        self._sending: anyio.Event | None = None  # set while a task sends the outgoing records
         self._write_buffer = bytearray()  # grown up to _SLICE_BYTES by the first fetch responses
 
-    async def _wait(self, want: ssl.SSLError) -> None:
-        if isinstance(want, ssl.SSLWantWriteError):
-            await anyio.wait_writable(self.sock)
+    async def _receive_records(self) -> None:
+        """Move what the socket holds into the incoming BIO (its end, at the end of the stream)."""
+        view = memoryview(_receive_buffer())
+        count = await SocketIO._recv_into(self, view)
+        if count == 0:
+            self._incoming.write_eof()
         else:
-            await anyio.wait_readable(self.sock)
+            self._incoming.write(view[:count])  # copied before anything else runs on the loop
+
+    async def _flush(self) -> None:
+        """Send the TLS records OpenSSL has written (handshake, responses, tickets, alerts).
+        The reading and the writing task may both flush (a read can make OpenSSL answer, e.g. a
+        key update): one sends at a time, so that the records leave in the order written."""
+        while self._sending is not None:
+            await self._sending.wait()
+        if not self._outgoing.pending:
+            return
+        self._sending = anyio.Event()
+        try:
+            while self._outgoing.pending:
+                records = memoryview(self._outgoing.read())
+                while records:
+                    records = records[await SocketIO._send(self, records) :]
+        finally:
+            sent, self._sending = self._sending, None
+            sent.set()
 
     async def handshake(self) -> None:
         while True:
             try:
-                self.sock.do_handshake()
-                return
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
-                await self._wait(want)
+                self.tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                await self._flush()
+                await self._receive_records()
+            except ssl.SSLError:
+                await self._send_alert()
+                raise
+        await self._flush()
+
+    async def _send_alert(self) -> None:
+        """Send the alert a failed handshake left in the outgoing BIO, if the peer still listens."""
+        try:
+            await self._flush()
+        except OSError:
+            pass
 
     def peer_certificate(self) -> bytes | None:
         """The client's certificate (DER), None when it sent none."""
-        return self.sock.getpeercert(binary_form=True)
+        return self.tls.getpeercert(binary_form=True)
+
+    def cipher(self) -> tuple[str, str, int] | None:
+        return self.tls.cipher()
+
+    def version(self) -> str | None:
+        return self.tls.version()
 
     async def _recv_into(self, view: memoryview) -> int:
         while True:
             try:
-                return self.sock.recv_into(view)
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
-                await self._wait(want)
+                count = cast(int, self.tls.read(len(view), view))  # with a buffer: the bytes read
+            except ssl.SSLWantReadError:
+                await self._flush()
+                await self._receive_records()
+                continue
+            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                return 0  # close_notify, or the peer went away without one (as SSLSocket reads it)
+            # `view` may be the loop's shared receive buffer, which the caller copies from before
+            # anything else runs: no waiting here. What the read made OpenSSL write (a reply to a
+            # key update) leaves with the next flush: before the next wait for the socket or write.
+            return count
 
     async def _send(self, view: memoryview) -> int:
-        while True:
-            try:
-                return self.sock.send(view)
-            except (ssl.SSLWantReadError, ssl.SSLWantWriteError) as want:
-                await self._wait(want)  # OpenSSL retries with the same buffer (moving buffers allowed)
+        count = self.tls.write(view[:_WRITE_CHUNK])
+        await self._flush()
+        return count
 
     async def send_pieces(self, pieces: list) -> None:
         """Write byte pieces and file regions in order, one TLS write per slice of up to 1 MiB."""

@@ -114,6 +114,39 @@ def test_confluent_kafka_without_a_certificate_is_anonymous(broker, pki):
     assert set(principals(broker, "SSL")[before:]) == {"User:ANONYMOUS"}
 
 
+def test_many_clients_at_once_each_read_back_exactly_what_they_wrote(broker, pki):
+    """Eight producers and consumers over TLS at the same time, with records from a few bytes to
+    past a TLS record's 16 KiB: the connections' reads and writes interleave on the broker's
+    loop, and each client reads back exactly its own records, in order."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from confluent_kafka import Consumer, Producer, TopicPartition
+
+    config = {"bootstrap.servers": address(broker, "SSL"), "security.protocol": "SSL",
+              "ssl.ca.location": str(pki.ca_pem)}
+
+    def roundtrip(client: int) -> bool:
+        topic = f"tls-many-{client}"
+        values = [bytes([client]) * (1 + (i * 7919) % 40_000) + b"%d" % i for i in range(300)]
+        producer = Producer({**config, "linger.ms": 2})
+        for value in values:
+            producer.produce(topic, value, partition=0)
+            producer.poll(0)
+        assert producer.flush(30) == 0
+        consumer = Consumer({**config, "group.id": f"{topic}-g", "max.partition.fetch.bytes": 65536})
+        consumer.assign([TopicPartition(topic, 0, 0)])
+        read = []
+        for _ in range(240):
+            read += [m.value() for m in consumer.consume(100, 0.25) if m.error() is None]
+            if len(read) >= len(values):
+                break
+        consumer.close()
+        return read == values
+
+    with ThreadPoolExecutor(8) as pool:
+        assert list(pool.map(roundtrip, range(8))) == [True] * 8
+
+
 def test_confluent_kafka_with_a_certificate_on_the_mtls_listener(broker, pki):
     from confluent_kafka import Producer
 

@@ -57,7 +57,7 @@ def sent_through_tls(contexts, pieces: list) -> bytes:
     received = bytearray()
 
     async def serve() -> None:
-        io = TlsSocketIO(server_context.wrap_socket(server_sock, server_side=True, do_handshake_on_connect=False))
+        io = TlsSocketIO(server_sock, server_context)
         try:
             await io.handshake()
             await io.send_pieces(pieces)
