@@ -26,10 +26,21 @@ def _resident_kib(pid: int) -> int:
     raise OSError(f"no VmRSS for process {pid}")
 
 
-def _cpu_ticks(pid: int) -> int:
+def _user_and_system_ticks(pid: int) -> tuple[int, int]:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime
+    return int(fields[11]), int(fields[12])  # utime, stime
+
+
+def _cpu_ticks(pid: int) -> int:
+    return sum(_user_and_system_ticks(pid))
+
+
+def user_and_system_seconds(pid: int) -> tuple[float, float]:
+    """(user, system) CPU seconds so far of the process (all threads), without its children."""
+    user, system = _user_and_system_ticks(pid)
+    ticks = os.sysconf("SC_CLK_TCK")
+    return user / ticks, system / ticks
 
 
 def resident_mib(pid: int) -> float:

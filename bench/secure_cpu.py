@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -33,6 +32,7 @@ if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench import secure  # noqa: E402
+from bench.proc import user_and_system_seconds  # noqa: E402
 from bench.throughput import run_client  # noqa: E402
 
 LISTENERS = ("PLAINTEXT", "SSL", "SASL_SSL")
@@ -40,14 +40,6 @@ RECORD_SIZE = 1024
 TIME_LIMIT = 120.0
 GB = 1024**3
 PY_SPY = Path(sys.executable).parent / "py-spy"
-
-
-def cpu_split(pid: int) -> tuple[float, float]:
-    """(user, system) CPU seconds of the process so far."""
-    with open(f"/proc/{pid}/stat") as stat:
-        fields = stat.read().rsplit(")", 1)[1].split()
-    ticks = os.sysconf("SC_CLK_TCK")
-    return int(fields[11]) / ticks, int(fields[12]) / ticks
 
 
 def client_config(protocol: str, ca: Path) -> str:
@@ -100,7 +92,7 @@ def phase(broker, protocol: str, kind: str, records: int, ca: Path, spy_dir: Pat
     spy = start_py_spy(broker.pid, spy_dir / f"{label}-{kind}-{protocol}.txt") if spy_dir else None
     if spy:
         time.sleep(1.0)  # py-spy attached before the phase begins
-    user, system = cpu_split(broker.pid)
+    user, system = user_and_system_seconds(broker.pid)
     try:
         if kind == "latency":
             result = run_client(
@@ -118,7 +110,7 @@ def phase(broker, protocol: str, kind: str, records: int, ca: Path, spy_dir: Pat
     finally:
         if spy:
             stop_py_spy(spy)
-    user_after, system_after = cpu_split(broker.pid)
+    user_after, system_after = user_and_system_seconds(broker.pid)
     used_user, used_system = user_after - user, system_after - system
     if not result.get("ok"):
         return f"{protocol:9} {kind}: failed: {result.get('reason')}"

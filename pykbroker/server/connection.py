@@ -101,7 +101,7 @@ async def serve_connection(
 
         try:
             io = TlsSocketIO(sock, tls.context, send_buffer_bytes)
-        except (OSError, ssl.SSLError) as exc:  # the peer went away before anything happened
+        except OSError as exc:  # the peer went away before anything happened (ssl.SSLError is an OSError)
             log.info("Connection from %s on listener %s failed: %s", peer, listener_name, exc)
             sock.close()
             return

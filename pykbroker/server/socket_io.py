@@ -75,7 +75,7 @@ class FrameTooLarge(Exception):
 _per_thread = threading.local()
 
 
-def _receive_buffer() -> bytearray:
+def shared_receive_buffer() -> bytearray:
     """The buffer small reads land in, one per thread (so one per event loop), shared by the
     loop's connections: a read copies its bytes out before the loop runs anything else, so no
     connection sees another's. A buffer per connection would hold 256 KiB for every idle client."""
@@ -117,7 +117,7 @@ class SocketIO:
 
     async def _receive_some(self) -> bool:
         """Append what the socket has to the buffer; False at end of stream."""
-        view = memoryview(_receive_buffer())
+        view = memoryview(shared_receive_buffer())
         count = await self._recv_into(view)
         if count == 0:
             return False

@@ -24,7 +24,7 @@ from typing import cast
 
 import anyio
 
-from .socket_io import SocketIO, _receive_buffer
+from .socket_io import SocketIO, shared_receive_buffer
 
 _SLICE_BYTES = 1024 * 1024
 # Plaintext encrypted into the outgoing BIO at a time (it holds the records until they are sent)
@@ -142,7 +142,7 @@ class TlsSocketIO(SocketIO):
 
     async def _receive_records(self) -> None:
         """Move what the socket holds into the incoming BIO (its end, at the end of the stream)."""
-        view = memoryview(_receive_buffer())
+        view = memoryview(shared_receive_buffer())
         count = await SocketIO._recv_into(self, view)
         if count == 0:
             self._incoming.write_eof()
