@@ -61,6 +61,11 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
+def grow_frame(frame: bytearray, size: int) -> None:
+    """Make room in a full `frame` for more of its `size` bytes: twice as much, at most `size`."""
+    frame += bytes(min(size, max(2 * len(frame), _WHOLE_FRAME_UP_TO)) - len(frame))
+
+
 def shown_host(host: str) -> str:
     """The host as an address names it: an IPv6 host in brackets, "" as 0.0.0.0."""
     return f"[{host}]" if ":" in host else (host or "0.0.0.0")
@@ -124,13 +129,12 @@ class SocketIO:
         self._buffer += view[:count]
         return True
 
-    async def _receive_rest(self, frame: bytearray, size: int) -> None:
-        """Receive into `frame` (which holds what has arrived so far) until it holds `size`
-        bytes: grown once to the whole frame up to _WHOLE_FRAME_UP_TO, past that as the bytes come."""
-        filled = len(frame)
+    async def _receive_rest(self, frame: bytearray, filled: int, size: int) -> None:
+        """Receive into `frame` (whose first `filled` bytes have arrived) until it holds `size`
+        bytes, growing it as the bytes come once they pass _WHOLE_FRAME_UP_TO."""
         while filled < size:
             if filled == len(frame):
-                frame += bytes(min(size, max(2 * filled, _WHOLE_FRAME_UP_TO)) - filled)
+                grow_frame(frame, size)
             with memoryview(frame) as whole, whole[filled:] as free:
                 count = await self._recv_into(free)
             if count == 0:
@@ -154,9 +158,11 @@ class SocketIO:
             frame = self._buffer[4 : 4 + size]
             del self._buffer[: 4 + size]
             return frame
-        frame = self._buffer[4:]
+        # One buffer for the whole frame up to _WHOLE_FRAME_UP_TO, the bytes already received copied in
+        frame = bytearray(min(size, max(2 * available, _WHOLE_FRAME_UP_TO)))
+        frame[:available] = self._buffer[4:]
         self._buffer.clear()
-        await self._receive_rest(frame, size)
+        await self._receive_rest(frame, available, size)
         return frame
 
     async def send_all(self, data: bytes | bytearray | memoryview) -> None:

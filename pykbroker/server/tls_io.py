@@ -19,12 +19,13 @@ import errno
 import os
 import socket
 import ssl
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
 import anyio
 
-from .socket_io import SocketIO, shared_receive_buffer
+from .socket_io import SocketIO, grow_frame, shared_receive_buffer
 
 _SLICE_BYTES = 1024 * 1024
 # Plaintext encrypted into the outgoing BIO at a time (it holds the records until they are sent)
@@ -211,6 +212,36 @@ class TlsSocketIO(SocketIO):
             # anything else runs: no waiting here. What the read made OpenSSL write (a reply to a
             # key update) leaves with the next flush: before the next wait for the socket or write.
             return count
+
+    async def _receive_rest(self, frame: bytearray, filled: int, size: int) -> None:
+        """Decrypt records into `frame` until it holds `size` bytes: all the incoming BIO holds in
+        one go (a produce request comes as hundreds of records of about 2 KB), then the next
+        socket read."""
+        while filled < size:
+            if filled == len(frame):
+                grow_frame(frame, size)
+            with memoryview(frame) as whole:
+                filled = self._decrypt_into(whole, filled)
+            if filled < len(frame):  # the incoming BIO is empty
+                await self._flush()
+                await self._receive_records()
+
+    def _decrypt_into(self, whole: memoryview, filled: int) -> int:
+        """Decrypt the records the incoming BIO holds into `whole` after its first `filled` bytes,
+        until it is full; the bytes it holds then."""
+        read = cast(Callable[[int, memoryview], int], self.tls.read)  # with a buffer: the bytes read
+        end = len(whole)
+        try:
+            while filled < end:
+                count = read(end - filled, whole[filled:])
+                if count == 0:  # close_notify
+                    raise EOFError("connection closed in the middle of a request")
+                filled += count
+        except ssl.SSLWantReadError:
+            pass
+        except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+            raise EOFError("connection closed in the middle of a request") from None
+        return filled
 
     async def _send(self, view: memoryview) -> int:
         count = self.tls.write(view[:_WRITE_CHUNK])

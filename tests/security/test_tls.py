@@ -147,6 +147,34 @@ def test_many_clients_at_once_each_read_back_exactly_what_they_wrote(broker, pki
         assert list(pool.map(roundtrip, range(8))) == [True] * 8
 
 
+def test_a_request_of_several_mib_arrives_whole(broker, pki):
+    """A produce request past 2 MiB (the size up to which a frame gets its whole buffer at once,
+    beyond which it grows as its TLS records are decrypted) is stored byte for byte."""
+    from confluent_kafka import Consumer, Producer, TopicPartition
+    from confluent_kafka.admin import AdminClient, NewTopic
+
+    config = {"bootstrap.servers": address(broker, "SSL"), "security.protocol": "SSL",
+              "ssl.ca.location": str(pki.ca_pem)}
+    topic = "tls-large-request"
+    admin = AdminClient(config)
+    admin.create_topics([NewTopic(topic, 1, config={"max.message.bytes": str(8 << 20)})])[topic].result(30)
+    values = [bytes([i]) * (3 << 20) + bytes(range(256)) * 7 for i in range(1, 3)]
+    producer = Producer({**config, "message.max.bytes": 8 << 20, "linger.ms": 50})
+    for value in values:
+        producer.produce(topic, value, partition=0)
+    assert producer.flush(30) == 0
+    consumer = Consumer({**config, "group.id": f"{topic}-g", "fetch.max.bytes": 16 << 20,
+                         "max.partition.fetch.bytes": 8 << 20, "receive.message.max.bytes": 20 << 20})
+    consumer.assign([TopicPartition(topic, 0, 0)])
+    read: list[bytes] = []
+    for _ in range(60):
+        read += [m.value() for m in consumer.consume(10, 0.5) if m.error() is None]
+        if len(read) >= len(values):
+            break
+    consumer.close()
+    assert read == values
+
+
 def test_confluent_kafka_with_a_certificate_on_the_mtls_listener(broker, pki):
     from confluent_kafka import Producer
 

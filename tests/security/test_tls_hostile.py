@@ -1,6 +1,7 @@
 """Hostile input on TLS and plaintext listeners: plaintext bytes on a TLS port, a TLS handshake
-on a plaintext port, a client that never finishes its handshake. Each costs its connection and
-one log line; the broker keeps serving everyone else."""
+on a plaintext port, a client that never finishes its handshake, a client gone in the middle of a
+request, a corrupted TLS record. Each costs its connection (and a log line); the broker keeps
+serving everyone else."""
 from __future__ import annotations
 
 import socket
@@ -90,4 +91,48 @@ def test_garbage_after_a_completed_handshake_is_an_ordinary_bad_frame(broker, pk
             tls.sendall(b"\x7f\xff\xff\xff" + b"x" * 100)  # a frame larger than socket.request.max.bytes
             assert closed_by_peer(tls)
     wait_for_log(broker, "exceeds socket.request.max.bytes")
+    still_serves(broker, pki)
+
+
+def tls_client(broker, pki) -> tuple[socket.socket, ssl.SSLObject, ssl.MemoryBIO]:
+    """A connected TLS client whose records are written to memory first (so that a test can send
+    them whole, cut short or corrupted): the socket, the TLS object and its outgoing BIO."""
+    context = ssl.create_default_context(cafile=str(pki.ca_pem))
+    incoming, outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+    tls = context.wrap_bio(incoming, outgoing, server_hostname="127.0.0.1")
+    sock = socket.create_connection(("127.0.0.1", broker.ports["SSL"]), timeout=10)
+    while True:
+        try:
+            tls.do_handshake()
+            break
+        except ssl.SSLWantReadError:
+            sock.sendall(outgoing.read())
+            incoming.write(sock.recv(65536))
+    sock.sendall(outgoing.read())
+    return sock, tls, outgoing
+
+
+@pytest.mark.parametrize("close_notify", [True, False], ids=["close-notify", "no-close-notify"])
+def test_a_client_gone_in_the_middle_of_a_large_request(broker, pki, close_notify):
+    sock, tls, outgoing = tls_client(broker, pki)
+    with sock:
+        tls.write((3 << 20).to_bytes(4, "big") + b"\x00" * (600 << 10))  # 600 KiB of a 3 MiB frame
+        sock.sendall(outgoing.read())
+        if close_notify:
+            try:
+                tls.unwrap()
+            except ssl.SSLWantReadError:
+                pass
+            sock.sendall(outgoing.read())
+    still_serves(broker, pki)
+
+
+def test_a_corrupted_tls_record_in_the_middle_of_a_request_closes_the_connection(broker, pki):
+    sock, tls, outgoing = tls_client(broker, pki)
+    with sock:
+        tls.write((1 << 20).to_bytes(4, "big") + b"\x00" * 20_000)
+        records = bytearray(outgoing.read())
+        records[-100] ^= 0xFF  # inside the second record, after the frame began: its tag fails
+        sock.sendall(records)
+        assert closed_by_peer(sock)
     still_serves(broker, pki)
