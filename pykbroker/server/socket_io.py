@@ -61,9 +61,10 @@ def bound_socket(host: str, port: int) -> socket.socket:
     return sock
 
 
-def grow_frame(frame: bytearray, size: int) -> None:
-    """Make room in a full `frame` for more of its `size` bytes: twice as much, at most `size`."""
-    frame += bytes(min(size, max(2 * len(frame), _WHOLE_FRAME_UP_TO)) - len(frame))
+def _frame_room(received: int, size: int) -> int:
+    """How large a frame of `size` bytes is made once `received` of them have arrived: all of it
+    up to _WHOLE_FRAME_UP_TO, past that twice what has arrived (never more than `size`)."""
+    return min(size, max(2 * received, _WHOLE_FRAME_UP_TO))
 
 
 def shown_host(host: str) -> str:
@@ -134,7 +135,7 @@ class SocketIO:
         bytes, growing it as the bytes come once they pass _WHOLE_FRAME_UP_TO."""
         while filled < size:
             if filled == len(frame):
-                grow_frame(frame, size)
+                frame += bytes(_frame_room(filled, size) - filled)
             with memoryview(frame) as whole, whole[filled:] as free:
                 count = await self._recv_into(free)
             if count == 0:
@@ -158,9 +159,9 @@ class SocketIO:
             frame = self._buffer[4 : 4 + size]
             del self._buffer[: 4 + size]
             return frame
-        # One buffer for the whole frame up to _WHOLE_FRAME_UP_TO, the bytes already received copied in
-        frame = bytearray(min(size, max(2 * available, _WHOLE_FRAME_UP_TO)))
-        frame[:available] = self._buffer[4:]
+        frame = bytearray(_frame_room(available, size))  # the bytes already received copied in
+        with memoryview(self._buffer) as received:
+            frame[:available] = received[4:]
         self._buffer.clear()
         await self._receive_rest(frame, available, size)
         return frame

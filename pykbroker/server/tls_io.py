@@ -25,7 +25,7 @@ from typing import cast
 
 import anyio
 
-from .socket_io import SocketIO, grow_frame, shared_receive_buffer
+from .socket_io import SocketIO, shared_receive_buffer
 
 _SLICE_BYTES = 1024 * 1024
 # Plaintext encrypted into the outgoing BIO at a time (it holds the records until they are sent)
@@ -199,49 +199,35 @@ class TlsSocketIO(SocketIO):
         return self.tls.version()
 
     async def _recv_into(self, view: memoryview) -> int:
+        """Decrypt into `view` the records the incoming BIO holds (a produce request comes as
+        hundreds of records of about 2 KB: all of them in one go, as far as `view` reaches),
+        reading the socket first when it holds none; 0 at the end of the stream."""
         while True:
-            try:
-                count = cast(int, self.tls.read(len(view), view))  # with a buffer: the bytes read
-            except ssl.SSLWantReadError:
-                await self._flush()
-                await self._receive_records()
-                continue
-            except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-                return 0  # close_notify, or the peer went away without one (as SSLSocket reads it)
-            # `view` may be the loop's shared receive buffer, which the caller copies from before
-            # anything else runs: no waiting here. What the read made OpenSSL write (a reply to a
-            # key update) leaves with the next flush: before the next wait for the socket or write.
-            return count
+            count, ended = self._decrypt_into(view)
+            if count or ended:
+                # `view` may be the loop's shared receive buffer, which the caller copies from
+                # before anything else runs: no waiting here. What the reads made OpenSSL write (a
+                # reply to a key update) leaves with the next flush, before the next socket wait.
+                return count
+            await self._flush()
+            await self._receive_records()
 
-    async def _receive_rest(self, frame: bytearray, filled: int, size: int) -> None:
-        """Decrypt records into `frame` until it holds `size` bytes: all the incoming BIO holds in
-        one go (a produce request comes as hundreds of records of about 2 KB), then the next
-        socket read."""
-        while filled < size:
-            if filled == len(frame):
-                grow_frame(frame, size)
-            with memoryview(frame) as whole:
-                filled = self._decrypt_into(whole, filled)
-            if filled < len(frame):  # the incoming BIO is empty
-                await self._flush()
-                await self._receive_records()
-
-    def _decrypt_into(self, whole: memoryview, filled: int) -> int:
-        """Decrypt the records the incoming BIO holds into `whole` after its first `filled` bytes,
-        until it is full; the bytes it holds then."""
+    def _decrypt_into(self, view: memoryview) -> tuple[int, bool]:
+        """(bytes decrypted into `view` from the records the incoming BIO holds, whether the
+        stream ended: close_notify, or the peer gone without one, as SSLSocket reads it)."""
         read = cast(Callable[[int, memoryview], int], self.tls.read)  # with a buffer: the bytes read
-        end = len(whole)
+        filled, end = 0, len(view)
         try:
             while filled < end:
-                count = read(end - filled, whole[filled:])
+                count = read(end - filled, view[filled:])
                 if count == 0:  # close_notify
-                    raise EOFError("connection closed in the middle of a request")
+                    return filled, True
                 filled += count
         except ssl.SSLWantReadError:
             pass
         except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-            raise EOFError("connection closed in the middle of a request") from None
-        return filled
+            return filled, True
+        return filled, False
 
     async def _send(self, view: memoryview) -> int:
         count = self.tls.write(view[:_WRITE_CHUNK])

@@ -114,6 +114,17 @@ def test_confluent_kafka_without_a_certificate_is_anonymous(broker, pki):
     assert set(principals(broker, "SSL")[before:]) == {"User:ANONYMOUS"}
 
 
+def read_values(consumer, count: int, *, batch: int, wait_s: float, attempts: int) -> list[bytes]:
+    """The values a confluent-kafka consumer reads, until it has `count` or `attempts` polls of
+    up to `batch` records, `wait_s` each, have passed."""
+    read: list[bytes] = []
+    for _ in range(attempts):
+        read += [m.value() for m in consumer.consume(batch, wait_s) if m.error() is None]
+        if len(read) >= count:
+            break
+    return read
+
+
 def test_many_clients_at_once_each_read_back_exactly_what_they_wrote(broker, pki):
     """Eight producers and consumers over TLS at the same time, with records from a few bytes to
     past a TLS record's 16 KiB: the connections' reads and writes interleave on the broker's
@@ -135,11 +146,7 @@ def test_many_clients_at_once_each_read_back_exactly_what_they_wrote(broker, pki
         assert producer.flush(30) == 0
         consumer = Consumer({**config, "group.id": f"{topic}-g", "max.partition.fetch.bytes": 65536})
         consumer.assign([TopicPartition(topic, 0, 0)])
-        read = []
-        for _ in range(240):
-            read += [m.value() for m in consumer.consume(100, 0.25) if m.error() is None]
-            if len(read) >= len(values):
-                break
+        read = read_values(consumer, len(values), batch=100, wait_s=0.25, attempts=240)
         consumer.close()
         return read == values
 
@@ -166,11 +173,7 @@ def test_a_request_of_several_mib_arrives_whole(broker, pki):
     consumer = Consumer({**config, "group.id": f"{topic}-g", "fetch.max.bytes": 16 << 20,
                          "max.partition.fetch.bytes": 8 << 20, "receive.message.max.bytes": 20 << 20})
     consumer.assign([TopicPartition(topic, 0, 0)])
-    read: list[bytes] = []
-    for _ in range(60):
-        read += [m.value() for m in consumer.consume(10, 0.5) if m.error() is None]
-        if len(read) >= len(values):
-            break
+    read = read_values(consumer, len(values), batch=10, wait_s=0.5, attempts=60)
     consumer.close()
     assert read == values
 

@@ -135,4 +135,5 @@ def test_a_corrupted_tls_record_in_the_middle_of_a_request_closes_the_connection
         records[-100] ^= 0xFF  # inside the second record, after the frame began: its tag fails
         sock.sendall(records)
         assert closed_by_peer(sock)
+    assert "BAD_RECORD_MAC" in wait_for_log(broker, "failed: [SSL")
     still_serves(broker, pki)
