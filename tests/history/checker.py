@@ -11,6 +11,9 @@ The anomalies (`Verdict.anomalies` is keyed by these names):
   non-transactional write acknowledged, or a write of a committed transaction).
 - duplicated: one value at two offsets of the final log (or acknowledged at two places).
 - reordered: one producer's acknowledged values in a partition at offsets out of send order.
+
+An acknowledgement without an offset (librdkafka's implicit ack, see `SendAcknowledged`) counts
+for `lost` only; the checks that place a value at its acknowledged offset pass it by.
 - aborted_read: a read_committed consumer (or the final read_committed log) saw a value of an
   aborted transaction.
 - uncommitted_read: a read_committed consumer saw a value whose transaction never committed (in
@@ -236,7 +239,7 @@ def _duplicated(facts: _Facts) -> Iterator[Anomaly]:
                     _present([facts.send_of.get(value), *evidence]),
                 )
     acked_at: dict[str, set[tuple[str, int, int]]] = {}
-    for ack in facts.acks:
+    for ack in _placed(facts.acks):
         acked_at.setdefault(ack.value, set()).add((ack.topic, ack.partition, ack.offset))
     for value, places in sorted(acked_at.items()):
         if len(places) > 1 and value not in reported:
@@ -251,7 +254,7 @@ def _duplicated(facts: _Facts) -> Iterator[Anomaly]:
 def _reordered(facts: _Facts) -> Iterator[Anomaly]:
     order = {e.value: index for index, e in enumerate(facts.invoked)}
     streams: dict[tuple[str, str, int], list[SendAcknowledged]] = {}
-    for ack in facts.acks:
+    for ack in _placed(facts.acks):
         if ack.value in order:
             streams.setdefault((ack.workload, ack.topic, ack.partition), []).append(ack)
     for (workload, topic, partition), acks in sorted(streams.items()):
@@ -331,7 +334,7 @@ def _disagreeing_offsets(facts: _Facts) -> Iterator[Anomaly]:
 
 
 def _acked_but_truncated(facts: _Facts) -> Iterator[Anomaly]:
-    for ack in facts.acks:
+    for ack in _placed(facts.acks):
         holds = facts.value_at(ack.topic, ack.partition, ack.offset)
         if holds == ack.value or (holds is None and not facts.in_any_log(ack.value)):
             continue  # in place, or nowhere at all (a lost write when it had to be there)
@@ -382,8 +385,14 @@ _FINDERS: dict[str, Callable[[_Facts], Iterable[Anomaly]]] = {
 }
 
 
+def _placed(acks: Iterable[SendAcknowledged]) -> Iterator[SendAcknowledged]:
+    """The acknowledgements that name an offset."""
+    return (ack for ack in acks if ack.offset is not None)
+
+
 def _where(event: SendAcknowledged | Polled) -> str:
-    return f"{event.topic}[{event.partition}]@{event.offset}"
+    offset = "?" if event.offset is None else event.offset
+    return f"{event.topic}[{event.partition}]@{offset}"
 
 
 def _present(events: Sequence[Event | None]) -> tuple[Event, ...]:

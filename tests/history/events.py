@@ -50,16 +50,19 @@ class SendInvoked(Event):
 
 @dataclass(frozen=True)
 class SendAcknowledged(Event):
-    """The broker acknowledged `value` at (topic, partition, offset)."""
+    """The broker acknowledged `value` at (topic, partition, offset). The offset is None when the
+    client acknowledged the value without one: librdkafka's idempotent producer does so for a batch
+    whose own response was lost once the broker acknowledges a later batch of the partition (an
+    "implicit ack"; the later batch's sequence number proves the earlier one was written)."""
 
     workload: str
     topic: str
     value: str
     partition: int
-    offset: int
+    offset: int | None
 
     def describe(self) -> str:
-        return f"{self.workload} ack {self.value!r} at {self.topic}[{self.partition}]@{self.offset}"
+        return f"{self.workload} ack {self.value!r} at {self.topic}[{self.partition}]@{_offset_text(self.offset)}"
 
 
 @dataclass(frozen=True)
@@ -194,7 +197,9 @@ class History:
     def send_invoked(self, workload: str, topic: str, value: str, *, transactional: bool = False) -> Event:
         return self.record(SendInvoked(workload, topic, value, transactional))
 
-    def send_acknowledged(self, workload: str, topic: str, value: str, *, partition: int, offset: int) -> Event:
+    def send_acknowledged(
+        self, workload: str, topic: str, value: str, *, partition: int, offset: int | None
+    ) -> Event:
         return self.record(SendAcknowledged(workload, topic, value, partition, offset))
 
     def send_failed(
@@ -288,3 +293,7 @@ def format_event(event: Event) -> str:
 
 def _stamped(event: Event, seq: int, at: float) -> Event:
     return replace(event, seq=seq, time=at)
+
+
+def _offset_text(offset: int | None) -> str:
+    return "?" if offset is None else str(offset)

@@ -144,6 +144,21 @@ def test_order_across_partitions_is_not_an_anomaly() -> None:
     assert check(history, final).ok
 
 
+def test_an_acknowledgement_without_an_offset_is_checked_for_loss_only() -> None:
+    """librdkafka acknowledges a batch whose response was lost without an offset ("implicit ack")
+    once a later batch of the partition is acknowledged."""
+    history = History()
+    acked(history, "idempotent-0", 0)
+    history.send_invoked("idempotent", TOPIC, "idempotent-1")
+    history.send_acknowledged("idempotent", TOPIC, "idempotent-1", partition=0, offset=None)
+    acked(history, "idempotent-2", 2)
+    assert check(history, log_of("idempotent-0", "idempotent-1", "idempotent-2")).ok
+
+    verdict = check(history, log_of("idempotent-0", "other", "idempotent-2"))
+    assert verdict.kinds == {LOST}
+    assert "'idempotent-1' acknowledged at events[0]@? is not in the final log" in verdict.summary()
+
+
 def test_reading_an_aborted_transaction_under_read_committed_is_an_aborted_read() -> None:
     history = History()
     transaction(history, 1, ["transactional-0"], 0, commit=False)
