@@ -58,7 +58,7 @@ class ClusterPlan:
     phase_time_limit: float
 
 
-CLUSTER_FULL = ClusterPlan(records=300_000, sizes=(1024, 100), rounds=2, phase_time_limit=180.0)
+CLUSTER_FULL = ClusterPlan(records=300_000, sizes=(1024, 100), rounds=3, phase_time_limit=180.0)
 CLUSTER_QUICK = ClusterPlan(records=30_000, sizes=(1024, 100), rounds=1, phase_time_limit=60.0)
 
 # (key, phase label, metric label)

@@ -60,7 +60,7 @@ class LatencyPlan:
     rounds: int            # rounds per broker and set-up (alternating); the median is reported
 
 
-LATENCY_FULL = LatencyPlan(rate=5000, seconds=15.0, warmup=2.0, rounds=2)
+LATENCY_FULL = LatencyPlan(rate=5000, seconds=15.0, warmup=2.0, rounds=3)
 LATENCY_QUICK = LatencyPlan(rate=5000, seconds=4.0, warmup=1.0, rounds=1)
 
 
