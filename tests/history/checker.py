@@ -11,9 +11,6 @@ The anomalies (`Verdict.anomalies` is keyed by these names):
   non-transactional write acknowledged, or a write of a committed transaction).
 - duplicated: one value at two offsets of the final log (or acknowledged at two places).
 - reordered: one producer's acknowledged values in a partition at offsets out of send order.
-
-An acknowledgement without an offset (librdkafka's implicit ack, see `SendAcknowledged`) counts
-for `lost` only; the checks that place a value at its acknowledged offset pass it by.
 - aborted_read: a read_committed consumer (or the final read_committed log) saw a value of an
   aborted transaction.
 - uncommitted_read: a read_committed consumer saw a value whose transaction never committed (in
@@ -25,6 +22,9 @@ for `lost` only; the checks that place a value at its acknowledged offset pass i
   nothing) in the final log.
 - written_after_failure: a send the client reported definitely not written is in the log.
 - commit_beyond_end: a committed offset beyond the partition's end offset.
+
+An acknowledgement without an offset (librdkafka's implicit ack, see `SendAcknowledged`) counts
+for `lost` only; the checks that place a value at its acknowledged offset pass it by.
 """
 
 from __future__ import annotations
@@ -45,6 +45,7 @@ from .events import (
     TxnCommitted,
     TxnIndeterminate,
     format_event,
+    offset_text,
 )
 from .final import FinalLog
 
@@ -391,8 +392,7 @@ def _placed(acks: Iterable[SendAcknowledged]) -> Iterator[SendAcknowledged]:
 
 
 def _where(event: SendAcknowledged | Polled) -> str:
-    offset = "?" if event.offset is None else event.offset
-    return f"{event.topic}[{event.partition}]@{offset}"
+    return f"{event.topic}[{event.partition}]@{offset_text(event.offset)}"
 
 
 def _present(events: Sequence[Event | None]) -> tuple[Event, ...]:

@@ -62,7 +62,7 @@ class SendAcknowledged(Event):
     offset: int | None
 
     def describe(self) -> str:
-        return f"{self.workload} ack {self.value!r} at {self.topic}[{self.partition}]@{_offset_text(self.offset)}"
+        return f"{self.workload} ack {self.value!r} at {self.topic}[{self.partition}]@{offset_text(self.offset)}"
 
 
 @dataclass(frozen=True)
@@ -295,5 +295,6 @@ def _stamped(event: Event, seq: int, at: float) -> Event:
     return replace(event, seq=seq, time=at)
 
 
-def _offset_text(offset: int | None) -> str:
+def offset_text(offset: int | None) -> str:
+    """An offset as events show it: "?" for an acknowledgement that named none."""
     return "?" if offset is None else str(offset)

@@ -4,9 +4,11 @@ request, a corrupted TLS record. Each costs its connection (and a log line); the
 serving everyone else."""
 from __future__ import annotations
 
+import re
 import socket
 import ssl
 import time
+import urllib.request
 
 import pytest
 
@@ -32,6 +34,17 @@ def broker(pki, tmp_path_factory):
         yield running
 
 
+@pytest.fixture(scope="module")
+def patient_broker(pki, tmp_path_factory):
+    """A broker with Kafka's default connections.max.idle.ms (10 minutes), serving its metrics: a
+    connection it still counts open after a few seconds is one it has not ended itself."""
+    overrides = {"listeners": "PLAINTEXT://127.0.0.1:0,SSL://127.0.0.1:0",
+                 "pykbroker.metrics.listener": "http://127.0.0.1:0", **ssl_overrides(pki, pki.broker)}
+    with BrokerProcess(tmp_path_factory.mktemp("patient"), overrides) as running:
+        running.ports = listener_ports(running)
+        yield running
+
+
 def still_serves(broker, pki) -> None:
     """A TLS client and a plaintext client both get their metadata."""
     from kafka import KafkaAdminClient
@@ -42,6 +55,40 @@ def still_serves(broker, pki) -> None:
         admin = KafkaAdminClient(**options)
         assert admin.describe_cluster()["brokers"]
         admin.close()
+
+
+_METRICS_SERVED = re.compile(r"Metrics and health served on (http://[\d.]+:\d+)")
+_SSL_CONNECTION_COUNT = 'kafka_server_socket_server_metrics_connection_count{listener="SSL"}'
+
+
+def ssl_connections(broker) -> float:
+    """The connections the broker counts open on its SSL listener (Kafka's connection-count)."""
+    served = _METRICS_SERVED.search(broker.log_text())
+    assert served, broker.log_text()
+    with urllib.request.urlopen(f"{served.group(1)}/metrics", timeout=10) as answer:
+        for line in answer.read().decode().splitlines():
+            if line.startswith(_SSL_CONNECTION_COUNT):
+                return float(line.split()[-1])
+    return 0.0
+
+
+def ssl_connections_come_down_to(broker, count: float, timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while ssl_connections(broker) > count:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+def drain(sock: socket.socket, quiet_s: float = 0.3) -> None:
+    """Read what the peer has sent until it has been quiet for `quiet_s`."""
+    sock.settimeout(quiet_s)
+    try:
+        while sock.recv(65536):
+            pass
+    except TimeoutError:
+        pass
 
 
 def closed_by_peer(sock: socket.socket, timeout: float = 10.0) -> bool:
@@ -113,8 +160,12 @@ def tls_client(broker, pki) -> tuple[socket.socket, ssl.SSLObject, ssl.MemoryBIO
 
 
 @pytest.mark.parametrize("close_notify", [True, False], ids=["close-notify", "no-close-notify"])
-def test_a_client_gone_in_the_middle_of_a_large_request(broker, pki, close_notify):
+def test_a_client_gone_in_the_middle_of_a_large_request(patient_broker, pki, close_notify):
+    """The broker ends its side of the connection (its SSL connection count comes back down)."""
+    broker = patient_broker
+    before = ssl_connections(broker)
     sock, tls, outgoing = tls_client(broker, pki)
+    assert ssl_connections(broker) == before + 1
     with sock:
         tls.write((3 << 20).to_bytes(4, "big") + b"\x00" * (600 << 10))  # 600 KiB of a 3 MiB frame
         sock.sendall(outgoing.read())
@@ -124,6 +175,8 @@ def test_a_client_gone_in_the_middle_of_a_large_request(broker, pki, close_notif
             except ssl.SSLWantReadError:
                 pass
             sock.sendall(outgoing.read())
+        drain(sock)  # what the broker sent (session tickets) read: the close is a FIN, not a reset
+    assert ssl_connections_come_down_to(broker, before)
     still_serves(broker, pki)
 
 
